@@ -1,0 +1,1 @@
+"""One module per ``analyzer`` subcommand, each exposing a click command named ``command``."""

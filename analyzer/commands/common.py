@@ -1,0 +1,48 @@
+"""Options and helpers shared by several subcommands."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import click
+
+from analyzer.logs import DEFAULT_MAX_LINE_BYTES, InputError, expand_paths
+
+paths_argument = click.argument("paths", nargs=-1, required=True)
+max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES,
+                               show_default=True, help="Lines longer than this are reported, not parsed.")
+
+
+def resolve_paths(paths: tuple[str, ...]) -> list[str]:
+    """Expand files/folders/-; a missing path is a usage error (exit 2)."""
+    try:
+        found = expand_paths(paths)
+    except InputError as e:
+        raise click.UsageError(str(e)) from e
+    if not found:
+        raise click.UsageError(f"no *.jsonl or *.jsonl.gz files under: {' '.join(paths)}")
+    return found
+
+
+def progress(label: str) -> Callable[[int], None] | None:
+    """A hands-done counter on standard error, only when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def tick(n: int) -> None:
+        now = time.monotonic()
+        if now - last[0] > 0.25:
+            last[0] = now
+            sys.stderr.write(f"\r{label}: {n:,} hands")
+            sys.stderr.flush()
+
+    return tick
+
+
+def end_progress(tick: Callable[[int], None] | None) -> None:
+    if tick is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()

@@ -1,0 +1,262 @@
+"""Replay every hand of some logs and report every problem as data.
+
+The one place that checks and explains. Lines that decode into a record go, in batches, through
+their variant's ``check_batch`` (a compiled fast path for legal hands); lines that do not decode
+are explained against the published JSON Schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+import msgspec
+import orjson
+
+from analyzer.logs import DEFAULT_MAX_LINE_BYTES, Line, decoder, expand_paths, generate_lines
+from analyzer.problems import Problem
+from analyzer.variants import registry
+from analyzer.variants.base import HandCheck
+
+MAX_SHAPE_PROBLEMS = 20
+
+
+@dataclass(slots=True)
+class Checked:
+    """One line of input after checking: the record (when it decoded) and what its replay found."""
+
+    file: str
+    line: int
+    hand_id: str | None
+    record: Any
+    check: HandCheck
+
+    @property
+    def ok(self) -> bool:
+        return self.record is not None and self.check.ok
+
+
+@dataclass
+class Summary:
+    hands: int = 0
+    valid_hands: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hands": self.hands, "valid_hands": self.valid_hands,
+                "problems": [p.to_dict() for p in self.problems]}
+
+
+# --------------------------------------------------------------------------- explaining bad lines
+
+@cache
+def _validator(variant: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    from analyzer.schema import variant_schema
+
+    return Draft202012Validator(variant_schema(variant))
+
+
+def _schema_code(err: Any) -> str:
+    path = list(err.absolute_path)
+    top = path[0] if path else None
+    if err.validator == "required":
+        return "missing-field"
+    if top == "rules":
+        return "bad-rules"
+    if err.validator == "additionalProperties":
+        return "extra-field"
+    if err.validator == "pattern":
+        return "bad-card"
+    if top == "players" and err.validator in ("minItems", "maxItems"):
+        return "bad-players"
+    if top == "deal" and err.validator in ("minItems", "maxItems"):
+        return "bad-deal"
+    if top == "started_at":
+        return "bad-time"
+    return "bad-type"
+
+
+def _where(path: list[Any]) -> str:
+    out = "$"
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = orjson.dumps(value).decode() if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
+    """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start})")]
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        return None, [Problem("not-json", f"the line is not JSON: {e}")]
+    if not isinstance(obj, dict):
+        return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
+    hand_id = obj.get("hand_id") if isinstance(obj.get("hand_id"), str) else None
+
+    def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
+        p = Problem(code, msg, hand_id=hand_id)
+        if path and path[0] == "actions" and len(path) > 1 and isinstance(path[1], int):
+            p.action = path[1]
+            acts = obj.get("actions")
+            act = acts[path[1]] if isinstance(acts, list) and path[1] < len(acts) else None
+            seat = act.get("seat") if isinstance(act, dict) else None
+            players = obj.get("players")
+            if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
+                p.seat = seat
+                if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
+                    p.player = players[seat]
+        return p
+
+    if obj.get("format") != "bieqi-log":
+        return hand_id, [problem("unknown-format", f"format is {_short(obj.get('format'))}, expected \"bieqi-log\"")]
+    if obj.get("version") != 1 or isinstance(obj.get("version"), bool):
+        return hand_id, [problem("unknown-version", f"version is {_short(obj.get('version'))}, expected 1")]
+    variant = obj.get("variant")
+    if not isinstance(variant, str) or variant not in registry():
+        known = ", ".join(sorted(registry()))
+        return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
+    problems: list[Problem] = []
+    errors = sorted(_validator(variant).iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path])
+    for err in errors:
+        path = list(err.absolute_path)
+        code = _schema_code(err)
+        if code == "missing-field":
+            missing = err.message.split("'")[1] if "'" in err.message else err.message
+            msg = f"{_where(path)} lacks the required field {missing!r}"
+        elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
+            msg = f"{_where(path)}: {err.message}"
+        else:
+            msg = f"{_where(path)} is {_short(err.instance)}: {err.message}"
+        problems.append(problem(code, msg, path))
+        if len(problems) >= MAX_SHAPE_PROBLEMS:
+            problems.append(problem("bad-type", f"... and {len(errors) - len(problems) + 1} more shape problems"))
+            break
+    started = obj.get("started_at")
+    if isinstance(started, str) and not any(p.code == "bad-time" for p in problems):
+        try:
+            t = datetime.fromisoformat(started.replace("Z", "+00:00"))
+            if t.tzinfo is None:
+                raise ValueError("no UTC offset")
+        except ValueError as e:
+            problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({e})"))
+    if not problems:  # the schema accepts what the reader refused: say what the reader said
+        problems.append(problem("bad-type", f"the record does not decode: {error}"))
+    return hand_id, problems
+
+
+# --------------------------------------------------------------------------- the stream
+
+def _flush(items: list[tuple[Line, Any, str | None, list[Problem] | None]]) -> Iterator[Checked]:
+    """Check a batch: records through their variant's batch check, in input order."""
+    by_variant: dict[str, list[int]] = {}
+    for k, (_, rec, _, probs) in enumerate(items):
+        if probs is None:
+            by_variant.setdefault(type(rec).__struct_config__.tag, []).append(k)  # type: ignore[attr-defined]
+    checks: dict[int, HandCheck] = {}
+    variants = registry()
+    for name, ks in by_variant.items():
+        for k, hc in zip(ks, variants[name].check_batch([items[k][1] for k in ks])):
+            checks[k] = hc
+    for k, (line, rec, hand_id, probs) in enumerate(items):
+        hc = checks[k] if probs is None else HandCheck(probs)
+        for p in hc.problems:
+            p.file, p.line = line.file, line.line
+        yield Checked(line.file, line.line, hand_id, rec if probs is None else None, hc)
+
+
+def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                     batch_size: int = 1024) -> Iterator[Checked]:
+    """Every non-blank line of the logs, checked, in input order (streams: one batch in memory).
+
+    Adds the problems that span hands: duplicate hand ids and each variant's cross-hand checks.
+    A path that cannot be read yields one ``io-error`` item and the stream goes on.
+    """
+    dec = decoder()
+    seen: dict[int, str] = {}
+    tables: dict[tuple[str, str], HandCheck] = {}
+    variants = registry()
+
+    def finish(batch: list[tuple[Line, Any, str | None, list[Problem] | None]]) -> Iterator[Checked]:
+        for item in _flush(batch):
+            if item.hand_id is not None:
+                key = hash(item.hand_id)
+                first = seen.get(key)
+                if first is not None:
+                    item.check.problems.insert(0, Problem(
+                        "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {first}",
+                        file=item.file, line=item.line, hand_id=item.hand_id))
+                else:
+                    seen[key] = f"{item.file}:{item.line}"
+            if item.record is not None and item.check.ok:
+                v = variants[type(item.record).__struct_config__.tag]  # type: ignore[attr-defined]
+                tkey = v.table_key(item.record)
+                if tkey is not None:
+                    prev = tables.get((v.name, tkey))
+                    if prev is not None:
+                        for p in v.check_sequence(prev, item.record):
+                            p.file, p.line = item.file, item.line
+                            item.check.problems.append(p)
+                    tables[(v.name, tkey)] = item.check
+            yield item
+
+    batch: list[tuple[Line, Any, str | None, list[Problem] | None]] = []
+    for path in paths:
+        try:
+            for line in generate_lines(path, max_line_bytes):
+                if line.data is None:
+                    batch.append((line, None, None, [Problem(
+                        "line-too-long", f"the line is longer than {max_line_bytes} bytes; not parsed")]))
+                else:
+                    try:
+                        rec = dec.decode(line.data)
+                        batch.append((line, rec, rec.hand_id, None))
+                    except (msgspec.ValidationError, msgspec.DecodeError) as e:
+                        hand_id, probs = explain_line(line.data, e)
+                        batch.append((line, None, hand_id, probs))
+                if len(batch) >= batch_size:
+                    yield from finish(batch)
+                    batch = []
+        except (OSError, EOFError, ValueError) as e:  # unreadable file, bad gzip stream
+            yield from finish(batch)
+            batch = []
+            name = "<stdin>" if path == "-" else path
+            yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}",
+                                                                    file=name)]))
+    yield from finish(batch)
+
+
+def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+             on_progress: Callable[[int], None] | None = None) -> Summary:
+    """Check every hand of the given files/folders; a summary with every problem."""
+    summary = Summary()
+    for item in generate_checked(expand_paths(paths), max_line_bytes=max_line_bytes):
+        if item.line:
+            summary.hands += 1
+            summary.valid_hands += item.ok
+        summary.problems.extend(item.check.problems)
+        if on_progress is not None and summary.hands % 1024 == 0:
+            on_progress(summary.hands)
+    return summary
+
+
+def generate_valid(paths: Iterable[str], problems: list[Problem] | None = None, **kw: Any) -> Iterator[Checked]:
+    """Only the valid hands (for analysis); the others' problems are appended to ``problems``."""
+    for item in generate_checked(expand_paths(paths), **kw):
+        if item.ok:
+            yield item
+        elif problems is not None:
+            problems.extend(item.check.problems)

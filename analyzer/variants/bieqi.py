@@ -1,0 +1,497 @@
+"""Standard 憋七 (the computer game): rules, scoring with 通/双通/三通/独头七, log record, replay check.
+
+Actions are ints: ``card`` (0..51) to play it, ``COVER + card`` to cover it face down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from analyzer.cards import (
+    CARD_CODES,
+    FULL_DECK,
+    NUM_CARDS,
+    SEVEN,
+    SEVEN_OF_SPADES,
+    SEVENS,
+    CardError,
+    format_card,
+    parse_card,
+    pretty_card,
+    scan,
+)
+from analyzer.problems import Problem
+from analyzer.variants.base import HandCheck, VariantBase
+
+NAME = "bieqi"
+SEATS = 4
+HAND_SIZE = 13
+ACTIONS_PER_HAND = 52
+COVER = 52  # action = COVER + card covers the card
+
+
+def _next_live() -> tuple[int, ...]:
+    """NEXT_LIVE[c]: the cards that become live when c is played (A low, K high, no wrap)."""
+    nxt = []
+    for c in range(NUM_CARDS):
+        r = c % 13
+        if r == SEVEN:
+            m = (1 << (c - 1)) | (1 << (c + 1))
+            if c == SEVEN_OF_SPADES:  # the opening 7 makes the other three 7s live
+                m |= SEVENS & ~(1 << c)
+        elif 0 < r < SEVEN:
+            m = 1 << (c - 1)
+        elif SEVEN < r < 12:
+            m = 1 << (c + 1)
+        else:
+            m = 0
+        nxt.append(m)
+    return tuple(nxt)
+
+
+#: Shared with the compiled kernel and the table variant: the one definition of 活牌.
+NEXT_LIVE = _next_live()
+
+
+# --------------------------------------------------------------------------- rule options
+
+class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Rule options. A log may name any of them in its ``rules`` object; the rest keep defaults."""
+
+    dutou: Annotated[Literal["stack", "replace"], Meta(
+        description="How a 独头七 combines with the 通 factor: 'stack' multiplies both (x2 x8 = x16), "
+        "'replace' uses the 独头七 factor instead of the 通 factor")] = "stack"
+    tong_factors: Annotated[tuple[Annotated[int, Meta(ge=1)], ...], Meta(
+        min_length=5, max_length=5,
+        description="Factor on the points of players who are not 通, by the number of 通 players 0..4")] = (1, 2, 4, 8, 1)
+    dutou_factor: Annotated[int, Meta(ge=1, description="Factor per 独头七 on every player who is not 通")] = 8
+    cover_doubling: Annotated[tuple[Annotated[int, Meta(ge=0)], ...], Meta(
+        description="House rule: each threshold a player's raw cover points exceed doubles that player's points "
+        "(e.g. [30, 50, 70]); empty by default")] = ()
+
+
+DEFAULT_RULES = Rules()
+
+
+# --------------------------------------------------------------------------- outcome
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A finished hand: raw cover points, who went 通 / 独头七, the factors, final points and scores."""
+
+    points: tuple[int, ...]
+    tong: tuple[int, ...]
+    dutou: tuple[int, ...]
+    multipliers: tuple[int, ...]
+    final_points: tuple[int, ...]
+    scores: tuple[int, ...]
+    ranking: tuple[int, ...]
+
+    def explain(self) -> str:
+        """The multipliers in words, for reports: '1 通 (x2), 1 独头七 (x8): x16 on the others'."""
+        parts = []
+        n = len(self.tong)
+        if n:
+            parts.append(("通", "双通", "三通", "四通")[n - 1] + f" (seats {', '.join(map(str, self.tong))})")
+        if self.dutou:
+            parts.append(f"{len(self.dutou)} 独头七 (seats {', '.join(map(str, self.dutou))})")
+        return "; ".join(parts) if parts else "no 通"
+
+
+def settle(points: Sequence[int], last_play_was_seven: Sequence[bool], finish: Sequence[int],
+           rules: Rules = DEFAULT_RULES) -> Outcome:
+    """Score a finished hand from raw cover points per seat.
+
+    ``finish[s]`` is the action index of seat s's last action (ties in points go to the earlier).
+    """
+    tong = tuple(s for s in range(SEATS) if points[s] == 0)
+    dutou = tuple(s for s in tong if last_play_was_seven[s])
+    factor = rules.tong_factors[len(tong)]
+    if dutou:
+        d = rules.dutou_factor ** len(dutou)
+        factor = d if rules.dutou == "replace" else factor * d
+    mult = []
+    for s in range(SEATS):
+        m = 1 if points[s] == 0 else factor
+        for threshold in rules.cover_doubling:
+            if points[s] > threshold:
+                m *= 2
+        mult.append(m)
+    final = tuple(p * m for p, m in zip(points, mult))
+    total = sum(final)
+    scores = tuple(total - SEATS * f for f in final)
+    ranking = tuple(sorted(range(SEATS), key=lambda s: (final[s], finish[s])))
+    return Outcome(tuple(points), tong, dutou, tuple(mult), final, scores, ranking)
+
+
+# --------------------------------------------------------------------------- the game state
+
+def holder_of(hands: Sequence[int], card: int) -> int:
+    for s, h in enumerate(hands):
+        if h >> card & 1:
+            return s
+    return -1
+
+
+class State:
+    """A position in a hand of 憋七. ``push`` does not check; ask ``is_legal`` first."""
+
+    __slots__ = ("hands", "live", "table", "covered", "turn", "n", "last_action", "last_seven", "history", "rules")
+
+    def __init__(self, deal: Sequence[int], rules: Rules = DEFAULT_RULES):
+        """``deal``: 4 bit masks of 13 cards, by seat."""
+        self.hands = list(deal)
+        self.live = 1 << SEVEN_OF_SPADES
+        self.table = 0
+        self.covered = [0] * SEATS
+        self.turn = holder_of(self.hands, SEVEN_OF_SPADES)
+        self.n = 0
+        self.last_action = [-1] * SEATS
+        self.last_seven = [False] * SEATS
+        self.history: list[int] = []
+        self.rules = rules
+
+    def copy(self) -> State:
+        s = State.__new__(State)
+        s.hands = self.hands[:]
+        s.live, s.table, s.turn, s.n, s.rules = self.live, self.table, self.turn, self.n, self.rules
+        s.covered = self.covered[:]
+        s.last_action = self.last_action[:]
+        s.last_seven = self.last_seven[:]
+        s.history = self.history[:]
+        return s
+
+    def current_player(self) -> int:
+        return self.turn
+
+    def live_in_hand(self, seat: int | None = None) -> int:
+        """Mask of the live cards the seat (default: the one to act) holds."""
+        return self.hands[self.turn if seat is None else seat] & self.live
+
+    def must_cover(self) -> bool:
+        return not self.hands[self.turn] & self.live
+
+    def legal_actions(self) -> list[int]:
+        if self.n >= ACTIONS_PER_HAND:
+            return []
+        lv = self.hands[self.turn] & self.live
+        if lv:
+            return list(scan(lv))
+        return [COVER + c for c in scan(self.hands[self.turn])]
+
+    def is_legal(self, action: int) -> bool:
+        if self.n >= ACTIONS_PER_HAND or not 0 <= action < 2 * NUM_CARDS:
+            return False
+        c = action % COVER
+        h = self.hands[self.turn]
+        if not h >> c & 1:
+            return False
+        lv = h & self.live
+        return bool(lv >> c & 1) if action < COVER else not lv
+
+    def push(self, action: int) -> None:
+        t = self.turn
+        c = action % COVER
+        b = 1 << c
+        self.hands[t] &= ~b
+        if action >= COVER:
+            self.covered[t] |= b
+            self.last_seven[t] = False
+        else:
+            self.table |= b
+            self.live = (self.live & ~b) | NEXT_LIVE[c]
+            self.last_seven[t] = c % 13 == SEVEN
+        self.last_action[t] = self.n
+        self.history.append(action)
+        self.n += 1
+        self.turn = (t + 1) % SEATS
+
+    def is_terminal(self) -> bool:
+        return self.n >= ACTIONS_PER_HAND
+
+    def points(self) -> list[int]:
+        return [sum(c % 13 + 1 for c in scan(m)) for m in self.covered]
+
+    def outcome(self) -> Outcome:
+        return settle(self.points(), self.last_seven, self.last_action, self.rules)
+
+    def returns(self) -> list[int]:
+        return list(self.outcome().scores)
+
+
+def format_action(action: int) -> str:
+    return ("cover " if action >= COVER else "play ") + format_card(action % COVER)
+
+
+# --------------------------------------------------------------------------- log record (v1)
+
+Card = Annotated[str, Meta(description="Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠♥♦♣), e.g. 7S, TD")]
+Seat = Annotated[int, Meta(ge=0, le=3)]
+SeatScores = Annotated[list[int], Meta(min_length=4, max_length=4)]
+
+
+class Action(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    seat: Annotated[Seat, Meta(description="Seat index of the actor (0..3)")]
+    kind: Annotated[Literal["play", "cover"], Meta(description="play a live card, or cover (扣) a card face down")]
+    card: Card
+    ms: Annotated[int, Meta(ge=0, description="Milliseconds since the hand started; never decreasing")] | None = None
+
+
+class Result(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    scores: Annotated[SeatScores, Meta(description="Score of each seat as the server recorded it; sums to zero")]
+    points: Annotated[SeatScores, Meta(description="Raw cover points of each seat")] | None = None
+    multipliers: Annotated[SeatScores, Meta(description="Factor applied to each seat's points")] | None = None
+    tong: Annotated[list[Seat], Meta(description="Seats that covered nothing (通)")] | None = None
+    dutou: Annotated[list[Seat], Meta(description="通 seats whose last card played was a 7 (独头七)")] | None = None
+    ranking: Annotated[list[Seat], Meta(min_length=4, max_length=4, description="Seats best first")] | None = None
+
+
+class Record(msgspec.Struct, tag_field="variant", tag=NAME, forbid_unknown_fields=True, omit_defaults=True,
+             kw_only=True):
+    """One hand of standard 憋七 in log format v1."""
+
+    format: Annotated[Literal["bieqi-log"], Meta(description="Always \"bieqi-log\"")]
+    version: Annotated[Literal[1], Meta(description="Log format version")]
+    hand_id: Annotated[str, Meta(min_length=1, description="Unique across the files given")]
+    table_id: str | None = None
+    started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
+    rules: Rules | None = None
+    players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
+        min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
+    deal: Annotated[list[list[Card]], Meta(min_length=4, max_length=4, description="13 cards for each seat")]
+    actions: Annotated[list[Action], Meta(description="Every action in order: 52 in a complete hand")]
+    result: Result | None = None
+
+
+# --------------------------------------------------------------------------- replay check
+
+def _cards(mask: int) -> str:
+    return " ".join(pretty_card(c) for c in scan(mask)) or "none"
+
+
+def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
+    res = rec.result
+    if res is None:
+        return []
+    found: list[Problem] = []
+    if sum(res.scores) != 0:
+        found.append(Problem("result-not-zero-sum", f"recorded scores {res.scores} sum to {sum(res.scores)}, not 0",
+                             hand_id=hand))
+    why = f"(points {list(out.points)}, {out.explain()}, multipliers {list(out.multipliers)})"
+    checks: list[tuple[str, Any, Any]] = [
+        ("scores", res.scores, list(out.scores)),
+        ("points", res.points, list(out.points)),
+        ("multipliers", res.multipliers, list(out.multipliers)),
+        ("tong", None if res.tong is None else sorted(res.tong), list(out.tong)),
+        ("dutou", None if res.dutou is None else sorted(res.dutou), list(out.dutou)),
+        ("ranking", res.ranking, list(out.ranking)),
+    ]
+    for name, recorded, replayed in checks:
+        if recorded is not None and list(recorded) != replayed:
+            found.append(Problem("result-mismatch", f"result.{name} is recorded as {list(recorded)} but the replay "
+                                 f"gives {replayed} {why}", hand_id=hand))
+    return found
+
+
+class BieqiVariant(VariantBase):
+    name = NAME
+    record_type = Record
+    description = "憋七, the standard computer game: 52 cards, covers scored, 通/双通/三通/独头七 multipliers"
+
+    def deal_masks(self, rec: Record, problems: list[Problem]) -> list[int] | None:
+        """The deal as 4 masks, or None after adding bad-card / bad-deal problems."""
+        hand = rec.hand_id
+        masks = [0] * SEATS
+        seen = 0
+        dup = 0
+        ok = True
+        for s, codes in enumerate(rec.deal):
+            for j, code in enumerate(codes):
+                try:
+                    c = parse_card(code)
+                except CardError as e:
+                    problems.append(Problem("bad-card", f"deal[{s}][{j}]: {e}", hand_id=hand, seat=s,
+                                            player=_player(rec, s)))
+                    ok = False
+                    continue
+                b = 1 << c
+                dup |= seen & b
+                seen |= b
+                masks[s] |= b
+        if not ok:
+            return None
+        sizes = [len(x) for x in rec.deal]
+        if sizes != [HAND_SIZE] * SEATS or dup or seen != FULL_DECK:
+            what = []
+            if sizes != [HAND_SIZE] * SEATS:
+                what.append(f"seat sizes {sizes}, expected 13 each")
+            if dup:
+                what.append(f"dealt twice: {_cards(dup)}")
+            if FULL_DECK & ~seen:
+                what.append(f"missing: {_cards(FULL_DECK & ~seen)}")
+            problems.append(Problem("bad-deal", "the deal is not the 52 cards 13 a seat: " + "; ".join(what),
+                                    hand_id=hand))
+            return None
+        return masks
+
+    def check(self, rec: Record) -> HandCheck:
+        hand = rec.hand_id
+        problems: list[Problem] = []
+        if len(set(rec.players)) != len(rec.players):
+            problems.append(Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=hand))
+        masks = self.deal_masks(rec, problems)
+        if masks is None:
+            return HandCheck(problems)
+        st = State(masks, rec.rules or DEFAULT_RULES)
+        prev_ms: int | None = None
+        stopped = False
+
+        def stop(code: str, i: int, seat: int, msg: str) -> None:
+            problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=_player(rec, seat)))
+
+        for i, a in enumerate(rec.actions):
+            if st.is_terminal():
+                stop("extra-actions", i, a.seat, f"{len(rec.actions) - i} action(s) after all 52 cards are gone; "
+                     f"a hand has exactly 52 actions")
+                stopped = True
+                break
+            try:
+                c = parse_card(a.card)
+            except CardError as e:
+                stop("bad-card", i, a.seat, str(e))
+                stopped = True
+                break
+            if a.ms is not None:
+                if prev_ms is not None and a.ms < prev_ms:
+                    stop("time-backwards", i, a.seat, f"ms {a.ms} is earlier than the previous action's {prev_ms}")
+                prev_ms = a.ms
+            what = f"{a.kind} {pretty_card(c)}"
+            t = st.turn
+            if i == 0 and not (a.kind == "play" and c == SEVEN_OF_SPADES and a.seat == t):
+                stop("first-action", i, a.seat, f"expected seat {t} ({_player(rec, t)}), who holds 7♠, to play 7♠ "
+                     f"first; found seat {a.seat} {what}")
+                stopped = True
+                break
+            if a.seat != t:
+                stop("out-of-turn", i, a.seat, f"it is seat {t}'s turn ({_player(rec, t)}); found seat {a.seat} {what}")
+                stopped = True
+                break
+            held = st.hands[t]
+            if not held >> c & 1:
+                where = "already on the table" if st.table >> c & 1 else (
+                    "covered earlier" if any(m >> c & 1 for m in st.covered) else
+                    f"in seat {holder_of(st.hands, c)}'s hand")
+                stop("card-not-held", i, t, f"{what}: seat {t} does not hold {pretty_card(c)} ({where})")
+                stopped = True
+                break
+            lv = held & st.live
+            if a.kind == "play" and not lv >> c & 1:
+                if lv:
+                    msg = f"play {pretty_card(c)} is not live; live cards in hand: {_cards(lv)}"
+                else:
+                    msg = f"play {pretty_card(c)} is not live, and seat {t} holds no live card: it must cover a card"
+                stop("not-live", i, t, msg)
+                stopped = True
+                break
+            if a.kind == "cover" and lv:
+                stop("cover-with-live", i, t, f"covered {pretty_card(c)} while holding live card(s) {_cards(lv)}; "
+                     f"a player with a live card must play one")
+                stopped = True
+                break
+            st.push(COVER + c if a.kind == "cover" else c)
+        if stopped:
+            return HandCheck(problems)
+        if not st.is_terminal():
+            t = st.turn
+            problems.append(Problem("missing-actions", f"the hand ends after {st.n} actions; expected 52 "
+                                    f"(seat {t} was to act, holding {_cards(st.hands[t])})",
+                                    hand_id=hand, action=st.n, seat=t, player=_player(rec, t)))
+            return HandCheck(problems)
+        out = st.outcome()
+        problems.extend(_result_problems(rec, out, hand))
+        return HandCheck(problems, out)
+
+    def check_batch(self, records: Sequence[Record]) -> list[HandCheck]:
+        """Compiled fast path for legal hands in canonical 2-character codes; anything else, and
+        anything the kernel rejects, goes through ``check``, which explains."""
+        import numpy as np
+
+        from analyzer.kernels.bieqi import NEXT, RANK_OF, SUIT_OF, check_hands
+
+        checks: list[HandCheck | None] = [None] * len(records)
+        fast: list[int] = []
+        deal: list[str] = []
+        cards: list[str] = []
+        kinds: list[str] = []
+        seats: list[bytes] = []
+        ms: list[int] = []
+        offsets = [0]
+        sizes = [HAND_SIZE] * SEATS
+        for k, rec in enumerate(records):
+            acts = rec.actions
+            d = rec.deal
+            ds = "".join(["".join(x) for x in d])
+            cs = "".join([a.card for a in acts])
+            n = len(acts)
+            if (len(ds) != 2 * NUM_CARDS or len(cs) != 2 * n or [len(x) for x in d] != sizes
+                    or not (ds.isascii() and cs.isascii()) or len(set(rec.players)) != SEATS):
+                checks[k] = self.check(rec)
+                continue
+            t = [a.ms for a in acts]
+            if None in t:
+                t = [-1 if x is None else x for x in t]
+            fast.append(k)
+            deal.append(ds)
+            cards.append(cs)
+            kinds += [a.kind for a in acts]
+            seats.append(bytes([a.seat for a in acts]))
+            ms += t
+            offsets.append(offsets[-1] + n)
+        if fast:
+            m = len(fast)
+            pts = np.zeros((m, SEATS), np.int64)
+            l7 = np.zeros((m, SEATS), np.bool_)
+            status = check_hands(
+                np.frombuffer("".join(deal).encode(), np.uint8), np.array(offsets, np.int64),
+                np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
+                np.frombuffer("".join(kinds).encode(), np.uint8), np.fromiter(ms, np.int64, len(ms)),
+                NEXT, RANK_OF, SUIT_OF, pts, l7)
+            for j, k in enumerate(fast):
+                rec = records[k]
+                if status[j]:
+                    checks[k] = self.check(rec)
+                elif rec.result is None:
+                    checks[k] = HandCheck([])  # legal; the outcome is not needed to validate
+                else:
+                    first = rec.actions[0].seat
+                    finish = [ACTIONS_PER_HAND - SEATS + (s - first) % SEATS for s in range(SEATS)]
+                    out = settle(pts[j].tolist(), l7[j].tolist(), finish, rec.rules or DEFAULT_RULES)
+                    checks[k] = HandCheck(_result_problems(rec, out, rec.hand_id), out)
+        return checks  # type: ignore[return-value]
+
+
+def _player(rec: Record, seat: int) -> str | None:
+    return rec.players[seat] if 0 <= seat < len(rec.players) else None
+
+
+def deal_to_codes(deal: Sequence[int]) -> list[list[str]]:
+    """4 masks -> the log's ``deal`` (sorted codes by seat)."""
+    return [[format_card(c) for c in scan(m)] for m in deal]
+
+
+def actions_to_log(actions: Sequence[int], first_seat: int, ms: Sequence[int] | None = None) -> list[Action]:
+    """Engine actions -> log actions (seats follow strict rotation from the first actor)."""
+    out = []
+    for i, a in enumerate(actions):
+        out.append(Action(seat=(first_seat + i) % SEATS, kind="cover" if a >= COVER else "play",
+                          card=format_card(a % COVER), ms=None if ms is None else ms[i]))
+    return out
+
+
+VARIANT = BieqiVariant()
