@@ -1,0 +1,1 @@
+"""Per-decision evaluation (information sets, rollouts) and per-player statistics."""

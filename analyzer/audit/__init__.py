@@ -1,0 +1,1 @@
+"""Collusion audit: pair signals, calibration against honest play, scoring, evidence."""

@@ -1,0 +1,1 @@
+"""Self-contained HTML pages: hand replayer, player, pair, audit and validation reports."""
