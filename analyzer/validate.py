@@ -132,6 +132,10 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     problems: list[Problem] = []
     errors = sorted(_validator(variant).iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path])
     for err in errors:
+        if err.validator in ("anyOf", "oneOf") and err.context:  # optional fields: say what the value broke
+            from jsonschema.exceptions import best_match
+
+            err = best_match(e for e in err.context if e.validator != "type" or e.validator_value != "null")
         path = list(err.absolute_path)
         code = _schema_code(err)
         if code == "missing-field":

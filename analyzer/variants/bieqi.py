@@ -494,4 +494,35 @@ def actions_to_log(actions: Sequence[int], first_seat: int, ms: Sequence[int] | 
     return out
 
 
+def random_deal(rng: Any) -> list[int]:
+    """A shuffled deal (4 masks of 13) from a ``random.Random``-like generator."""
+    deck = list(range(NUM_CARDS))
+    rng.shuffle(deck)
+    return [sum(1 << c for c in deck[s * HAND_SIZE:(s + 1) * HAND_SIZE]) for s in range(SEATS)]
+
+
+def play_random(deal: Sequence[int], rng: Any, rules: Rules = DEFAULT_RULES) -> State:
+    """Play a hand to the end with uniformly random legal actions (for tests and benchmarks)."""
+    st = State(deal, rules)
+    while not st.is_terminal():
+        la = st.legal_actions()
+        st.push(la[rng.randrange(len(la))])
+    return st
+
+
+def make_record(state: State, deal: Sequence[int], *, hand_id: str, players: Sequence[str],
+                table_id: str | None = None, ms: Sequence[int] | None = None, with_result: bool = True,
+                started_at: datetime | None = None) -> Record:
+    """A log record of a finished hand (its result from the replay when ``with_result``)."""
+    out = state.outcome() if with_result else None
+    first = holder_of(deal, SEVEN_OF_SPADES)
+    return Record(
+        format="bieqi-log", version=1, hand_id=hand_id, table_id=table_id, started_at=started_at,
+        rules=None if state.rules == DEFAULT_RULES else state.rules, players=list(players),
+        deal=deal_to_codes(deal), actions=actions_to_log(state.history, first, ms),
+        result=None if out is None else Result(
+            scores=list(out.scores), points=list(out.points), multipliers=list(out.multipliers),
+            tong=list(out.tong), dutou=list(out.dutou), ranking=list(out.ranking)))
+
+
 VARIANT = BieqiVariant()

@@ -1,0 +1,42 @@
+"""Shared test helpers: seeded legal hands as records and as JSON lines."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from analyzer.logs import format_record
+from analyzer.variants.bieqi import Record, make_record, play_random, random_deal
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+PEER = ROOT.parent / "shared" / "peer" / "foxzero-random-200.jsonl"
+
+
+def legal_record(seed: int, hand_id: str | None = None, *, with_result: bool = True) -> Record:
+    """A legal hand from seeded random play, with times."""
+    rng = random.Random(seed)
+    deal = random_deal(rng)
+    st = play_random(deal, rng)
+    ms = [1000 * (i + 1) + rng.randrange(900) for i in range(52)]
+    return make_record(st, deal, hand_id=hand_id or f"h{seed}", players=["p1", "p2", "p3", "p4"],
+                       table_id="t", ms=ms, with_result=with_result)
+
+
+def legal_obj(seed: int, hand_id: str | None = None) -> dict:
+    return orjson.loads(format_record(legal_record(seed, hand_id)))
+
+
+@pytest.fixture
+def tmp_log(tmp_path: Path):
+    """Write lines (bytes) to a .jsonl file and return its path."""
+
+    def write(lines: list[bytes], name: str = "log.jsonl") -> Path:
+        p = tmp_path / name
+        p.write_bytes(b"".join(line + b"\n" for line in lines))
+        return p
+
+    return write
