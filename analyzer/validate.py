@@ -7,6 +7,7 @@ are explained against the published JSON Schema.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,10 +34,12 @@ class Checked:
     hand_id: str | None
     record: Any
     check: HandCheck
+    variant: str | None = None  # set when the line decoded into a record
+    table_key: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.record is not None and self.check.ok
+        return self.variant is not None and self.check.ok
 
 
 @dataclass
@@ -101,7 +104,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start})")]
     try:
         obj = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
+    except (orjson.JSONDecodeError, RecursionError) as e:
         return None, [Problem("not-json", f"the line is not JSON: {e}")]
     if not isinstance(obj, dict):
         return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
@@ -164,40 +167,109 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
 
 # --------------------------------------------------------------------------- the stream
 
-def _flush(items: list[tuple[Line, Any, str | None, list[Problem] | None]]) -> Iterator[Checked]:
-    """Check a batch: records through their variant's batch check, in input order."""
-    by_variant: dict[str, list[int]] = {}
-    for k, (_, rec, _, probs) in enumerate(items):
-        if probs is None:
-            by_variant.setdefault(type(rec).__struct_config__.tag, []).append(k)  # type: ignore[attr-defined]
-    checks: dict[int, HandCheck] = {}
+@cache
+def _decoder() -> msgspec.json.Decoder:
+    return decoder()
+
+
+def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[str | None, list[Problem]]:
+    if line.data is None:
+        return None, [Problem("line-too-long", f"the line is longer than {max_line_bytes} bytes; not parsed")]
+    try:
+        return explain_line(line.data, error)
+    except RecursionError:  # nesting deeper than the schema walk can follow
+        return None, [Problem("bad-type", "the line nests values too deeply")]
+
+
+def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                keep_records: bool = True) -> list[Checked]:
+    """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work)."""
+    dec = _decoder()
+    decoded: list[Any] = []
+    for line in lines:
+        try:
+            decoded.append(dec.decode(line.data) if line.data is not None else None)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
+            decoded.append(e)
     variants = registry()
+    by_variant: dict[str, list[int]] = {}
+    for k, rec in enumerate(decoded):
+        if isinstance(rec, msgspec.Struct):
+            by_variant.setdefault(rec.__struct_config__.tag, []).append(k)  # type: ignore[arg-type]
+    checks: dict[int, HandCheck] = {}
     for name, ks in by_variant.items():
-        for k, hc in zip(ks, variants[name].check_batch([items[k][1] for k in ks])):
-            checks[k] = hc
-    for k, (line, rec, hand_id, probs) in enumerate(items):
-        hc = checks[k] if probs is None else HandCheck(probs)
-        for p in hc.problems:
+        checks.update(zip(ks, variants[name].check_batch([decoded[k] for k in ks])))
+    out = []
+    for k, (line, rec) in enumerate(zip(lines, decoded)):
+        if k in checks:
+            v = variants[rec.__struct_config__.tag]
+            item = Checked(line.file, line.line, rec.hand_id, rec if keep_records else None, checks[k],
+                           v.name, v.table_key(rec))
+        else:
+            hand_id, probs = _shape_problems(line, max_line_bytes, rec)
+            item = Checked(line.file, line.line, hand_id, None, HandCheck(probs))
+        for p in item.check.problems:
             p.file, p.line = line.file, line.line
-        yield Checked(line.file, line.line, hand_id, rec if probs is None else None, hc)
+        out.append(item)
+    return out
+
+
+def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iterator[list[Line] | Checked]:
+    """Raw lines in batches; an unreadable path as one ``io-error`` item in its place."""
+    batch: list[Line] = []
+    for path in paths:
+        try:
+            for line in generate_lines(path, max_line_bytes):
+                batch.append(line)
+                if len(batch) >= batch_size:
+                    yield batch
+                    batch = []
+        except (OSError, EOFError, ValueError) as e:  # unreadable file, bad gzip stream
+            if batch:
+                yield batch
+                batch = []
+            name = "<stdin>" if path == "-" else path
+            yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
+    if batch:
+        yield batch
+
+
+def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
+                     keep_records: bool) -> Iterator[list[Checked]]:
+    source = _batches(paths, max_line_bytes, batch_size)
+    if jobs <= 1:
+        for b in source:
+            yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending: deque[Future[list[Checked]] | Checked] = deque()
+        for b in source:
+            pending.append(b if isinstance(b, Checked) else pool.submit(check_lines, b, max_line_bytes, keep_records))
+            while len(pending) > 2 * jobs:  # bounded: memory stays flat however long the input
+                head = pending.popleft()
+                yield [head] if isinstance(head, Checked) else head.result()
+        while pending:
+            head = pending.popleft()
+            yield [head] if isinstance(head, Checked) else head.result()
 
 
 def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                     batch_size: int = 1024) -> Iterator[Checked]:
-    """Every non-blank line of the logs, checked, in input order (streams: one batch in memory).
+                     batch_size: int = 1024, jobs: int = 1, keep_records: bool = True) -> Iterator[Checked]:
+    """Every non-blank line of the logs, checked, in input order (streams: a few batches in memory).
 
     Adds the problems that span hands: duplicate hand ids and each variant's cross-hand checks.
-    A path that cannot be read yields one ``io-error`` item and the stream goes on.
+    A path that cannot be read yields one ``io-error`` item and the stream goes on. ``jobs`` > 1
+    checks batches in worker processes (records are then dropped unless ``keep_records``).
     """
-    dec = decoder()
     seen: dict[int, str] = {}
-    tables: dict[tuple[str, str], HandCheck] = {}
+    tables: dict[tuple[str, str], Checked] = {}
     variants = registry()
-
-    def finish(batch: list[tuple[Line, Any, str | None, list[Problem] | None]]) -> Iterator[Checked]:
-        for item in _flush(batch):
+    for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
+        for item in batch:
             if item.hand_id is not None:
-                key = hash(item.hand_id)
+                key = hash(item.hand_id)  # 64-bit hash, not the id: memory per hand stays small
                 first = seen.get(key)
                 if first is not None:
                     item.check.problems.insert(0, Problem(
@@ -205,49 +277,31 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                         file=item.file, line=item.line, hand_id=item.hand_id))
                 else:
                     seen[key] = f"{item.file}:{item.line}"
-            if item.record is not None and item.check.ok:
-                v = variants[type(item.record).__struct_config__.tag]  # type: ignore[attr-defined]
-                tkey = v.table_key(item.record)
-                if tkey is not None:
-                    prev = tables.get((v.name, tkey))
-                    if prev is not None:
-                        for p in v.check_sequence(prev, item.record):
-                            p.file, p.line = item.file, item.line
-                            item.check.problems.append(p)
-                    tables[(v.name, tkey)] = item.check
+            if item.table_key is not None and item.variant is not None and item.check.ok:
+                prev = tables.get((item.variant, item.table_key))
+                if prev is not None:
+                    for p in variants[item.variant].check_sequence(prev.check, item.record):
+                        p.file, p.line = item.file, item.line
+                        item.check.problems.append(p)
+                tables[(item.variant, item.table_key)] = item
             yield item
 
-    batch: list[tuple[Line, Any, str | None, list[Problem] | None]] = []
-    for path in paths:
-        try:
-            for line in generate_lines(path, max_line_bytes):
-                if line.data is None:
-                    batch.append((line, None, None, [Problem(
-                        "line-too-long", f"the line is longer than {max_line_bytes} bytes; not parsed")]))
-                else:
-                    try:
-                        rec = dec.decode(line.data)
-                        batch.append((line, rec, rec.hand_id, None))
-                    except (msgspec.ValidationError, msgspec.DecodeError) as e:
-                        hand_id, probs = explain_line(line.data, e)
-                        batch.append((line, None, hand_id, probs))
-                if len(batch) >= batch_size:
-                    yield from finish(batch)
-                    batch = []
-        except (OSError, EOFError, ValueError) as e:  # unreadable file, bad gzip stream
-            yield from finish(batch)
-            batch = []
-            name = "<stdin>" if path == "-" else path
-            yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}",
-                                                                    file=name)]))
-    yield from finish(batch)
+
+def default_jobs(paths: list[str]) -> int:
+    """Worker processes worth starting: 1 for small inputs (start-up costs more than it saves)."""
+    import os
+
+    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
+    return 1 if size < 32 << 20 or "-" in paths else min(4, os.cpu_count() or 1)
 
 
 def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-             on_progress: Callable[[int], None] | None = None) -> Summary:
+             on_progress: Callable[[int], None] | None = None, jobs: int | None = None) -> Summary:
     """Check every hand of the given files/folders; a summary with every problem."""
+    files = expand_paths(paths)
     summary = Summary()
-    for item in generate_checked(expand_paths(paths), max_line_bytes=max_line_bytes):
+    n_jobs = default_jobs(files) if jobs is None else jobs
+    for item in generate_checked(files, max_line_bytes=max_line_bytes, jobs=n_jobs, keep_records=False):
         if item.line:
             summary.hands += 1
             summary.valid_hands += item.ok

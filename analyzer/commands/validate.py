@@ -18,13 +18,16 @@ from analyzer.commands.common import end_progress, max_line_option, paths_argume
 @click.option("--html", "html", type=click.Path(dir_okay=False), default=None,
               help="Also write an HTML page showing each problem on its replayed hand.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of --html.")
-def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, html: str | None, lang: str) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes [default: 1 for inputs under 32 MB, else up to 4 by CPU count].")
+def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, html: str | None, lang: str,
+            jobs: int | None) -> None:
     """Replay every hand in PATHS (files, folders, or - for stdin) and report every problem."""
     from analyzer.validate import validate
 
     files = resolve_paths(paths)
     tick = progress("validate")
-    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=tick)
+    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=tick, jobs=jobs)
     end_progress(tick)
     if fmt == "json":
         sys.stdout.buffer.write(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")

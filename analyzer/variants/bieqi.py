@@ -110,23 +110,19 @@ def settle(points: Sequence[int], last_play_was_seven: Sequence[bool], finish: S
 
     ``finish[s]`` is the action index of seat s's last action (ties in points go to the earlier).
     """
-    tong = tuple(s for s in range(SEATS) if points[s] == 0)
-    dutou = tuple(s for s in tong if last_play_was_seven[s])
+    tong = tuple([s for s in range(SEATS) if not points[s]])
+    dutou = tuple([s for s in tong if last_play_was_seven[s]])
     factor = rules.tong_factors[len(tong)]
     if dutou:
         d = rules.dutou_factor ** len(dutou)
         factor = d if rules.dutou == "replace" else factor * d
-    mult = []
-    for s in range(SEATS):
-        m = 1 if points[s] == 0 else factor
-        for threshold in rules.cover_doubling:
-            if points[s] > threshold:
-                m *= 2
-        mult.append(m)
-    final = tuple(p * m for p, m in zip(points, mult))
+    mult = [factor if p else 1 for p in points]
+    for threshold in rules.cover_doubling:  # house rule, empty by default
+        mult = [m * 2 if p > threshold else m for p, m in zip(points, mult)]
+    final = tuple([p * m for p, m in zip(points, mult)])
     total = sum(final)
-    scores = tuple(total - SEATS * f for f in final)
-    ranking = tuple(sorted(range(SEATS), key=lambda s: (final[s], finish[s])))
+    scores = tuple([total - SEATS * f for f in final])
+    ranking = tuple([s for _, _, s in sorted(zip(final, finish, range(SEATS)))])
     return Outcome(tuple(points), tong, dutou, tuple(mult), final, scores, ranking)
 
 
@@ -283,7 +279,6 @@ def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
     if sum(res.scores) != 0:
         found.append(Problem("result-not-zero-sum", f"recorded scores {res.scores} sum to {sum(res.scores)}, not 0",
                              hand_id=hand))
-    why = f"(points {list(out.points)}, {out.explain()}, multipliers {list(out.multipliers)})"
     checks: list[tuple[str, Any, Any]] = [
         ("scores", res.scores, list(out.scores)),
         ("points", res.points, list(out.points)),
@@ -294,6 +289,7 @@ def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
     ]
     for name, recorded, replayed in checks:
         if recorded is not None and list(recorded) != replayed:
+            why = f"(points {list(out.points)}, {out.explain()}, multipliers {list(out.multipliers)})"
             found.append(Problem("result-mismatch", f"result.{name} is recorded as {list(recorded)} but the replay "
                                  f"gives {replayed} {why}", hand_id=hand))
     return found
