@@ -43,6 +43,7 @@ CODES: dict[str, str] = {
     "wrong-lender": "a borrow from someone other than the next player who still holds cards",
     "empty-hand-acts": "a player whose hand is empty acts",
     "bad-dealer": "the dealer is not the loser of the table's previous hand",
+    "bad-lend": "a lent card the rules forbid (the joker, when rule lend_joker is false)",
     # 信阳黑七 (xinyang-heiqi)
     "bad-bidding": "a bid out of turn, not lower than the lowest so far, or after a final pass",
     "bad-dealer-choice": "the dealer is not the lowest bidder (or set when all passed)",
@@ -50,6 +51,7 @@ CODES: dict[str, str] = {
     "bad-lead": "a lead that is not a single, a pair or a tractor of one suit",
     "bad-follow": "a follow that breaks the follow-suit, pair or tractor obligation",
     "wrong-leader": "a trick led by a seat that did not win the trick before",
+    "bad-first-bidder": "the first bidder is not the seat after the table's previous hand's first bidder",
 }
 
 

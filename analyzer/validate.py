@@ -203,8 +203,9 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     for k, (line, rec) in enumerate(zip(lines, decoded)):
         if k in checks:
             v = variants[rec.__struct_config__.tag]
-            item = Checked(line.file, line.line, rec.hand_id, rec if keep_records else None, checks[k],
-                           v.name, v.table_key(rec))
+            tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
+            item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
+                           checks[k], v.name, tkey)
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
             item = Checked(line.file, line.line, hand_id, None, HandCheck(probs))
