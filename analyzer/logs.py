@@ -113,6 +113,13 @@ def parse_record(data: bytes | str) -> Any:
     return decoder().decode(data)
 
 
+def _umask_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (mkstemp makes them 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = ()) -> int:
     """Write records as JSON Lines (gzip if the name ends in .gz), whole or not at all.
 
@@ -127,13 +134,14 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, input
     n = 0
     try:
         with os.fdopen(fd, "wb") as raw:
-            out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if target.name.endswith(
-                ".gz") else raw
+            out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) \
+                if target.name.endswith(".gz") else raw
             for rec in records:
                 out.write(format_record(rec) + b"\n")
                 n += 1
             if out is not raw:
                 out.close()
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -149,6 +157,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

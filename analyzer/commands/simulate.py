@@ -1,0 +1,77 @@
+"""``analyzer simulate``: write a simulated room (log v1) and its truth file; exit 2 on bad options."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+import orjson
+
+from analyzer.commands.common import end_progress, progress
+from analyzer.simulate import SIMULATORS, simulator
+
+
+def _counted(records: Any, tick: Any) -> Any:
+    for n, rec in enumerate(records, 1):
+        if tick is not None:
+            tick(n)
+        yield rec
+
+
+@click.command("simulate")
+@click.option("--variant", type=click.Choice(sorted(SIMULATORS)), default="bieqi", show_default=True,
+              help="Which game the room plays.")
+@click.option("--hands", type=click.IntRange(min=0), default=1000, show_default=True, help="Hands in the room.")
+@click.option("--players", type=click.IntRange(min=4), default=16, show_default=True,
+              help="People in the room (stable ids p01..).")
+@click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs.")
+@click.option("--style", default=None, help="Collusion style: share, feed, block or mixed (bieqi).")
+@click.option("--share", type=click.FloatRange(0, 1), default=None,
+              help="Share of the hands sat together in which a pair colludes.")
+@click.option("--strength", type=click.FloatRange(min=0), default=None,
+              help="Lambda: a colluder maximises own value + lambda x the partner's.")
+@click.option("--slow", type=click.Choice(["auto", "yes", "no"]), default=None,
+              help="Colluders think longer when they collude (auto: a coin per pair).")
+@click.option("--friends", type=click.IntRange(min=0), default=None, help="Honest friend pairs who sit together.")
+@click.option("--skill-mix", default=None, help="Levels and shares, e.g. novice:0.2,regular:0.6,expert:0.2.")
+@click.option("--friend-skill", default=None, help="Level of the friends (default novice: weak friends).")
+@click.option("--colluder-skill", default=None, help="Level of the colluders.")
+@click.option("--run-length", type=click.FloatRange(min=1), default=None,
+              help="Mean hands a table sits before it re-forms.")
+@click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
+              help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
+@click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="The room's log (.jsonl[.gz]).")
+@click.option("--truth", type=click.Path(dir_okay=False), default=None, help="Where to write the truth (JSON).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
+def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
+            extra: tuple[str, ...], **options: Any) -> None:
+    """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
+    from analyzer.logs import atomic_write_bytes, write_records
+
+    options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
+    for item in extra:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise click.UsageError(f"--option {item!r}: expected NAME=VALUE")
+        options[name.replace("-", "_")] = _number(value)
+    try:
+        sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
+    except (ValueError, TypeError) as e:
+        raise click.UsageError(str(e)) from e
+    tick = progress("simulate")
+    n = write_records(out, _counted(sim.records, tick))
+    end_progress(tick)
+    if truth:
+        atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    click.echo(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else ""), err=True)
+    sys.exit(0)
+
+
+def _number(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value

@@ -1,0 +1,338 @@
+"""Compiled bots: play batches of standard 憋七 hands with the strategy features (softmax or search).
+
+Everything random inside comes from numba's generator, seeded once per call, so a batch is a pure
+function of its inputs. The heuristic and the search player both score options with
+:mod:`analyzer.strategy`; the search player averages determinized rollouts of the honest policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from analyzer.cards import SEVEN_OF_SPADES
+from analyzer.strategy import HONEST, NF, decision_features, mask_count, mask_pts, option_values
+from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, NEXT_LIVE, SEATS, Rules
+
+NEXT = np.array(NEXT_LIVE, np.int64)
+MAX_OPTIONS = 13
+
+
+def rule_arrays(rules: Rules = DEFAULT_RULES) -> tuple[np.ndarray, int, bool]:
+    """The scoring options the kernel needs: 通 factors, 独头七 factor, whether 独头七 stacks."""
+    if rules.cover_doubling:
+        raise ValueError("the simulator's rollouts do not model cover_doubling house rules")
+    return np.array(rules.tong_factors, np.int64), rules.dutou_factor, rules.dutou == "stack"
+
+
+@njit(cache=True)
+def settle_scores(points, last7, tong_factors, dutou_factor, stack, out):  # pragma: no cover - compiled
+    """Scores of a finished hand, as :func:`analyzer.variants.bieqi.settle` (tests check they agree)."""
+    ntong = 0
+    ndutou = 0
+    for s in range(SEATS):
+        if points[s] == 0:
+            ntong += 1
+            if last7[s]:
+                ndutou += 1
+    factor = tong_factors[ntong]
+    if ndutou > 0:
+        d = dutou_factor ** ndutou
+        factor = factor * d if stack else d
+    total = 0
+    for s in range(SEATS):
+        total += points[s] * factor
+    for s in range(SEATS):
+        out[s] = total - SEATS * points[s] * factor
+
+
+@njit(cache=True)
+def _choose(values, k, temp):  # pragma: no cover - compiled
+    """Index of the chosen option: argmax at temperature 0, else a softmax draw."""
+    best = 0
+    for i in range(1, k):
+        if values[i] > values[best]:
+            best = i
+    if temp <= 0.0:
+        return best
+    total = 0.0
+    probs = np.empty(k)
+    for i in range(k):
+        probs[i] = np.exp((values[i] - values[best]) / temp)
+        total += probs[i]
+    u = np.random.random() * total
+    for i in range(k):
+        u -= probs[i]
+        if u <= 0.0:
+            return i
+    return k - 1
+
+
+@njit(cache=True)
+def _difficulty(values, k):  # pragma: no cover - compiled
+    """Effective number of competing options minus one (exp of the entropy at temperature 2)."""
+    if k < 2:
+        return 0.0
+    best = values[0]
+    for i in range(1, k):
+        best = max(best, values[i])
+    total = 0.0
+    for i in range(k):
+        total += np.exp((values[i] - best) / 2.0)
+    ent = 0.0
+    for i in range(k):
+        p = np.exp((values[i] - best) / 2.0) / total
+        if p > 0.0:
+            ent -= p * np.log(p)
+    return np.exp(ent) - 1.0
+
+
+@njit(cache=True)
+def _tongable(covered, seat, partner):  # pragma: no cover - compiled
+    n = 0
+    for s in range(SEATS):
+        if s != seat and s != partner and covered[s] == 0:
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _push(hands, covered, notheld, last7, last_act, live, table, n, seat, a):  # pragma: no cover - compiled
+    """Apply action ``a`` of ``seat``; returns the new (live, table)."""
+    c = a % COVER
+    b = np.int64(1) << c
+    hands[seat] &= ~b
+    if a >= COVER:
+        covered[seat] |= b
+        notheld[seat] |= live  # a cover proves the seat held no live card
+        last7[seat] = False
+    else:
+        table |= b
+        live = (live & ~b) | NEXT[c]
+        last7[seat] = c % 13 == 6
+    last_act[seat] = n
+    return live, table
+
+
+@njit(cache=True)
+def _finish(hands, covered, notheld, last7, last_act, live, table, n, turn, roll_w, opts, feats, vals):  # pragma: no cover
+    """Play on from a position to the end with the greedy honest policy (every seat its own view)."""
+    while n < ACTIONS_PER_HAND:
+        k = decision_features(hands[turn], live, table, covered[turn], 0, 0, _tongable(covered, turn, -1),
+                              opts, feats)
+        if k == 1:
+            a = opts[0]
+        else:
+            option_values(feats, k, roll_w, vals)
+            a = opts[_choose(vals, k, 0.0)]
+        live, table = _push(hands, covered, notheld, last7, last_act, live, table, n, turn, a)
+        n += 1
+        turn = (turn + 1) % SEATS
+
+
+@njit(cache=True)
+def _determinize(hands, covered, notheld, table, seat, partner, out_hands, out_cov):  # pragma: no cover
+    """Deal the cards ``seat`` cannot see to the other seats: same hand and cover counts, hands
+    avoiding what each seat's covers proved it did not hold (retried, then relaxed)."""
+    known = hands[seat] | covered[seat] | table
+    if partner >= 0:
+        known |= hands[partner] | covered[partner]
+    pool = np.empty(52, np.int64)
+    m = 0
+    for c in range(52):
+        if not (known >> c) & 1:
+            pool[m] = c
+            m += 1
+    need_h = np.zeros(SEATS, np.int64)
+    need_c = np.zeros(SEATS, np.int64)
+    for s in range(SEATS):
+        out_hands[s] = hands[s]
+        out_cov[s] = covered[s]
+        if s != seat and s != partner:
+            need_h[s] = mask_count(hands[s])
+            need_c[s] = mask_count(covered[s])
+            out_hands[s] = 0
+            out_cov[s] = 0
+    banned = np.int64(0)
+    for s in range(SEATS):
+        if need_h[s] > 0:
+            banned |= notheld[s]
+    for attempt in range(6):
+        relax = attempt == 5
+        for i in range(m - 1, 0, -1):
+            j = np.random.randint(0, i + 1)
+            pool[i], pool[j] = pool[j], pool[i]
+        # constrained cards first, while every seat still has room: far fewer dead ends
+        front = 0
+        for i in range(m):
+            if (banned >> pool[i]) & 1:
+                pool[front], pool[i] = pool[i], pool[front]
+                front += 1
+        left_h = need_h.copy()
+        left_c = need_c.copy()
+        ok = True
+        for s in range(SEATS):
+            if s != seat and s != partner:
+                out_hands[s] = 0
+                out_cov[s] = 0
+        for i in range(m):
+            c = pool[i]
+            w = 0
+            for s in range(SEATS):
+                if left_h[s] > 0 and (relax or not (notheld[s] >> c) & 1):
+                    w += left_h[s]
+                w += left_c[s]
+            if w == 0:
+                ok = False
+                break
+            u = np.random.randint(0, w)
+            for s in range(SEATS):
+                if left_h[s] > 0 and (relax or not (notheld[s] >> c) & 1):
+                    if u < left_h[s]:
+                        out_hands[s] |= np.int64(1) << c
+                        left_h[s] -= 1
+                        break
+                    u -= left_h[s]
+                if u < left_c[s]:
+                    out_cov[s] |= np.int64(1) << c
+                    left_c[s] -= 1
+                    break
+                u -= left_c[s]
+        if ok:
+            return
+
+
+@njit(cache=True)
+def _search_values(hands, covered, notheld, last7, last_act, live, table, n, seat, partner, lam, opts, k,
+                   samples, roll_w, tf, df, stack, values):  # pragma: no cover - compiled
+    """Mean own score (+ lam x partner's) of each option over ``samples`` determinizations, all
+    options played on the same samples (common random numbers make the comparison sharper)."""
+    dh = np.empty(SEATS, np.int64)
+    dc = np.empty(SEATS, np.int64)
+    h2 = np.empty(SEATS, np.int64)
+    c2 = np.empty(SEATS, np.int64)
+    nh2 = np.empty(SEATS, np.int64)
+    l2 = np.empty(SEATS, np.bool_)
+    la2 = np.empty(SEATS, np.int64)
+    pts = np.empty(SEATS, np.int64)
+    sc = np.empty(SEATS, np.int64)
+    ropts = np.empty(MAX_OPTIONS, np.int64)
+    rfeats = np.empty((MAX_OPTIONS, NF))
+    rvals = np.empty(MAX_OPTIONS)
+    for i in range(k):
+        values[i] = 0.0
+    for _ in range(samples):
+        _determinize(hands, covered, notheld, table, seat, partner, dh, dc)
+        for i in range(k):
+            h2[:] = dh
+            c2[:] = dc
+            nh2[:] = notheld
+            l2[:] = last7
+            la2[:] = last_act
+            lv, tb = _push(h2, c2, nh2, l2, la2, live, table, n, seat, opts[i])
+            _finish(h2, c2, nh2, l2, la2, lv, tb, n + 1, (seat + 1) % SEATS, roll_w, ropts, rfeats, rvals)
+            for s in range(SEATS):
+                pts[s] = mask_pts(c2[s])
+            settle_scores(pts, l2, tf, df, stack, sc)
+            v = float(sc[seat])
+            if partner >= 0:
+                v += lam * sc[partner]
+            values[i] += v / samples
+
+
+@njit(cache=True)
+def play_hands(deals, weights, temps, partners, lams, samples, tf, df, stack, seed,
+               actions, nopts, diffs, points, last7s):  # pragma: no cover - compiled
+    """Play B hands. deals (B, 4) masks; per hand and seat: weights (B, 4, NF), softmax temperature
+    temps (B, 4), the seat whose hand it knows partners (B, 4) (-1 none), partner weight lams (B, 4),
+    rollout samples (B, 4) (0 = heuristic player). Writes actions (B, 52) (card, or COVER + card),
+    the number of legal options nopts (B, 52), a difficulty (B, 52), each seat's cover points (B, 4)
+    and whether its last action played a 7 (B, 4)."""
+    np.random.seed(seed)
+    hands = np.empty(SEATS, np.int64)
+    covered = np.empty(SEATS, np.int64)
+    notheld = np.empty(SEATS, np.int64)
+    last7 = np.empty(SEATS, np.bool_)
+    last_act = np.empty(SEATS, np.int64)
+    opts = np.empty(MAX_OPTIONS, np.int64)
+    feats = np.empty((MAX_OPTIONS, NF))
+    vals = np.empty(MAX_OPTIONS)
+    roll_w = HONEST.copy()
+    for b in range(deals.shape[0]):
+        turn = 0
+        for s in range(SEATS):
+            hands[s] = deals[b, s]
+            covered[s] = 0
+            notheld[s] = 0
+            last7[s] = False
+            last_act[s] = -1
+            if (deals[b, s] >> SEVEN_OF_SPADES) & 1:
+                turn = s
+        live = np.int64(1) << SEVEN_OF_SPADES
+        table = np.int64(0)
+        for n in range(ACTIONS_PER_HAND):
+            p = partners[b, turn]
+            ph = hands[p] if p >= 0 else 0
+            pc = covered[p] if p >= 0 else 0
+            k = decision_features(hands[turn], live, table, covered[turn], ph, pc, _tongable(covered, turn, p),
+                                  opts, feats)
+            if k == 1:
+                i = 0
+                diffs[b, n] = 0.0
+            else:
+                if samples[b, turn] > 0:
+                    _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, p,
+                                   lams[b, turn], opts, k, samples[b, turn], roll_w, tf, df, stack, vals)
+                else:
+                    option_values(feats, k, weights[b, turn], vals)
+                diffs[b, n] = _difficulty(vals, k)
+                i = _choose(vals, k, temps[b, turn])
+            a = opts[i]
+            actions[b, n] = a
+            nopts[b, n] = k
+            live, table = _push(hands, covered, notheld, last7, last_act, live, table, n, turn, a)
+            turn = (turn + 1) % SEATS
+        for s in range(SEATS):
+            points[b, s] = mask_pts(covered[s])
+            last7s[b, s] = last7[s]
+
+
+@dataclass
+class Batch:
+    """Hands played by :func:`play_batch`, as arrays (B hands)."""
+
+    actions: np.ndarray  # (B, 52) card, or COVER + card
+    nopts: np.ndarray  # (B, 52) legal options at each action
+    diffs: np.ndarray  # (B, 52) difficulty of each decision (0 when forced)
+    points: np.ndarray  # (B, 4) cover points by seat
+    last7: np.ndarray  # (B, 4) whether each seat's last action played a 7
+
+    def scores(self, rules: Rules = DEFAULT_RULES) -> np.ndarray:
+        """(B, 4) final scores of every hand."""
+        tf, df, stack = rule_arrays(rules)
+        out = np.zeros_like(self.points)
+        for b in range(len(out)):
+            settle_scores(self.points[b], self.last7[b], tf, df, stack, out[b])
+        return out
+
+
+def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, partners: np.ndarray | None = None,
+               lams: np.ndarray | None = None, samples: np.ndarray | None = None, seed: int = 0,
+               rules: Rules = DEFAULT_RULES) -> Batch:
+    """Play B deals ((B, 4) masks) with per hand and seat policies: weights (B, 4, NF), softmax
+    temperatures (B, 4), optionally the seat whose hand each knows (-1 none), the weight on that
+    partner's score in search, and rollout samples (0 = heuristic)."""
+    b = deals.shape[0]
+    shape = (b, SEATS)
+    tf, df, stack = rule_arrays(rules)
+    out = Batch(np.zeros((b, ACTIONS_PER_HAND), np.int64), np.zeros((b, ACTIONS_PER_HAND), np.int64),
+                np.zeros((b, ACTIONS_PER_HAND)), np.zeros(shape, np.int64), np.zeros(shape, np.bool_))
+    play_hands(np.ascontiguousarray(deals, np.int64), np.ascontiguousarray(weights, np.float64),
+               np.ascontiguousarray(temps, np.float64),
+               np.full(shape, -1, np.int64) if partners is None else np.ascontiguousarray(partners, np.int64),
+               np.zeros(shape) if lams is None else np.ascontiguousarray(lams, np.float64),
+               np.zeros(shape, np.int64) if samples is None else np.ascontiguousarray(samples, np.int64),
+               tf, df, stack, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
+    return out

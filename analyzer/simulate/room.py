@@ -1,0 +1,322 @@
+"""A simulated room of standard 憋七: honest players, friends and colluding pairs, tables that form and
+re-form, and the truth about who colluded.
+
+``simulate(hands=..., players=..., seed=...)`` plans the whole room first (who sits where, for how
+many hands, which hands a pair colludes in), then plays it in compiled batches and yields log v1
+records lazily. Everything random comes from one ``numpy`` generator seeded with ``seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+
+from analyzer.cards import CANONICAL
+from analyzer.simulate import Simulation
+from analyzer.simulate.kernel import Batch, play_batch
+from analyzer.simulate.players import DEFAULT_SKILL_MIX, LEVELS, Player, draw_levels, make_player, \
+    parse_skill_mix, think_times
+from analyzer.strategy import HONEST, NF, STYLES, style_weights
+from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, HAND_SIZE, SEATS, Action, Record, Result, \
+    deal_to_codes, settle
+
+START = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
+BATCH = 512
+GAP_BETWEEN_HANDS_MS = 8_000
+CONSULT_MS = 1_500.0  # median extra think time of a slow colluder talking to its partner
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two players bound together: honest friends, or colluders with a style."""
+
+    a: int
+    b: int
+    together: float  # chance they make sure to sit at one table when tables form
+    style: str | None = None  # None for friends
+    share: float = 0.0
+    strength: float = 0.0
+    slow: bool = False
+
+
+@dataclass
+class Sitting:
+    """One table's run of hands between re-formations."""
+
+    round: int
+    table_id: str
+    seats: list[int]
+    hands: int
+
+
+@dataclass
+class Options:
+    """Room options (``simulate``'s keyword options); see docs/simulate.md."""
+
+    colluders: int = 1
+    style: str = "share"
+    share: float = 0.7
+    strength: float = 1.0
+    slow: str = "auto"
+    friends: int = 1
+    skill_mix: str = DEFAULT_SKILL_MIX
+    friend_skill: str = "novice"
+    colluder_skill: str = "regular"
+    run_length: float = 30.0
+    presence: float = 0.85
+    seek: float = 0.85
+    friend_together: float = 0.75
+    prefix: str = ""  # hand-id prefix; "" means "s<seed>-"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def check(self, players: int) -> None:
+        styles = (*STYLES, "mixed")
+        if self.style not in styles:
+            raise ValueError(f"--style {self.style!r}: expected one of {', '.join(styles)}")
+        if self.slow not in ("auto", "yes", "no"):
+            raise ValueError(f"--slow {self.slow!r}: expected auto, yes or no")
+        for name in ("friend_skill", "colluder_skill"):
+            if getattr(self, name) not in LEVELS:
+                raise ValueError(f"{name} {getattr(self, name)!r}: expected one of {', '.join(LEVELS)}")
+        for name in ("share", "presence", "seek", "friend_together"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
+        if self.strength < 0 or self.run_length < 1 or self.colluders < 0 or self.friends < 0:
+            raise ValueError("strength, colluders and friends must be >= 0 and run_length >= 1")
+        if players < SEATS or 2 * (self.colluders + self.friends) > players:
+            raise ValueError(f"{players} players cannot hold {self.colluders} colluding and {self.friends} friend "
+                             f"pairs (need at least 4 players and 2 per pair)")
+        if self.extra:
+            raise ValueError(f"unknown option(s) for the bieqi simulator: {', '.join(sorted(self.extra))}")
+
+
+def _population(n: int, opts: Options, rng: np.random.Generator) -> tuple[list[Player], list[Pair]]:
+    """Players p01.. with skills; the first pairs collude, the next are friends, the rest are honest."""
+    width = max(2, len(str(n)))
+    ids = [f"p{i + 1:0{width}d}" for i in range(n)]
+    order = rng.permutation(n)  # pair members are not numbered next to each other
+    levels = draw_levels(n, parse_skill_mix(opts.skill_mix), rng)
+    pairs: list[Pair] = []
+    for k in range(opts.colluders):
+        a, b = int(order[2 * k]), int(order[2 * k + 1])
+        style = STYLES[k % len(STYLES)] if opts.style == "mixed" else opts.style
+        slow = bool(rng.random() < 0.5) if opts.slow == "auto" else opts.slow == "yes"
+        pairs.append(Pair(a, b, opts.seek, style, opts.share, opts.strength, slow))
+        levels[a] = levels[b] = opts.colluder_skill
+    for k in range(opts.colluders, opts.colluders + opts.friends):
+        a, b = int(order[2 * k]), int(order[2 * k + 1])
+        pairs.append(Pair(a, b, opts.friend_together))
+        levels[a] = levels[b] = opts.friend_skill
+    return [make_player(ids[i], levels[i], rng) for i in range(n)], pairs
+
+
+def _form_tables(n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator) -> list[list[int]]:
+    """Tables of 4 for one round: present players, bound pairs placed first, seats shuffled."""
+    present = rng.random(n) < opts.presence
+    units: list[list[int]] = []
+    bound = np.zeros(n, bool)
+    for p in pairs:
+        if (present[p.a] or present[p.b]) and rng.random() < p.together:
+            present[p.a] = present[p.b] = True
+            bound[p.a] = bound[p.b] = True
+            units.append([p.a, p.b])
+    singles = [[i] for i in range(n) if present[i] and not bound[i]]
+    units = [units[i] for i in rng.permutation(len(units))] + [singles[i] for i in rng.permutation(len(singles))]
+    tables: list[list[int]] = []
+    for u in units:
+        for t in tables:
+            if len(t) + len(u) <= SEATS:
+                t.extend(u)
+                break
+        else:
+            tables.append(list(u))
+    return [[t[i] for i in rng.permutation(SEATS)] for t in tables if len(t) == SEATS]
+
+
+def _schedule(hands: int, n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator) -> list[Sitting]:
+    sittings: list[Sitting] = []
+    total = 0
+    rnd = 0
+    while total < hands:
+        for k, seats in enumerate(_form_tables(n, pairs, opts, rng)):
+            length = min(int(rng.geometric(1.0 / opts.run_length)), hands - total)
+            if length <= 0:
+                break
+            sittings.append(Sitting(rnd, f"t{rnd + 1:04d}-{k + 1}", seats, length))
+            total += length
+        rnd += 1
+    return sittings
+
+
+@dataclass
+class _Hand:
+    """One planned hand: where it is, who sits in each seat, which pairs collude in it."""
+
+    index: int
+    sitting: Sitting
+    seats: list[int]
+    colluding: list[Pair]
+
+
+def _plan_hands(sittings: list[Sitting], pairs: list[Pair], rng: np.random.Generator) -> list[_Hand]:
+    colluders = [p for p in pairs if p.style is not None]
+    out: list[_Hand] = []
+    for st in sittings:
+        for j in range(st.hands):
+            seats = st.seats[j % SEATS:] + st.seats[:j % SEATS]  # seats rotate one place a hand
+            active = [p for p in colluders if p.a in seats and p.b in seats and rng.random() < p.share]
+            out.append(_Hand(len(out), st, seats, active))
+    return out
+
+
+def _deals(b: int, rng: np.random.Generator) -> np.ndarray:
+    """b shuffled deals as (b, 4) card masks."""
+    perm = rng.permuted(np.tile(np.arange(52, dtype=np.int64), (b, 1)), axis=1).reshape(b, SEATS, HAND_SIZE)
+    return np.bitwise_or.reduce(np.left_shift(np.int64(1), perm), axis=2)
+
+
+def _weights_cache(pairs: list[Pair]) -> dict[tuple[str, float], np.ndarray]:
+    return {(p.style, p.strength): style_weights(p.style, p.strength) for p in pairs if p.style is not None}
+
+
+@dataclass
+class _Played:
+    """A played batch with its deals and think times."""
+
+    deals: np.ndarray
+    batch: Batch
+    ms: np.ndarray
+    first: np.ndarray  # seat holding 7S
+
+
+def _play_batch(batch: list[_Hand], people: list[Player], styles: dict[tuple[str, float], np.ndarray],
+                rng: np.random.Generator) -> _Played:
+    """Deal and play a batch of planned hands."""
+    b = len(batch)
+    deals = _deals(b, rng)
+    weights = np.broadcast_to(HONEST, (b, SEATS, NF)).copy()
+    temps = np.empty((b, SEATS))
+    partners = np.full((b, SEATS), -1, np.int64)
+    lams = np.zeros((b, SEATS))
+    samples = np.zeros((b, SEATS), np.int64)
+    pace = np.empty((b, SEATS))
+    extra = np.zeros((b, SEATS))
+    for i, h in enumerate(batch):
+        for s, pi in enumerate(h.seats):
+            pl = people[pi]
+            temps[i, s], samples[i, s], pace[i, s] = pl.temperature, pl.samples, pl.pace_ms
+        for p in h.colluding:
+            sa, sb = h.seats.index(p.a), h.seats.index(p.b)
+            assert p.style is not None
+            # in one-way feeding only the feeder (the pair's first player) knows the other's hand;
+            # the receiver plays honestly
+            roles = [(sa, sb)] + ([] if p.style == "feed" else [(sb, sa)])
+            for me, other in roles:
+                weights[i, me] = styles[(p.style, p.strength)]
+                partners[i, me] = other
+                lams[i, me] = p.strength
+                if p.slow:
+                    extra[i, me] = CONSULT_MS
+    played = play_batch(deals, weights, temps, partners=partners, lams=lams, samples=samples,
+                        seed=int(rng.integers(2**31)))
+    # the actor of action n is (first + n) % 4, first being the seat holding 7S
+    first = np.argmax((deals >> 6) & 1, axis=1)
+    actor = (first[:, None] + np.arange(ACTIONS_PER_HAND)[None, :]) % SEATS
+    rows = np.arange(b)[:, None]
+    ms = think_times(played.nopts, played.diffs, pace[rows, actor], extra[rows, actor], rng)
+    return _Played(deals, played, ms, first)
+
+
+#: Log action fields of every engine action (kind, card code), built once: the hot path of writing.
+_KIND = ["play"] * COVER + ["cover"] * COVER
+_CODE = list(CANONICAL) * 2
+
+
+def _record(h: _Hand, played: _Played, i: int, people: list[Player], hand_id: str,
+            started_at: datetime) -> Record:
+    """The log record of hand i of a played batch, scored by ``settle``."""
+    first = int(played.first[i])
+    finish = [ACTIONS_PER_HAND - SEATS + (s - first) % SEATS for s in range(SEATS)]
+    out = settle(played.batch.points[i].tolist(), played.batch.last7[i].tolist(), finish)
+    acts = [Action((first + n) % SEATS, _KIND[a], _CODE[a], t)
+            for n, (a, t) in enumerate(zip(played.batch.actions[i].tolist(), played.ms[i].tolist()))]
+    return Record(format="bieqi-log", version=1, hand_id=hand_id, table_id=h.sitting.table_id, started_at=started_at,
+                  players=[people[p].id for p in h.seats], deal=deal_to_codes(played.deals[i].tolist()),
+                  actions=acts, result=Result(scores=list(out.scores), points=list(out.points),
+                                              multipliers=list(out.multipliers), tong=list(out.tong),
+                                              dutou=list(out.dutou), ranking=list(out.ranking)))
+
+
+def _records(plan: list[_Hand], people: list[Player], pairs: list[Pair], prefix: str,
+             rng: np.random.Generator) -> Iterator[Record]:
+    """Play the plan batch by batch, yielding each hand's record."""
+    styles = _weights_cache(pairs)
+    clock: dict[str, int] = {}  # table -> ms after START when its next hand starts
+    current_round, round_start, round_end = -1, 0, 0
+    for lo in range(0, len(plan), BATCH):
+        batch = plan[lo:lo + BATCH]
+        played = _play_batch(batch, people, styles, rng)
+        for i, h in enumerate(batch):
+            st = h.sitting
+            if st.round != current_round:  # tables re-form once every table of the last round is done
+                current_round = st.round
+                round_start = round_end + 60_000 if lo + i else 0
+            t0 = clock.get(st.table_id, round_start)
+            yield _record(h, played, i, people, f"{prefix}{h.index + 1:06d}", START + timedelta(milliseconds=t0))
+            clock[st.table_id] = t0 + int(played.ms[i, -1]) + GAP_BETWEEN_HANDS_MS
+            round_end = max(round_end, clock[st.table_id])
+
+
+def _truth(seed: int, hands: int, opts: Options, people: list[Player], pairs: list[Pair],
+           plan: list[_Hand]) -> dict[str, Any]:
+    together: dict[tuple[int, int], int] = {}
+    colluded: dict[tuple[int, int], int] = {}
+    for h in plan:
+        for p in pairs:
+            if p.a in h.seats and p.b in h.seats:
+                together[(p.a, p.b)] = together.get((p.a, p.b), 0) + 1
+        for p in h.colluding:
+            colluded[(p.a, p.b)] = colluded.get((p.a, p.b), 0) + 1
+    role = {i: "honest" for i in range(len(people))}
+    colluding, friends = [], []
+    for p in pairs:
+        entry: dict[str, Any] = {"players": sorted([people[p.a].id, people[p.b].id]),
+                                 "hands_together": together.get((p.a, p.b), 0)}
+        if p.style is None:
+            role[p.a] = role[p.b] = "friend"
+            friends.append(entry)
+            continue
+        role[p.a] = role[p.b] = "colluder"
+        entry.update(style=p.style, share=p.share, strength=p.strength, slow=p.slow,
+                     colluding_hands=colluded.get((p.a, p.b), 0))
+        if p.style == "feed":
+            entry["feeder"] = people[p.a].id
+        colluding.append(entry)
+    opt = {k: v for k, v in vars(opts).items() if k != "extra"}
+    return {"variant": "bieqi", "seed": seed, "hands": hands, "options": opt,
+            "players": {pl.id: {**pl.to_dict(), "role": role[i]} for i, pl in enumerate(people)},
+            "colluding_pairs": colluding, "friend_pairs": friends}
+
+
+def simulate(*, hands: int, players: int, seed: int, **options: Any) -> Simulation:
+    """A room of ``players`` playing ``hands`` hands of standard 憋七 (options: see :class:`Options`).
+
+    Raises ValueError for options that make no room. The records are produced lazily.
+    """
+    known = set(Options.__dataclass_fields__) - {"extra"}
+    opts = Options(**{k: v for k, v in options.items() if k in known and v is not None},
+                   extra={k: v for k, v in options.items() if k not in known and v is not None})
+    opts.check(players)
+    if hands < 0:
+        raise ValueError("hands must be >= 0")
+    if opts.presence == 0:
+        raise ValueError("presence must be above 0: nobody would ever sit down")
+    rng = np.random.default_rng(seed)
+    people, pairs = _population(players, opts, rng)
+    plan = _plan_hands(_schedule(hands, players, pairs, opts, rng), pairs, rng)
+    prefix = opts.prefix or f"s{seed}-"
+    return Simulation(_records(plan, people, pairs, prefix, rng), _truth(seed, hands, opts, people, pairs, plan))

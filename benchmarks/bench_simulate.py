@@ -1,0 +1,59 @@
+"""Simulator speed on one core: heuristic rooms (records produced, and written as .jsonl.gz), the
+compiled kernel alone, and the search player. Prints hands/s."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from analyzer.logs import write_records
+from analyzer.simulate.kernel import play_batch
+from analyzer.simulate.room import _deals, simulate
+from analyzer.strategy import HONEST, NF
+
+HEURISTIC_MIX = "novice:0.2,casual:0.3,regular:0.3,strong:0.2"
+
+
+def rate(label: str, hands: int, seconds: float) -> None:
+    print(f"{label:<52} {hands:>7} hands {seconds:7.2f} s {hands / seconds:10,.0f} hands/s")
+
+
+def main() -> None:
+    list(simulate(hands=600, players=16, seed=0, skill_mix="casual:0.5,expert:0.5").records)  # compile (cached)
+
+    n = 20_000
+    deals = _deals(n, np.random.default_rng(1))
+    w = np.broadcast_to(HONEST, (n, 4, NF))
+    t = time.perf_counter()
+    play_batch(deals, w, np.ones((n, 4)), seed=1)
+    rate("kernel only (4 heuristic players)", n, time.perf_counter() - t)
+
+    n = 10_000
+    t = time.perf_counter()
+    recs = list(simulate(hands=n, players=16, seed=1, colluders=1, skill_mix=HEURISTIC_MIX).records)
+    rate("heuristic room -> log v1 records", n, time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as d:
+        t = time.perf_counter()
+        write_records(Path(d) / "room.jsonl.gz", simulate(hands=n, players=16, seed=1, colluders=1,
+                                                          skill_mix=HEURISTIC_MIX).records)
+        rate("heuristic room -> .jsonl.gz (incl. gzip -9)", len(recs), time.perf_counter() - t)
+
+    for samples in (8, 16):
+        n = 300
+        s = np.zeros((n, 4), np.int64)
+        s[:, 0] = samples
+        t = time.perf_counter()
+        play_batch(deals[:n], w[:n], np.ones((n, 4)), samples=s, seed=1)
+        rate(f"one search player ({samples} rollouts/option) + 3 heuristic", n, time.perf_counter() - t)
+
+    n = 4_000
+    t = time.perf_counter()
+    list(simulate(hands=n, players=16, seed=2).records)
+    rate("default room (5% experts)", n, time.perf_counter() - t)
+
+
+if __name__ == "__main__":
+    main()

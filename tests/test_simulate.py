@@ -1,0 +1,181 @@
+"""The simulator: styles change play in the intended direction, rooms validate and are reproducible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from numba import njit
+
+from analyzer.cli import cli
+from analyzer.logs import write_records
+from analyzer.simulate import simulator
+from analyzer.simulate.kernel import _determinize, play_batch, rule_arrays, settle_scores
+from analyzer.simulate.players import think_times
+from analyzer.simulate.room import _deals
+from analyzer.strategy import HONEST, NF, NEXT, style_weights
+from analyzer.validate import validate
+from analyzer.variants.bieqi import COVER, settle
+
+B = 2000
+DEALS = _deals(B, np.random.default_rng(11))
+A, P = 0, 2  # the colluder and its partner (opposite seats); seats 1 and 3 are the opponents
+
+
+def _play(style: str | None, *, both: bool, lam: float = 1.0, temp: float = 1.0):
+    w = np.broadcast_to(HONEST, (B, 4, NF)).copy()
+    partners = np.full((B, 4), -1)
+    if style:
+        for me, other in [(A, P)] + ([(P, A)] if both else []):
+            w[:, me] = style_weights(style, lam)
+            partners[:, me] = other
+    return play_batch(DEALS, w, np.full((B, 4), temp), partners=partners, seed=5)
+
+
+HONEST_PLAY = _play(None, both=False)
+HONEST_SCORES = HONEST_PLAY.scores()
+
+
+def _se(x: np.ndarray) -> float:
+    return float(x.std() / np.sqrt(len(x)))
+
+
+def _released_to_partner(played) -> float:
+    """Mean number of the partner's cards made live by the colluder's plays, per hand."""
+    first = np.argmax((DEALS >> 6) & 1, axis=1)
+    total = 0
+    for b in range(B):
+        for n, a in enumerate(played.actions[b].tolist()):
+            if (first[b] + n) % 4 == A and a < COVER:
+                total += bin(int(NEXT[a]) & int(DEALS[b, P])).count("1")
+    return total / B
+
+
+def test_feeding_makes_the_partners_cards_live_more_often() -> None:
+    fed = _play("feed", both=False)
+    assert _released_to_partner(fed) > _released_to_partner(HONEST_PLAY) + 0.3
+    gain = fed.scores()[:, P] - HONEST_SCORES[:, P]
+    assert gain.mean() > 4 * _se(gain)
+    assert fed.points[:, P].mean() < HONEST_PLAY.points[:, P].mean()
+
+
+def test_hand_sharing_wins_for_the_pair() -> None:
+    shared = _play("share", both=True).scores()
+    gain = shared[:, [A, P]].sum(1) - HONEST_SCORES[:, [A, P]].sum(1)
+    assert gain.mean() > 4 * _se(gain)
+
+
+def test_blocking_shuts_the_opponents_and_holds_back_sevens() -> None:
+    blocked = _play("block", both=True)
+    extra = blocked.points[:, [1, 3]].sum(1) - HONEST_PLAY.points[:, [1, 3]].sum(1)
+    assert extra.mean() > 4 * _se(extra)
+
+    def seven_turn(played) -> float:  # mean action index at which seat A plays a 7 other than 7S
+        first = np.argmax((DEALS >> 6) & 1, axis=1)
+        idx = [n for b in range(B) for n, a in enumerate(played.actions[b].tolist())
+               if (first[b] + n) % 4 == A and a < COVER and a % 13 == 6 and a != 6]
+        return float(np.mean(idx))
+
+    assert seven_turn(blocked) > seven_turn(HONEST_PLAY) + 1
+
+
+def test_honest_players_of_one_level_score_to_zero() -> None:
+    assert (HONEST_SCORES.sum(1) == 0).all()
+    for s in range(4):
+        assert abs(HONEST_SCORES[:, s].mean()) < 4 * _se(HONEST_SCORES[:, s])
+
+
+def test_search_player_beats_the_heuristic() -> None:
+    n = 400
+    w = np.broadcast_to(HONEST, (n, 4, NF))
+    samples = np.zeros((n, 4), np.int64)
+    samples[:, 0] = 8
+    base = play_batch(DEALS[:n], w, np.ones((n, 4)), seed=2).scores()[:, 0]
+    search = play_batch(DEALS[:n], w, np.ones((n, 4)) * 0.1, samples=samples, seed=2).scores()[:, 0]
+    assert search.mean() - base.mean() > 5
+
+
+def test_kernel_scoring_agrees_with_settle() -> None:
+    rng = np.random.default_rng(0)
+    tf, df, stack = rule_arrays()
+    out = np.zeros(4, np.int64)
+    for _ in range(300):
+        pts = rng.integers(0, 60, 4) * (rng.random(4) < 0.7)
+        l7 = rng.random(4) < 0.3
+        settle_scores(pts, l7, tf, df, stack, out)
+        assert list(out) == list(settle(pts.tolist(), l7.tolist(), [48, 49, 50, 51]).scores)
+
+
+@njit
+def _seed_kernel_rng(seed: int) -> None:
+    np.random.seed(seed)  # inside numba: seeds the kernels' generator, not numpy's
+
+
+def test_determinized_hands_respect_what_covers_proved() -> None:
+    _seed_kernel_rng(0)
+    hands = np.array(_deals(1, np.random.default_rng(4))[0])
+    covered = np.zeros(4, np.int64)
+    notheld = np.zeros(4, np.int64)
+    notheld[1] = int(hands[2] | hands[3]) & ((1 << 20) - 1)  # seat 1 proved it lacks these
+    out_h, out_c = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    for _ in range(20):
+        _determinize(hands, covered, notheld, np.int64(0), 0, -1, out_h, out_c)
+        assert out_h[0] == hands[0]
+        assert [bin(int(x)).count("1") for x in out_h] == [13] * 4
+        assert int(out_h[1]) & int(notheld[1]) == 0
+        assert int(out_h[1] | out_h[2] | out_h[3]) == int(hands[1] | hands[2] | hands[3])
+
+
+def test_think_time_grows_with_difficulty_and_colluders_are_slow() -> None:
+    rng = np.random.default_rng(1)
+    nopts = np.array([[1] * 26 + [4] * 26] * 200)
+    diffs = np.where(nopts > 1, 2.0, 0.0)
+    pace = np.full(nopts.shape, 900.0)
+    ms = think_times(nopts, diffs, pace, np.zeros(nopts.shape), np.random.default_rng(1))
+    step = np.diff(ms, axis=1, prepend=0)
+    assert (step >= 0).all() and np.median(step[:, :26]) * 2 < np.median(step[:, 26:])
+    slow = think_times(nopts, diffs, pace, np.full(nopts.shape, 1500.0), rng)
+    assert slow[:, -1].mean() > ms[:, -1].mean() + 26 * 1000
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    sim = simulator("bieqi").simulate(hands=400, players=14, seed=21, colluders=3, style="mixed", friends=1,
+                                      skill_mix="casual:0.5,regular:0.4,expert:0.1")
+    path = tmp_path_factory.mktemp("room") / "room.jsonl.gz"
+    write_records(path, sim.records)
+    return path, sim.truth
+
+
+def test_room_validates_and_the_truth_names_the_pairs(room: tuple[Path, dict]) -> None:
+    path, truth = room
+    summary = validate([str(path)])
+    assert summary.hands == 400 and summary.valid_hands == 400, summary.problems[:3]
+    styles = sorted(p["style"] for p in truth["colluding_pairs"])
+    assert styles == ["block", "feed", "share"]
+    assert all(p["hands_together"] >= p["colluding_hands"] > 0 for p in truth["colluding_pairs"])
+    friends = truth["friend_pairs"][0]["players"]
+    assert all(truth["players"][f]["level"] == "novice" for f in friends)
+    assert truth["friend_pairs"][0]["hands_together"] > 50
+
+
+def test_same_seed_same_bytes(tmp_path: Path, room: tuple[Path, dict]) -> None:
+    args = ["simulate", "--hands", "400", "--players", "14", "--colluders", "3", "--style", "mixed",
+            "--skill-mix", "casual:0.5,regular:0.4,expert:0.1", "--seed", "21", "--out"]
+    runner = CliRunner()
+    res = runner.invoke(cli, args + [str(tmp_path / "a.jsonl.gz"), "--truth", str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "a.jsonl.gz").read_bytes() == room[0].read_bytes()
+    other = runner.invoke(cli, args[:-2] + ["22", "--out", str(tmp_path / "b.jsonl.gz")])
+    assert other.exit_code == 0 and (tmp_path / "b.jsonl.gz").read_bytes() != room[0].read_bytes()
+
+
+def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for bad in (["--style", "telepathy"], ["--players", "5", "--colluders", "2"], ["--option", "nonsense=1"],
+                ["--option", "novalue"]):
+        res = runner.invoke(cli, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), *bad])
+        assert res.exit_code == 2, (bad, res.output)
+        assert not (tmp_path / "x.jsonl").exists()
