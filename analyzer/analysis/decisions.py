@@ -1,0 +1,311 @@
+"""Per-decision evaluation: every decision with a choice, its options' expected scores for every seat, regret.
+
+``analyse`` replays valid hands, asks each actor's information set (:mod:`analyzer.analysis.infoset`),
+and lets the compiled kernel (:mod:`analyzer.kernels.rollout`) estimate, for each option, every seat's
+expected final score twice: from the actor's own information (sampled hidden hands) and from the true
+deal (double dummy). The rows are the table "Decision rows" of docs/design.md.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from analyzer.analysis.infoset import InfoSet, Observer
+from analyzer.cards import format_card, parse_card
+from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, new_outputs, rule_table
+from analyzer.strategy import HONEST
+from analyzer.validate import Checked
+from analyzer.variants.bieqi import COVER, DEFAULT_RULES, NAME, SEATS, VARIANT, Rules, State
+
+COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0", "p1", "p2", "p3", "kind",
+           "n_options", "chosen", "best", "rank", "regret", "regret_se", "delta0", "delta1", "delta2", "delta3",
+           "dd_delta0", "dd_delta1", "dd_delta2", "dd_delta3", "dd_regret", "think_ms", "difficulty", "reasons",
+           "options")
+#: Points: a decision is hard when the options' values differ by about this much (see ``difficulty``).
+DIFFICULTY_SCALE = 5.0
+# Defaults measured by benchmarks/bench_decisions.py: a noiseless reference policy makes the
+# double-dummy line exact in one rollout and spends the time on sampling what the actor cannot see.
+DEFAULT_SAMPLES = 24
+DEFAULT_DD_SAMPLES = 1
+DEFAULT_NOISE = 0.0
+_PAD = [0] * MAX_OPTIONS
+#: Reference policies of the rollouts: the kernel's cheap heuristic (empty weights; the default, about
+#: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
+POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
+DEFAULT_POLICY = "fast"
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """Estimates for the options of one decision; arrays are (options, 4 seats) and (options,)."""
+
+    options: list[int]
+    ev: np.ndarray
+    ev_dd: np.ndarray
+    se: np.ndarray  # standard error of (best minus option) for the actor, own information
+    dd_se: np.ndarray
+    relaxed: int  # samples that could not honour every cover proof
+
+    def best(self, seat: int, *, dd: bool = False) -> int:
+        """Index of the option best for ``seat`` (the first of equals)."""
+        return int(np.argmax((self.ev_dd if dd else self.ev)[:, seat]))
+
+
+@dataclass
+class _Batch:
+    """Decisions gathered for one kernel call, as flat lists (few allocations: this is the hot path)."""
+
+    hands: list[int] = field(default_factory=list)  # 4 a decision
+    cov: list[int] = field(default_factory=list)  # 4 a decision
+    last7: list[bool] = field(default_factory=list)  # 4 a decision
+    live: list[int] = field(default_factory=list)
+    table: list[int] = field(default_factory=list)
+    turn: list[int] = field(default_factory=list)
+    n: list[int] = field(default_factory=list)
+    opts: list[int] = field(default_factory=list)  # MAX_OPTIONS a decision, zero-padded
+    nopt: list[int] = field(default_factory=list)
+    hidden: list[int] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)  # seat, cover, allowed, size per slot
+    slot_off: list[int] = field(default_factory=lambda: [0])
+    rule_idx: list[int] = field(default_factory=list)
+    rules: dict[Rules, int] = field(default_factory=dict)
+    seeds: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.turn)
+
+    def add(self, state: State, info: InfoSet, options: list[int], seed: int) -> None:
+        self.hands.extend(state.hands)
+        self.cov.extend(state.covered)
+        self.last7.extend(state.last_seven)
+        self.live.append(state.live)
+        self.table.append(state.table)
+        self.turn.append(state.turn)
+        self.n.append(state.n)
+        self.opts.extend(options)
+        self.opts.extend(_PAD[len(options):])
+        self.nopt.append(len(options))
+        self.hidden.append(info.hidden)
+        for x in info.slots:
+            self.slots.extend(x)
+        self.slot_off.append(len(self.slots) // 4)
+        self.rule_idx.append(self.rules.setdefault(state.rules, len(self.rules)))
+        self.seeds.append(seed)
+
+    def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY) -> Estimates:
+        d = len(self)
+        ev, ev_dd, se, dd_se, relaxed = new_outputs(d)
+        sl = np.array(self.slots, np.int64).reshape(-1, 4)
+        nopt = np.array(self.nopt, np.int64)
+        opts = np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS)
+        evaluate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
+                 np.array(self.last7, np.bool_).reshape(d, SEATS), np.array(self.live, np.int64),
+                 np.array(self.table, np.int64), np.array(self.turn, np.int64),
+                 np.array(self.n, np.int64), opts, nopt, np.array(self.hidden, np.int64),
+                 np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
+                 sl[:, 3].copy(), np.array(self.rule_idx, np.int64), rule_table(list(self.rules)),
+                 np.array(self.seeds, np.uint64), samples, dd_samples, float(noise), POLICIES[policy], ev, ev_dd, se,
+                 dd_se, relaxed)
+        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se,
+                         relaxed)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimates:
+    """The kernel's answer for a batch: options (D, 13) padded, their count, the actor, and the estimates."""
+
+    opts: np.ndarray
+    nopt: np.ndarray
+    actor: np.ndarray
+    ev: np.ndarray
+    ev_dd: np.ndarray
+    se: np.ndarray
+    dd_se: np.ndarray
+    relaxed: np.ndarray
+
+    def values(self, i: int) -> Values:
+        k = int(self.nopt[i])
+        return Values([int(x) for x in self.opts[i, :k]], self.ev[i, :k], self.ev_dd[i, :k], self.se[i, :k],
+                      self.dd_se[i, :k], int(self.relaxed[i]))
+
+    def actor_values(self, *, dd: bool = False) -> np.ndarray:
+        """(D, 13) the actor's expected score per option, -inf in the padding."""
+        ev = self.ev_dd if dd else self.ev
+        out = ev[np.arange(len(self.actor)), :, self.actor]
+        out[np.arange(MAX_OPTIONS)[None, :] >= self.nopt[:, None]] = -np.inf
+        return out
+
+
+def decision_seed(seed: int, hand_id: str, action: int) -> int:
+    """A decision's random stream: the run's seed and the decision itself, not its place in the batch."""
+    return (seed & 0xFFFFFFFF) << 32 | zlib.crc32(f"{hand_id}\x00{action}".encode())
+
+
+def evaluate_position(state: State, info: InfoSet | None = None, *, samples: int = DEFAULT_SAMPLES,
+                      dd_samples: int = DEFAULT_DD_SAMPLES, seed: int = 0, noise: float = DEFAULT_NOISE,
+                      policy: str = DEFAULT_POLICY) -> Values:
+    """Estimates for the options of the seat to act at ``state``; ``info`` defaults to a view that
+    knows no cover proofs (what a position built by hand, without its history, can offer)."""
+    if info is None:
+        info = InfoSet.observe(state, state.turn, [[] for _ in range(SEATS)])
+    batch = _Batch()
+    batch.add(state, info, state.legal_actions(), decision_seed(seed, "", state.n))
+    return batch.run(samples, dd_samples, noise, policy).values(0)
+
+
+def difficulty(values: np.ndarray) -> np.ndarray:
+    """Per row of option values (-inf padding): the points a player choosing by a soft preference
+    (temperature ``DIFFICULTY_SCALE``) loses. 0 when one option is far best or all are equal; largest
+    when options are close but differ."""
+    gaps = values.max(axis=1, keepdims=True) - values
+    w = np.where(np.isfinite(values), np.exp(-np.where(np.isfinite(gaps), gaps, 0.0) / DIFFICULTY_SCALE), 0.0)
+    return (w * np.where(np.isfinite(gaps), gaps, 0.0)).sum(axis=1) / w.sum(axis=1)
+
+
+def _reasons(state: State, action: int, best: int, regret: float, se: float) -> str:
+    """Readable reasons, led by what the rollouts say the choice cost; the strategy features explain
+    the choices that clearly cost something (explaining sampling noise would mislead)."""
+    from analyzer.strategy import explain
+
+    verb = "covered" if action >= COVER else "played"
+    if action == best:
+        return f"{verb} {format_card(action % COVER)}: the sensible choice"
+    head = (f"{verb} {format_card(action % COVER)} rather than {format_card(best % COVER)} "
+            f"(rollouts: {regret:.1f} ± {se:.1f} points worse)")
+    if regret < max(1.0, 2.0 * se):
+        return head
+    return "; ".join([head] + [r for r in explain(state, action, top=2) if " rather than " not in r])
+
+
+def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]]) -> str:
+    return orjson.dumps([{"card": format_card(o % COVER), "kind": kind, "ev": e, "ev_dd": d}
+                         for o, e, d in zip(opts, ev, ev_dd)]).decode()
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What a row needs besides the estimates."""
+
+    record: Any
+    seq: int
+    action: int
+    chosen: int  # index into the options
+    think_ms: float
+
+
+def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFrame:
+    """The rows of one batch, computed a column at a time."""
+    d = len(pending)
+    ar = np.arange(d)
+    seat = est.actor
+    ch = np.array([p.chosen for p in pending], np.int64)
+    own, own_dd = est.actor_values(), est.actor_values(dd=True)
+    best, best_dd = own.argmax(axis=1), own_dd.argmax(axis=1)
+    regret = own[ar, best] - own[ar, ch]
+    chosen_act, best_act = est.opts[ar, ch], est.opts[ar, best]
+    kinds = np.where(chosen_act >= COVER, "cover", "play")
+    recs = [p.record for p in pending]
+    cols: dict[str, Any] = {
+        "hand_id": [r.hand_id for r in recs], "table_id": [r.table_id or "" for r in recs],
+        "hand_seq": [p.seq for p in pending], "action": [p.action for p in pending], "seat": seat,
+        "player": [r.players[s] for r, s in zip(recs, seat.tolist())],
+        **{f"p{k}": [r.players[k] for r in recs] for k in range(SEATS)},
+        "kind": kinds, "n_options": est.nopt,
+        "chosen": [format_card(a % COVER) for a in chosen_act.tolist()],
+        "best": [format_card(a % COVER) for a in best_act.tolist()],
+        "rank": (own > own[ar, ch][:, None]).sum(axis=1), "regret": regret, "regret_se": est.se[ar, ch],
+        **{f"delta{k}": est.ev[ar, ch, k] - est.ev[ar, best, k] for k in range(SEATS)},
+        **{f"dd_delta{k}": est.ev_dd[ar, ch, k] - est.ev_dd[ar, best_dd, k] for k in range(SEATS)},
+        "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch], "think_ms": [p.think_ms for p in pending],
+        "difficulty": difficulty(own), "reasons": [""] * d,
+    }
+    evr, evd = np.round(est.ev, 2).tolist(), np.round(est.ev_dd, 2).tolist()
+    nopt = est.nopt.tolist()
+    opts = est.opts.tolist()
+    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k]) for i, k in enumerate(nopt)]
+    if reasons:
+        cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
+                                       est.se[ar, ch].tolist())
+    return pd.DataFrame(cols, columns=list(COLUMNS))
+
+
+def _all_reasons(pending: list[_Pending], chosen: list[int], best: list[int], regret: list[float],
+                 se: list[float]) -> list[str]:
+    """Reasons for each row; the positions are rebuilt by replaying each hand once, in order."""
+    out = []
+    state: State | None = None
+    rec: Any = None
+    for p, c, b, r, e in zip(pending, chosen, best, regret, se):
+        if p.record is not rec or state is None or state.n > p.action:
+            rec = p.record
+            deal = VARIANT.deal_masks(rec, [])
+            assert deal is not None
+            state = State(deal, rec.rules or DEFAULT_RULES)
+        while state.n < p.action:
+            a = rec.actions[state.n]
+            card = parse_card(a.card)
+            state.push(COVER + card if a.kind == "cover" else card)
+        out.append(_reasons(state, c, b, r, e))
+    return out
+
+
+def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samples: int = DEFAULT_DD_SAMPLES,
+            seed: int = 0, noise: float = DEFAULT_NOISE, policy: str = DEFAULT_POLICY, reasons: bool = True,
+            batch_decisions: int = 4096,
+            on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """One row per decision with two or more legal options, over valid standard-game hands.
+
+    ``items``: from :func:`analyzer.validate.generate_valid`; hands of other variants are skipped.
+    ``samples`` hidden-hand deals per decision (own information), ``dd_samples`` rollouts on the true
+    deal; ``policy`` plays the rollouts (see ``POLICIES``). The same ``seed`` gives the same frame
+    whatever the batching.
+    """
+    frames: list[pd.DataFrame] = []
+    batch, pending = _Batch(), []
+
+    def flush() -> None:
+        nonlocal batch, pending
+        if pending:
+            frames.append(_frame(pending, batch.run(samples, dd_samples, noise, policy), reasons))
+        batch, pending = _Batch(), []
+
+    hands = 0
+    for seq, item in enumerate(items):
+        rec = item.record
+        if type(rec).__struct_config__.tag != NAME:
+            continue
+        deal = VARIANT.deal_masks(rec, [])
+        assert deal is not None  # valid hands only
+        obs = Observer(deal, rec.rules or DEFAULT_RULES)
+        prev_ms: int | None = None
+        for i, a in enumerate(rec.actions):
+            c = parse_card(a.card)
+            act = COVER + c if a.kind == "cover" else c
+            st = obs.state
+            legal = st.legal_actions()
+            if len(legal) > 1:
+                think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
+                batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i))
+                pending.append(_Pending(rec, seq, i, legal.index(act), think))
+            prev_ms = a.ms
+            obs.push(act)
+        hands += 1
+        if len(pending) >= batch_decisions:
+            flush()
+        if on_progress is not None:
+            on_progress(hands)
+    flush()
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
+    ints = ["hand_seq", "action", "seat", "n_options", "rank"]
+    floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret")) or c in ("think_ms", "difficulty")]
+    strs = [c for c in COLUMNS if c not in ints and c not in floats]
+    return frame.astype({**{c: np.int64 for c in ints}, **{c: np.float64 for c in floats},
+                         **{c: object for c in strs}})

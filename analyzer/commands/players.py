@@ -1,0 +1,44 @@
+"""``analyzer players``: the per-player table (decisions, match rate, regret, accuracy, level, z-scores)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from analyzer.commands.common import max_line_option, paths_argument
+from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
+    seed_option
+
+
+@click.command("players")
+@paths_argument
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@samples_option
+@dd_samples_option
+@seed_option
+@noise_option
+@policy_option
+@max_line_option
+def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
+            max_line_bytes: int) -> None:
+    """Per-player statistics from the logs in PATHS, or from decision files (*.parquet) written by `decisions`."""
+    import pandas as pd
+
+    from analyzer.analysis.players import player_table
+
+    if all(p.endswith(".parquet") for p in paths):
+        try:
+            frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+        except (OSError, ValueError) as e:
+            raise click.UsageError(f"cannot read decision rows: {e}") from e
+    else:
+        frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False)
+    table = player_table(frame)
+    if fmt == "csv":
+        sys.stdout.write(table.to_csv(index=False))
+    elif fmt == "json":
+        sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+    else:
+        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))

@@ -1,0 +1,370 @@
+"""Compiled rollouts of standard 憋七: a fast reference policy, hidden-hand sampling, scoring with all factors.
+
+Everything is int bit masks and small arrays. The live-card rule is :data:`NEXT_LIVE` and scoring
+follows :func:`analyzer.variants.bieqi.settle` with the rule factors passed in as an int vector
+(:func:`rule_table`); tests check both against the Python engine on random games.
+
+The reference policy is a cheap heuristic for every seat: play the live card that leads to the most
+of one's own cards and frees the fewest cards still out; when covering, cover the card whose cost
+(its points plus one's own cards it kills, minus the points of cards still out it blocks) is least.
+A little seeded noise makes rollouts differ, so averages over many are expectations, not one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from analyzer.cards import NUM_CARDS, SEVEN
+from analyzer.strategy import NF, decision_features, option_values
+from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, NEXT_LIVE, SEATS, Rules
+
+NEXT = np.array(NEXT_LIVE, np.int64)
+SUIT_BITS = 0x1FFF
+MAX_OPTIONS = 13  # a hand never holds more than 13 cards, so never more options than that
+MAX_TRIES = 64  # sampling restarts before the hidden cards are dealt ignoring what covers prove
+
+# Weights of the fast reference policy (points-like units) and the size of its noise.
+PLAY_OWN = 2.0
+PLAY_OUT = 1.0
+PLAY_NOISE = 1.0
+COVER_NOISE = 3.0
+
+
+def _beyond() -> np.ndarray:
+    """BEYOND[c]: 13-bit mask, within c's suit, of the ranks that only become live after c (7: all others)."""
+    out = np.zeros(NUM_CARDS, np.int64)
+    for c in range(NUM_CARDS):
+        r = c % 13
+        if r == SEVEN:
+            out[c] = SUIT_BITS & ~(1 << r)
+        elif r < SEVEN:
+            out[c] = (1 << r) - 1
+        else:
+            out[c] = SUIT_BITS & ~((2 << r) - 1)
+    return out
+
+
+BEYOND = _beyond()
+POP13 = np.array([bin(m).count("1") for m in range(1 << 13)], np.int64)
+PTS13 = np.array([sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13)], np.int64)
+
+# Layout of one row of the rule table.
+R_TONG = 0  # 5 factors by number of 通 players
+R_DUTOU = 5  # factor per 独头七
+R_REPLACE = 6  # 1 when 独头七 replaces the 通 factor
+R_NTHRESH = 7  # number of cover-doubling thresholds, which follow
+R_THRESH = 8
+
+
+def rule_table(rules: Sequence[Rules]) -> np.ndarray:
+    """One int row per rule set, the layout above, wide enough for the longest threshold list."""
+    width = R_THRESH + max((len(r.cover_doubling) for r in rules), default=0)
+    out = np.zeros((max(len(rules), 1), width), np.int64)
+    for i, r in enumerate(rules):
+        out[i, R_TONG:R_TONG + 5] = r.tong_factors
+        out[i, R_DUTOU] = r.dutou_factor
+        out[i, R_REPLACE] = r.dutou == "replace"
+        out[i, R_NTHRESH] = len(r.cover_doubling)
+        out[i, R_THRESH:R_THRESH + len(r.cover_doubling)] = r.cover_doubling
+    return out
+
+
+# --------------------------------------------------------------------------- small helpers
+
+@njit(cache=True, nogil=True)
+def popcount(x):  # pragma: no cover - compiled
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
+
+
+@njit(cache=True, nogil=True)
+def mask_points(m, pts13):  # pragma: no cover - compiled
+    return pts13[m & 0x1FFF] + pts13[(m >> 13) & 0x1FFF] + pts13[(m >> 26) & 0x1FFF] + pts13[(m >> 39) & 0x1FFF]
+
+
+@njit(cache=True, nogil=True)
+def mix(seed, i):  # pragma: no cover - compiled
+    """splitmix64 of seed + i: independent streams from one seed (uint64 arithmetic)."""
+    z = np.uint64(seed) + np.uint64(i + 1) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def next_uniform(state):  # pragma: no cover - compiled
+    """xorshift64*: a uniform in [0, 1) from state[0], which it advances."""
+    x = state[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    state[0] = x
+    return float((x * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, nogil=True)
+def settle_scores(pts, last7, rv, out):  # pragma: no cover - compiled
+    """Scores of a finished hand into out[4]; the rules of :func:`analyzer.variants.bieqi.settle`."""
+    ntong = 0
+    ndutou = 0
+    for s in range(4):
+        if pts[s] == 0:
+            ntong += 1
+            if last7[s]:
+                ndutou += 1
+    factor = rv[R_TONG + ntong]
+    if ndutou > 0:
+        d = 1
+        for _ in range(ndutou):
+            d *= rv[R_DUTOU]
+        factor = d if rv[R_REPLACE] == 1 else factor * d
+    total = 0
+    final = np.empty(4, np.int64)
+    for s in range(4):
+        m = 1 if pts[s] == 0 else factor
+        for t in range(rv[R_NTHRESH]):
+            if pts[s] > rv[R_THRESH + t]:
+                m *= 2
+        final[s] = pts[s] * m
+        total += final[s]
+    for s in range(4):
+        out[s] = total - 4 * final[s]
+
+
+# --------------------------------------------------------------------------- the reference policy
+
+@njit(cache=True, nogil=True)
+def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  # pragma: no cover
+    """The reference policy's action for a seat holding ``hand``."""
+    lv = hand & live
+    if lv != 0 and lv & (lv - 1) == 0:
+        return popcount(lv - 1)
+    gone = table | own_covered
+    best = -1
+    best_v = 0.0
+    if lv != 0:
+        m = lv
+        while m:
+            low = m & -m
+            m ^= low
+            c = popcount(low - 1)
+            sh = 13 * (c // 13)
+            b = beyond[c]
+            h13 = (hand >> sh) & 0x1FFF
+            out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+            v = PLAY_OWN * pop13[h13 & b] - PLAY_OUT * pop13[out] + noise * PLAY_NOISE * next_uniform(rng)
+            if best < 0 or v > best_v:
+                best, best_v = c, v
+        return best
+    m = hand
+    while m:
+        low = m & -m
+        m ^= low
+        c = popcount(low - 1)
+        sh = 13 * (c // 13)
+        b = beyond[c]
+        h13 = (hand >> sh) & 0x1FFF
+        out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+        v = (c % 13 + 1) + pts13[h13 & b] - pts13[out] + noise * COVER_NOISE * next_uniform(rng)
+        if best < 0 or v < best_v:
+            best, best_v = c, v
+    return COVER + best
+
+
+@njit(cache=True, nogil=True)
+def apply(action, hands, cov, pts, last7, live, table, turn):  # pragma: no cover - compiled
+    """Push one action on the array state; returns the new (live, table). The caller advances the turn."""
+    c = action % COVER
+    b = np.int64(1) << c
+    hands[turn] &= ~b
+    if action >= COVER:
+        cov[turn] |= b
+        pts[turn] += c % 13 + 1
+        last7[turn] = False
+        return live, table
+    last7[turn] = c % 13 == 6
+    return (live & ~b) | NEXT[c], table | b
+
+
+@njit(cache=True, nogil=True)
+def choose_weighted(hands, cov, live, table, turn, weights, rng, noise, opts, feats, vals):  # pragma: no cover
+    """The strategy module's policy (the simulator's honest bot with ``weights``), plus noise."""
+    tongable = 0
+    for s in range(4):
+        if s != turn and cov[s] == 0:
+            tongable += 1
+    k = decision_features(hands[turn], live, table, cov[turn], 0, 0, tongable, opts, feats)
+    if k == 1:
+        return opts[0]
+    option_values(feats, k, weights, vals)
+    best = 0
+    best_v = -1e300
+    for j in range(k):
+        v = vals[j] + noise * PLAY_NOISE * next_uniform(rng)
+        if v > best_v:
+            best, best_v = j, v
+    return opts[best]
+
+
+@njit(cache=True, nogil=True)
+def rollout(hands, cov, pts, last7, live, table, turn, n, rng, noise, weights, trace):  # pragma: no cover
+    """Play the hand out from action ``n``, mutating the array state: with the fast heuristic when
+    ``weights`` is empty, else with the strategy policy of those weights.
+
+    ``trace`` (length 52, or empty) receives the actions taken.
+    """
+    opts = np.zeros(MAX_OPTIONS, np.int64)
+    feats = np.zeros((MAX_OPTIONS, NF))
+    vals = np.zeros(MAX_OPTIONS)
+    while n < ACTIONS_PER_HAND:
+        if weights.shape[0]:
+            a = choose_weighted(hands, cov, live, table, turn, weights, rng, noise, opts, feats, vals)
+        else:
+            a = choose(hands[turn], cov[turn], live, table, rng, noise, BEYOND, POP13, PTS13)
+        if trace.shape[0]:
+            trace[n] = a
+        live, table = apply(a, hands, cov, pts, last7, live, table, turn)
+        n += 1
+        turn = (turn + 1) & 3
+
+
+# --------------------------------------------------------------------------- hidden hands
+
+@njit(cache=True, nogil=True)
+def sample_hidden(hidden, lo, hi, slot_seat, slot_cover, slot_allowed, slot_size, hands, cov, rng):  # pragma: no cover
+    """Deal the ``hidden`` cards to the slots lo..hi (in order), each within its allowed mask.
+
+    Hand slots OR into ``hands[seat]``, cover slots into ``cov[seat]`` (both start as the known part).
+    Restarts on a dead end; after MAX_TRIES the allowed masks are ignored. Returns False then.
+    """
+    base_h = hands.copy()
+    base_c = cov.copy()
+    bits = np.empty(64, np.int64)
+    for attempt in range(MAX_TRIES + 1):
+        strict = attempt < MAX_TRIES
+        hands[:] = base_h
+        cov[:] = base_c
+        rest = hidden
+        ok = True
+        for j in range(lo, hi):
+            avail = rest & slot_allowed[j] if strict else rest
+            k = slot_size[j]
+            cnt = 0
+            m = avail
+            while m:
+                low = m & -m
+                m ^= low
+                bits[cnt] = low
+                cnt += 1
+            if cnt < k:
+                ok = False
+                break
+            got = np.int64(0)
+            for t in range(k):  # partial Fisher-Yates
+                u = t + int(next_uniform(rng) * (cnt - t))
+                bits[t], bits[u] = bits[u], bits[t]
+                got |= bits[t]
+            rest &= ~got
+            if slot_cover[j]:
+                cov[slot_seat[j]] |= got
+            else:
+                hands[slot_seat[j]] |= got
+        if ok:
+            return strict
+    return False
+
+
+# --------------------------------------------------------------------------- decisions
+
+@njit(cache=True, nogil=True)
+def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_off, slot_seat, slot_cover,
+             slot_allowed, slot_size, rule_idx, rules, seeds, samples, dd_samples, noise, weights,
+             ev, ev_dd, se, dd_se, relaxed):  # pragma: no cover - compiled
+    """Expected score of every seat after each option of D decisions.
+
+    Own information: ``samples`` deals of the hidden cards consistent with the actor's information
+    set (slots from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option
+    with the same random stream (common random numbers, so differences between options are sharp).
+    Double dummy: the true deal, ``dd_samples`` rollouts after every option, again with common streams.
+    Writes ev/ev_dd (D, 13, 4); se/dd_se (D, 13): standard error of (best minus option) for the actor;
+    relaxed (D,): how many samples had to ignore what covers prove.
+    """
+    D = hands.shape[0]
+    rng = np.zeros(1, np.uint64)
+    h0 = np.empty(4, np.int64)
+    c0 = np.empty(4, np.int64)
+    h = np.empty(4, np.int64)
+    c = np.empty(4, np.int64)
+    p = np.empty(4, np.int64)
+    l7 = np.empty(4, np.bool_)
+    sc = np.empty(4, np.float64)
+    empty = np.empty(0, np.int64)
+    for d in range(D):
+        a = turn[d]
+        k = nopt[d]
+        rv = rules[rule_idx[d]]
+        for mode in range(2):
+            dd = mode == 1
+            ns = dd_samples if dd else samples
+            if ns == 0:
+                continue
+            vals = np.zeros((ns, k))
+            out = ev_dd if dd else ev
+            for i in range(ns):
+                if dd:
+                    h0[:] = hands[d]
+                    c0[:] = cov[d]
+                else:
+                    h0[:] = 0
+                    c0[:] = 0
+                    h0[a] = hands[d, a]
+                    c0[a] = cov[d, a]
+                    rng[0] = mix(seeds[d], 2 * i) | np.uint64(1)
+                    if not sample_hidden(hidden[d], slot_off[d], slot_off[d + 1], slot_seat, slot_cover,
+                                         slot_allowed, slot_size, h0, c0, rng):
+                        relaxed[d] += 1
+                stream = mix(seeds[d], 2 * i + 1 + (1 << 20) * mode) | np.uint64(1)
+                for j in range(k):
+                    h[:] = h0
+                    c[:] = c0
+                    for s in range(4):
+                        p[s] = mask_points(c[s], PTS13)
+                        l7[s] = last7[d, s]
+                    lv, tb = apply(opts[d, j], h, c, p, l7, live[d], table[d], a)
+                    rng[0] = stream
+                    rollout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, empty)
+                    settle_scores(p, l7, rv, sc)
+                    for s in range(4):
+                        out[d, j, s] += sc[s]
+                    vals[i, j] = sc[a]
+            for j in range(k):
+                for s in range(4):
+                    out[d, j, s] /= ns
+            best = 0
+            for j in range(1, k):
+                if out[d, j, a] > out[d, best, a]:
+                    best = j
+            err = dd_se if dd else se
+            for j in range(k):
+                if ns < 2 or j == best:
+                    continue
+                m = 0.0
+                for i in range(ns):
+                    m += vals[i, best] - vals[i, j]
+                m /= ns
+                var = 0.0
+                for i in range(ns):
+                    x = vals[i, best] - vals[i, j] - m
+                    var += x * x
+                err[d, j] = np.sqrt(var / (ns - 1) / ns)
+
+
+def new_outputs(d: int) -> tuple[np.ndarray, ...]:
+    """Zeroed output arrays of :func:`evaluate` for d decisions."""
+    return (np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS)),
+            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64))
