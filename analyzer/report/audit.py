@@ -1,0 +1,92 @@
+"""The audit report (``DIR/report.html``): ranked pairs, flagged first, with pair, player and hand sections."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from analyzer.report.common import clean, render_page, write_page
+from analyzer.report.hand import hand_store
+from analyzer.report.pair import evidence_hands, pair_data
+from analyzer.report.player import Room, player_data
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Pairs (beyond the flagged ones) whose collusion table is computed and evidence hands embedded;
+#: the rest keep their audit entry only, so a big room's page stays small and opens fast.
+DETAIL_PAIRS = 20
+#: Think-time points per player section on the audit page (the player page shows more).
+AUDIT_PLAYER_POINTS = 300
+
+
+def _number(x: Any) -> float | None:
+    return clean(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _rank_key(pair: Mapping[str, Any]) -> tuple[bool, float]:
+    score = _number(pair.get("score"))
+    return (not pair.get("flagged"), -score if score is not None else float("inf"))
+
+
+def _player_id(p: Any) -> str:
+    """audit.json's players may be ids or objects with an id (as players.csv rows)."""
+    if isinstance(p, Mapping):
+        return str(p.get("player", p.get("id", "")))
+    return str(p)
+
+
+def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The alarm as a horizontal score line ``{"score": x}`` or a curve ``{"hands": [...], "score": [...]}``,
+    from whichever of ``alarm`` / ``threshold`` the audit records; None when it records neither."""
+    for key in ("alarm", "threshold", "alarm_score"):
+        v = audit.get(key)
+        if _number(v) is not None:
+            return {"score": _number(v)}
+        if isinstance(v, Mapping):
+            if isinstance(v.get("hands"), list) and isinstance(v.get("score"), list):
+                return {"hands": [_number(x) for x in v["hands"]], "score": [_number(x) for x in v["score"]]}
+            if _number(v.get("score")) is not None:
+                return {"score": _number(v["score"])}
+    return None
+
+
+def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
+                       decisions: pd.DataFrame | None = None, records: Iterable[Any] | None = None,
+                       lang: str = "en") -> Path:
+    """Write ``out_dir/report.html`` from an audit.json object; returns the path.
+
+    ``decisions`` (the decision rows) adds collusion tables and player sections; ``records`` (or
+    validate's Checked items, streamed) lets the evidence hands of the top pairs open in the replayer.
+    """
+    pairs = sorted((p for p in audit.get("pairs", []) if isinstance(p, Mapping) and len(p.get("players", [])) == 2),
+                   key=_rank_key)
+    top = {i for i, p in enumerate(pairs) if p.get("flagged")} | set(range(min(DETAIL_PAIRS, len(pairs))))
+    details = [pair_data(str(p["players"][0]), str(p["players"][1]), entry=p,
+                         decisions=decisions if i in top else None) for i, p in enumerate(pairs)]
+    wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
+    hand_ids, hands = hand_store(records or [], decisions, wanted)
+    player_ids: list[str] = []
+    players: list[dict[str, Any]] = []
+    if decisions is not None and not decisions.empty:
+        room = Room(decisions)
+        rows = dict(iter(decisions.groupby("player")))  # one pass, not one scan of the room per player
+        for pid in (_player_id(p) for p in audit.get("players", [])):
+            if pid in rows:
+                player_ids.append(pid)
+                players.append(player_data(rows[pid], pid, room=room, max_points=AUDIT_PLAYER_POINTS))
+    overview = {
+        "hands": audit.get("hands"), "players": [_player_id(p) for p in audit.get("players", [])],
+        "alarm": alarm_line(audit),
+        "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p.get("hands_together"),
+                   "score": _number(p.get("score")), "z": _number(p.get("z")), "p_value": p.get("p_value"),
+                   "q_value": p.get("q_value"), "flagged": bool(p.get("flagged"))}
+                  for i, p in enumerate(pairs)],
+    }
+    page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": players, "hand": hands},
+                       data={"audit": overview, "hand_ids": hand_ids, "player_ids": player_ids})
+    path = Path(out_dir) / "report.html"
+    write_page(path, page)
+    return path

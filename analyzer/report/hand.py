@@ -1,0 +1,130 @@
+"""The hand replayer page, and the per-hand data every page embeds to replay a hand in the browser."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from analyzer.cards import CardError, parse_card, scan
+from analyzer.problems import Problem
+from analyzer.report.common import clean, render_page, write_page
+from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Record, State
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Decision-row columns copied as they are into the page (see docs/design.md, "Decision rows").
+_SCALAR_COLUMNS = ("rank", "regret", "regret_se", "dd_regret", "think_ms", "difficulty", "reasons")
+
+
+def parse_action(code: str, kind: str) -> int:
+    """A card code and "play"/"cover" as an engine action int."""
+    c = parse_card(code)
+    return COVER + c if kind == "cover" else c
+
+
+def decision_entry(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One decision row as the replayer reads it: actions as engine ints, options with their values."""
+    kind = str(row.get("kind", "play"))
+    raw = row.get("options")
+    options = orjson.loads(raw) if isinstance(raw, (str, bytes)) else (raw or [])
+    entry: dict[str, Any] = {k: clean(row.get(k)) for k in _SCALAR_COLUMNS if k in row}
+    entry["options"] = [{"a": parse_action(o["card"], o.get("kind", kind)),
+                         "ev": [clean(float(x)) for x in o["ev"]] if o.get("ev") is not None else None,
+                         "ev_dd": [clean(float(x)) for x in o["ev_dd"]] if o.get("ev_dd") is not None else None}
+                        for o in options]
+    entry["chosen"] = parse_action(row["chosen"], kind)
+    best = row.get("best")
+    entry["best"] = parse_action(best, kind) if isinstance(best, str) and best else None
+    if all(f"delta{s}" in row for s in range(4)):
+        entry["delta"] = [clean(float(row[f"delta{s}"])) for s in range(4)]
+    return entry
+
+
+def decisions_by_hand(decisions: pd.DataFrame | None,
+                      hand_ids: Iterable[str] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """hand id -> action index (as a JSON key) -> decision entry, for the given hands (all when None)."""
+    if decisions is None or decisions.empty:
+        return {}
+    rows = decisions if hand_ids is None else decisions[decisions["hand_id"].isin(set(hand_ids))]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows.to_dict("records"):
+        try:
+            out.setdefault(str(row["hand_id"]), {})[str(int(row["action"]))] = decision_entry(row)
+        except (CardError, KeyError, TypeError, ValueError):
+            continue  # a row this page cannot read is left out rather than breaking the page
+    return out
+
+
+def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
+              problems: Sequence[Problem] = ()) -> dict[str, Any] | None:
+    """Everything the browser needs to replay one standard hand, or None when it cannot be replayed.
+
+    The replay stops at the first action that is not legal (as the validator does), so a bad hand
+    shows up to its failing action. ``live[k]`` is the live cards still to come after k actions.
+    """
+    if not isinstance(record, Record):
+        return None
+    masks = VARIANT.deal_masks(record, [])
+    if masks is None:
+        return None
+    st = State(masks, record.rules or DEFAULT_RULES)
+    first = st.turn
+    actions: list[int] = []
+    live = [list(scan(st.live))]
+    for a in record.actions:
+        try:
+            act = parse_action(a.card, a.kind)
+        except CardError:
+            break
+        if st.is_terminal() or a.seat != st.turn or not st.is_legal(act):
+            break
+        st.push(act)
+        actions.append(act)
+        gone = st.table | st.covered[0] | st.covered[1] | st.covered[2] | st.covered[3]
+        live.append(list(scan(st.live & ~gone)))
+    times = [a.ms for a in record.actions[: len(actions)]]
+    outcome = None
+    if st.is_terminal():
+        out = st.outcome()
+        outcome = {**asdict(out), "explain": out.explain()}
+    return {
+        "id": record.hand_id, "table": record.table_id, "players": list(record.players),
+        "deal": [list(scan(m)) for m in masks], "first": first, "actions": actions, "live": live,
+        "ms": times if times and None not in times else None, "outcome": outcome,
+        "decisions": dict(decisions or {}),
+        "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": p.message} for p in problems],
+    }
+
+
+def hand_store(records: Iterable[Any], decisions: pd.DataFrame | None = None,
+               wanted: Iterable[str] | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+    """The replayable hands among ``records`` (records or validate's Checked items), only ``wanted``
+    ids when given: their ids and their page data, in input order."""
+    want = None if wanted is None else set(wanted)
+    picked = [rec for rec in (getattr(item, "record", item) for item in records)
+              if want is None or getattr(rec, "hand_id", None) in want]
+    by_hand = decisions_by_hand(decisions, [rec.hand_id for rec in picked]) if picked else {}
+    ids: list[str] = []
+    data: list[dict[str, Any]] = []
+    for rec in picked:
+        hd = hand_data(rec, by_hand.get(rec.hand_id))
+        if hd is not None:
+            ids.append(rec.hand_id)
+            data.append(hd)
+    return ids, data
+
+
+def write_hand_report(path: str | os.PathLike[str], record: Any, *, decisions: pd.DataFrame | None = None,
+                      lang: str = "en") -> None:
+    """Write the replayer page of one hand (decision analysis shown when ``decisions`` has its rows)."""
+    ids, data = hand_store([record], decisions)
+    if not data:
+        raise ValueError("the replayer shows standard 憋七 hands with a valid deal")
+    page = render_page("hand", lang=lang, data={"hand_ids": ids, "default_view": ["hand", 0]},
+                       stores={"hand": data})
+    write_page(path, page)

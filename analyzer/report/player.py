@@ -1,0 +1,118 @@
+"""The player page: accuracy and regret over time, think time against difficulty, regret against the room."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analyzer.report.common import clean, render_page, write_page
+from analyzer.report.hand import hand_store, parse_action
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TIMELINE_BINS = 40
+HIST_BINS = 30
+DIFFICULTY_BINS = 10
+#: Players with fewer decisions are left out of the room percentile (their means are noise).
+MIN_ROOM_DECISIONS = 20
+
+
+def _floats(values: Any) -> list[float | None]:
+    return [clean(float(x)) for x in values]
+
+
+def _match(df: pd.DataFrame) -> pd.Series:
+    return df["chosen"] == df["best"]
+
+
+def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
+    """Match rate and mean regret over the player's hands, in up to TIMELINE_BINS consecutive groups."""
+    order = np.sort(mine["hand_seq"].unique())
+    bins = np.array_split(np.arange(len(order)), min(TIMELINE_BINS, len(order)))
+    last = np.array([b[-1] for b in bins])
+    # the player's own hand count (not the room's), and its bin
+    group = np.searchsorted(last, np.searchsorted(order, mine["hand_seq"].to_numpy()))
+    g = mine.assign(match=_match(mine)).groupby(group)
+    return {"x": [int(i) + 1 for i in last], "match": _floats(g["match"].mean()), "regret": _floats(g["regret"].mean())}
+
+
+class Room:
+    """What every player of a room is compared with, computed once for all the room's players."""
+
+    def __init__(self, decisions: pd.DataFrame) -> None:
+        self.decisions = decisions
+        self.by_player = decisions.groupby("player")["regret"].agg(["mean", "size"])
+        self.mean_regret = clean(float(decisions["regret"].mean()))
+        self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))
+        self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
+        self.shares = self.shares_of(decisions["regret"])
+        self.think: dict[str, list[float | None]] | None = None
+        ok = decisions.dropna(subset=["think_ms", "difficulty"]) if "think_ms" in decisions else decisions.iloc[:0]
+        if len(ok):
+            edges = np.unique(np.quantile(ok["difficulty"], np.linspace(0, 1, DIFFICULTY_BINS + 1)))
+            groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
+            self.think = {"room_x": _floats(groups["difficulty"].median()),
+                          "room_median": _floats(groups["think_ms"].median() / 1000)}
+
+    def shares_of(self, values: pd.Series) -> list[float | None]:
+        """Shares of decisions by regret on the room's bins (the tail in the last bin)."""
+        v = np.clip(values.dropna().to_numpy(float), 0.0, self.top)
+        counts, _ = np.histogram(v, self.edges)
+        return _floats(counts / max(1, len(v)))
+
+    def percentile(self, player: str, mean_regret: float) -> float | None:
+        """Share of the other players (with enough decisions) whose mean regret is lower."""
+        peers = self.by_player[(self.by_player["size"] >= MIN_ROOM_DECISIONS) & (self.by_player.index != player)]
+        return clean(float((peers["mean"] < mean_regret).mean())) if len(peers) else None
+
+
+def _think(mine: pd.DataFrame, room: Room, max_points: int, seed: int) -> dict[str, Any] | None:
+    """A sample of the player's (difficulty, seconds) with the room's median seconds by difficulty."""
+    if room.think is None:
+        return None
+    pts = mine.dropna(subset=["think_ms", "difficulty"])
+    if len(pts) > max_points:
+        pts = pts.sample(max_points, random_state=seed)
+    return {"difficulty": _floats(pts["difficulty"]), "think_s": _floats(pts["think_ms"] / 1000), **room.think}
+
+
+def player_data(decisions: pd.DataFrame, player: str, *, room: Room | None = None, max_points: int = 1500,
+                worst: int = 10, seed: int = 0) -> dict[str, Any]:
+    """The player page's numbers; ``decisions`` holds the whole room's rows (for the comparison),
+    or only the player's when ``room`` is given."""
+    room = room or Room(decisions)
+    mine = decisions[decisions["player"] == player]
+    if mine.empty:
+        raise ValueError(f"no decisions by player {player!r}")
+    n = len(mine)
+    mean_regret = float(mine["regret"].mean())
+    top = mine.nlargest(worst, "regret")
+    return {
+        "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
+        "match_rate": clean(float(_match(mine).mean())), "mean_regret": clean(mean_regret),
+        "regret_se": clean(float(mine["regret"].std(ddof=1) / math.sqrt(n))) if n > 1 else None,
+        "mean_dd_regret": clean(float(mine["dd_regret"].mean())) if "dd_regret" in mine else None,
+        "room": {"mean_regret": room.mean_regret, "percentile": room.percentile(player, mean_regret)},
+        "timeline": _timeline(mine),
+        "think": _think(mine, room, max_points, seed),
+        "hist": {"edges": _floats(room.edges), "player": room.shares_of(mine["regret"]), "room": room.shares},
+        "worst": [{"hand_id": str(r["hand_id"]), "action": int(r["action"]),
+                   "chosen": parse_action(r["chosen"], r["kind"]), "best": parse_action(r["best"], r["kind"]),
+                   "regret": clean(float(r["regret"])), "reasons": str(r.get("reasons") or "")}
+                  for r in top.to_dict("records")],
+    }
+
+
+def write_player_report(path: str | os.PathLike[str], player: str, decisions: pd.DataFrame, *,
+                        records: Iterable[Any] | None = None, lang: str = "en") -> None:
+    """Write one player's page; ``records`` (optional) lets its largest deviations open in the replayer."""
+    pdata = player_data(decisions, player)
+    ids, hands = hand_store(records or [], decisions, {w["hand_id"] for w in pdata["worst"]})
+    page = render_page("player", lang=lang, plotly=True, stores={"player": [pdata], "hand": hands},
+                       data={"hand_ids": ids, "player_ids": [player], "default_view": ["player", 0]})
+    write_page(path, page)

@@ -1,0 +1,76 @@
+"""The validation report: every problem, each shown on its hand replayed up to the failing action."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from analyzer.logs import decoder, generate_lines
+from analyzer.problems import CODES, Problem
+from analyzer.report.common import render_page, write_page
+from analyzer.report.hand import hand_data
+from analyzer.validate import Summary
+
+#: Problem rows listed on the page, and hands embedded for replay; the counts cover everything.
+MAX_PROBLEM_ROWS = 5000
+MAX_REPLAYED_HANDS = 300
+
+
+def _replayable(files: Sequence[str], problems: Sequence[Problem]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Re-read only the lines with problems (up to MAX_REPLAYED_HANDS) and replay them to the failure.
+
+    Standard input cannot be read twice, so its hands are listed without a replay.
+    """
+    by_line: dict[tuple[str, int], list[Problem]] = {}
+    for p in problems:
+        if p.file is None or not p.line or p.file == "<stdin>":
+            continue
+        key = (p.file, p.line)
+        if key in by_line or len(by_line) < MAX_REPLAYED_HANDS:
+            by_line.setdefault(key, []).append(p)
+    dec = decoder()
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for path in {f for f, _ in by_line}:
+        if path not in files:
+            continue
+        try:
+            for line in generate_lines(path):
+                key = (line.file, line.line)
+                if key not in by_line or line.data is None:
+                    continue
+                try:
+                    hd = hand_data(dec.decode(line.data), problems=by_line[key])
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    continue  # a line that is not a record has nothing to replay
+                if hd is not None:
+                    out[key] = hd
+        except (OSError, EOFError, ValueError):
+            continue  # the summary already reports the unreadable file
+    return out
+
+
+def write_validation_report(path: str | os.PathLike[str], files: Sequence[str], summary: Summary, *,
+                            lang: str = "en", inputs: Sequence[str] = ()) -> None:
+    """Write the HTML validation report for ``summary`` (from ``validate(files)``); ``inputs`` names
+    the paths as the user gave them."""
+    hands = _replayable(files, summary.problems)
+    keys = list(hands)
+    index = {k: i for i, k in enumerate(keys)}
+    shown = summary.problems[:MAX_PROBLEM_ROWS]
+    rows = [{"file": p.file, "line": p.line, "hand_id": p.hand_id, "action": p.action, "seat": p.seat,
+             "player": p.player, "code": p.code, "message": p.message, "h": index.get((p.file or "", p.line or 0))}
+            for p in shown]
+    counts = Counter(p.code for p in summary.problems)
+    data = {
+        "validation": {"hands": summary.hands, "valid_hands": summary.valid_hands, "n_problems": len(summary.problems),
+                       "by_code": [[c, n, CODES.get(c, "")] for c, n in counts.most_common()],
+                       "problems": rows, "truncated": len(summary.problems) - len(shown)},
+        "hand_ids": [hands[k]["id"] for k in keys],
+    }
+    page = render_page("validation", lang=lang, data=data, stores={"hand": [hands[k] for k in keys]},
+                       subtitle=" ".join(inputs))
+    write_page(path, page)

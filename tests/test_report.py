@@ -1,0 +1,151 @@
+"""HTML reports without a browser: safe embedding, page data against the engine, the report command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import msgspec
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from report_fixtures import EVIL_HAND, EVIL_PLAYER, EVIL_TABLE, PLAYERS, audit_dict, decision_rows, room
+
+from analyzer.cards import format_card, scan
+from analyzer.cli import cli
+from analyzer.logs import format_record
+from analyzer.report.audit import alarm_line, write_audit_report
+from analyzer.report.common import LABELS, json_for_script, render_page
+from analyzer.problems import Problem
+from analyzer.report.hand import hand_data, parse_action, write_hand_report
+from analyzer.report.pair import collusion_table, hands_with, write_pair_report
+from analyzer.report.player import player_data, write_player_report
+from analyzer.variants.bieqi import VARIANT, Action, State
+
+SCRIPT = Path(__file__).resolve().parents[1] / "analyzer" / "report" / "static" / "report.js"
+
+
+def test_json_for_script_cannot_close_the_element() -> None:
+    obj = {"id": EVIL_HAND, "p": EVIL_PLAYER, "t": EVIL_TABLE}
+    text = json_for_script(obj)
+    assert not re.search(r"[<>&]", text)
+    assert json.loads(text) == obj
+
+
+def test_labels_cover_every_key_the_script_uses() -> None:
+    used = set(re.findall(r'\bt\("([a-z_0-9]+)"', SCRIPT.read_text())) - {"tong_"}
+    used |= {f"tong_{n}" for n in range(1, 5)} | {f"title_{k}" for k in ("hand", "player", "pair", "audit", "validation")}
+    for lang in ("en", "zh"):
+        assert used <= set(LABELS[lang]), used - set(LABELS[lang])
+    assert set(LABELS["en"]) == set(LABELS["zh"])
+
+
+def test_page_shell_is_offline_and_locked_down() -> None:
+    page = render_page("audit", lang="zh", data={"x": EVIL_PLAYER}, plotly=True)
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=", page)  # nothing loaded from elsewhere
+    assert page.count("<script>") == 1 and page.count('id="plotly-js"') == 1  # the app runs plotly, once
+    assert "script-src 'sha256-" in page and "unsafe-inline' ; script" not in page
+    assert EVIL_PLAYER not in page and '<html lang="zh-CN">' in page
+
+
+@pytest.fixture(scope="module")
+def records() -> list:
+    return room(8)
+
+
+@pytest.fixture(scope="module")
+def decisions(records: list) -> pd.DataFrame:
+    return decision_rows(records)
+
+
+def test_every_page_keeps_hostile_ids_out_of_the_markup(tmp_path: Path, records: list, decisions: pd.DataFrame) -> None:
+    write_hand_report(tmp_path / "hand.html", records[0], decisions=decisions)
+    write_player_report(tmp_path / "player.html", EVIL_PLAYER, decisions, records=records)
+    write_pair_report(tmp_path / "pair.html", EVIL_PLAYER, "北风", decisions=decisions, records=records)
+    write_audit_report(tmp_path, audit_dict(records), decisions=decisions, records=records)
+    for name in ("hand", "player", "pair", "report"):
+        page = (tmp_path / f"{name}.html").read_text()
+        for evil in (EVIL_PLAYER, EVIL_HAND, EVIL_TABLE, "p2</script>"):
+            assert evil not in page, (name, evil)
+        assert "\\u003cimg src=x onerror=alert(1)\\u003e" in page  # the id is there, as escaped JSON
+
+
+def test_hand_data_follows_the_engine(records: list) -> None:
+    rec = records[1]
+    hd = hand_data(rec)
+    st = State(VARIANT.deal_masks(rec, []))
+    assert hd is not None and hd["first"] == st.turn and len(hd["actions"]) == 52
+    for k, a in enumerate(hd["actions"]):
+        gone = st.table | sum(st.covered)
+        assert set(hd["live"][k]) == {c for c in range(52) if (st.live & ~gone) >> c & 1}
+        assert st.is_legal(a)
+        st.push(a)
+    assert list(hd["outcome"]["scores"]) == list(st.outcome().scores)
+    assert hd["outcome"]["explain"] == st.outcome().explain()
+
+
+def test_hand_data_stops_at_the_first_illegal_action(records: list) -> None:
+    rec = records[2]
+    st = State(VARIANT.deal_masks(rec, []))
+    for a in rec.actions[:10]:
+        st.push(parse_action(a.card, a.kind))
+    dead = st.hands[st.turn] & ~st.live  # held but not live: playing it is illegal
+    assert dead
+    bad = Action(seat=st.turn, kind="play", card=format_card(next(scan(dead))))
+    broken = msgspec.structs.replace(rec, actions=[*rec.actions[:10], bad], result=None)
+    hd = hand_data(broken, problems=[Problem("not-live", "not live", action=10, seat=st.turn)])
+    assert hd is not None and len(hd["actions"]) == 10 and hd["outcome"] is None
+    assert hd["problems"] == [{"action": 10, "seat": st.turn, "code": "not-live", "message": "not live"}]
+
+
+def test_collusion_table_sums_the_deltas(records: list, decisions: pd.DataFrame) -> None:
+    a, b = EVIL_PLAYER, "北风"
+    rows = hands_with(decisions, a, b)
+    cells = collusion_table(rows, a, b, rows["hand_id"].nunique())
+    by_a = rows[rows["player"] == a]
+    seat_b = (by_a[[f"p{s}" for s in range(4)]] == b).to_numpy()
+    expected = (by_a[[f"delta{s}" for s in range(4)]].to_numpy() * seat_b).sum()
+    assert cells[0][1]["sum"] == pytest.approx(expected)
+    assert cells[0][1]["per_hand"] == pytest.approx(expected / rows["hand_id"].nunique())
+    assert cells[0][0] is None and cells[1][1] is None  # own effect left out
+
+
+def test_player_data_against_the_frame(decisions: pd.DataFrame) -> None:
+    p = player_data(decisions, PLAYERS[1])
+    mine = decisions[decisions["player"] == PLAYERS[1]]
+    assert p["decisions"] == len(mine)
+    assert p["match_rate"] == pytest.approx((mine["chosen"] == mine["best"]).mean())
+    assert sum(p["hist"]["player"]) == pytest.approx(1.0)
+    assert [w["regret"] for w in p["worst"]] == sorted(mine["regret"], reverse=True)[:10]
+
+
+def test_audit_ranks_flagged_first_and_reads_the_alarm(tmp_path: Path, records: list) -> None:
+    audit = audit_dict(records)
+    audit["pairs"].reverse()
+    path = write_audit_report(tmp_path, audit)
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', path.read_text()).group(1))
+    pairs = data["audit"]["pairs"]
+    assert pairs[0]["flagged"] and [p["score"] for p in pairs[1:]] == sorted((p["score"] for p in pairs[1:]), reverse=True)
+    assert alarm_line({"threshold": 3}) == {"score": 3.0}
+    assert alarm_line({"alarm": {"hands": [10, 100], "score": [5, 3]}}) == {"hands": [10.0, 100.0], "score": [5.0, 3.0]}
+    assert alarm_line({}) is None
+
+
+def test_report_command(tmp_path: Path, records: list) -> None:
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(b"".join(format_record(r) + b"\n" for r in records))
+    runner = CliRunner()
+    out = tmp_path / "h.html"
+    res = runner.invoke(cli, ["report", str(log), "--hand", "h3", "--out", str(out), "--samples", "4", "--lang", "zh"])
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 10_000 and "h3" in out.read_text()
+    res = runner.invoke(cli, ["report", str(log), "--hand", "nope", "--out", str(out)])
+    assert res.exit_code == 2 and "nope" in res.output
+    res = runner.invoke(cli, ["report", str(log), "--hand", "h3", "--player", "p3"])
+    assert res.exit_code == 2
+    audit = tmp_path / "audit.json"
+    audit.write_text(json.dumps(audit_dict(records)))
+    res = runner.invoke(cli, ["report", str(log), "--pair", f"{PLAYERS[1]},{PLAYERS[3]}", "--audit", str(audit),
+                              "--out", str(tmp_path / "pair.html"), "--samples", "4"])
+    assert res.exit_code == 0, res.output

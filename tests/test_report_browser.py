@@ -1,0 +1,220 @@
+"""The HTML reports in a real browser (Debian chromium via playwright): replay, pages, XSS, speed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from report_fixtures import EVIL_HAND, EVIL_PLAYER, EVIL_TABLE, PLAYERS, audit_dict, big_room, decision_rows, room
+
+from analyzer.cards import scan
+from analyzer.logs import format_record
+from analyzer.report.audit import write_audit_report
+from analyzer.report.hand import parse_action, write_hand_report
+from analyzer.report.pair import write_pair_report
+from analyzer.report.player import write_player_report
+from analyzer.report.validation import write_validation_report
+from analyzer.validate import validate
+from analyzer.variants.bieqi import COVER, VARIANT, State
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+#: plotly.js compiles after the first paint; on a busy machine that takes seconds
+PLOT_WAIT_MS = 20_000
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+expect = sync_api.expect
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A page that fails the test on any console error, uncaught exception or dialog (an alert = XSS)."""
+    pg = browser.new_page(viewport={"width": 1300, "height": 1000})  # type: ignore[attr-defined]
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+
+    def dialog(d: object) -> None:
+        errors.append(f"dialog: {d.message}")  # type: ignore[attr-defined]
+        d.dismiss()  # type: ignore[attr-defined]
+
+    pg.on("dialog", dialog)
+    yield pg
+    pg.close()
+    assert not errors, errors
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every page type, written from the same hostile-id room."""
+    out = tmp_path_factory.mktemp("site")
+    records = room(8)
+    decisions = decision_rows(records)
+    log = out / "room.jsonl"
+    lines = [format_record(r) for r in records]
+    bad = lines[3].replace(b'"kind":"play"', b'"kind":"cover"', 3).replace(  # the first plays become illegal covers
+        b'"hand_id":"h3"', b'"hand_id":"<img src=x onerror=alert(9)>"')
+    log.write_bytes(b"\n".join([*lines, bad]) + b"\n")
+    write_hand_report(out / "hand.html", records[0], decisions=decisions)
+    write_hand_report(out / "hand-plain.html", records[1], lang="zh")
+    write_player_report(out / "player.html", EVIL_PLAYER, decisions, records=records)
+    write_pair_report(out / "pair.html", EVIL_PLAYER, PLAYERS[1], decisions=decisions, records=records)
+    write_audit_report(out, audit_dict(records), decisions=decisions, records=records, lang="zh")
+    write_validation_report(out / "validation.html", [str(log)], validate([str(log)]), lang="en", inputs=[str(log)])
+    return {"dir": out, "records": records, "decisions": decisions}  # type: ignore[dict-item]
+
+
+def url(path: Path, hash_: str = "") -> str:
+    return path.as_uri() + (f"#{hash_}" if hash_ else "")
+
+
+def shot(pg: object, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(ARTIFACTS / f"report-{name}.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def cards(pg: object, selector: str, card: str = ".card") -> set[int]:
+    """The card ints drawn inside ``selector``."""
+    return {int(x) for x in pg.locator(f"{selector} {card}[data-card]").evaluate_all(  # type: ignore[attr-defined]
+        "els => els.map(e => e.dataset.card)")}
+
+
+def assert_no_injection(pg: object) -> None:
+    """Hostile ids are on screen as text, and made no element."""
+    text = pg.locator("body").inner_text()  # type: ignore[attr-defined]
+    assert EVIL_PLAYER in text
+    assert pg.locator("img, main svg[onload], main script").count() == 0  # type: ignore[attr-defined]
+
+
+def test_hand_replay_follows_the_engine_step_by_step(page: object, site: dict) -> None:
+    rec = site["records"][0]
+    st = State(VARIANT.deal_masks(rec, []))
+    page.goto(url(site["dir"] / "hand.html"))  # type: ignore[attr-defined]
+    step = page.locator("[data-role=step]")  # type: ignore[attr-defined]
+    page.locator("[data-role=reveal]").check()  # type: ignore[attr-defined]
+    for k in range(53):
+        if k in (0, 1, 13, 30, 52):
+            expect(step).to_have_text(f"step {k} / 52")
+            assert cards(page, "[data-role=table]") == set(scan(st.table))
+            for s in range(4):
+                assert cards(page, f"[data-role=seat][data-seat='{s}'] [data-role=hand]") == set(scan(st.hands[s]))
+                assert cards(page, f"[data-role=seat][data-seat='{s}'] [data-role=covered]") == set(scan(st.covered[s]))
+            if k < 52:
+                shown = page.locator("[data-role=options] [data-action]").evaluate_all(  # type: ignore[attr-defined]
+                    "els => els.map(e => +e.dataset.action)")
+                legal = st.legal_actions()
+                assert len(legal) < 2 or sorted(shown) == sorted(legal)
+                live = cards(page, ".seat-panel.to-act", ".card.live")
+                assert live == {a for a in legal if a < COVER}
+        if k < 52:
+            st.push(parse_action(rec.actions[k].card, rec.actions[k].kind))
+            page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
+    out = st.outcome()
+    final = page.locator("[data-role=final] tbody tr")  # type: ignore[attr-defined]
+    scores = [int(final.nth(s).locator("td").nth(5).inner_text()) for s in range(4)]
+    assert scores == list(out.scores)
+    page.keyboard.press("ArrowLeft")  # type: ignore[attr-defined]
+    assert "step=51" in page.url  # type: ignore[attr-defined]
+    assert_no_injection(page)
+    assert EVIL_HAND in page.locator("[data-role=hand-id]").inner_text()  # type: ignore[attr-defined]
+    assert EVIL_TABLE in page.locator("[data-role=table-id]").inner_text()  # type: ignore[attr-defined]
+    shot(page, "hand")
+
+
+def test_hand_filter_and_deviation_jumps(page: object, site: dict) -> None:
+    decisions: pd.DataFrame = site["decisions"]
+    mine = decisions[decisions["hand_id"] == EVIL_HAND]
+    big = sorted(int(a) for a in mine.loc[mine["regret"] >= 5, "action"])
+    page.goto(url(site["dir"] / "hand.html"))  # type: ignore[attr-defined]
+    page.locator("[data-role=only-big]").check()  # type: ignore[attr-defined]
+    shown = page.locator("[data-role=moves] .move").evaluate_all("els => els.map(e => +e.dataset.step)")  # type: ignore[attr-defined]
+    assert shown == big
+    page.locator("[data-role=next_dev]").click()  # type: ignore[attr-defined]
+    assert f"step={big[0]}" in page.url  # type: ignore[attr-defined]
+    assert page.locator("[data-role=verdict]").get_attribute("class").split()[-1] == "dev-big"  # type: ignore[attr-defined]
+
+
+def test_hand_without_analysis_in_chinese(page: object, site: dict) -> None:
+    page.goto(url(site["dir"] / "hand-plain.html", "hand=0&step=52"))  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text("第 52 / 52 步")  # type: ignore[attr-defined]
+    assert page.locator("[data-role=explain]").inner_text()  # type: ignore[attr-defined]
+    page.keyboard.press("Home")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=options]")).to_contain_text("7♠")  # type: ignore[attr-defined]
+
+
+def test_player_page(page: object, site: dict) -> None:
+    page.goto(url(site["dir"] / "player.html"))  # type: ignore[attr-defined]
+    for role in ("plot-time", "plot-think", "plot-hist"):
+        expect(page.locator(f"[data-role={role}] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
+    assert page.locator("[data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
+    assert_no_injection(page)
+    shot(page, "player")
+    page.locator("text=" + EVIL_HAND).first.click()  # type: ignore[attr-defined]
+    assert page.locator("[data-role=detail-hand] [data-role=replayer]").count() == 1  # type: ignore[attr-defined]
+
+
+def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, site: dict) -> None:
+    page.goto(url(site["dir"] / "pair.html"))  # type: ignore[attr-defined]
+    assert page.locator("[data-role=heat-cell]").count() == 7  # type: ignore[attr-defined]
+    assert_no_injection(page)
+    shot(page, "pair")
+    first = page.locator("[data-role=evidence] a").first  # type: ignore[attr-defined]
+    step = int(first.get_attribute("href").split("step=")[1])
+    first.click()
+    expect(page.locator("[data-role=step]")).to_have_text(f"step {step} / 52")  # type: ignore[attr-defined]
+
+
+def test_audit_page(page: object, site: dict) -> None:
+    page.goto(url(site["dir"] / "report.html"))  # type: ignore[attr-defined]
+    rows = page.locator("[data-role=pair-row]")  # type: ignore[attr-defined]
+    assert "flagged" in (rows.first.get_attribute("class") or "") and rows.count() == 6
+    expect(page.locator(f"[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
+    assert_no_injection(page)
+    shot(page, "audit")
+    rows.first.locator("a", has_text="详情").click()
+    expect(page.locator(f"[data-role=detail-pair] [data-role=plot-signals] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
+    page.locator("[data-role=detail-pair] h2 a").first.click()  # type: ignore[attr-defined]
+    assert page.locator("[data-role=detail-player] [data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
+    page.go_back()  # type: ignore[attr-defined]
+    page.locator("[data-role=evidence] a").first.click()  # type: ignore[attr-defined]
+    assert page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text() == EVIL_HAND  # type: ignore[attr-defined]
+
+
+def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, site: dict) -> None:
+    page.goto(url(site["dir"] / "validation.html"))  # type: ignore[attr-defined]
+    row = page.locator("[data-role=problem-row]").first  # type: ignore[attr-defined]
+    assert "first-action" in row.inner_text() and "<img src=x onerror=alert(9)>" in row.inner_text()
+    shot(page, "validation")
+    row.locator("a").click()
+    assert page.locator("[data-role=detail-hand] [data-role=problem]").count() >= 1  # type: ignore[attr-defined]
+    assert_no_injection(page)
+
+
+def test_big_audit_opens_fast(page: object, tmp_path: Path) -> None:
+    decisions, audit = big_room()
+    write_audit_report(tmp_path, audit, decisions=decisions, records=room(30))
+    page.goto(url(tmp_path / "report.html"))  # type: ignore[attr-defined]
+    ms = page.evaluate(  # type: ignore[attr-defined]
+        "() => { const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime; }")
+    assert page.locator("[data-role=pair-row]").count() == 100  # type: ignore[attr-defined]
+    assert ms < 2000, f"the 10,000-hand audit page took {ms:.0f} ms to load"
+    expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)  # type: ignore[attr-defined]
+    shot(page, "audit-big")
