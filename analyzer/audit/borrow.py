@@ -1,0 +1,159 @@
+"""Audit of the borrowing variant: illegal borrows per player (certain cheating) and lending favour per pair.
+
+An illegal borrow (``borrow-with-live``) needs no statistics: the replay proves it. Lending favour
+does: each lent card is ranked among the cards the lender could have handed over (0 = the least
+useful to the borrower, 1 = the most useful), and a pair's lends to each other are compared with
+their lends to everyone else by a one-sided Mann-Whitney test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pandas as pd
+from scipy.stats import mannwhitneyu
+
+from analyzer.cards import parse_card, scan
+from analyzer.logs import DEFAULT_MAX_LINE_BYTES
+from analyzer.problems import Problem
+from analyzer.validate import generate_checked
+from analyzer.variants.borrow import (
+    BORROW,
+    DEFAULT_RULES,
+    LEND,
+    NAME,
+    Borrow,
+    BorrowRecord,
+    State,
+    deal_masks,
+    steps_to_live,
+)
+
+ILLEGAL = "borrow-with-live"
+PLAYER_COLUMNS = ("player", "hands", "borrows", "illegal_borrows", "hands_with_illegal", "first_illegal")
+PAIR_COLUMNS = ("a", "b", "lends_to_partner", "goodness_to_partner", "lends_to_others", "goodness_to_others",
+                "favour", "p_value")
+
+
+@dataclass(frozen=True, slots=True)
+class Lend:
+    """One card handed over, and how good it was for the borrower among the lender's options."""
+
+    hand_id: str
+    action: int
+    lender: str
+    borrower: str
+    card: int
+    options: int
+    goodness: float
+
+
+def lend_goodness(table: int, lendable: int, card: int) -> float | None:
+    """Share of the lender's other options that were less useful than ``card`` (more steps to live), in
+    [0, 1]: 0 for the least useful, the honest choice; None when the options do not differ (no real choice).
+
+    Strictly less useful, not a mid-rank: ties among the least useful cards then cost an honest lender nothing.
+    """
+    steps = [steps_to_live(table, c) for c in scan(lendable)]
+    if len(set(steps)) < 2:
+        return None
+    mine = steps_to_live(table, card)
+    return sum(s > mine for s in steps) / (len(steps) - 1)
+
+
+def generate_lends(rec: BorrowRecord) -> Iterator[Lend]:
+    """Every lend of a hand whose replay reached its end (the validator's outcome is not None)."""
+    deal = deal_masks(rec, [])
+    if deal is None:
+        return
+    st = State(deal, rec.rules or DEFAULT_RULES)
+    for i, a in enumerate(rec.actions):
+        c = parse_card(a.card, jokers=True)
+        if not isinstance(a, Borrow):
+            st.push(c)
+            continue
+        st.push(BORROW)
+        g = lend_goodness(st.table, st.lendable(st.lender), c)
+        if g is not None:
+            yield Lend(rec.hand_id, i, rec.players[st.lender], rec.players[st.turn], c,
+                       st.lendable(st.lender).bit_count(), g)
+        st.push(LEND + c)
+
+
+def illegal_borrows(problems: Iterable[Problem], borrows: dict[str, int] | None = None,
+                    hands: dict[str, int] | None = None) -> pd.DataFrame:
+    """Per player: illegal borrows (from validation problems), the hands they were in, the first one.
+
+    ``borrows`` and ``hands`` (per player) add context; every player named anywhere gets a row.
+    """
+    count: dict[str, int] = {}
+    in_hands: dict[str, set[str]] = {}
+    first: dict[str, str] = {}
+    for p in problems:
+        if p.code != ILLEGAL or p.player is None:
+            continue
+        count[p.player] = count.get(p.player, 0) + 1
+        in_hands.setdefault(p.player, set()).add(str(p.hand_id))
+        first.setdefault(p.player, f"{p.file or '-'}:{p.line or 0} hand {p.hand_id} action {p.action}")
+    names = sorted(set(count) | set(borrows or {}) | set(hands or {}))
+    rows = [(n, (hands or {}).get(n, 0), (borrows or {}).get(n, 0), count.get(n, 0), len(in_hands.get(n, ())),
+             first.get(n, "")) for n in names]
+    df = pd.DataFrame(rows, columns=list(PLAYER_COLUMNS))
+    return df.sort_values(["illegal_borrows", "player"], ascending=[False, True], ignore_index=True)
+
+
+def lending_favour(lends: Iterable[Lend]) -> pd.DataFrame:
+    """Per unordered pair that lent to each other: how good their lends to each other were versus their
+    lends to others (mean goodness, favour = the difference, one-sided Mann-Whitney p-value)."""
+    by_lender: dict[str, list[Lend]] = {}
+    for x in lends:
+        by_lender.setdefault(x.lender, []).append(x)
+    pairs = {tuple(sorted((x.lender, x.borrower))) for xs in by_lender.values() for x in xs}
+    rows = []
+    for a, b in sorted(pairs):
+        mine = by_lender.get(a, []) + by_lender.get(b, [])
+        partner = [x.goodness for x in mine if x.borrower in (a, b)]
+        others = [x.goodness for x in mine if x.borrower not in (a, b)]
+        p = mannwhitneyu(partner, others, alternative="greater").pvalue if partner and others else float("nan")
+        mp = sum(partner) / len(partner)
+        mo = sum(others) / len(others) if others else float("nan")
+        rows.append((a, b, len(partner), mp, len(others), mo, mp - mo, float(p)))
+    df = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
+    return df.sort_values(["p_value", "a", "b"], ignore_index=True, na_position="last")
+
+
+@dataclass
+class BorrowAudit:
+    """The two tables of this variant's audit, and every problem validation found."""
+
+    players: pd.DataFrame
+    pairs: pd.DataFrame
+    hands: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def audit_borrow(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> BorrowAudit:
+    """Validate the logs and audit their hands of this variant (illegal borrows, lending favour).
+
+    Hands with an illegal borrow still count for lending: the replay goes on past the borrow.
+    """
+    problems: list[Problem] = []
+    lends: list[Lend] = []
+    borrows: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    n = 0
+    for item in generate_checked(paths, max_line_bytes=max_line_bytes):
+        problems.extend(item.check.problems)
+        rec = item.record
+        if item.variant != NAME or rec is None:
+            continue
+        n += 1
+        for name in rec.players:
+            seen[name] = seen.get(name, 0) + 1
+        for a in rec.actions:
+            if isinstance(a, Borrow):
+                borrows[rec.players[a.seat]] = borrows.get(rec.players[a.seat], 0) + 1
+        if item.check.outcome is not None:
+            lends.extend(generate_lends(rec))
+    return BorrowAudit(illegal_borrows(problems, borrows, seen), lending_favour(lends), n, problems)
