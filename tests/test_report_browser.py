@@ -186,11 +186,11 @@ def test_audit_page(page: object, site: dict) -> None:
     page.goto(url(site["dir"] / "report.html"))  # type: ignore[attr-defined]
     rows = page.locator("[data-role=pair-row]")  # type: ignore[attr-defined]
     assert "flagged" in (rows.first.get_attribute("class") or "") and rows.count() == 6
-    expect(page.locator(f"[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
+    expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
     assert_no_injection(page)
     shot(page, "audit")
     rows.first.locator("a", has_text="详情").click()
-    expect(page.locator(f"[data-role=detail-pair] [data-role=plot-signals] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
+    expect(page.locator("[data-role=detail-pair] [data-role=plot-signals] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
     page.locator("[data-role=detail-pair] h2 a").first.click()  # type: ignore[attr-defined]
     assert page.locator("[data-role=detail-player] [data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
     page.go_back()  # type: ignore[attr-defined]

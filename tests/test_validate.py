@@ -4,7 +4,6 @@ import gzip
 import json
 import random
 
-import orjson
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings

@@ -14,7 +14,6 @@ import msgspec
 from msgspec import Meta
 
 from analyzer.cards import (
-    CARD_CODES,
     FULL_DECK,
     NUM_CARDS,
     SEVEN,
@@ -28,6 +27,7 @@ from analyzer.cards import (
 )
 from analyzer.problems import Problem
 from analyzer.variants.base import HandCheck, VariantBase
+from analyzer.variants.record import Card, HandHeader, Ms, Seat, SeatInts
 
 NAME = "bieqi"
 SEATS = 4
@@ -227,39 +227,28 @@ def format_action(action: int) -> str:
 
 # --------------------------------------------------------------------------- log record (v1)
 
-Card = Annotated[str, Meta(description="Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠♥♦♣), e.g. 7S, TD")]
-Seat = Annotated[int, Meta(ge=0, le=3)]
-SeatScores = Annotated[list[int], Meta(min_length=4, max_length=4)]
 
 
 class Action(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     seat: Annotated[Seat, Meta(description="Seat index of the actor (0..3)")]
     kind: Annotated[Literal["play", "cover"], Meta(description="play a live card, or cover (扣) a card face down")]
     card: Card
-    ms: Annotated[int, Meta(ge=0, description="Milliseconds since the hand started; never decreasing")] | None = None
+    ms: Ms | None = None
 
 
 class Result(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, gc=False):
-    scores: Annotated[SeatScores, Meta(description="Score of each seat as the server recorded it; sums to zero")]
-    points: Annotated[SeatScores, Meta(description="Raw cover points of each seat")] | None = None
-    multipliers: Annotated[SeatScores, Meta(description="Factor applied to each seat's points")] | None = None
+    scores: Annotated[SeatInts, Meta(description="Score of each seat as the server recorded it; sums to zero")]
+    points: Annotated[SeatInts, Meta(description="Raw cover points of each seat")] | None = None
+    multipliers: Annotated[SeatInts, Meta(description="Factor applied to each seat's points")] | None = None
     tong: Annotated[list[Seat], Meta(description="Seats that covered nothing (通)")] | None = None
     dutou: Annotated[list[Seat], Meta(description="通 seats whose last card played was a 7 (独头七)")] | None = None
     ranking: Annotated[list[Seat], Meta(min_length=4, max_length=4, description="Seats best first")] | None = None
 
 
-class Record(msgspec.Struct, tag_field="variant", tag=NAME, forbid_unknown_fields=True, omit_defaults=True,
-             kw_only=True, gc=False):  # gc=False: records hold no cycles, and tracking them costs ~40%
+class Record(HandHeader, tag=NAME, kw_only=True):
     """One hand of standard 憋七 in log format v1."""
 
-    format: Annotated[Literal["bieqi-log"], Meta(description="Always \"bieqi-log\"")]
-    version: Annotated[Literal[1], Meta(description="Log format version")]
-    hand_id: Annotated[str, Meta(min_length=1, description="Unique across the files given")]
-    table_id: str | None = None
-    started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
     rules: Rules | None = None
-    players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
-        min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
     deal: Annotated[list[list[Card]], Meta(min_length=4, max_length=4, description="13 cards for each seat")]
     actions: Annotated[list[Action], Meta(description="Every action in order: 52 in a complete hand")]
     result: Result | None = None
@@ -267,7 +256,7 @@ class Record(msgspec.Struct, tag_field="variant", tag=NAME, forbid_unknown_field
 
 # --------------------------------------------------------------------------- replay check
 
-def _cards(mask: int) -> str:
+def cards_text(mask: int) -> str:
     return " ".join(pretty_card(c) for c in scan(mask)) or "none"
 
 
@@ -313,7 +302,7 @@ class BieqiVariant(VariantBase):
                     c = parse_card(code)
                 except CardError as e:
                     problems.append(Problem("bad-card", f"deal[{s}][{j}]: {e}", hand_id=hand, seat=s,
-                                            player=_player(rec, s)))
+                                            player=player_of(rec, s)))
                     ok = False
                     continue
                 b = 1 << c
@@ -328,9 +317,9 @@ class BieqiVariant(VariantBase):
             if sizes != [HAND_SIZE] * SEATS:
                 what.append(f"seat sizes {sizes}, expected 13 each")
             if dup:
-                what.append(f"dealt twice: {_cards(dup)}")
+                what.append(f"dealt twice: {cards_text(dup)}")
             if FULL_DECK & ~seen:
-                what.append(f"missing: {_cards(FULL_DECK & ~seen)}")
+                what.append(f"missing: {cards_text(FULL_DECK & ~seen)}")
             problems.append(Problem("bad-deal", "the deal is not the 52 cards 13 a seat: " + "; ".join(what),
                                     hand_id=hand))
             return None
@@ -349,7 +338,7 @@ class BieqiVariant(VariantBase):
         stopped = False
 
         def stop(code: str, i: int, seat: int, msg: str) -> None:
-            problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=_player(rec, seat)))
+            problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=player_of(rec, seat)))
 
         for i, a in enumerate(rec.actions):
             if st.is_terminal():
@@ -370,12 +359,12 @@ class BieqiVariant(VariantBase):
             what = f"{a.kind} {pretty_card(c)}"
             t = st.turn
             if i == 0 and not (a.kind == "play" and c == SEVEN_OF_SPADES and a.seat == t):
-                stop("first-action", i, a.seat, f"expected seat {t} ({_player(rec, t)}), who holds 7♠, to play 7♠ "
+                stop("first-action", i, a.seat, f"expected seat {t} ({player_of(rec, t)}), who holds 7♠, to play 7♠ "
                      f"first; found seat {a.seat} {what}")
                 stopped = True
                 break
             if a.seat != t:
-                stop("out-of-turn", i, a.seat, f"it is seat {t}'s turn ({_player(rec, t)}); found seat {a.seat} {what}")
+                stop("out-of-turn", i, a.seat, f"it is seat {t}'s turn ({player_of(rec, t)}); found seat {a.seat} {what}")
                 stopped = True
                 break
             held = st.hands[t]
@@ -389,14 +378,14 @@ class BieqiVariant(VariantBase):
             lv = held & st.live
             if a.kind == "play" and not lv >> c & 1:
                 if lv:
-                    msg = f"play {pretty_card(c)} is not live; live cards in hand: {_cards(lv)}"
+                    msg = f"play {pretty_card(c)} is not live; live cards in hand: {cards_text(lv)}"
                 else:
                     msg = f"play {pretty_card(c)} is not live, and seat {t} holds no live card: it must cover a card"
                 stop("not-live", i, t, msg)
                 stopped = True
                 break
             if a.kind == "cover" and lv:
-                stop("cover-with-live", i, t, f"covered {pretty_card(c)} while holding live card(s) {_cards(lv)}; "
+                stop("cover-with-live", i, t, f"covered {pretty_card(c)} while holding live card(s) {cards_text(lv)}; "
                      f"a player with a live card must play one")
                 stopped = True
                 break
@@ -406,8 +395,8 @@ class BieqiVariant(VariantBase):
         if not st.is_terminal():
             t = st.turn
             problems.append(Problem("missing-actions", f"the hand ends after {st.n} actions; expected 52 "
-                                    f"(seat {t} was to act, holding {_cards(st.hands[t])})",
-                                    hand_id=hand, action=st.n, seat=t, player=_player(rec, t)))
+                                    f"(seat {t} was to act, holding {cards_text(st.hands[t])})",
+                                    hand_id=hand, action=st.n, seat=t, player=player_of(rec, t)))
             return HandCheck(problems)
         out = st.outcome()
         problems.extend(_result_problems(rec, out, hand))
@@ -472,7 +461,7 @@ class BieqiVariant(VariantBase):
         return checks  # type: ignore[return-value]
 
 
-def _player(rec: Record, seat: int) -> str | None:
+def player_of(rec: Record, seat: int) -> str | None:
     return rec.players[seat] if 0 <= seat < len(rec.players) else None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
@@ -30,7 +30,9 @@ from analyzer.cards import (
 )
 from analyzer.problems import Problem
 from analyzer.variants.base import HandCheck, VariantBase
-from analyzer.variants.bieqi import NEXT_LIVE, SEATS, Seat, _cards, _player, holder_of
+from analyzer.variants.bieqi import NEXT_LIVE, SEATS, cards_text, holder_of, player_of
+from analyzer.variants.record import CardOrJoker as Card
+from analyzer.variants.record import HandHeader, Ms, Seat
 
 NAME = "bieqi-borrow"
 HAND_SIZE = 13
@@ -186,12 +188,9 @@ class State:
 
 # --------------------------------------------------------------------------- log record (v1)
 
-Card = Annotated[str, Meta(description="Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠♥♦♣), "
-                                       "e.g. 7S, TD; or a joker, SJ or BJ")]
-Ms = Annotated[int, Meta(ge=0, description="Milliseconds since the hand started; never decreasing")]
 
 
-class Play(msgspec.Struct, tag_field="kind", tag="play", forbid_unknown_fields=True, omit_defaults=True):
+class Play(msgspec.Struct, tag_field="kind", tag="play", forbid_unknown_fields=True, omit_defaults=True, gc=False):
     """The seat plays a live card."""
 
     seat: Annotated[Seat, Meta(description="Seat index of the actor (0..3)")]
@@ -199,7 +198,8 @@ class Play(msgspec.Struct, tag_field="kind", tag="play", forbid_unknown_fields=T
     ms: Ms | None = None
 
 
-class Borrow(msgspec.Struct, tag_field="kind", tag="borrow", forbid_unknown_fields=True, omit_defaults=True):
+class Borrow(msgspec.Struct, tag_field="kind", tag="borrow", forbid_unknown_fields=True, omit_defaults=True,
+             gc=False):
     """The seat, holding no live card, borrows (借牌): the lender hands over one card of their choice."""
 
     seat: Annotated[Seat, Meta(description="Seat index of the borrower (0..3)")]
@@ -214,19 +214,11 @@ class BorrowResult(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     loser: Annotated[Seat, Meta(description="Seat left holding the joker; deals the table's next hand")]
 
 
-class BorrowRecord(msgspec.Struct, tag_field="variant", tag=NAME, forbid_unknown_fields=True, omit_defaults=True,
-             kw_only=True):
-    """One hand of the borrowing variant (憋七第二种玩法) in log format v1."""
+class BorrowRecord(HandHeader, tag=NAME, kw_only=True):
+    """One hand of the borrowing variant (憋七第二种玩法) in log format v1. Hands with the same
+    ``table_id`` are one table's hands in order: each dealer must be the previous hand's loser."""
 
-    format: Annotated[Literal["bieqi-log"], Meta(description="Always \"bieqi-log\"")]
-    version: Annotated[Literal[1], Meta(description="Log format version")]
-    hand_id: Annotated[str, Meta(min_length=1, description="Unique across the files given")]
-    table_id: Annotated[str, Meta(description="Hands with the same table id are one table's hands, in order; "
-                                               "each dealer must be the previous hand's loser")] | None = None
-    started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
     rules: BorrowRules | None = None
-    players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
-        min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
     dealer: Annotated[Seat, Meta(description="Seat of the dealer (the previous hand's loser), dealt 14 cards")]
     deal: Annotated[list[list[Card]], Meta(min_length=4, max_length=4, description="Cards of each seat: the 52 and "
                                            "one joker, 14 for the dealer and 13 for the others")]
@@ -248,7 +240,7 @@ def deal_masks(rec: BorrowRecord, problems: list[Problem]) -> list[int] | None:
                 c = parse_card(code, jokers=True)
             except CardError as e:
                 problems.append(Problem("bad-card", f"deal[{s}][{j}]: {e}", hand_id=hand, seat=s,
-                                        player=_player(rec, s)))
+                                        player=player_of(rec, s)))
                 continue
             dup |= seen & (1 << c)
             seen |= 1 << c
@@ -261,9 +253,9 @@ def deal_masks(rec: BorrowRecord, problems: list[Problem]) -> list[int] | None:
     if sizes != want:
         what.append(f"seat sizes {sizes}, expected {want} (the dealer, seat {rec.dealer}, gets 14)")
     if dup:
-        what.append(f"dealt twice: {_cards(dup)}")
+        what.append(f"dealt twice: {cards_text(dup)}")
     if FULL_DECK & ~seen:
-        what.append(f"missing: {_cards(FULL_DECK & ~seen)}")
+        what.append(f"missing: {cards_text(FULL_DECK & ~seen)}")
     if (seen & JOKERS).bit_count() != 1:
         what.append("expected exactly one joker (SJ or BJ)")
     if what:
@@ -305,7 +297,7 @@ class BorrowVariant(VariantBase):
         prev_ms: int | None = None
 
         def flag(code: str, i: int, seat: int, msg: str) -> None:
-            problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=_player(rec, seat)))
+            problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=player_of(rec, seat)))
 
         for i, a in enumerate(rec.actions):
             if st.is_terminal():
@@ -325,14 +317,14 @@ class BorrowVariant(VariantBase):
                     f"play {pretty_card(c)}")
             t = st.turn
             if i == 0 and not (isinstance(a, Play) and c == SEVEN_OF_SPADES and a.seat == t):
-                flag("first-action", i, a.seat, f"expected seat {t} ({_player(rec, t)}), who holds 7♠, to play 7♠ "
+                flag("first-action", i, a.seat, f"expected seat {t} ({player_of(rec, t)}), who holds 7♠, to play 7♠ "
                      f"first; found seat {a.seat} {what}")
                 return HandCheck(problems)
             if not st.hands[a.seat]:
                 flag("empty-hand-acts", i, a.seat, f"seat {a.seat} has no cards left (finished) but acts: {what}")
                 return HandCheck(problems)
             if a.seat != t:
-                flag("out-of-turn", i, a.seat, f"it is seat {t}'s turn ({_player(rec, t)}); found seat {a.seat} {what}")
+                flag("out-of-turn", i, a.seat, f"it is seat {t}'s turn ({player_of(rec, t)}); found seat {a.seat} {what}")
                 return HandCheck(problems)
             lv = st.live_in_hand()
             if isinstance(a, Borrow):
@@ -342,7 +334,7 @@ class BorrowVariant(VariantBase):
                         f"seat {a.lender} has no cards left" if not st.hands[a.lender] else
                         "no seat holding cards may be skipped")
                     must = "no other seat holds cards" if lender == t else (
-                        f"the lender must be seat {lender} ({_player(rec, lender)}), the next seat still holding cards")
+                        f"the lender must be seat {lender} ({player_of(rec, lender)}), the next seat still holding cards")
                     flag("wrong-lender", i, t, f"{what}: {must}; {why}")
                     return HandCheck(problems)
                 if not st.hands[lender] >> c & 1:
@@ -350,11 +342,11 @@ class BorrowVariant(VariantBase):
                     return HandCheck(problems)
                 if not st.lendable(lender) >> c & 1:
                     flag("bad-lend", i, t, f"{what}: the rules forbid lending the joker while the lender holds "
-                         f"other cards ({_cards(st.lendable(lender))})")
+                         f"other cards ({cards_text(st.lendable(lender))})")
                     return HandCheck(problems)
                 if lv:
                     # certain cheating, but the borrow itself is well defined: replay on so every one is counted
-                    flag("borrow-with-live", i, t, f"borrowed while holding live card(s) {_cards(lv)} "
+                    flag("borrow-with-live", i, t, f"borrowed while holding live card(s) {cards_text(lv)} "
                          f"(拿着活牌还借牌): a player with a live card must play one")
                 st.push(BORROW)
                 st.push(LEND + c)
@@ -367,7 +359,7 @@ class BorrowVariant(VariantBase):
                 if c >= NUM_CARDS:
                     msg = f"{what}: the joker is never live (王永远是死牌)"
                 elif lv:
-                    msg = f"{what}: not live; live cards in hand: {_cards(lv)}"
+                    msg = f"{what}: not live; live cards in hand: {cards_text(lv)}"
                 else:
                     msg = f"{what}: not live, and seat {t} holds no live card: it must borrow"
                 flag("not-live", i, t, msg)
@@ -377,7 +369,7 @@ class BorrowVariant(VariantBase):
             t = st.turn
             flag("missing-actions", st.n, t, f"the hand ends after {st.n} actions with "
                  f"{(FULL_DECK & ~st.table).bit_count()} ordinary card(s) not on the table (seat {t} was to act, "
-                 f"holding {_cards(st.hands[t])})")
+                 f"holding {cards_text(st.hands[t])})")
             return HandCheck(problems)
         out = replace(st.outcome(), players=tuple(rec.players))
         problems.extend(_result_problems(rec, out))
@@ -389,12 +381,12 @@ class BorrowVariant(VariantBase):
     def check_sequence(self, previous: HandCheck, rec: BorrowRecord) -> list[Problem]:
         prev: Outcome = previous.outcome
         loser = prev.players[prev.loser]
-        if _player(rec, rec.dealer) == loser:
+        if player_of(rec, rec.dealer) == loser:
             return []
         where = f"seat {rec.players.index(loser)}" if loser in rec.players else "not at the table"
-        return [Problem("bad-dealer", f"the dealer is seat {rec.dealer} ({_player(rec, rec.dealer)}), but the "
+        return [Problem("bad-dealer", f"the dealer is seat {rec.dealer} ({player_of(rec, rec.dealer)}), but the "
                         f"previous hand of table {rec.table_id} was lost by {loser} ({where}), who must deal",
-                        hand_id=rec.hand_id, seat=rec.dealer, player=_player(rec, rec.dealer))]
+                        hand_id=rec.hand_id, seat=rec.dealer, player=player_of(rec, rec.dealer))]
 
 
 # --------------------------------------------------------------------------- engine <-> log

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -29,6 +28,8 @@ from analyzer.cards import (
     suit_of,
 )
 from analyzer.problems import Problem
+from analyzer.variants.record import CardOrJoker as Card
+from analyzer.variants.record import HandHeader, Seat
 from analyzer.variants.base import HandCheck, VariantBase
 
 NAME = "xinyang-heiqi"
@@ -581,9 +582,6 @@ class State:
 
 # --------------------------------------------------------------------------- log record (v1)
 
-Card = Annotated[str, Meta(description="Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠♥♦♣), "
-                                       "or a joker SJ (small) / BJ (big)")]
-Seat = Annotated[int, Meta(ge=0, le=3)]
 
 
 class HeiqiBid(msgspec.Struct, forbid_unknown_fields=True):
@@ -607,18 +605,10 @@ class HeiqiResult(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True
     outcome: OutcomeName | None = None
 
 
-class HeiqiRecord(msgspec.Struct, tag_field="variant", tag=NAME, forbid_unknown_fields=True, omit_defaults=True,
-                  kw_only=True):
+class HeiqiRecord(HandHeader, tag=NAME, kw_only=True):
     """One hand of 信阳黑七 in log format v1."""
 
-    format: Annotated[Literal["bieqi-log"], Meta(description="Always \"bieqi-log\"")]
-    version: Annotated[Literal[1], Meta(description="Log format version")]
-    hand_id: Annotated[str, Meta(min_length=1, description="Unique across the files given")]
-    table_id: str | None = None
-    started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
     rules: HeiqiRules | None = None
-    players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
-        min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
     deal: Annotated[list[list[Card]], Meta(min_length=4, max_length=4, description="25 cards for each seat")]
     bottom: Annotated[list[Card], Meta(description="The 8 cards of the bottom (底牌) as dealt")]
     first_bidder: Annotated[Seat, Meta(description="Seat that bids first")]
