@@ -1,0 +1,357 @@
+"""Pair signals from decision rows: collusion tables, pooled information, co-deviation, think time.
+
+Every signal is generic (no model of a particular cheat). Each decision is seen three times, once
+per other seat: a *link* from the actor to that seat. A link's statistic is centred on what the
+whole room does in the same situation (offset round the table, play or cover, how costly the
+decision was), so position effects and skill do not look like favouritism. Links are summed per
+hand, and a directed pair's z divides the sum by the spread of the actor's per-hand sums over all
+the seats it sat with; hands are the unit, so decisions in one hand may be correlated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+import pandas as pd
+from scipy import stats
+
+SEATS = 4
+#: Hands of the pair's own spread that weigh as much as the actor's spread over everyone.
+SHRINK_HANDS = 30.0
+#: Per-link statistics are clipped at this quantile of their room-wide absolute values, so one
+#: hand with a 三通 or 独头七 multiplier cannot carry a pair on its own.
+CLIP_QUANTILE = 0.995
+REGRET_BINS = 4
+#: A directed pair this far out on the first pass is left out of the room's baselines.
+SUSPECT_Z = 4.0
+P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that way
+
+#: Directed per-hand signals (name -> what a link contributes); co-deviation is per pair.
+LINK_SIGNALS = ("marginal", "dd_marginal", "total", "pooled")
+
+
+@dataclass(frozen=True, slots=True)
+class SignalOptions:
+    """Thresholds of the signals; defaults are generic, not tuned to a style."""
+
+    deviation_regret: float = 2.0  # points: a decision this costly (and > 2 s.e.) is a deviation
+    deviation_se: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEffects:
+    """Per decision and seat (rows, 4): the chosen option's value minus a reference option's.
+
+    ``own``/``dd``: against the sensible choice (own information / true deal). ``own_avg`` /
+    ``dd_avg``: against the average option, which uses every option the actor passed over, not
+    only the best one (more decisions carry information, and less of the deal's luck remains).
+    """
+
+    own: np.ndarray
+    dd: np.ndarray
+    own_avg: np.ndarray
+    dd_avg: np.ndarray
+
+
+def seat_effects(df: pd.DataFrame) -> SeatEffects:
+    """Read every option's values from ``options`` when the rows carry them.
+
+    The ``dd_delta`` columns compare with the option best under the true deal; the audit needs
+    the same reference as the own-information deltas (what a sensible player would have done).
+    Without ``options`` the delta columns stand in for everything.
+    """
+    own = df[[f"delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
+    dd = df[[f"dd_delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
+    if "options" not in df.columns:
+        return SeatEffects(own, dd, own, dd)
+    dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
+    for i, (text, chosen, best) in enumerate(zip(df["options"], df["chosen"], df["best"])):
+        if not text:
+            continue
+        opts = orjson.loads(text)
+        cards = [o["card"] for o in opts]
+        if chosen not in cards or best not in cards:
+            continue
+        ev = np.array([o["ev"] for o in opts], np.float64)
+        ev_dd = np.array([o["ev_dd"] for o in opts], np.float64)
+        c, b = cards.index(chosen), cards.index(best)
+        dd[i] = ev_dd[c] - ev_dd[b]
+        own_avg[i] = ev[c] - ev.mean(axis=0)
+        dd_avg[i] = ev_dd[c] - ev_dd.mean(axis=0)
+    return SeatEffects(own, dd, own_avg, dd_avg)
+
+
+def links(df: pd.DataFrame, eff: SeatEffects | None = None) -> pd.DataFrame:
+    """Each decision once per other seat: actor -> other, with the effects seen from that pair.
+
+    ``X_actor``, ``X_other`` and ``X_rest`` (mean of the two remaining seats) for X in
+    ``d`` (vs the sensible choice, own information), ``dd`` (the same, true deal), ``a`` and
+    ``add`` (vs the average option, own information / true deal).
+    """
+    n = len(df)
+    seat = df["seat"].to_numpy(np.int64)
+    names = df[["p0", "p1", "p2", "p3"]].to_numpy(object)
+    eff = seat_effects(df) if eff is None else eff
+    rows = np.arange(n)
+    parts = []
+    for k in (1, 2, 3):
+        o = (seat + k) % SEATS
+        r1, r2 = (seat + (k % 3) + 1) % SEATS, (seat + ((k + 1) % 3) + 1) % SEATS  # the two remaining seats
+        cols: dict[str, object] = {"row": rows, "offset": k, "actor": names[rows, seat], "other": names[rows, o]}
+        for tag, m in (("d", eff.own), ("dd", eff.dd), ("a", eff.own_avg), ("add", eff.dd_avg)):
+            cols[f"{tag}_actor"] = m[rows, seat]
+            cols[f"{tag}_other"] = m[rows, o]
+            cols[f"{tag}_rest"] = (m[rows, r1] + m[rows, r2]) / 2
+        parts.append(pd.DataFrame(cols))
+    out = pd.concat(parts, ignore_index=True)
+    keep = ["hand_id", "hand_seq", "action", "kind", "chosen", "best", "regret", "regret_se", "think_ms",
+            "difficulty"]
+    base = df[keep].reset_index(drop=True)
+    out = pd.concat([out, base.iloc[out["row"].to_numpy()].reset_index(drop=True)], axis=1)
+    out["actor"] = out["actor"].astype(str)
+    out["other"] = out["other"].astype(str)
+    return out
+
+
+def _regret_bin(regret: pd.Series) -> pd.Series:
+    """0 for (near) free decisions, then quantile bins of the costly ones, room-wide."""
+    out = pd.Series(0, index=regret.index, dtype=np.int64)
+    pos = regret > 1e-9
+    if pos.sum() >= REGRET_BINS * 10:
+        out[pos] = 1 + pd.qcut(regret[pos], REGRET_BINS, labels=False, duplicates="drop").astype(np.int64)
+    else:
+        out[pos] = 1
+    return out
+
+
+def _centred(value: pd.Series, groups: np.ndarray, use: np.ndarray, covariate: pd.Series | None = None
+             ) -> pd.Series:
+    """Value minus what the room does in the same situation, clipped (see CLIP_QUANTILE).
+
+    ``groups``: integer situation codes. The room's expectation is the mean of the links in
+    ``use`` (suspect pairs are left out, so a strong pair cannot shift everyone's baseline), or
+    with ``covariate`` a straight line in it fitted per situation.
+    """
+    y = value.to_numpy(np.float64)
+    w = use.astype(np.float64)
+    n = int(groups.max()) + 1 if len(groups) else 0
+
+    def mean_of(v: np.ndarray) -> np.ndarray:
+        return (np.bincount(groups, w * v, n) / np.maximum(np.bincount(groups, w, n), 1e-12))[groups]
+
+    my = mean_of(y)
+    fit = my
+    if covariate is not None:
+        x = covariate.to_numpy(np.float64)
+        mx = mean_of(x)
+        sxx = mean_of((x - mx) ** 2)
+        slope = np.where(sxx > 1e-12, mean_of((x - mx) * (y - my)) / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
+        fit = my + slope * (x - mx)
+    res = y - fit
+    cap = float(np.nanquantile(np.abs(res[use]), CLIP_QUANTILE)) if use.any() else 0.0
+    return pd.Series(np.clip(res, -cap, cap) if cap > 0 else res, index=value.index)
+
+
+def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataFrame:
+    """Per link: raw effects in points and the centred statistic of each directed signal.
+
+    ``use`` marks the links the room's baselines are fitted on (default: all).
+    """
+    lk = lk.copy()
+    use = np.ones(len(lk), bool) if use is None else use
+    lk["rbin"] = _regret_bin(lk["regret"])
+    situation = pd.MultiIndex.from_arrays([lk["offset"], lk["kind"], lk["rbin"]]).factorize()[0]
+    # how the actor treats this seat compared with the two others (Bowling's marginal impact),
+    # the chosen option against the average one, by the actor's own information
+    lk["marginal_raw"] = lk["a_other"] - lk["a_rest"]
+    # the same judged with the true deal: favour that only someone who saw the partner's hand
+    # could aim (an honest actor's choice is blind to it, so it averages out like the above)
+    lk["dd_marginal_raw"] = lk["add_other"] - lk["add_rest"]
+    # what the decision did for the pair against the sensible choice (total impact); weak
+    # players lose more, so the room's line in regret is the baseline, not zero
+    lk["total_raw"] = lk["d_actor"] + lk["d_other"]
+    # true-deal value for the pair beyond what the actor's own information promised: zero on
+    # average for anyone deciding from their own hand (a martingale), positive with pooled hands
+    lk["pooled_raw"] = (lk["add_actor"] + lk["add_other"]) - (lk["a_actor"] + lk["a_other"])
+    lk["marginal"] = _centred(lk["marginal_raw"], situation, use)
+    lk["dd_marginal"] = _centred(lk["dd_marginal_raw"], situation, use)
+    lk["total"] = _centred(lk["total_raw"], situation, use, covariate=lk["regret"])
+    lk["pooled"] = _centred(lk["pooled_raw"], situation, use)
+    return lk
+
+
+def _directed(lk: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Per directed pair: per-hand sums of a signal, their mean, s.e. and z (hands as the unit)."""
+    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False).agg(
+        s=(name, "sum"), raw=(f"{name}_raw", "sum"), n=(name, "size"))
+    per_hand["s2"] = per_hand["s"] ** 2
+    actor_ms = per_hand.groupby(level="actor")["s2"].mean()  # null mean is 0: second moment, not variance
+    g = per_hand.groupby(level=["actor", "other"])
+    out = pd.DataFrame({"hands": g.size(), "decisions": g["n"].sum(), "sum": g["s"].sum(),
+                        "ms": g["s2"].mean(), "raw_per_hand": g["raw"].mean()})
+    a_ms = actor_ms.reindex(out.index.get_level_values("actor")).to_numpy()
+    var = (out["hands"] * out["ms"] + SHRINK_HANDS * a_ms) / (out["hands"] + SHRINK_HANDS)
+    se_sum = np.sqrt(out["hands"] * var)
+    out["z"] = np.where(se_sum > 0, out["sum"] / se_sum.where(se_sum > 0, 1.0), 0.0)
+    out["per_hand"] = out["sum"] / out["hands"]
+    out["se_per_hand"] = se_sum / out["hands"]
+    return out.drop(columns=["ms", "sum"])
+
+
+def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
+    """The seed's test: hands where both partners deviated, each in the other's favour.
+
+    A deviation is a costly choice by the actor's own information; its favour is judged with
+    the true deal (which is where a partner's hand shows).
+    Conditioned on both deviating in a hand, whether each favoured the other is close to a coin
+    flip for honest players (weak ones deviate more, not more towards a friend), so the count of
+    mutual-favour hands is tested against the room's own favour rate: a Poisson tail.
+    """
+    dev = lk[(lk["regret"] > opts.deviation_regret) & (lk["regret"] > opts.deviation_se * lk["regret_se"])]
+    h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(m=("dd_marginal", "sum"), off=("offset", "first"))
+    h["fav"] = h["m"] > 0
+    rate = h.groupby("off")["fav"].mean()
+    h = h.reset_index()
+    h["q"] = h["off"].map(rate).astype(float)
+    a, b = h["actor"].to_numpy(object), h["other"].to_numpy(object)
+    h["pa"] = np.where(a < b, a, b)
+    h["pb"] = np.where(a < b, b, a)
+    both = h.groupby(["pa", "pb", "hand_id"], sort=False).agg(k=("fav", "size"), fav=("fav", "sum"), q=("q", "prod"))
+    both = both[both["k"] == 2]
+    g = both.groupby(level=["pa", "pb"])
+    out = pd.DataFrame({"both_deviated": g.size(), "observed": g["fav"].apply(lambda f: int((f == 2).sum())),
+                        "expected": g["q"].sum()})
+    p = stats.poisson.sf(out["observed"] - 1, out["expected"].clip(lower=1e-12))
+    out["p"] = np.where(out["observed"] > 0, p, 1.0)
+    out["z"] = stats.norm.isf(out["p"].clip(1e-300, P_MAX))
+    return out
+
+
+def _think(lk: pd.DataFrame) -> pd.DataFrame:
+    """Secondary: is the actor slower, for the difficulty, in hands with this seat than without?
+
+    Each actor's log think time is fitted on difficulty (its own pace); per hand the mean
+    residual, regressed on who else sat at the table (one indicator per co-player); the z of a
+    co-player's coefficient.
+    """
+    cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]
+    t = lk[lk["offset"] == 1].dropna(subset=["think_ms"])  # one copy of each decision
+    if t.empty:
+        return pd.DataFrame(columns=cols)
+    lt = np.log1p(t["think_ms"].clip(lower=0).to_numpy(np.float64))
+    x = t["difficulty"].fillna(0.0).to_numpy(np.float64)
+    g = t.groupby("actor", sort=False)
+    n = g["actor"].transform("size").to_numpy(np.float64)
+    mx, my = pd.Series(x, t.index).groupby(t["actor"]).transform("mean").to_numpy(), \
+        pd.Series(lt, t.index).groupby(t["actor"]).transform("mean").to_numpy()
+    sxy = pd.Series((x - mx) * (lt - my), t.index).groupby(t["actor"]).transform("sum").to_numpy()
+    sxx = pd.Series((x - mx) ** 2, t.index).groupby(t["actor"]).transform("sum").to_numpy()
+    slope = np.where((sxx > 1e-12) & (n > 2), sxy / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
+    hand_r = pd.DataFrame({"actor": t["actor"], "hand_id": t["hand_id"], "r": lt - my - slope * (x - mx)}).groupby(
+        ["actor", "hand_id"], sort=False)["r"].mean().rename("r").reset_index()
+    seats = lk[["actor", "other", "hand_id"]].drop_duplicates().merge(hand_r, on=["actor", "hand_id"])
+    rows = []
+    for actor, g in seats.groupby("actor", sort=False):
+        # all co-players at once: a slow colluder's slowness goes to the partner, not to whoever
+        # often sat at the same tables as the two of them
+        hands, hi = np.unique(g["hand_id"].to_numpy(object), return_inverse=True)
+        others, oi = np.unique(g["other"].to_numpy(object), return_inverse=True)
+        x = np.zeros((len(hands), len(others) + 1))
+        x[:, -1] = 1.0
+        x[hi, oi] = 1.0
+        y = np.zeros(len(hands))
+        y[hi] = g["r"].to_numpy()
+        counts = x[:, :-1].sum(axis=0)
+        dof = len(hands) - np.linalg.matrix_rank(x)
+        if dof < 3:
+            rows.extend((actor, o, 0.0, c, 1.0) for o, c in zip(others, counts))
+            continue
+        xtx_inv = np.linalg.pinv(x.T @ x)
+        beta = xtx_inv @ x.T @ y
+        sigma2 = float(((y - x @ beta) ** 2).sum() / dof)
+        se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
+        ok = (counts >= 2) & (len(hands) - counts >= 2)
+        z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
+        rows.extend((actor, o, float(zz) if k else 0.0, c, float(np.exp(bb)) if k else 1.0)
+                    for o, zz, c, bb, k in zip(others, z, counts, beta[:-1], ok))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def hands_together(seating: pd.DataFrame) -> pd.Series:
+    """Hands each unordered pair sat at one table, from a frame with hand_id, p0..p3."""
+    names = seating[["p0", "p1", "p2", "p3"]].to_numpy(object)
+    pairs: dict[tuple[str, str], int] = {}
+    for row in names:
+        ps = sorted(map(str, row))
+        for i in range(SEATS):
+            for j in range(i + 1, SEATS):
+                key = (ps[i], ps[j])
+                pairs[key] = pairs.get(key, 0) + 1
+    idx = pd.MultiIndex.from_tuples(list(pairs), names=["a", "b"]) if pairs else pd.MultiIndex.from_tuples(
+        [], names=["a", "b"])
+    return pd.Series(list(pairs.values()), index=idx, dtype=np.int64, name="hands_together")
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The pair table and the links it was computed from (the evidence reads the links)."""
+
+    pairs: pd.DataFrame
+    links: pd.DataFrame
+    effects: SeatEffects
+
+
+def _fit_links(df: pd.DataFrame, eff: SeatEffects) -> pd.DataFrame:
+    """Centred links in two passes: the second fits the room's baselines without the decisions
+    of directed pairs that already stand out (robust to a strong pair in a small room)."""
+    lk = link_statistics(links(df, eff))
+    suspect = np.zeros(len(lk), bool)
+    for name in LINK_SIGNALS:
+        d = _directed(lk, name)
+        hot = d.index[d["z"] > SUSPECT_Z]
+        if len(hot):
+            suspect |= pd.MultiIndex.from_arrays([lk["actor"], lk["other"]]).isin(hot)
+    if not suspect.any():
+        return lk
+    bad_rows = np.unique(lk["row"].to_numpy()[suspect])
+    return link_statistics(lk, use=~np.isin(lk["row"].to_numpy(), bad_rows))
+
+
+def _by_direction(out: pd.DataFrame, table: pd.DataFrame, prefix: str, fields: dict[str, str]) -> None:
+    """Copy a directed (actor, other) table into the pair table as ``prefix_ab_*`` and ``prefix_ba_*``."""
+    for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
+        idx = pd.MultiIndex.from_arrays([out.index.get_level_values(x), out.index.get_level_values(y)])
+        sub = table.reindex(idx)
+        for src, dst in fields.items():
+            out[f"{prefix}_{tag}_{dst}"] = sub[src].to_numpy(np.float64)
+
+
+def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
+                 options: SignalOptions = SignalOptions()) -> Signals:
+    """One row per unordered pair (a < b) that sat together: every signal in both directions.
+
+    Columns: ``a, b, hands_together``; for each signal S in LINK_SIGNALS ``S_ab_*`` (a acting
+    towards b) and ``S_ba_*``; ``think_ab_*``/``think_ba_*``; co-deviation ``codev_*``.
+    ``seating`` (hand_id, p0..p3 per hand) gives exact hands together; by default the hands
+    with decision rows.
+    """
+    if seating is None:
+        seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    out = hands_together(seating).to_frame()
+    eff = seat_effects(df)
+    lk = _fit_links(df, eff)
+    fields = ("hands", "decisions", "z", "per_hand", "se_per_hand", "raw_per_hand")
+    for name in LINK_SIGNALS:
+        _by_direction(out, _directed(lk, name), name, {f: f for f in fields})
+    _by_direction(out, _think(lk).set_index(["actor", "other"]), "think",
+                  {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
+    cd = _codeviation(lk, options).reindex(out.index)
+    out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
+    out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)
+    out["codev_expected"] = cd["expected"].fillna(0.0).to_numpy(np.float64)
+    out["codev_z"] = cd["z"].fillna(0.0).to_numpy(np.float64)
+    z_cols = [c for c in out.columns if c.endswith("_z")]
+    out[z_cols] = out[z_cols].fillna(0.0)
+    return Signals(out.reset_index(), lk, eff)

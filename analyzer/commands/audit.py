@@ -1,0 +1,95 @@
+"""``analyzer audit``: rank every pair that sat together, flag collusion; exit 0 none, 1 flagged, 2 input error."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import orjson
+
+from analyzer.commands.common import (
+    end_progress,
+    max_line_option,
+    paths_argument,
+    progress,
+    resolve_paths,
+)
+
+if TYPE_CHECKING:
+    from analyzer.audit.core import Audit
+
+SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --help needs no numba import
+
+
+@click.command("audit")
+@paths_argument
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Folder for audit.json, pairs.csv, players.csv and report.html.")
+@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
+              help="Flag a pair only when its p-value is at most this (per pair).")
+@click.option("--fdr", type=click.FloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
+              help="... and its Benjamini-Hochberg q-value over all pairs is at most this.")
+@click.option("--min-hands", type=click.IntRange(min=1), default=10, show_default=True,
+              help="... and the two sat together at least this many hands.")
+@click.option("--samples", type=click.IntRange(min=1), default=SAMPLES, show_default=True,
+              help="Hidden-hand deals per decision (own-information estimate).")
+@click.option("--dd-samples", type=click.IntRange(min=1), default=DD_SAMPLES, show_default=True,
+              help="Rollouts per option on the true deal.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same audit.")
+@click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
+              help="Decisions of evidence per reported pair.")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of report.html.")
+@max_line_option
+def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_hands: int, samples: int,
+            dd_samples: int, seed: int, top: int, lang: str, max_line_bytes: int) -> None:
+    """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+    from analyzer.audit.calibrate import Alarm
+    from analyzer.audit.core import run_audit
+    from analyzer.logs import atomic_write_bytes
+
+    files = resolve_paths(paths)
+    out = Path(out_dir)
+    names = ("audit.json", "pairs.csv", "players.csv", "report.html")
+    for f in files:  # never overwrite an input
+        for n in names:
+            if f != "-" and (out / n).exists() and os.path.samefile(f, out / n):
+                raise click.UsageError(f"{out / n} is an input; choose another --out")
+    tick = progress("audit")
+    result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
+                       alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
+                       on_progress=tick)
+    end_progress(tick)
+    for p in result.problems[:20]:
+        click.echo(p.format(), err=True)
+    if len(result.problems) > 20:
+        click.echo(f"... and {len(result.problems) - 20} more problems (all in audit.json)", err=True)
+    audit = result.result
+    if audit["valid_hands"] == 0:
+        click.echo("audit: no valid hands to analyse", err=True)
+        sys.exit(2)
+    atomic_write_bytes(out / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+    pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
+    atomic_write_bytes(out / "pairs.csv", result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
+    atomic_write_bytes(out / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
+    _report(out, audit, result, files, lang, max_line_bytes)
+    flagged = [p for p in audit["pairs"] if p["flagged"]]
+    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged"
+               + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
+    for p in flagged:
+        click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
+                   f"{p['hands_together']} hands together, main signal {p['main_signal']}")
+    click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
+    sys.exit(1 if flagged else 0)
+
+
+def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
+            max_line_bytes: int) -> None:
+    """report.html by the report pages; the evidence hands are read again from the inputs (streamed)."""
+    from analyzer.report.audit import write_audit_report
+    from analyzer.validate import generate_valid
+
+    records = generate_valid(files, max_line_bytes=max_line_bytes) if "-" not in files else None
+    write_audit_report(out, audit, decisions=result.decisions, records=records, lang=lang)

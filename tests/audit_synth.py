@@ -1,0 +1,73 @@
+"""Synthetic decision rows in the shape of docs/design.md, for audit tests that need no simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+SEATS = 4
+
+
+def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisions: int = 8,
+                   colluders: tuple[tuple[str, str], ...] = (), favour: float = 3.0, share: float = 0.5,
+                   friends: tuple[tuple[str, str], ...] = (), weak: tuple[str, ...] = (),
+                   one_way: bool = False, seed: int = 0) -> pd.DataFrame:
+    """A room: tables re-form every ``run`` hands; colluders and friends sit together when they can.
+
+    Honest mistakes spread their cost over the three others at random; a colluder, in ``share``
+    of its decisions, moves ``favour`` points from the two others to its partner, and (pooled
+    information) its choice is worth more under the true deal than its own information said.
+    ``one_way``: only the first of each pair helps (feeding).
+    """
+    rng = np.random.default_rng(seed)
+    ids = [f"p{i:02d}" for i in range(players)]
+    skill = {p: (3.0 if p in weak else rng.uniform(0.5, 1.5)) for p in ids}
+    partner = {a: b for a, b in colluders} | ({} if one_way else {b: a for a, b in colluders})
+    rows = []
+    seq = 0
+    for start in range(0, hands, run):
+        order = list(rng.permutation(ids))
+        for group in (*colluders, *friends):  # seat each pair at one table
+            x, y = group
+            order.remove(y)
+            order.insert(order.index(x) + 1, y)
+        for t in range(len(order) // SEATS):
+            table = order[t * SEATS:(t + 1) * SEATS]
+            for h in range(min(run, hands - start)):
+                seats = list(np.roll(table, h))
+                hand_id = f"h{seq:06d}"
+                for i in range(decisions * SEATS):
+                    s = i % SEATS
+                    actor = seats[s]
+                    regret = float(rng.exponential(skill[actor])) * (rng.random() < 0.6)
+                    share_out = rng.dirichlet(np.ones(3))
+                    d = np.zeros(SEATS)
+                    d[s] = -regret
+                    for k in range(3):
+                        d[(s + k + 1) % SEATS] = regret * share_out[k]
+                    noise = rng.normal(0, 1.0, SEATS)
+                    dd = d + noise - noise.mean()
+                    mate = partner.get(actor)
+                    if mate in seats and rng.random() < share:
+                        m = seats.index(mate)
+                        for k in range(SEATS):
+                            if k not in (s, m):
+                                d[k] -= favour / 2
+                        d[m] += favour
+                        dd = d + noise - noise.mean()
+                        dd[s] += favour / 2
+                        dd[m] += favour / 2
+                        dd[[k for k in range(SEATS) if k not in (s, m)]] -= favour / 2
+                    rows.append({
+                        "hand_id": hand_id, "table_id": f"t{t}", "hand_seq": seq, "action": i + 1, "seat": s,
+                        "player": actor, **{f"p{k}": seats[k] for k in range(SEATS)},
+                        "kind": "play" if rng.random() < 0.7 else "cover", "n_options": int(rng.integers(2, 6)),
+                        "chosen": "8H", "best": "6H" if regret > 0 else "8H", "rank": int(regret > 0),
+                        "regret": regret, "regret_se": 0.3,
+                        **{f"delta{k}": d[k] for k in range(SEATS)}, **{f"dd_delta{k}": dd[k] for k in range(SEATS)},
+                        "dd_regret": max(0.0, -dd[s]),
+                        "think_ms": float(rng.lognormal(7, 0.5)) * (1.4 if mate in seats else 1.0),
+                        "difficulty": float(rng.uniform(0, 1)), "reasons": "", "options": "[]",
+                    })
+                seq += 1
+    return pd.DataFrame(rows)

@@ -1,0 +1,80 @@
+"""``analyzer audit`` end to end on a small simulated room: files, schema, exit codes, invalid hands."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from analyzer.audit.schema import audit_schema
+from analyzer.cli import cli
+from analyzer.logs import write_records
+from analyzer.schema import dumps
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from analyzer.simulate.room import simulate
+
+    path = tmp_path_factory.mktemp("room") / "room.jsonl"
+    write_records(path, simulate(hands=60, players=6, seed=4, colluders=1, style="share").records)
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, ["audit", *args])
+    return res.exit_code, res.output
+
+
+@pytest.fixture(scope="module")
+def audited(room: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    out = tmp_path_factory.mktemp("out")
+    bad = room.parent / "bad.jsonl"
+    lines = room.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["hand_id"] = "broken"
+    rec["actions"] = rec["actions"][:10]  # a hand that stops early: invalid
+    bad.write_text("\n".join(lines + [json.dumps(rec)]) + "\n")
+    code, _ = _run(str(bad), "--out", str(out), "--samples", "4", "--dd-samples", "2")
+    return code, out
+
+
+def test_writes_every_file_and_exit_code_matches_flags(audited: tuple[int, Path]) -> None:
+    code, out = audited
+    assert {p.name for p in out.iterdir()} >= {"audit.json", "pairs.csv", "players.csv", "report.html"}
+    audit = json.loads((out / "audit.json").read_text())
+    assert code == (1 if any(p["flagged"] for p in audit["pairs"]) else 0)
+    assert audit["hands"] == 60 and audit["valid_hands"] == 60
+
+
+def test_audit_json_follows_its_schema(audited: tuple[int, Path]) -> None:
+    audit = json.loads((audited[1] / "audit.json").read_text())
+    jsonschema.Draft202012Validator(audit_schema()).validate(audit)
+    pairs = audit["pairs"]
+    assert pairs and all(p["players"] == sorted(p["players"]) for p in pairs)
+    assert [p["score"] for p in pairs] == sorted((p["score"] for p in pairs), reverse=True)
+    assert pairs[0]["evidence"] and {"hand_id", "action", "effect"} <= set(pairs[0]["evidence"][0])
+
+
+def test_invalid_hands_are_reported_and_left_out(audited: tuple[int, Path]) -> None:
+    audit = json.loads((audited[1] / "audit.json").read_text())
+    assert audit["invalid_hands"] == 1
+    assert any(p["hand_id"] == "broken" and p["code"] == "missing-actions" for p in audit["problems"])
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert _run(str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o"))[0] == 2
+    empty = tmp_path / "empty.jsonl.gz"
+    with gzip.open(empty, "wb") as f:
+        f.write(b"not json\n")
+    code, _ = _run(str(empty), "--out", str(tmp_path / "o"))
+    assert code == 2 and not (tmp_path / "o" / "audit.json").exists()
+
+
+def test_published_schema_is_current() -> None:
+    path = Path(__file__).parent.parent / "schemas" / "audit-v1.schema.json"
+    assert path.read_text(encoding="utf-8") == dumps(audit_schema())
