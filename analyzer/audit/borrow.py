@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from typing import Any
+
+import orjson
 import pandas as pd
 from scipy.stats import mannwhitneyu
 
@@ -157,3 +160,16 @@ def audit_borrow(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE
         if item.check.outcome is not None:
             lends.extend(generate_lends(rec))
     return BorrowAudit(illegal_borrows(problems, borrows, seen), lending_favour(lends), n, problems)
+
+
+#: validation codes that mean this variant's hands are in the input even when none is valid
+SECTION_CODES = frozenset({"borrow-with-live", "wrong-lender", "bad-lend", "bad-dealer"})
+
+
+def variant_section(paths: Iterable[str], **kw: Any) -> dict[str, Any]:
+    """This variant's part of audit.json: illegal borrows per player (certain cheating, no statistics
+    needed) and per pair the lending favour; read in a second pass over the inputs."""
+    found = audit_borrow(paths, **kw)
+    return {"hands": found.hands, "illegal_borrows": int(found.players["illegal_borrows"].sum()),
+            "players": orjson.loads(found.players.to_json(orient="records")),
+            "pairs": orjson.loads(found.pairs.to_json(orient="records"))}

@@ -29,6 +29,10 @@ VERSION = 1
 #: log ``variant`` -> module whose ``analyse`` gives that variant's decision rows.
 DECISION_SOURCES: dict[str, str] = {
     "bieqi": "analyzer.analysis.decisions",
+}
+#: log ``variant`` -> module with ``variant_section(paths, problems, **kw) -> dict``: findings of a game
+#: that the decision-row pipeline does not cover (e.g. certain cheats the validator proves).
+VARIANT_SECTIONS: dict[str, str] = {
     "bieqi-borrow": "analyzer.audit.borrow",
 }
 
@@ -189,6 +193,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
+    paths = list(paths)  # read twice when a variant adds its own section
     problems: list[Problem] = []
     kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
@@ -205,6 +210,11 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
               "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed}}
+    seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
+    for variant, module in VARIANT_SECTIONS.items():
+        mod = import_module(module)
+        if variant in seen or mod.SECTION_CODES & seen:
+            result[variant] = mod.variant_section(paths, **kw)
     return Audit(result, df, pairs, players, problems)
 
 

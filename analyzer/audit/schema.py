@@ -85,6 +85,13 @@ def audit_schema() -> dict[str, Any]:
         "problems": {"type": "array", "items": {"type": "object"}},
         "players": {"type": "array", "items": PLAYER},
         "pairs": {"type": "array", "items": PAIR},
+        "bieqi-borrow": _obj({
+            "hands": _COUNT, "illegal_borrows": {**_COUNT, "description": "borrows while holding a live card"},
+            "players": {"type": "array", "items": {"type": "object"},
+                        "description": "per player: hands, borrows, illegal borrows (certain cheating)"},
+            "pairs": {"type": "array", "items": {"type": "object"},
+                      "description": "per pair: how good their lends to each other were vs to others, p-value"},
+        }),
     }, required=["format", "version", "hands", "players", "pairs"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "audit-v1.schema.json",
             "title": "bieqi audit v1: pairs of players ranked by how their decisions helped each other", **body}

@@ -81,8 +81,13 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
     for p in flagged:
         click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
+    borrow = audit.get("bieqi-borrow")
+    cheats = borrow["illegal_borrows"] if borrow else 0
+    if borrow:
+        click.echo(f"bieqi-borrow: {borrow['hands']} hands, {cheats} illegal borrows (borrowing while holding a live "
+                   f"card), by player in audit.json")
     click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
-    sys.exit(1 if flagged else 0)
+    sys.exit(1 if flagged or cheats else 0)
 
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,

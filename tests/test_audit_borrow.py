@@ -1,0 +1,35 @@
+"""`analyzer audit` on the borrowing variant: illegal borrows per player, lending favour per pair."""
+
+import json
+
+from click.testing import CliRunner
+
+from analyzer.cli import cli
+from analyzer.logs import write_records
+from analyzer.simulate.borrow import simulate
+
+
+def test_audit_names_the_cheats_and_the_lending_pair(tmp_path):
+    sim = simulate(hands=200, players=8, seed=5, colluders=1, style="both")
+    log = tmp_path / "borrow.jsonl"
+    write_records(log, sim.records)
+    r = CliRunner().invoke(cli, ["audit", str(log), "--out", str(tmp_path / "out")], catch_exceptions=False)
+    assert r.exit_code == 1, r.output
+    section = json.loads((tmp_path / "out" / "audit.json").read_text())["bieqi-borrow"]
+    assert section["hands"] == 200
+    cheats = set(sim.truth["cheats"])
+    by_player = {p["player"]: p["illegal_borrows"] for p in section["players"]}
+    assert all(by_player[c] > 0 for c in cheats)
+    assert all(n == 0 for p, n in by_player.items() if p not in cheats)
+    top = section["pairs"][0]
+    assert sorted([top["a"], top["b"]]) == sorted(sim.truth["pairs"][0]) and top["p_value"] < 1e-6
+
+
+def test_an_honest_borrow_room_flags_nothing(tmp_path):
+    sim = simulate(hands=120, players=8, seed=6, colluders=0)
+    log = tmp_path / "honest.jsonl"
+    write_records(log, sim.records)
+    r = CliRunner().invoke(cli, ["audit", str(log), "--out", str(tmp_path / "out")], catch_exceptions=False)
+    section = json.loads((tmp_path / "out" / "audit.json").read_text())["bieqi-borrow"]
+    assert r.exit_code == 0, r.output
+    assert section["illegal_borrows"] == 0 and section["hands"] == 120
