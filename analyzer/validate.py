@@ -219,8 +219,8 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 
 def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iterator[list[Line] | Checked]:
     """Raw lines in batches; an unreadable path as one ``io-error`` item in its place."""
-    batch: list[Line] = []
     for path in paths:
+        batch: list[Line] = []  # one file a batch, so a batch travels to a worker with one file name
         try:
             for line in generate_lines(path, max_line_bytes):
                 batch.append(line)
@@ -233,29 +233,49 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iter
                 batch = []
             name = "<stdin>" if path == "-" else path
             yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
-    if batch:
-        yield batch
+        if batch:
+            yield batch
+
+
+def _check_packed(file: str, packed: list[tuple[int, bytes | None]], max_line_bytes: int) -> list[tuple[Any, ...]]:
+    """``check_lines`` in a worker process, with plain tuples both ways (pickling dataclasses costs
+    more than checking the hand). Outcomes travel only where cross-hand checks need them."""
+    lines = [Line(file, n, data) for n, data in packed]
+    return [(c.line, c.hand_id, c.variant, c.table_key, c.check.problems,
+             c.check.outcome if c.table_key is not None else None, c.record if c.table_key is not None else None)
+            for c in check_lines(lines, max_line_bytes, keep_records=False)]
+
+
+def _unpack(file: str, rows: list[tuple[Any, ...]]) -> list[Checked]:
+    return [Checked(file, line, hand_id, record, HandCheck(problems, outcome), variant, table_key)
+            for line, hand_id, variant, table_key, problems, outcome, record in rows]
 
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
                      keep_records: bool) -> Iterator[list[Checked]]:
     source = _batches(paths, max_line_bytes, batch_size)
-    if jobs <= 1:
+    if jobs <= 1 or keep_records:
         for b in source:
             yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: deque[Future[list[Checked]] | Checked] = deque()
+        pending: deque[tuple[str, Future[list[tuple[Any, ...]]]] | Checked] = deque()
+
+        def done(head: tuple[str, Future[list[tuple[Any, ...]]]] | Checked) -> list[Checked]:
+            return [head] if isinstance(head, Checked) else _unpack(head[0], head[1].result())
+
         for b in source:
-            pending.append(b if isinstance(b, Checked) else pool.submit(check_lines, b, max_line_bytes, keep_records))
+            if isinstance(b, Checked):
+                pending.append(b)
+            else:  # a batch never spans two files (see _batches)
+                pending.append((b[0].file, pool.submit(_check_packed, b[0].file, [(x.line, x.data) for x in b],
+                                                       max_line_bytes)))
             while len(pending) > 2 * jobs:  # bounded: memory stays flat however long the input
-                head = pending.popleft()
-                yield [head] if isinstance(head, Checked) else head.result()
+                yield done(pending.popleft())
         while pending:
-            head = pending.popleft()
-            yield [head] if isinstance(head, Checked) else head.result()
+            yield done(pending.popleft())
 
 
 def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,

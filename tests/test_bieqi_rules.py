@@ -126,3 +126,27 @@ def test_random_games_are_legal_complete_and_zero_sum(seed):
     for m in s.covered:
         covered |= m
     assert covered | s.table == (1 << 52) - 1 and covered & s.table == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([Rules(), Rules(dutou="replace"), Rules(cover_doubling=(20, 40)),
+                                               Rules(tong_factors=(1, 3, 9, 27, 1), dutou_factor=5)]))
+def test_compiled_settlement_agrees_with_settle(seed, rules):
+    import numpy as np
+
+    from analyzer.variants.bieqi import _settle_batch, make_record
+
+    rng = random.Random(seed)
+    states, recs = [], []
+    for k in range(8):
+        deal = random_deal(rng)
+        s = play_random(deal, rng, rules)
+        states.append(s)
+        recs.append(make_record(s, deal, hand_id=f"h{k}", players=["a", "b", "c", "d"]))
+    pts = np.array([s.points() for s in states], np.int64)
+    l7 = np.array([s.last_seven for s in states], np.bool_)
+    points, _, mult, scores, ranking = _settle_batch(recs, pts, l7)
+    for j, s in enumerate(states):
+        out = s.outcome()
+        assert (points[j], mult[j], scores[j], ranking[j]) == (
+            list(out.points), list(out.multipliers), list(out.scores), list(out.ranking))

@@ -447,18 +447,39 @@ class BieqiVariant(VariantBase):
                 np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
                 np.frombuffer("".join(kinds).encode(), np.uint8), np.fromiter(ms, np.int64, len(ms)),
                 NEXT, RANK_OF, SUIT_OF, pts, l7)
+            settled = _settle_batch([records[k] for k in fast], pts, l7)
             for j, k in enumerate(fast):
                 rec = records[k]
-                if status[j]:
-                    checks[k] = self.check(rec)
-                elif rec.result is None:
-                    checks[k] = HandCheck([])  # legal; the outcome is not needed to validate
+                if status[j] or (rec.result is not None and not _result_agrees(rec.result, settled, j)):
+                    checks[k] = self.check(rec)  # the engine says what is wrong
                 else:
-                    first = rec.actions[0].seat
-                    finish = [ACTIONS_PER_HAND - SEATS + (s - first) % SEATS for s in range(SEATS)]
-                    out = settle(pts[j].tolist(), l7[j].tolist(), finish, rec.rules or DEFAULT_RULES)
-                    checks[k] = HandCheck(_result_problems(rec, out, rec.hand_id), out)
+                    checks[k] = HandCheck([])  # legal; the outcome is not kept (the engine gives it)
         return checks  # type: ignore[return-value]
+
+
+def _settle_batch(records: Sequence[Record], pts: Any, l7: Any) -> tuple[list[list[int]], ...]:
+    """points, last-play-was-a-7, multipliers, scores, ranking of legal hands, compiled (``settle`` is
+    the reference; a test checks they agree)."""
+    import numpy as np
+
+    from analyzer.kernels.bieqi import settle_hands
+    from analyzer.kernels.rollout import rule_table
+
+    rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
+    idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
+    first = np.array([r.actions[0].seat for r in records], np.int64)
+    mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
+    settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)
+    return pts.tolist(), l7.tolist(), mult.tolist(), scores.tolist(), ranking.tolist()
+
+
+def _result_agrees(res: Result, settled: tuple[list[list[int]], ...], j: int) -> bool:
+    points, last7, mult, scores, ranking = (x[j] for x in settled)
+    return (res.scores == scores and (res.points is None or res.points == points)
+            and (res.multipliers is None or res.multipliers == mult)
+            and (res.ranking is None or res.ranking == ranking)
+            and (res.tong is None or sorted(res.tong) == [s for s in range(SEATS) if not points[s]])
+            and (res.dutou is None or sorted(res.dutou) == [s for s in range(SEATS) if not points[s] and last7[s]]))
 
 
 def player_of(rec: Record, seat: int) -> str | None:
