@@ -9,7 +9,8 @@ import pytest
 
 from analyzer.analysis.infoset import Observer
 from analyzer.strategy import HONEST
-from analyzer.kernels.rollout import BEYOND, mix, rollout, rule_table, settle_scores
+from analyzer.kernels.rollout import BEYOND, mix, rollout
+from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.variants.bieqi import COVER, Rules, State, play_random, random_deal
 
 RULES = [Rules(), Rules(dutou="replace"), Rules(tong_factors=(1, 3, 5, 9, 2), dutou_factor=4),
@@ -37,7 +38,7 @@ def test_kernel_scores_equal_settle_on_random_games(k: int) -> None:
             st.last_seven = [rng.random() < 0.5 for _ in range(4)]
         o = st.outcome()
         kinds.add((len(o.tong), len(o.dutou)))
-        settle_scores(np.array(st.points(), np.int64), np.array(st.last_seven), table[0], out)
+        settle_into(np.array(st.points(), np.int64), np.array(st.last_seven), table[0], np.zeros(4, np.int64), out)
         assert out.tolist() == list(o.scores)
     assert len(kinds) >= 6  # many combinations of 通 and 独头七 were scored
 
@@ -61,7 +62,7 @@ def test_rollout_plays_legally_and_scores_like_the_engine() -> None:
         assert st.is_terminal()
         assert pts.tolist() == st.points() and hands.tolist() == [0] * 4
         out = np.zeros(4, np.int64)
-        settle_scores(pts, l7, table[0], out)
+        settle_into(pts, l7, table[0], np.zeros(4, np.int64), out)
         assert out.tolist() == st.returns()
 
 

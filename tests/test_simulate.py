@@ -12,12 +12,12 @@ from numba import njit
 from analyzer.cli import cli
 from analyzer.logs import write_records
 from analyzer.simulate import simulator
-from analyzer.simulate.kernel import _determinize, play_batch, rule_arrays, settle_scores
+from analyzer.simulate.kernel import _determinize, play_batch
 from analyzer.simulate.players import think_times
 from analyzer.simulate.room import _deals
 from analyzer.strategy import HONEST, NF, NEXT, style_weights
 from analyzer.validate import validate
-from analyzer.variants.bieqi import COVER, settle
+from analyzer.variants.bieqi import COVER
 
 B = 2000
 DEALS = _deals(B, np.random.default_rng(11))
@@ -95,17 +95,6 @@ def test_search_player_beats_the_heuristic() -> None:
     base = play_batch(DEALS[:n], w, np.ones((n, 4)), seed=2).scores()[:, 0]
     search = play_batch(DEALS[:n], w, np.ones((n, 4)) * 0.1, samples=samples, seed=2).scores()[:, 0]
     assert search.mean() - base.mean() > 5
-
-
-def test_kernel_scoring_agrees_with_settle() -> None:
-    rng = np.random.default_rng(0)
-    tf, df, stack = rule_arrays()
-    out = np.zeros(4, np.int64)
-    for _ in range(300):
-        pts = rng.integers(0, 60, 4) * (rng.random(4) < 0.7)
-        l7 = rng.random(4) < 0.3
-        settle_scores(pts, l7, tf, df, stack, out)
-        assert list(out) == list(settle(pts.tolist(), l7.tolist(), [48, 49, 50, 51]).scores)
 
 
 @njit

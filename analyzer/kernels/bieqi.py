@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.cards import RANKS, SUITS
-from analyzer.kernels.rollout import R_DUTOU, R_NTHRESH, R_REPLACE, R_THRESH, R_TONG
+from analyzer.kernels.scoring import settle_into
 from analyzer.variants.bieqi import NEXT_LIVE
 
 NEXT = np.array(NEXT_LIVE, dtype=np.int64)
@@ -124,35 +124,13 @@ def check_hands(deal, offsets, cards, seats, kinds, ms, nxt, rank_of, suit_of, p
 @njit(cache=True, nogil=True)
 def settle_hands(points, last7, first, rule_idx, rules, mult, scores, ranking):  # pragma: no cover - compiled
     """The rules of :func:`analyzer.variants.bieqi.settle` for B legal hands, into mult, scores and
-    ranking (B, 4). ``rules`` rows are laid out as :func:`analyzer.kernels.rollout.rule_table`;
+    ranking (B, 4). ``rules`` rows are laid out as :func:`analyzer.kernels.scoring.rule_table`;
     ``first`` is the seat that acted first (ties go to whoever finished earlier in the rotation)."""
     final = np.empty(4, np.int64)
     for h in range(points.shape[0]):
-        rv = rules[rule_idx[h]]
-        ntong = 0
-        ndutou = 0
+        settle_into(points[h], last7[h], rules[rule_idx[h]], mult[h], scores[h])
         for s in range(4):
-            if points[h, s] == 0:
-                ntong += 1
-                if last7[h, s]:
-                    ndutou += 1
-        factor = rv[R_TONG + ntong]
-        if ndutou > 0:
-            d = 1
-            for _ in range(ndutou):
-                d *= rv[R_DUTOU]
-            factor = d if rv[R_REPLACE] == 1 else factor * d
-        total = 0
-        for s in range(4):
-            m = 1 if points[h, s] == 0 else factor
-            for t in range(rv[R_NTHRESH]):
-                if points[h, s] > rv[R_THRESH + t]:
-                    m *= 2
-            mult[h, s] = m
-            final[s] = points[h, s] * m
-            total += final[s]
-        for s in range(4):
-            scores[h, s] = total - 4 * final[s]
+            final[s] = points[h, s] * mult[h, s]
         for r in range(4):  # fewer points first; equal points: earlier in the rotation from the first seat
             ranking[h, r] = (first[h] + r) % 4
         for r in range(1, 4):

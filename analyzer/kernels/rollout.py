@@ -2,7 +2,7 @@
 
 Everything is int bit masks and small arrays. The live-card rule is :data:`NEXT_LIVE` and scoring
 follows :func:`analyzer.variants.bieqi.settle` with the rule factors passed in as an int vector
-(:func:`rule_table`); tests check both against the Python engine on random games.
+(:func:`analyzer.kernels.scoring.rule_table`); tests check both against the Python engine on random games.
 
 The reference policy is a cheap heuristic for every seat: play the live card that leads to the most
 of one's own cards and frees the fewest cards still out; when covering, cover the card whose cost
@@ -12,14 +12,14 @@ A little seeded noise makes rollouts differ, so averages over many are expectati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import numpy as np
 from numba import njit
 
 from analyzer.cards import NUM_CARDS, SEVEN
 from analyzer.strategy import NF, decision_features, option_values
-from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, NEXT_LIVE, SEATS, Rules
+from analyzer.kernels.scoring import rule_table, settle_into  # noqa: F401 (rule_table: re-exported)
+from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, NEXT_LIVE, SEATS
 
 NEXT = np.array(NEXT_LIVE, np.int64)
 SUIT_BITS = 0x1FFF
@@ -50,27 +50,6 @@ def _beyond() -> np.ndarray:
 BEYOND = _beyond()
 POP13 = np.array([bin(m).count("1") for m in range(1 << 13)], np.int64)
 PTS13 = np.array([sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13)], np.int64)
-
-# Layout of one row of the rule table.
-R_TONG = 0  # 5 factors by number of 通 players
-R_DUTOU = 5  # factor per 独头七
-R_REPLACE = 6  # 1 when 独头七 replaces the 通 factor
-R_NTHRESH = 7  # number of cover-doubling thresholds, which follow
-R_THRESH = 8
-
-
-def rule_table(rules: Sequence[Rules]) -> np.ndarray:
-    """One int row per rule set, the layout above, wide enough for the longest threshold list."""
-    width = R_THRESH + max((len(r.cover_doubling) for r in rules), default=0)
-    out = np.zeros((max(len(rules), 1), width), np.int64)
-    for i, r in enumerate(rules):
-        out[i, R_TONG:R_TONG + 5] = r.tong_factors
-        out[i, R_DUTOU] = r.dutou_factor
-        out[i, R_REPLACE] = r.dutou == "replace"
-        out[i, R_NTHRESH] = len(r.cover_doubling)
-        out[i, R_THRESH:R_THRESH + len(r.cover_doubling)] = r.cover_doubling
-    return out
-
 
 # --------------------------------------------------------------------------- small helpers
 
@@ -105,35 +84,6 @@ def next_uniform(state):  # pragma: no cover - compiled
     x ^= x >> np.uint64(27)
     state[0] = x
     return float((x * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True, nogil=True)
-def settle_scores(pts, last7, rv, out):  # pragma: no cover - compiled
-    """Scores of a finished hand into out[4]; the rules of :func:`analyzer.variants.bieqi.settle`."""
-    ntong = 0
-    ndutou = 0
-    for s in range(4):
-        if pts[s] == 0:
-            ntong += 1
-            if last7[s]:
-                ndutou += 1
-    factor = rv[R_TONG + ntong]
-    if ndutou > 0:
-        d = 1
-        for _ in range(ndutou):
-            d *= rv[R_DUTOU]
-        factor = d if rv[R_REPLACE] == 1 else factor * d
-    total = 0
-    final = np.empty(4, np.int64)
-    for s in range(4):
-        m = 1 if pts[s] == 0 else factor
-        for t in range(rv[R_NTHRESH]):
-            if pts[s] > rv[R_THRESH + t]:
-                m *= 2
-        final[s] = pts[s] * m
-        total += final[s]
-    for s in range(4):
-        out[s] = total - 4 * final[s]
 
 
 # --------------------------------------------------------------------------- the reference policy
@@ -303,6 +253,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
     p = np.empty(4, np.int64)
     l7 = np.empty(4, np.bool_)
     sc = np.empty(4, np.float64)
+    mult = np.empty(4, np.int64)
     empty = np.empty(0, np.int64)
     for d in range(D):
         a = turn[d]
@@ -338,7 +289,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
                     lv, tb = apply(opts[d, j], h, c, p, l7, live[d], table[d], a)
                     rng[0] = stream
                     rollout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, empty)
-                    settle_scores(p, l7, rv, sc)
+                    settle_into(p, l7, rv, mult, sc)
                     for s in range(4):
                         out[d, j, s] += sc[s]
                     vals[i, j] = sc[a]

@@ -13,39 +13,12 @@ import numpy as np
 from numba import njit
 
 from analyzer.cards import SEVEN_OF_SPADES
+from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.strategy import HONEST, NF, decision_features, mask_count, mask_pts, option_values
 from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, NEXT_LIVE, SEATS, Rules
 
 NEXT = np.array(NEXT_LIVE, np.int64)
 MAX_OPTIONS = 13
-
-
-def rule_arrays(rules: Rules = DEFAULT_RULES) -> tuple[np.ndarray, int, bool]:
-    """The scoring options the kernel needs: 通 factors, 独头七 factor, whether 独头七 stacks."""
-    if rules.cover_doubling:
-        raise ValueError("the simulator's rollouts do not model cover_doubling house rules")
-    return np.array(rules.tong_factors, np.int64), rules.dutou_factor, rules.dutou == "stack"
-
-
-@njit(cache=True)
-def settle_scores(points, last7, tong_factors, dutou_factor, stack, out):  # pragma: no cover - compiled
-    """Scores of a finished hand, as :func:`analyzer.variants.bieqi.settle` (tests check they agree)."""
-    ntong = 0
-    ndutou = 0
-    for s in range(SEATS):
-        if points[s] == 0:
-            ntong += 1
-            if last7[s]:
-                ndutou += 1
-    factor = tong_factors[ntong]
-    if ndutou > 0:
-        d = dutou_factor ** ndutou
-        factor = factor * d if stack else d
-    total = 0
-    for s in range(SEATS):
-        total += points[s] * factor
-    for s in range(SEATS):
-        out[s] = total - SEATS * points[s] * factor
 
 
 @njit(cache=True)
@@ -206,7 +179,7 @@ def _determinize(hands, covered, notheld, table, seat, partner, out_hands, out_c
 
 @njit(cache=True)
 def _search_values(hands, covered, notheld, last7, last_act, live, table, n, seat, partner, lam, opts, k,
-                   samples, roll_w, tf, df, stack, values):  # pragma: no cover - compiled
+                   samples, roll_w, rv, values):  # pragma: no cover - compiled
     """Mean own score (+ lam x partner's) of each option over ``samples`` determinizations, all
     options played on the same samples (common random numbers make the comparison sharper)."""
     dh = np.empty(SEATS, np.int64)
@@ -218,6 +191,7 @@ def _search_values(hands, covered, notheld, last7, last_act, live, table, n, sea
     la2 = np.empty(SEATS, np.int64)
     pts = np.empty(SEATS, np.int64)
     sc = np.empty(SEATS, np.int64)
+    mult = np.empty(SEATS, np.int64)
     ropts = np.empty(MAX_OPTIONS, np.int64)
     rfeats = np.empty((MAX_OPTIONS, NF))
     rvals = np.empty(MAX_OPTIONS)
@@ -235,7 +209,7 @@ def _search_values(hands, covered, notheld, last7, last_act, live, table, n, sea
             _finish(h2, c2, nh2, l2, la2, lv, tb, n + 1, (seat + 1) % SEATS, roll_w, ropts, rfeats, rvals)
             for s in range(SEATS):
                 pts[s] = mask_pts(c2[s])
-            settle_scores(pts, l2, tf, df, stack, sc)
+            settle_into(pts, l2, rv, mult, sc)
             v = float(sc[seat])
             if partner >= 0:
                 v += lam * sc[partner]
@@ -243,7 +217,7 @@ def _search_values(hands, covered, notheld, last7, last_act, live, table, n, sea
 
 
 @njit(cache=True)
-def play_hands(deals, weights, temps, partners, lams, samples, tf, df, stack, seed,
+def play_hands(deals, weights, temps, partners, lams, samples, rv, seed,
                actions, nopts, diffs, points, last7s):  # pragma: no cover - compiled
     """Play B hands. deals (B, 4) masks; per hand and seat: weights (B, 4, NF), softmax temperature
     temps (B, 4), the seat whose hand it knows partners (B, 4) (-1 none), partner weight lams (B, 4),
@@ -284,7 +258,7 @@ def play_hands(deals, weights, temps, partners, lams, samples, tf, df, stack, se
             else:
                 if samples[b, turn] > 0:
                     _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, p,
-                                   lams[b, turn], opts, k, samples[b, turn], roll_w, tf, df, stack, vals)
+                                   lams[b, turn], opts, k, samples[b, turn], roll_w, rv, vals)
                 else:
                     option_values(feats, k, weights[b, turn], vals)
                 diffs[b, n] = _difficulty(vals, k)
@@ -311,10 +285,11 @@ class Batch:
 
     def scores(self, rules: Rules = DEFAULT_RULES) -> np.ndarray:
         """(B, 4) final scores of every hand."""
-        tf, df, stack = rule_arrays(rules)
+        rv = rule_table([rules])[0]
         out = np.zeros_like(self.points)
+        mult = np.zeros(SEATS, np.int64)
         for b in range(len(out)):
-            settle_scores(self.points[b], self.last7[b], tf, df, stack, out[b])
+            settle_into(self.points[b], self.last7[b], rv, mult, out[b])
         return out
 
 
@@ -326,7 +301,7 @@ def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, par
     partner's score in search, and rollout samples (0 = heuristic)."""
     b = deals.shape[0]
     shape = (b, SEATS)
-    tf, df, stack = rule_arrays(rules)
+    rv = rule_table([rules])[0]
     out = Batch(np.zeros((b, ACTIONS_PER_HAND), np.int64), np.zeros((b, ACTIONS_PER_HAND), np.int64),
                 np.zeros((b, ACTIONS_PER_HAND)), np.zeros(shape, np.int64), np.zeros(shape, np.bool_))
     play_hands(np.ascontiguousarray(deals, np.int64), np.ascontiguousarray(weights, np.float64),
@@ -334,5 +309,5 @@ def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, par
                np.full(shape, -1, np.int64) if partners is None else np.ascontiguousarray(partners, np.int64),
                np.zeros(shape) if lams is None else np.ascontiguousarray(lams, np.float64),
                np.zeros(shape, np.int64) if samples is None else np.ascontiguousarray(samples, np.int64),
-               tf, df, stack, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
+               rv, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
     return out

@@ -447,11 +447,12 @@ class BieqiVariant(VariantBase):
                 np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
                 np.frombuffer("".join(kinds).encode(), np.uint8), np.fromiter(ms, np.int64, len(ms)),
                 NEXT, RANK_OF, SUIT_OF, pts, l7)
-            settled = _settle_batch([records[k] for k in fast], pts, l7)
+            scored = [j for j, k in enumerate(fast) if not status[j] and records[k].result is not None]
+            settled = _settle_batch([records[fast[j]] for j in scored], pts[scored], l7[scored])
+            agrees = {j: _result_agrees(records[fast[j]].result, settled, i) for i, j in enumerate(scored)}
             for j, k in enumerate(fast):
-                rec = records[k]
-                if status[j] or (rec.result is not None and not _result_agrees(rec.result, settled, j)):
-                    checks[k] = self.check(rec)  # the engine says what is wrong
+                if status[j] or not agrees.get(j, True):
+                    checks[k] = self.check(records[k])  # the engine says what is wrong
                 else:
                     checks[k] = HandCheck([])  # legal; the outcome is not kept (the engine gives it)
         return checks  # type: ignore[return-value]
@@ -463,7 +464,7 @@ def _settle_batch(records: Sequence[Record], pts: Any, l7: Any) -> tuple[list[li
     import numpy as np
 
     from analyzer.kernels.bieqi import settle_hands
-    from analyzer.kernels.rollout import rule_table
+    from analyzer.kernels.scoring import rule_table
 
     rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
     idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
@@ -473,9 +474,9 @@ def _settle_batch(records: Sequence[Record], pts: Any, l7: Any) -> tuple[list[li
     return pts.tolist(), l7.tolist(), mult.tolist(), scores.tolist(), ranking.tolist()
 
 
-def _result_agrees(res: Result, settled: tuple[list[list[int]], ...], j: int) -> bool:
+def _result_agrees(res: Result | None, settled: tuple[list[list[int]], ...], j: int) -> bool:
     points, last7, mult, scores, ranking = (x[j] for x in settled)
-    return (res.scores == scores and (res.points is None or res.points == points)
+    return res is not None and (res.scores == scores and (res.points is None or res.points == points)
             and (res.multipliers is None or res.multipliers == mult)
             and (res.ranking is None or res.ranking == ranking)
             and (res.tong is None or sorted(res.tong) == [s for s in range(SEATS) if not points[s]])
