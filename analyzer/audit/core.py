@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, Alarm, calibrate
 from analyzer.audit.evidence import DEFAULT_TOP, pair_evidence
@@ -182,6 +183,7 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
         "format": FORMAT, "version": VERSION, "hands": int(seating["hand_id"].nunique()) if len(seating) else 0,
         "decisions": len(df),
         "alarm": {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands,
+                  "score": _num(stats.norm.isf(alarm.alpha)),  # the score a p-value of alpha gives
                   "score_signals": list(SCORE_SIGNALS)},
         "players": [_player_entry(r, partners) for _, r in players.iterrows()],
         "pairs": entries,

@@ -80,6 +80,8 @@ def audit_schema() -> dict[str, Any]:
         "skipped_hands": {"type": "object", "additionalProperties": _COUNT,
                           "description": "valid hands of variants without a decision analysis, by variant"},
         "alarm": _obj({"alpha": _PROB, "fdr": _PROB, "min_hands": _COUNT,
+                       "score": {**_NUM, "description": "the score at p = alpha: pairs above it (with q <= fdr and "
+                                 "enough hands together) are flagged"},
                        "score_signals": {"type": "array", "items": {"type": "string"}}}),
         "options": {"type": "object"},
         "problems": {"type": "array", "items": {"type": "object"}},
