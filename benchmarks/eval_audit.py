@@ -27,6 +27,8 @@ from analyzer.audit.calibrate import Alarm, calibrate
 from analyzer.audit.signals import pair_signals
 
 LEVELS = (25, 50, 100, 200, 500)
+#: Part of every cache key: bump it when the decision rows change (v2: the imm columns).
+CACHE_VERSION = 2
 
 
 def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
@@ -36,7 +38,7 @@ def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.Data
     from analyzer.validate import Checked
     from analyzer.variants.base import HandCheck
 
-    key = "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
+    key = f"v{CACHE_VERSION}_" + "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
     f_df, f_seat, f_truth = cache / f"{key}.parquet", cache / f"{key}.seating.parquet", cache / f"{key}.truth.json"
     if f_df.exists():
         return pd.read_parquet(f_df), pd.read_parquet(f_seat), json.loads(f_truth.read_text())

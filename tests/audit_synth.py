@@ -17,6 +17,8 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
     Honest mistakes spread their cost over the three others at random; a colluder, in ``share``
     of its decisions, moves ``favour`` points from the two others to its partner, and (pooled
     information) its choice is worth more under the true deal than its own information said.
+    Immediate effects (``imm``) are honest noise, independent of who sits where, plus the same
+    favour on a colluder's helping decisions.
     ``one_way``: only the first of each pair helps (feeding).
     """
     rng = np.random.default_rng(seed)
@@ -47,6 +49,7 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                         d[(s + k + 1) % SEATS] = regret * share_out[k]
                     noise = rng.normal(0, 1.0, SEATS)
                     dd = d + noise - noise.mean()
+                    imm = rng.normal(0, 2.0, SEATS) * (rng.random() < 0.5)  # half the decisions move nothing
                     mate = partner.get(actor)
                     if mate in seats and rng.random() < share:
                         m = seats.index(mate)
@@ -58,6 +61,7 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                         dd[s] += favour / 2
                         dd[m] += favour / 2
                         dd[[k for k in range(SEATS) if k not in (s, m)]] -= favour / 2
+                        imm[m] += favour
                     rows.append({
                         "hand_id": hand_id, "table_id": f"t{t}", "hand_seq": seq, "action": i + 1, "seat": s,
                         "player": actor, **{f"p{k}": seats[k] for k in range(SEATS)},
@@ -65,7 +69,7 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                         "chosen": "8H", "best": "6H" if regret > 0 else "8H", "rank": int(regret > 0),
                         "regret": regret, "regret_se": 0.3,
                         **{f"delta{k}": d[k] for k in range(SEATS)}, **{f"dd_delta{k}": dd[k] for k in range(SEATS)},
-                        "dd_regret": max(0.0, -dd[s]),
+                        "dd_regret": max(0.0, -dd[s]), **{f"imm{k}": imm[k] for k in range(SEATS)},
                         "think_ms": float(rng.lognormal(7, 0.5)) * (1.4 if mate in seats else 1.0),
                         "difficulty": float(rng.uniform(0, 1)), "reasons": "", "options": "[]",
                     })

@@ -7,13 +7,20 @@ import pandas as pd
 import pytest
 from audit_synth import synthetic_room
 
+from analyzer.analysis.decisions import analyse, immediate_effects
 from analyzer.audit.calibrate import (
     Alarm,
     calibrate,
     combine_directions,
     empirical_null,
+    stouffer_variance,
 )
 from analyzer.audit.signals import SignalOptions, hands_together, links, pair_signals
+from analyzer.cards import mask_of, parse_card
+from analyzer.simulate.room import simulate
+from analyzer.validate import Checked
+from analyzer.variants.base import HandCheck
+from analyzer.variants.bieqi import COVER, SEVEN_OF_SPADES, VARIANT, State
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +55,7 @@ def test_weak_friends_who_sit_together_are_not_flagged(colluding_room: pd.DataFr
 
 
 def test_honest_z_are_close_to_standard_normal(honest_room: pd.DataFrame) -> None:
-    for name in ("marginal", "dd_marginal", "pooled"):
+    for name in ("marginal", "dd_marginal", "imm_marginal", "pooled", "favour"):
         z = np.r_[honest_room[f"{name}_ab_z"], honest_room[f"{name}_ba_z"]]
         assert abs(z.mean()) < 0.35, name
         assert 0.7 < z.std() < 1.35, name
@@ -104,3 +111,122 @@ def test_deviation_threshold_changes_codeviation() -> None:
     loose = pair_signals(df, options=SignalOptions(deviation_regret=0.0)).pairs
     strict = pair_signals(df, options=SignalOptions(deviation_regret=50.0)).pairs
     assert loose["codev_both_deviated"].sum() > 0 and strict["codev_both_deviated"].sum() == 0
+
+
+# --------------------------------------------------------------------------- immediate effects
+
+def _deal(**fixed: list[str]) -> list[int]:
+    """A deal with the named cards in the named seats (``s0=[...]``), the rest filling seats in order."""
+    seats = [[parse_card(c) for c in fixed.get(f"s{k}", [])] for k in range(4)]
+    rest = [c for c in range(52) if all(c not in h for h in seats)]
+    for h in seats:
+        while len(h) < 13:
+            h.append(rest.pop(0))
+    return [mask_of(h) for h in seats]
+
+
+def test_immediate_effect_of_a_play_feeds_the_seat_holding_the_next_card() -> None:
+    # after 7S, seat 1 may play 8S (makes 9S live: seat 2 holds it) or 7H (makes 6H, 8H live: seat 3)
+    live = ["6S", "7D", "7C"]
+    deal = _deal(s0=["7S", *live], s1=["8S", "7H"], s2=["9S"], s3=["6H", "8H"])
+    st = State(deal)
+    st.push(SEVEN_OF_SPADES)
+    opts = st.legal_actions()
+    assert sorted(opts) == sorted([parse_card("8S"), parse_card("7H")])
+    feed2 = immediate_effects(st, opts, opts.index(parse_card("8S")))
+    feed3 = immediate_effects(st, opts, opts.index(parse_card("7H")))
+    # 9S is worth 9 points to seat 2; 6H + 8H are 14 to seat 3; each against the average option
+    assert feed2 == pytest.approx([0.0, 0.0, 4.5, -7.0])
+    assert feed3 == pytest.approx([0.0, 0.0, -4.5, 7.0])
+
+
+def test_immediate_effect_of_a_cover_costs_the_cards_it_strands() -> None:
+    # seat 1 holds nothing live after 7S and must cover; covering 5H strands AH-4H: 2H, 4H (seat 2), AH, 3H (seat 3)
+    live = ["6S", "8S", "7H", "7D", "7C"]
+    deal = _deal(s0=["7S", *live], s1=["5H", "KC"], s2=["2H", "4H", "KD"], s3=["AH", "3H"])
+    st = State(deal)
+    st.push(SEVEN_OF_SPADES)
+    opts = st.legal_actions()
+    assert all(a >= COVER for a in opts)
+    five, king = (immediate_effects(st, opts, opts.index(COVER + parse_card(c))) for c in ("5H", "KC"))
+    assert five[2] - king[2] == pytest.approx(-6.0)  # KC strands nothing: beyond a king is empty
+    assert five[3] - king[3] == pytest.approx(-4.0)
+    assert five[1] - king[1] == pytest.approx(13 - 5)  # the actor keeps its own points: 5H is cheaper
+    # once 5H is covered, covering 4H strands nothing new (AH, 3H were already dead)
+    st.push(COVER + parse_card("5H"))
+    opts = st.legal_actions()
+    assert st.turn == 2 and all(a >= COVER for a in opts)
+    four, king = (immediate_effects(st, opts, opts.index(COVER + parse_card(c))) for c in ("4H", "KD"))
+    assert four[3] - king[3] == pytest.approx(0.0)
+    assert four[2] - king[2] == pytest.approx(13 - 4)
+
+
+@pytest.fixture(scope="module")
+def simulated() -> dict[str, pd.DataFrame]:
+    """Pair signals of a small honest room and of a room with a feeding pair (real decision rows)."""
+    out = {}
+    for name, colluders in (("honest", 0), ("feed", 1)):
+        sim = simulate(hands=160, players=8, seed=5, colluders=colluders, friends=1, style="feed", seek=1.0)
+        recs = list(sim.records)
+        df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)), samples=4,
+                     dd_samples=1, seed=1, reasons=False)
+        out[name] = df
+        out[name + "_pairs"] = calibrate(pair_signals(df).pairs)
+        out[name + "_truth"] = sim.truth  # type: ignore[assignment]
+    return out
+
+
+def test_imm_columns_replay_exactly(simulated: dict[str, pd.DataFrame]) -> None:
+    df = simulated["honest"]
+    first = df[df["hand_id"] == df["hand_id"].iloc[0]]
+    rec = next(r for r in simulate(hands=160, players=8, seed=5, colluders=0, friends=1, style="feed",
+                                   seek=1.0).records if r.hand_id == first["hand_id"].iloc[0])
+    st = State(VARIANT.deal_masks(rec, []))
+    got = []
+    for i, a in enumerate(rec.actions):
+        c = parse_card(a.card)
+        act = COVER + c if a.kind == "cover" else c
+        legal = st.legal_actions()
+        if len(legal) > 1:
+            got.append(immediate_effects(st, legal, legal.index(act)))
+        st.push(act)
+    assert np.allclose(first[[f"imm{k}" for k in range(4)]].to_numpy(), np.array(got))
+    assert df[[f"imm{k}" for k in range(4)]].abs().sum(axis=1).gt(0).mean() > 0.25  # not silently zero
+
+
+def test_imm_marginal_is_null_for_honest_play_and_high_for_a_feeder(simulated: dict[str, pd.DataFrame]) -> None:
+    honest = simulated["honest_pairs"]
+    z = np.r_[honest["imm_marginal_ab_z"], honest["imm_marginal_ba_z"]]
+    assert abs(z.mean()) < 0.4 and z.std() < 1.4 and z.max() < 3.5
+    assert not honest["flagged"].any()
+    feed = simulated["feed_pairs"]
+    truth = simulated["feed_truth"]["colluding_pairs"][0]  # type: ignore[index]
+    a, b = sorted(truth["players"])
+    row = _row(feed, a, b)
+    z_feeder = row["imm_marginal_ab_z"] if truth["feeder"] == a else row["imm_marginal_ba_z"]
+    assert z_feeder > 5
+    assert feed.sort_values("score").iloc[-1][["a", "b"]].tolist() == [a, b]
+
+
+def test_stouffer_variance_counts_correlation_upwards_only() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 1))
+    same = np.hstack([x, x, x])  # perfectly correlated: the sum has variance 9
+    assert stouffer_variance(same) == pytest.approx(9.0)
+    indep = rng.normal(size=(400, 3))
+    assert 2.7 < stouffer_variance(indep) < 3.6
+    anti = np.hstack([x, -x, rng.normal(size=(400, 1))])  # a negative correlation is not allowed to shrink it
+    assert stouffer_variance(anti) >= 3.0 - 0.3
+    assert stouffer_variance(indep[:10]) == 9.0  # too few pairs: as if all were the same signal
+
+
+def test_think_time_is_not_handed_to_bystanders_who_always_sat_with_the_pair() -> None:
+    # tables re-form once: each bystander sat in one sitting with the same two others, so none is separable
+    fixed = pair_signals(synthetic_room(players=8, hands=60, run=30, colluders=(("p00", "p01"),), seed=4)).pairs
+    assert (fixed[["think_ab_z", "think_ba_z"]] == 0).all().all()
+    # tables re-form every 10 hands: the partner is separable and the slowness is seen towards it
+    moving = pair_signals(synthetic_room(players=8, hands=200, colluders=(("p00", "p01"),), seed=4)).pairs
+    row = _row(moving, "p00", "p01")
+    assert min(row["think_ab_z"], row["think_ba_z"]) > 3
+    others = moving[(moving["a"] != "p00") | (moving["b"] != "p01")]
+    assert others[["think_ab_z", "think_ba_z"]].max().max() < 3.5

@@ -3,7 +3,8 @@
 ``analyse`` replays valid hands, asks each actor's information set (:mod:`analyzer.analysis.infoset`),
 and lets the compiled kernel (:mod:`analyzer.kernels.rollout`) estimate, for each option, every seat's
 expected final score twice: from the actor's own information (sampled hidden hands) and from the true
-deal (double dummy). The rows are the table "Decision rows" of docs/design.md.
+deal (double dummy). ``immediate_effects`` adds the exact immediate effect of the choice on each
+seat (no rollouts). The rows are the table "Decision rows" of docs/design.md.
 """
 
 from __future__ import annotations
@@ -19,16 +20,25 @@ import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet, Observer
-from analyzer.cards import format_card, parse_card
+from analyzer.cards import SEVEN, format_card, parse_card, scan
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, new_outputs, rule_table
 from analyzer.strategy import HONEST
 from analyzer.validate import Checked
-from analyzer.variants.bieqi import COVER, DEFAULT_RULES, NAME, SEATS, VARIANT, Rules, State
+from analyzer.variants.bieqi import (
+    COVER,
+    DEFAULT_RULES,
+    NAME,
+    NEXT_LIVE,
+    SEATS,
+    VARIANT,
+    Rules,
+    State,
+)
 
 COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0", "p1", "p2", "p3", "kind",
            "n_options", "chosen", "best", "rank", "regret", "regret_se", "delta0", "delta1", "delta2", "delta3",
-           "dd_delta0", "dd_delta1", "dd_delta2", "dd_delta3", "dd_regret", "think_ms", "difficulty", "reasons",
-           "options")
+           "dd_delta0", "dd_delta1", "dd_delta2", "dd_delta3", "dd_regret", "imm0", "imm1", "imm2", "imm3", "think_ms",
+           "difficulty", "reasons", "options")
 #: Points: a decision is hard when the options' values differ by about this much (see ``difficulty``).
 DIFFICULTY_SCALE = 5.0
 # Defaults measured by benchmarks/bench_decisions.py: a noiseless reference policy makes the
@@ -41,6 +51,54 @@ _PAD = [0] * MAX_OPTIONS
 #: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
 POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
 DEFAULT_POLICY = "fast"
+
+
+def _beyond(c: int) -> int:
+    """The cards of c's suit further from the 7 than c (for a 7: the rest of its suit): covering c
+    leaves them unplayable for the rest of the hand."""
+    r, base = c % 13, c - c % 13
+    if r == SEVEN:
+        ranks = [x for x in range(13) if x != SEVEN]
+    else:
+        ranks = list(range(r)) if r < SEVEN else list(range(r + 1, 13))
+    return sum(1 << (base + x) for x in ranks)
+
+
+BEYOND = tuple(_beyond(c) for c in range(52))
+#: Cover points of every 13-bit suit pattern (a mask's points are four look-ups, not a loop).
+_SUIT_POINTS = tuple(sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13))
+
+
+def _points(mask: int) -> int:
+    return (_SUIT_POINTS[mask & 0x1FFF] + _SUIT_POINTS[mask >> 13 & 0x1FFF] + _SUIT_POINTS[mask >> 26 & 0x1FFF]
+            + _SUIT_POINTS[mask >> 39 & 0x1FFF])
+
+
+def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:
+    """Per seat: the chosen option's immediate, exact effect on the true deal minus the mean over
+    the options (0 for every seat when the choice is an average one, whatever the deal).
+
+    A play feeds: the points of the cards it makes live in each hand. A cover costs: minus the
+    points of the cards it makes unplayable in each hand (they will have to be covered), and for
+    the actor also the covered card's own points. No rollouts, so none of the deal's later luck.
+    """
+    dead = 0  # cards already unplayable: beyond some covered card
+    for x in scan(state.covered[0] | state.covered[1] | state.covered[2] | state.covered[3]):
+        dead |= BEYOND[x]
+    hands, actor = state.hands, state.turn
+    per = []
+    for a in options:
+        c = a % COVER
+        if a < COVER:
+            per.append([_points(NEXT_LIVE[c] & h) for h in hands])
+        else:
+            killed = BEYOND[c] & ~dead
+            row = [-_points(killed & h) for h in hands]
+            row[actor] -= c % 13 + 1
+            per.append(row)
+    k = len(options)
+    mean = [sum(r[s] for r in per) / k for s in range(SEATS)]
+    return [per[chosen][s] - mean[s] for s in range(SEATS)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +257,7 @@ class _Pending:
     action: int
     chosen: int  # index into the options
     think_ms: float
+    imm: list[float]  # immediate_effects, by seat
 
 
 def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFrame:
@@ -224,7 +283,8 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
         "rank": (own > own[ar, ch][:, None]).sum(axis=1), "regret": regret, "regret_se": est.se[ar, ch],
         **{f"delta{k}": est.ev[ar, ch, k] - est.ev[ar, best, k] for k in range(SEATS)},
         **{f"dd_delta{k}": est.ev_dd[ar, ch, k] - est.ev_dd[ar, best_dd, k] for k in range(SEATS)},
-        "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch], "think_ms": [p.think_ms for p in pending],
+        "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch],
+        **{f"imm{k}": [p.imm[k] for p in pending] for k in range(SEATS)}, "think_ms": [p.think_ms for p in pending],
         "difficulty": difficulty(own), "reasons": [""] * d,
     }
     evr, evd = np.round(est.ev, 2).tolist(), np.round(est.ev_dd, 2).tolist()
@@ -294,7 +354,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             if len(legal) > 1:
                 think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
                 batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i))
-                pending.append(_Pending(rec, seq, i, legal.index(act), think))
+                k = legal.index(act)
+                pending.append(_Pending(rec, seq, i, k, think, immediate_effects(st, legal, k)))
             prev_ms = a.ms
             obs.push(act)
         hands += 1
@@ -305,7 +366,7 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
     flush()
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
     ints = ["hand_seq", "action", "seat", "n_options", "rank"]
-    floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret")) or c in ("think_ms", "difficulty")]
+    floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret", "imm")) or c in ("think_ms", "difficulty")]
     strs = [c for c in COLUMNS if c not in ints and c not in floats]
     return frame.astype({**{c: np.int64 for c in ints}, **{c: np.float64 for c in floats},
                          **{c: object for c in strs}})

@@ -27,9 +27,12 @@ REGRET_BINS = 4
 #: A directed pair this far out on the first pass is left out of the room's baselines.
 SUSPECT_Z = 4.0
 P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that way
+#: Think time: a co-player's coefficient is read only when this many hands' worth of its presence
+#: is not explained by the other co-players' (see ``_separable``).
+MIN_SEPARATE_HANDS = 4.0
 
 #: Directed per-hand signals (name -> what a link contributes); co-deviation is per pair.
-LINK_SIGNALS = ("marginal", "dd_marginal", "total", "pooled")
+LINK_SIGNALS = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +50,15 @@ class SeatEffects:
     ``own``/``dd``: against the sensible choice (own information / true deal). ``own_avg`` /
     ``dd_avg``: against the average option, which uses every option the actor passed over, not
     only the best one (more decisions carry information, and less of the deal's luck remains).
+    ``imm``: the exact immediate effect on the true deal against the average option (the
+    ``imm`` columns; zeros for rows without them).
     """
 
     own: np.ndarray
     dd: np.ndarray
     own_avg: np.ndarray
     dd_avg: np.ndarray
+    imm: np.ndarray
 
 
 def seat_effects(df: pd.DataFrame) -> SeatEffects:
@@ -64,8 +70,12 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
     """
     own = df[[f"delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
     dd = df[[f"dd_delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
+    cols = [f"imm{s}" for s in range(SEATS)]
+    # rows of a source without the columns (another variant) carry no immediate effect
+    imm = df[cols].to_numpy(np.float64) if set(cols) <= set(df.columns) else np.zeros((len(df), SEATS))
+    imm = np.nan_to_num(imm)
     if "options" not in df.columns:
-        return SeatEffects(own, dd, own, dd)
+        return SeatEffects(own, dd, own, dd, imm)
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
     for i, (text, chosen, best) in enumerate(zip(df["options"], df["chosen"], df["best"])):
         if not text:
@@ -80,7 +90,7 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
         dd[i] = ev_dd[c] - ev_dd[b]
         own_avg[i] = ev[c] - ev.mean(axis=0)
         dd_avg[i] = ev_dd[c] - ev_dd.mean(axis=0)
-    return SeatEffects(own, dd, own_avg, dd_avg)
+    return SeatEffects(own, dd, own_avg, dd_avg, imm)
 
 
 def links(df: pd.DataFrame, eff: SeatEffects | None = None) -> pd.DataFrame:
@@ -88,7 +98,7 @@ def links(df: pd.DataFrame, eff: SeatEffects | None = None) -> pd.DataFrame:
 
     ``X_actor``, ``X_other`` and ``X_rest`` (mean of the two remaining seats) for X in
     ``d`` (vs the sensible choice, own information), ``dd`` (the same, true deal), ``a`` and
-    ``add`` (vs the average option, own information / true deal).
+    ``add`` (vs the average option, own information / true deal), ``imm`` (immediate effect).
     """
     n = len(df)
     seat = df["seat"].to_numpy(np.int64)
@@ -100,7 +110,7 @@ def links(df: pd.DataFrame, eff: SeatEffects | None = None) -> pd.DataFrame:
         o = (seat + k) % SEATS
         r1, r2 = (seat + (k % 3) + 1) % SEATS, (seat + ((k + 1) % 3) + 1) % SEATS  # the two remaining seats
         cols: dict[str, object] = {"row": rows, "offset": k, "actor": names[rows, seat], "other": names[rows, o]}
-        for tag, m in (("d", eff.own), ("dd", eff.dd), ("a", eff.own_avg), ("add", eff.dd_avg)):
+        for tag, m in (("d", eff.own), ("dd", eff.dd), ("a", eff.own_avg), ("add", eff.dd_avg), ("imm", eff.imm)):
             cols[f"{tag}_actor"] = m[rows, seat]
             cols[f"{tag}_other"] = m[rows, o]
             cols[f"{tag}_rest"] = (m[rows, r1] + m[rows, r2]) / 2
@@ -169,6 +179,9 @@ def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataF
     # the same judged with the true deal: favour that only someone who saw the partner's hand
     # could aim (an honest actor's choice is blind to it, so it averages out like the above)
     lk["dd_marginal_raw"] = lk["add_other"] - lk["add_rest"]
+    # the same favour measured exactly and at once (cards made live or dead in each hand, no
+    # rollouts): none of the deal's later luck, so far less noise per decision
+    lk["imm_marginal_raw"] = lk["imm_other"] - lk["imm_rest"]
     # what the decision did for the pair against the sensible choice (total impact); weak
     # players lose more, so the room's line in regret is the baseline, not zero
     lk["total_raw"] = lk["d_actor"] + lk["d_other"]
@@ -177,6 +190,7 @@ def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataF
     lk["pooled_raw"] = (lk["add_actor"] + lk["add_other"]) - (lk["a_actor"] + lk["a_other"])
     lk["marginal"] = _centred(lk["marginal_raw"], situation, use)
     lk["dd_marginal"] = _centred(lk["dd_marginal_raw"], situation, use)
+    lk["imm_marginal"] = _centred(lk["imm_marginal_raw"], situation, use)
     lk["total"] = _centred(lk["total_raw"], situation, use, covariate=lk["regret"])
     lk["pooled"] = _centred(lk["pooled_raw"], situation, use)
     return lk
@@ -229,6 +243,21 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     return out
 
 
+def _separable(x: np.ndarray) -> np.ndarray:
+    """Per co-player column of a design (hands, co-players + intercept): the residual sum of squares
+    of the column on the other co-players' columns, in hands (the intercept is left out: the three
+    co-players of a hand always sum to it). Near 0 when the co-player always sat with the same
+    others (early in a room): then no regression can tell whose presence made the actor slow, and
+    the pseudo-inverse would hand a partner's effect to a bystander with a tiny standard error."""
+    co = x[:, :-1]
+    out = np.zeros(co.shape[1])
+    for j in range(len(out)):
+        rest = np.delete(co, j, axis=1)
+        coef = np.linalg.lstsq(rest, co[:, j], rcond=None)[0]
+        out[j] = float(((co[:, j] - rest @ coef) ** 2).sum())
+    return out
+
+
 def _think(lk: pd.DataFrame) -> pd.DataFrame:
     """Secondary: is the actor slower, for the difficulty, in hands with this seat than without?
 
@@ -272,7 +301,7 @@ def _think(lk: pd.DataFrame) -> pd.DataFrame:
         beta = xtx_inv @ x.T @ y
         sigma2 = float(((y - x @ beta) ** 2).sum() / dof)
         se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
-        ok = (counts >= 2) & (len(hands) - counts >= 2)
+        ok = (counts >= 2) & (len(hands) - counts >= 2) & (_separable(x) >= MIN_SEPARATE_HANDS)
         z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
         rows.extend((actor, o, float(zz) if k else 0.0, c, float(np.exp(bb)) if k else 1.0)
                     for o, zz, c, bb, k in zip(others, z, counts, beta[:-1], ok))
