@@ -121,6 +121,10 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
                 d["se_per_hand"] = _num(row[f"{name}_{tag}_se_per_hand"])
             entry[tag] = d
         signals[name] = entry
+    signals["favour"] = {"p": _p(row["favour_p"]), "null_scale": _num(row["favour_null_scale"]),
+                         "corr_factor": _num(row["favour_corr_factor"]),
+                         "ab": {"actor": row["a"], "partner": row["b"], "z": _num(row["favour_ab_z"])},
+                         "ba": {"actor": row["b"], "partner": row["a"], "z": _num(row["favour_ba_z"])}}
     signals["codev"] = {"p": _p(row["codev_p"]), "z": _num(row["codev_z"]), "null_scale": _num(row["codev_null_scale"]),
                         "both_deviated": int(row["codev_both_deviated"]), "observed": int(row["codev_observed"]),
                         "expected": _num(row["codev_expected"])}

@@ -44,6 +44,8 @@ EVIDENCE = _obj({
     "regret": {"type": "number", "description": "points the choice cost the actor by its own information"},
     "effect": _effects("points for each seat, chosen minus the alternative, by the actor's own information"),
     "effect_true_deal": _effects("the same with every hand known"),
+    "effect_immediate": {"anyOf": [_effects("exact immediate effect: points of cards made live (+) or dead (-) in "
+                                            "each hand, against the average option"), {"type": "null"}]},
     "weight": {"type": "number", "description": "the decision's contribution to the signal"},
     "signal": {"type": "string"}, "think_ms": _NUM, "reasons": {"type": "string"},
 })
@@ -58,6 +60,10 @@ PAIR = _obj({
     "signals": _obj({
         **{name: _obj({"p": _PROB, "null_scale": _NUM, "ab": _directed(name == "think"),
                        "ba": _directed(name == "think")}) for name in DIRECTED},
+        "favour": _obj({"p": _PROB, "null_scale": _NUM, "corr_factor": {
+                            **_NUM, "description": "variance of the Stouffer sum over its number of signals"},
+                        "ab": _obj({"actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM}),
+                        "ba": _obj({"actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM})}),
         "codev": _obj({"p": _PROB, "z": _NUM, "null_scale": _NUM, "both_deviated": _COUNT, "observed": _COUNT,
                        "expected": _NUM}),
     }),
