@@ -26,7 +26,7 @@ LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 @dataclass(slots=True)
 class Line:
-    """One raw line: where it is, and its bytes (None when it was too long to read)."""
+    """One raw line: where it is, and its bytes without the line ending (None when it was too long to read)."""
 
     file: str
     line: int
@@ -81,7 +81,7 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
                 yield Line(name, n, None)
                 continue
             if raw.strip():
-                yield Line(name, n, raw)
+                yield Line(name, n, raw.rstrip(b"\r\n"))
     finally:
         if f is not sys.stdin.buffer:
             f.close()

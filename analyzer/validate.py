@@ -8,6 +8,7 @@ are explained against the published JSON Schema.
 from __future__ import annotations
 
 import gc
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -237,18 +238,36 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iter
             yield batch
 
 
-def _check_packed(file: str, packed: list[tuple[int, bytes | None]], max_line_bytes: int) -> list[tuple[Any, ...]]:
-    """``check_lines`` in a worker process, with plain tuples both ways (pickling dataclasses costs
-    more than checking the hand). Outcomes travel only where cross-hand checks need them."""
-    lines = [Line(file, n, data) for n, data in packed]
-    return [(c.line, c.hand_id, c.variant, c.table_key, c.check.problems,
-             c.check.outcome if c.table_key is not None else None, c.record if c.table_key is not None else None)
-            for c in check_lines(lines, max_line_bytes, keep_records=False)]
+def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -> tuple[Any, ...]:
+    """``check_lines`` in a worker process. Lines travel as one blob (a line too long to read as an
+    empty one) and results as plain lists, with details only for lines that have any: pickling
+    thousands of small objects would cost the parent more than the checking saves."""
+    nums = array("q")
+    nums.frombytes(numbers)
+    lines = [Line(file, n, data or None) for n, data in zip(nums, blob.split(b"\n"))]
+    with _few_collections():
+        checked = check_lines(lines, max_line_bytes, keep_records=False)
+    extra = {k: (c.table_key, c.check.problems, c.check.outcome, c.record)
+             for k, c in enumerate(checked) if c.check.problems or c.table_key is not None}
+    return [c.hand_id for c in checked], [c.variant for c in checked], extra
 
 
-def _unpack(file: str, rows: list[tuple[Any, ...]]) -> list[Checked]:
-    return [Checked(file, line, hand_id, record, HandCheck(problems, outcome), variant, table_key)
-            for line, hand_id, variant, table_key, problems, outcome, record in rows]
+def _unpack(file: str, numbers: array, result: tuple[Any, ...]) -> list[Checked]:
+    ids, variants, extra = result
+    out = []
+    for k, (n, hand_id, variant) in enumerate(zip(numbers, ids, variants)):
+        e = extra.get(k)
+        if e is None:
+            out.append(Checked(file, n, hand_id, None, HandCheck([]), variant))
+        else:
+            table_key, problems, outcome, record = e
+            out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key))
+    return out
+
+
+def _pack(batch: list[Line]) -> tuple[array, bytes]:
+    numbers = array("q", [x.line for x in batch])
+    return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
@@ -261,17 +280,18 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
     from concurrent.futures import Future, ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: deque[tuple[str, Future[list[tuple[Any, ...]]]] | Checked] = deque()
+        pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
 
-        def done(head: tuple[str, Future[list[tuple[Any, ...]]]] | Checked) -> list[Checked]:
-            return [head] if isinstance(head, Checked) else _unpack(head[0], head[1].result())
+        def done(head: tuple[str, array, Future[tuple[Any, ...]]] | Checked) -> list[Checked]:
+            return [head] if isinstance(head, Checked) else _unpack(head[0], head[1], head[2].result())
 
         for b in source:
             if isinstance(b, Checked):
                 pending.append(b)
             else:  # a batch never spans two files (see _batches)
-                pending.append((b[0].file, pool.submit(_check_packed, b[0].file, [(x.line, x.data) for x in b],
-                                                       max_line_bytes)))
+                numbers, blob = _pack(b)
+                pending.append((b[0].file, numbers,
+                                pool.submit(_check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))
             while len(pending) > 2 * jobs:  # bounded: memory stays flat however long the input
                 yield done(pending.popleft())
         while pending:
