@@ -39,7 +39,7 @@ def main() -> None:
         t = time.perf_counter()
         write_records(Path(d) / "room.jsonl.gz", simulate(hands=n, players=16, seed=1, colluders=1,
                                                           skill_mix=HEURISTIC_MIX).records)
-        rate("heuristic room -> .jsonl.gz (incl. gzip -9)", len(recs), time.perf_counter() - t)
+        rate("heuristic room -> .jsonl.gz (incl. gzip)", len(recs), time.perf_counter() - t)
 
     for samples in (8, 16):
         n = 300
