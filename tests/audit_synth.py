@@ -11,7 +11,7 @@ SEATS = 4
 def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisions: int = 8,
                    colluders: tuple[tuple[str, str], ...] = (), favour: float = 3.0, share: float = 0.5,
                    friends: tuple[tuple[str, str], ...] = (), weak: tuple[str, ...] = (),
-                   one_way: bool = False, seed: int = 0) -> pd.DataFrame:
+                   one_way: bool = False, habits: dict[str, float] | None = None, seed: int = 0) -> pd.DataFrame:
     """A room: tables re-form every ``run`` hands; colluders and friends sit together when they can.
 
     Honest mistakes spread their cost over the three others at random; a colluder, in ``share``
@@ -20,6 +20,8 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
     Immediate effects (``imm``) are honest noise, independent of who sits where, plus the same
     favour on a colluder's helping decisions.
     ``one_way``: only the first of each pair helps (feeding).
+    ``habits``: honest players who treat the next seat differently from the other two, whoever sits
+    there (e.g. never releasing cards to the player after them), by this many points a decision.
     """
     rng = np.random.default_rng(seed)
     ids = [f"p{i:02d}" for i in range(players)]
@@ -50,6 +52,14 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                     noise = rng.normal(0, 1.0, SEATS)
                     dd = d + noise - noise.mean()
                     imm = rng.normal(0, 2.0, SEATS) * (rng.random() < 0.5)  # half the decisions move nothing
+                    habit = (habits or {}).get(actor, 0.0)
+                    if habit:
+                        nxt = (s + 1) % SEATS
+                        rest = [k for k in range(SEATS) if k not in (s, nxt)]
+                        for m_ in (d, imm):
+                            m_[nxt] += habit
+                            m_[rest] -= habit / 2
+                        dd = d + noise - noise.mean()
                     mate = partner.get(actor)
                     if mate in seats and rng.random() < share:
                         m = seats.index(mate)

@@ -67,7 +67,7 @@ def test_one_way_help_is_seen_in_its_direction() -> None:
                         seed=3)
     pairs = pair_signals(df).pairs
     row = _row(pairs, "p00", "p01")
-    assert row["marginal_ab_z"] > 4 and abs(row["marginal_ba_z"]) < 3
+    assert row["marginal_ab_z"] > 4 and row["marginal_ba_z"] < 3  # no favour back from the receiver
     assert calibrate(pairs).sort_values("score").iloc[-1][["a", "b"]].tolist() == ["p00", "p01"]
 
 
@@ -230,3 +230,19 @@ def test_think_time_is_not_handed_to_bystanders_who_always_sat_with_the_pair() -
     assert min(row["think_ab_z"], row["think_ba_z"]) > 3
     others = moving[(moving["a"] != "p00") | (moving["b"] != "p01")]
     assert others[["think_ab_z", "think_ba_z"]].max().max() < 3.5
+
+
+def test_a_seat_habit_is_not_taken_for_favour_to_the_friend_who_sits_there() -> None:
+    """p01 always treats the next seat better (whoever sits there) and its friend p02 sits there in
+    most hands: plain favour signals see p01 -> p02 favour; read without p01's habit it is gone,
+    while a colluding pair in the same room still stands out."""
+    df = synthetic_room(colluders=(("p03", "p07"),), friends=(("p01", "p02"),), habits={"p01": 2.0, "p05": -2.0},
+                        seed=4)
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    sig = pair_signals(df, seating=seating)
+    plain = sig.links[(sig.links["actor"] == "p01") & (sig.links["other"] == "p02")]
+    assert plain["imm_marginal"].mean() > 1.0  # the habit shows as favour when read plainly
+    pairs = calibrate(sig.pairs).set_index(["a", "b"])
+    assert not pairs.loc[("p01", "p02"), "flagged"] and pairs.loc[("p01", "p02"), "score"] < 3
+    assert pairs.loc[("p03", "p07"), "flagged"]
+    assert not pairs.drop(index=[("p03", "p07")])["flagged"].any()

@@ -24,6 +24,11 @@ SHRINK_HANDS = 30.0
 #: hand with a 三通 or 独头七 multiplier cannot carry a pair on its own.
 CLIP_QUANTILE = 0.995
 REGRET_BINS = 4
+#: Favour signals also read with the actor's own seat-offset habit removed.
+HABIT_CHECKED = ("marginal", "dd_marginal", "imm_marginal")
+#: Links (decisions seen from one seat) below which an actor's own habit towards a seat offset
+#: is shrunk towards none.
+HABIT_LINKS = 100.0
 #: A directed pair this far out on the first pass is left out of the room's baselines.
 SUSPECT_Z = 4.0
 P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that way
@@ -164,6 +169,32 @@ def _centred(value: pd.Series, groups: np.ndarray, use: np.ndarray, covariate: p
     return pd.Series(np.clip(res, -cap, cap) if cap > 0 else res, index=value.index)
 
 
+def _without_habit(lk: pd.DataFrame, value: pd.Series, use: np.ndarray) -> pd.Series:
+    """Value minus the actor's own habit towards the seat at that offset (say, never releasing
+    cards to the next player), learnt from the actor's hands without this other player.
+
+    Hands with the other player are left out of the habit (not only the links to them: favour for a
+    partner also shows as disfavour for the two others of that hand), so a colluder's favour stays
+    in the signal, while an honest player whose friend often sits after them is not taken for one.
+    A habit seen in fewer than HABIT_LINKS links is shrunk towards none (a player seen little in
+    hands without the other is judged by the room alone); above that it is taken whole, since any
+    shrinking would leave a fixed share of a real habit to pile up over hands together.
+    """
+    v = pd.Series(np.where(use, value.to_numpy(np.float64), 0.0), index=value.index)
+    n = pd.Series(use.astype(np.float64), index=value.index)
+    per = pd.DataFrame({"actor": lk["actor"], "hand_id": lk["hand_id"], "offset": lk["offset"], "v": v, "n": n})
+    by_offset = per.groupby(["actor", "offset"])[["v", "n"]].sum()
+    per_hand = per.groupby(["actor", "hand_id", "offset"], sort=False)[["v", "n"]].sum().reset_index()
+    co = lk[["actor", "hand_id", "other"]].drop_duplicates()
+    with_other = co.merge(per_hand, on=["actor", "hand_id"]).groupby(["actor", "other", "offset"])[["v", "n"]].sum()
+    keys = pd.MultiIndex.from_arrays([lk["actor"], lk["offset"]])
+    keys3 = pd.MultiIndex.from_arrays([lk["actor"], lk["other"], lk["offset"]])
+    tot = by_offset.reindex(keys).to_numpy()
+    mine = with_other.reindex(keys3).fillna(0.0).to_numpy()
+    habit = (tot[:, 0] - mine[:, 0]) / np.maximum(tot[:, 1] - mine[:, 1], HABIT_LINKS)
+    return value - habit
+
+
 def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataFrame:
     """Per link: raw effects in points and the centred statistic of each directed signal.
 
@@ -188,30 +219,48 @@ def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataF
     # true-deal value for the pair beyond what the actor's own information promised: zero on
     # average for anyone deciding from their own hand (a martingale), positive with pooled hands
     lk["pooled_raw"] = (lk["add_actor"] + lk["add_other"]) - (lk["a_actor"] + lk["a_other"])
-    lk["marginal"] = _centred(lk["marginal_raw"], situation, use)
-    lk["dd_marginal"] = _centred(lk["dd_marginal_raw"], situation, use)
-    lk["imm_marginal"] = _centred(lk["imm_marginal_raw"], situation, use)
+    for name in HABIT_CHECKED:
+        lk[name] = _centred(lk[f"{name}_raw"], situation, use)
+        lk[f"{name}_habit_free"] = _without_habit(lk, lk[name], use)
     lk["total"] = _centred(lk["total_raw"], situation, use, covariate=lk["regret"])
     lk["pooled"] = _centred(lk["pooled_raw"], situation, use)
     return lk
 
 
 def _directed(lk: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Per directed pair: per-hand sums of a signal, their mean, s.e. and z (hands as the unit)."""
-    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False).agg(
-        s=(name, "sum"), raw=(f"{name}_raw", "sum"), n=(name, "size"))
+    """Per directed pair: per-hand sums of a signal, their mean, s.e. and z (hands as the unit).
+
+    For the favour signals the z is the smaller of the plain one and the one with the actor's own
+    seat-offset habit removed: favour must survive both readings to count, so a habit cannot pass
+    for favour and a noisy habit estimate cannot create any.
+    """
+    out, se_sum, total = _per_hand_z(lk, name, with_raw=True)
+    out["per_hand"] = total / out["hands"]
+    out["se_per_hand"] = se_sum / out["hands"]
+    if f"{name}_habit_free" in lk.columns:
+        z_free = _per_hand_z(lk, f"{name}_habit_free")[0]["z"].reindex(out.index)
+        out["z"] = np.minimum(out["z"], z_free)
+    return out
+
+
+def _per_hand_z(lk: pd.DataFrame, col: str, with_raw: bool = False) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """z of a directed pair's sum of ``col`` over its hands together, with the actor's spread per hand."""
+    agg = {"s": (col, "sum"), "n": (col, "size")}
+    if with_raw:
+        agg["raw"] = (f"{col}_raw", "sum")
+    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False).agg(**agg)
     per_hand["s2"] = per_hand["s"] ** 2
     actor_ms = per_hand.groupby(level="actor")["s2"].mean()  # null mean is 0: second moment, not variance
     g = per_hand.groupby(level=["actor", "other"])
-    out = pd.DataFrame({"hands": g.size(), "decisions": g["n"].sum(), "sum": g["s"].sum(),
-                        "ms": g["s2"].mean(), "raw_per_hand": g["raw"].mean()})
+    out = pd.DataFrame({"hands": g.size(), "decisions": g["n"].sum()})
+    if with_raw:
+        out["raw_per_hand"] = g["raw"].mean()
+    total, ms = g["s"].sum(), g["s2"].mean()
     a_ms = actor_ms.reindex(out.index.get_level_values("actor")).to_numpy()
-    var = (out["hands"] * out["ms"] + SHRINK_HANDS * a_ms) / (out["hands"] + SHRINK_HANDS)
+    var = (out["hands"] * ms + SHRINK_HANDS * a_ms) / (out["hands"] + SHRINK_HANDS)
     se_sum = np.sqrt(out["hands"] * var)
-    out["z"] = np.where(se_sum > 0, out["sum"] / se_sum.where(se_sum > 0, 1.0), 0.0)
-    out["per_hand"] = out["sum"] / out["hands"]
-    out["se_per_hand"] = se_sum / out["hands"]
-    return out.drop(columns=["ms", "sum"])
+    out["z"] = np.where(se_sum > 0, total / se_sum.where(se_sum > 0, 1.0), 0.0)
+    return out, se_sum, total
 
 
 def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
@@ -224,8 +273,10 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     mutual-favour hands is tested against the room's own favour rate: a Poisson tail.
     """
     dev = lk[(lk["regret"] > opts.deviation_regret) & (lk["regret"] > opts.deviation_se * lk["regret_se"])]
-    h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(m=("dd_marginal", "sum"), off=("offset", "first"))
-    h["fav"] = h["m"] > 0
+    free = "dd_marginal_habit_free" if "dd_marginal_habit_free" in dev.columns else "dd_marginal"
+    h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(
+        m=("dd_marginal", "sum"), m_free=(free, "sum"), off=("offset", "first"))
+    h["fav"] = (h["m"] > 0) & (h["m_free"] > 0)  # favour with and without the actor's seat habit
     rate = h.groupby("off")["fav"].mean()
     h = h.reset_index()
     h["q"] = h["off"].map(rate).astype(float)

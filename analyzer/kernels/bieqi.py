@@ -55,7 +55,7 @@ def check_hands(deal, offsets, cards, seats, kinds, ms, nxt, rank_of, suit_of, p
         start = offsets[h]
         end = offsets[h + 1]
         kp_next = kp
-        for i in range(start, end):  # advance the kinds cursor whatever happens to this hand
+        for _ in range(start, end):  # advance the kinds cursor whatever happens to this hand
             kp_next += 4 if kinds[kp_next] == 112 else 5  # 'p'lay / 'c'over
         hands = np.zeros(4, np.int64)
         seen = np.int64(0)
