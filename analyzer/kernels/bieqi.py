@@ -39,12 +39,12 @@ def _card(chars, k, rank_of, suit_of):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def check_hands(deal, offsets, cards, seats, kinds, ms, nxt, rank_of, suit_of, points, last7):  # pragma: no cover
+def check_hands(deal, offsets, cards, seats, kinds, nxt, rank_of, suit_of, points, last7):  # pragma: no cover
     """Replay B hands.
 
     deal: (B*104,) ASCII of 52 codes a hand, 13 by seat; cards: ASCII of the actions' codes (2 a card);
-    seats: (n,) actor seats; kinds: the actions' kinds concatenated ("playcover..."); ms: (n,) times, -1
-    when absent; offsets: (B+1,) action offsets. Writes cover points (B, 4) and whether each seat's last
+    seats: (n,) actor seats; kinds: the actions' kinds concatenated ("playcover..."); offsets: (B+1,)
+    action offsets. (Times are checked before, in Python: a sort of a sorted list costs nothing.) Writes cover points (B, 4) and whether each seat's last
     action was a play of a 7 (B, 4). Returns status (B,): 0 legal and complete, 1 anything wrong.
     """
     nh = offsets.shape[0] - 1
@@ -80,7 +80,6 @@ def check_hands(deal, offsets, cards, seats, kinds, ms, nxt, rank_of, suit_of, p
             kp = kp_next
             continue
         live = one << 6
-        prev_ms = np.int64(-1)
         for i in range(start, end):
             s = seats[i]
             c = _card(cards, 2 * i, rank_of, suit_of)
@@ -108,12 +107,6 @@ def check_hands(deal, offsets, cards, seats, kinds, ms, nxt, rank_of, suit_of, p
                 live = (live & ~b) | nxt[c]
                 last7[h, s] = c % 13 == 6
             hands[s] = hs & ~b
-            m = ms[i]
-            if m >= 0:
-                if m < prev_ms:
-                    bad = True
-                    break
-                prev_ms = m
             turn = (turn + 1) & 3
         if bad:
             status[h] = 1

@@ -415,7 +415,6 @@ class BieqiVariant(VariantBase):
         cards: list[str] = []
         kinds: list[str] = []
         seats: list[bytes] = []
-        ms: list[int] = []
         offsets = [0]
         sizes = [HAND_SIZE] * SEATS
         for k, rec in enumerate(records):
@@ -430,13 +429,15 @@ class BieqiVariant(VariantBase):
                 continue
             t = [a.ms for a in acts]
             if None in t:
-                t = [-1 if x is None else x for x in t]
+                t = [x for x in t if x is not None]
+            if t != sorted(t):  # time going backwards: the engine reports where
+                checks[k] = self.check(rec)
+                continue
             fast.append(k)
             deal.append(ds)
             cards.append(cs)
             kinds += [a.kind for a in acts]
             seats.append(bytes([a.seat for a in acts]))
-            ms += t
             offsets.append(offsets[-1] + n)
         if fast:
             m = len(fast)
@@ -445,7 +446,7 @@ class BieqiVariant(VariantBase):
             status = check_hands(
                 np.frombuffer("".join(deal).encode(), np.uint8), np.array(offsets, np.int64),
                 np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
-                np.frombuffer("".join(kinds).encode(), np.uint8), np.fromiter(ms, np.int64, len(ms)),
+                np.frombuffer("".join(kinds).encode(), np.uint8),
                 NEXT, RANK_OF, SUIT_OF, pts, l7)
             scored = [j for j, k in enumerate(fast) if not status[j] and records[k].result is not None]
             settled = _settle_batch([records[fast[j]] for j in scored], pts[scored], l7[scored])
