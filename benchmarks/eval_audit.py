@@ -116,7 +116,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--strength", type=float, default=None, help="colluders' lambda (the simulator's default: 1.0)")
+    ap.add_argument("--share", type=float, default=None, help="share of hands together they collude (default 0.7)")
     args = ap.parse_args()
+    weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
     rooms: list[dict[str, Any]] = []
     seed = 100
@@ -125,7 +128,7 @@ def main() -> None:
             for honest in ("novice", "casual"):  # weak friends; then a room of helpful-to-everyone novices
                 mix = {} if honest == "novice" else {"skill_mix": "novice:0.5,casual:0.3,regular:0.2"}
                 rooms.append({"hands": hands, "players": 20, "colluders": 3, "friends": 3, "style": style,
-                              "slow": slow, "friend_skill": honest, "seed": seed, **mix})
+                              "slow": slow, "friend_skill": honest, "seed": seed, **mix, **weaker})
                 seed += 1
     honest_room = {"hands": hands, "players": 40, "colluders": 0, "friends": 6, "style": "share", "seed": 7}
     t0 = time.time()
