@@ -120,15 +120,23 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
+def check_not_input(target: str | os.PathLike[str], inputs: Iterable[str]) -> None:
+    """Raise :class:`InputError` when ``target`` is one of the input files (an output never overwrites one)."""
+    t = Path(target)
+    if not t.exists():
+        return
+    for i in inputs:
+        if i != "-" and Path(i).exists() and os.path.samefile(i, t):
+            raise InputError(f"{t}: refusing to overwrite an input file")
+
+
 def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = ()) -> int:
     """Write records as JSON Lines (gzip if the name ends in .gz), whole or not at all.
 
     Refuses to overwrite any of ``inputs``. Returns the number of records written.
     """
     target = Path(path)
-    for i in inputs:
-        if i != "-" and Path(i).exists() and target.exists() and os.path.samefile(i, target):
-            raise InputError(f"{target}: refusing to overwrite an input file")
+    check_not_input(target, inputs)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     n = 0

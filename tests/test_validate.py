@@ -192,3 +192,23 @@ def test_worker_processes_find_the_same_problems_in_the_same_order():
     two = validate([str(SAMPLES / "problems.jsonl"), str(SAMPLES / "legal.jsonl")], jobs=2)
     assert one.to_dict() == two.to_dict()
     assert one.valid_hands == 7  # 1 in problems.jsonl, 6 in legal.jsonl (sample-tong is a repeat there)
+
+
+def test_no_command_overwrites_its_input(tmp_path):
+    log = tmp_path / "in.jsonl"
+    log.write_bytes((SAMPLES / "legal.jsonl").read_bytes())
+    before = log.read_bytes()
+    attempts = [
+        ["validate", str(log), "--html", str(log)],
+        ["report", str(log), "--hand", "sample-tong", "--out", str(log)],
+        ["decisions", str(log), "-o", str(log)],
+    ]
+    for args in attempts:
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and "refusing to overwrite" in r.output, (args, r.output)
+        assert log.read_bytes() == before
+    audit_dir = tmp_path / "out"
+    audit_dir.mkdir()
+    (audit_dir / "audit.json").write_bytes(before)
+    r = CliRunner().invoke(cli, ["audit", str(audit_dir / "audit.json"), "--out", str(audit_dir)])
+    assert r.exit_code == 2 and (audit_dir / "audit.json").read_bytes() == before

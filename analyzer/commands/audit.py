@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from analyzer.commands.common import (
     max_line_option,
     paths_argument,
     progress,
+    refuse_inputs,
     resolve_paths,
 )
 
@@ -52,11 +52,7 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
 
     files = resolve_paths(paths)
     out = Path(out_dir)
-    names = ("audit.json", "pairs.csv", "players.csv", "report.html")
-    for f in files:  # never overwrite an input
-        for n in names:
-            if f != "-" and (out / n).exists() and os.path.samefile(f, out / n):
-                raise click.UsageError(f"{out / n} is an input; choose another --out")
+    refuse_inputs([out / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
     tick = progress("audit")
     result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                        alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import click
 
-from analyzer.logs import DEFAULT_MAX_LINE_BYTES, InputError, expand_paths
+from analyzer.logs import DEFAULT_MAX_LINE_BYTES, InputError, check_not_input, expand_paths
 
 paths_argument = click.argument("paths", nargs=-1, required=True)
 max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES,
@@ -46,3 +47,12 @@ def end_progress(tick: Callable[[int], None] | None) -> None:
     if tick is not None:
         sys.stderr.write("\r\033[K")
         sys.stderr.flush()
+
+
+def refuse_inputs(outputs: Iterable[str | Path], inputs: list[str]) -> None:
+    """A usage error (exit 2) when any output path is one of the inputs: nothing overwrites its input."""
+    for out in outputs:
+        try:
+            check_not_input(out, inputs)
+        except InputError as e:
+            raise click.UsageError(str(e)) from e

@@ -12,7 +12,14 @@ import click
 
 from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES
 
-from analyzer.commands.common import end_progress, max_line_option, paths_argument, progress, resolve_paths
+from analyzer.commands.common import (
+    end_progress,
+    max_line_option,
+    paths_argument,
+    progress,
+    refuse_inputs,
+    resolve_paths,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,8 +69,7 @@ def command(paths: tuple[str, ...], output: str, samples: int, dd_samples: int, 
             policy: str, max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     target = Path(output)
-    if any(p != "-" and Path(p).exists() and target.exists() and os.path.samefile(p, target) for p in paths):
-        raise click.UsageError(f"{output}: refusing to overwrite an input")
+    refuse_inputs([target], list(paths))
     frame, bad = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                policy=policy, max_line_bytes=max_line_bytes)
     target.parent.mkdir(parents=True, exist_ok=True)

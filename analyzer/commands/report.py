@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from analyzer.commands.common import max_line_option, paths_argument, resolve_paths
+from analyzer.commands.common import max_line_option, paths_argument, refuse_inputs, resolve_paths
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,6 +69,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
         raise click.UsageError("give exactly one of --hand, --player, --pair")
     files = resolve_paths(paths)
+    refuse_inputs([out, *([audit_file] if audit_file else [])], files)
     problems: list[Any] = []
     items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
     if hand_id is not None:

@@ -7,7 +7,14 @@ import sys
 import click
 import orjson
 
-from analyzer.commands.common import end_progress, max_line_option, paths_argument, progress, resolve_paths
+from analyzer.commands.common import (
+    end_progress,
+    max_line_option,
+    paths_argument,
+    progress,
+    refuse_inputs,
+    resolve_paths,
+)
 
 
 @click.command("validate")
@@ -26,6 +33,8 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, html: str | N
     from analyzer.validate import validate
 
     files = resolve_paths(paths)
+    if html:
+        refuse_inputs([html], files)
     tick = progress("validate")
     summary = validate(files, max_line_bytes=max_line_bytes, on_progress=tick, jobs=jobs)
     end_progress(tick)
