@@ -40,5 +40,7 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
         sys.stdout.write(table.to_csv(index=False))
     elif fmt == "json":
         sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+    elif table.empty:
+        click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
     else:
         click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
