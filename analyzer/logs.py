@@ -13,6 +13,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -91,8 +92,9 @@ def record_types() -> tuple[type, ...]:
     return tuple(v.record_type for v in registry().values())
 
 
+@cache
 def decoder() -> msgspec.json.Decoder:
-    """One decoder for every variant's record (dispatch on the ``variant`` tag)."""
+    """One decoder for every variant's record (dispatch on the ``variant`` tag); made once."""
     types = record_types()
     union: Any = types[0]
     for t in types[1:]:

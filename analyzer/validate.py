@@ -170,11 +170,6 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
 
 # --------------------------------------------------------------------------- the stream
 
-@cache
-def _decoder() -> msgspec.json.Decoder:
-    return decoder()
-
-
 def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[str | None, list[Problem]]:
     if line.data is None:
         return None, [Problem("line-too-long", f"the line is longer than {max_line_bytes} bytes; not parsed")]
@@ -187,7 +182,7 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 keep_records: bool = True) -> list[Checked]:
     """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work)."""
-    dec = _decoder()
+    dec = decoder()
     decoded: list[Any] = []
     for line in lines:
         try:
