@@ -111,16 +111,8 @@ def metrics(pos: np.ndarray, neg: np.ndarray) -> dict[str, float]:
             "tpr_at_1pct_fpr": float(np.interp(0.01, fpr, tpr)), "tpr_at_0.1pct_fpr": float(np.interp(0.001, fpr, tpr))}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--strength", type=float, default=None, help="colluders' lambda (the simulator's default: 1.0)")
-    ap.add_argument("--share", type=float, default=None, help="share of hands together they collude (default 0.7)")
-    args = ap.parse_args()
-    weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
-    hands = 700 if args.quick else 1400
+def room_specs(hands: int, weaker: dict[str, float]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The evaluation rooms (with colluders) and the honest room of 40 players; benchmarks/eval_model.py reuses them."""
     rooms: list[dict[str, Any]] = []
     seed = 100
     for style in ("share", "feed", "block"):
@@ -131,6 +123,20 @@ def main() -> None:
                               "slow": slow, "friend_skill": honest, "seed": seed, **mix, **weaker})
                 seed += 1
     honest_room = {"hands": hands, "players": 40, "colluders": 0, "friends": 6, "style": "share", "seed": 7}
+    return rooms, honest_room
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--strength", type=float, default=None, help="colluders' lambda (the simulator's default: 1.0)")
+    ap.add_argument("--share", type=float, default=None, help="share of hands together they collude (default 0.7)")
+    args = ap.parse_args()
+    weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
+    hands = 700 if args.quick else 1400
+    rooms, honest_room = room_specs(hands, weaker)
     t0 = time.time()
     with ProcessPoolExecutor(args.workers) as ex:
         results = list(ex.map(evaluate_room, rooms, [Path(args.cache)] * len(rooms)))
