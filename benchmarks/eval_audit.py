@@ -28,7 +28,7 @@ from analyzer.audit.signals import pair_signals
 
 LEVELS = (25, 50, 100, 200, 500)
 #: Part of every cache key: bump it when the decision rows change (v2: the imm columns).
-CACHE_VERSION = 2
+CACHE_VERSION = 4
 
 
 def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:

@@ -135,9 +135,9 @@ def test_immediate_effect_of_a_play_feeds_the_seat_holding_the_next_card() -> No
     assert sorted(opts) == sorted([parse_card("8S"), parse_card("7H")])
     feed2 = immediate_effects(st, opts, opts.index(parse_card("8S")))
     feed3 = immediate_effects(st, opts, opts.index(parse_card("7H")))
-    # 9S is worth 9 points to seat 2; 6H + 8H are 14 to seat 3; each against the average option
-    assert feed2 == pytest.approx([0.0, 0.0, 4.5, -7.0])
-    assert feed3 == pytest.approx([0.0, 0.0, -4.5, 7.0])
+    # 8S frees one card of seat 2 (9S); 7H frees two of seat 3 (6H, 8H); each against the average option
+    assert feed2 == pytest.approx([0.0, 0.0, 0.5, -1.0])
+    assert feed3 == pytest.approx([0.0, 0.0, -0.5, 1.0])
 
 
 def test_immediate_effect_of_a_cover_costs_the_cards_it_strands() -> None:
@@ -149,16 +149,16 @@ def test_immediate_effect_of_a_cover_costs_the_cards_it_strands() -> None:
     opts = st.legal_actions()
     assert all(a >= COVER for a in opts)
     five, king = (immediate_effects(st, opts, opts.index(COVER + parse_card(c))) for c in ("5H", "KC"))
-    assert five[2] - king[2] == pytest.approx(-6.0)  # KC strands nothing: beyond a king is empty
-    assert five[3] - king[3] == pytest.approx(-4.0)
-    assert five[1] - king[1] == pytest.approx(13 - 5)  # the actor keeps its own points: 5H is cheaper
+    assert five[2] - king[2] == pytest.approx(-2.0)  # KC strands nothing: beyond a king is empty
+    assert five[3] - king[3] == pytest.approx(-2.0)
+    assert five[1] - king[1] == pytest.approx(0.0)  # either way the actor gives up one card of its own
     # once 5H is covered, covering 4H strands nothing new (AH, 3H were already dead)
     st.push(COVER + parse_card("5H"))
     opts = st.legal_actions()
     assert st.turn == 2 and all(a >= COVER for a in opts)
     four, king = (immediate_effects(st, opts, opts.index(COVER + parse_card(c))) for c in ("4H", "KD"))
     assert four[3] - king[3] == pytest.approx(0.0)
-    assert four[2] - king[2] == pytest.approx(13 - 4)
+    assert four[2] - king[2] == pytest.approx(0.0)
 
 
 @pytest.fixture(scope="module")

@@ -65,22 +65,16 @@ def _beyond(c: int) -> int:
 
 
 BEYOND = tuple(_beyond(c) for c in range(52))
-#: Cover points of every 13-bit suit pattern (a mask's points are four look-ups, not a loop).
-_SUIT_POINTS = tuple(sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13))
-
-
-def _points(mask: int) -> int:
-    return (_SUIT_POINTS[mask & 0x1FFF] + _SUIT_POINTS[mask >> 13 & 0x1FFF] + _SUIT_POINTS[mask >> 26 & 0x1FFF]
-            + _SUIT_POINTS[mask >> 39 & 0x1FFF])
 
 
 def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:
     """Per seat: the chosen option's immediate, exact effect on the true deal minus the mean over
     the options (0 for every seat when the choice is an average one, whatever the deal).
 
-    A play feeds: the points of the cards it makes live in each hand. A cover costs: minus the
-    points of the cards it makes unplayable in each hand (they will have to be covered), and for
-    the actor also the covered card's own points. No rollouts, so none of the deal's later luck.
+    A play feeds: the number of cards it makes live in each hand. A cover costs: minus the number
+    of cards it makes unplayable in each hand (they will have to be covered), and for the actor
+    also the covered card. No rollouts, so none of the deal's later luck. Cards, not points: a
+    count has lighter tails, and the audit found favour with it sooner (docs/audit.md).
     """
     dead = 0  # cards already unplayable: beyond some covered card
     for x in scan(state.covered[0] | state.covered[1] | state.covered[2] | state.covered[3]):
@@ -90,11 +84,11 @@ def immediate_effects(state: State, options: list[int], chosen: int) -> list[flo
     for a in options:
         c = a % COVER
         if a < COVER:
-            per.append([_points(NEXT_LIVE[c] & h) for h in hands])
+            per.append([(NEXT_LIVE[c] & h).bit_count() for h in hands])
         else:
             killed = BEYOND[c] & ~dead
-            row = [-_points(killed & h) for h in hands]
-            row[actor] -= c % 13 + 1
+            row = [-(killed & h).bit_count() for h in hands]
+            row[actor] -= 1
             per.append(row)
     k = len(options)
     mean = [sum(r[s] for r in per) / k for s in range(SEATS)]
