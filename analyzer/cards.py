@@ -12,7 +12,6 @@ from collections.abc import Iterable, Iterator
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 SUIT_SYMBOLS = "♠♥♦♣"
-SUIT_NAMES_ZH = ("黑桃", "红桃", "方块", "梅花")
 
 SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
 ACE, SEVEN, KING = 0, 6, 12

@@ -24,8 +24,3 @@ def registry() -> dict[str, Variant]:
         v = import_module(f"analyzer.variants.{mod}").VARIANT
         out[v.name] = v
     return out
-
-
-def get_variant(name: str) -> Variant:
-    """The variant for a log's ``variant`` value; KeyError for an unknown one."""
-    return registry()[name]
