@@ -177,7 +177,7 @@ def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, sit
     assert_no_injection(page)
     shot(page, "pair")
     first = page.locator("[data-role=evidence] a").first  # type: ignore[attr-defined]
-    step = int(first.get_attribute("href").split("step=")[1])
+    step = int(first.get_attribute("href").split("step=")[1].split("&")[0])
     first.click()
     expect(page.locator("[data-role=step]")).to_have_text(f"step {step} / 52")  # type: ignore[attr-defined]
 

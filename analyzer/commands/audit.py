@@ -72,11 +72,21 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
     atomic_write_bytes(out / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
     _report(out, audit, result, files, lang, max_line_bytes)
     flagged = [p for p in audit["pairs"] if p["flagged"]]
-    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged"
+    review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
+    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged, {len(review)} for review"
                + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
     for p in flagged:
         click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
+    for p in review:
+        more = p.get("hands_to_alarm")
+        click.echo(f"  REVIEW  {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
+                   f"{p['hands_together']} hands together, main signal {p['main_signal']}"
+                   + (f"; ~{more} more hands together before the alarm could fire" if more is not None else ""))
+    if flagged or review:
+        click.echo(f"  (flagged: p <= {audit['alarm']['alpha']:g}, a false alarm well under once in 10,000 honest pairs; "
+                   f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
+                   f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
     borrow = audit.get("bieqi-borrow")
     cheats = borrow["illegal_borrows"] if borrow else 0
     if borrow:

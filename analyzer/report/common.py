@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from analyzer.logs import atomic_write_bytes
+from analyzer.report.case_labels import CASE_LABELS
 
 LANGS = ("en", "zh")
 
@@ -99,6 +100,10 @@ LABELS: dict[str, dict[str, str]] = {
         "back_overview": "返回概览",
     },
 }
+
+# the case file's labels live with the case file (analyzer/report/case_labels.py)
+for _lang, _labels in CASE_LABELS.items():
+    LABELS[_lang].update(_labels)
 
 #: Default regret (points) from which a decision counts as a big deviation in the replayer.
 BIG_DEVIATION = 5.0

@@ -62,12 +62,14 @@ function stored(kind, i) {
 const HAND_INDEX = new Map((DATA.hand_ids || []).map((id, i) => [id, i]));
 const PLAYER_INDEX = new Map((DATA.player_ids || []).map((id, i) => [id, i]));
 
-function handAnchor(i, action, text) {
+function handAnchor(i, action, text, pair) {
   if (i == null) return el("span", { class: "mono", text, title: t("hand_not_embedded") });
   const step = action == null ? "" : `&step=${action}`;
-  return el("a", { href: `#hand=${i}${step}`, class: "mono", text });
+  const marked = pair ? `&pa=${encodeURIComponent(pair[0])}&pb=${encodeURIComponent(pair[1])}` : "";
+  return el("a", { href: `#hand=${i}${step}${marked}`, class: "mono", text });
 }
-function handLink(handId, action) { return handAnchor(HAND_INDEX.get(handId), action, String(handId)); }
+/* pair: the suspected pair, marked in the replayer the link opens. */
+function handLink(handId, action, pair) { return handAnchor(HAND_INDEX.get(handId), action, String(handId), pair); }
 function playerLink(id) {
   const i = PLAYER_INDEX.get(id);
   if (i === undefined || !document.getElementById(`s-player-${i}`)) return el("span", { text: String(id) });
@@ -155,7 +157,8 @@ function deviationClass(dec, threshold) {
 }
 
 class Replayer {
-  constructor(root, hand, step, onStep) {
+  constructor(root, hand, step, onStep, suspects) {
+    this.suspects = new Set(suspects || []);
     this.hand = hand;
     this.n = hand.actions.length;
     this.threshold = DATA.threshold;
@@ -199,6 +202,8 @@ class Replayer {
     this.movesDiv = el("div", { class: "moves", dataset: { role: "moves" } });
     this.finalDiv = el("div", { dataset: { role: "final" } });
     const general = (h.problems || []).filter((p) => p.action == null);
+    if (this.suspects.size) meta.append(" · ", el("span", { class: "suspect-note", dataset: { role: "suspect-pair" },
+      text: t("suspected_pair", [...this.suspects].join(" & ")) }));
     this.root.append(title, meta, el("div", {}, general.map((p) => this.problemBanner(p))), controls,
       el("div", { class: "felt" }, this.panels, this.tableDiv), this.problemsDiv, this.decisionDiv, this.finalDiv,
       el("h3", { text: t("moves") }), this.movesDiv);
@@ -236,7 +241,7 @@ class Replayer {
       const tags = [];
       if (out && out.tong.includes(s)) tags.push(out.dutou.includes(s) ? t("dutou") : t("tong"));
       p.append(el("div", {},
-        el("span", { class: "name", dataset: { role: "player" }, text: h.players[s] }),
+        el("span", { class: "name" + (this.suspects.has(h.players[s]) ? " suspect" : ""), dataset: { role: "player" }, text: h.players[s] }),
         el("span", { class: "meta", text: ` · ${t("seat")} ${s}` + (tags.length ? " · " + tags.join(" ") : "") })));
       p.append(el("div", { class: "row", dataset: { role: "hand" } },
         cards.map((c) => cardEl(c, "small" + (st.live.has(c) ? " live" : "")))));
@@ -405,7 +410,7 @@ function renderPlayer(root, p) {
       td(actionText(w.chosen)), td(actionText(w.best)), td(fmt(w.regret, 2), true), td(el("span", { text: w.reasons || "" })))))));
 }
 
-// --------------------------------------------------------------------------- pair section
+// --------------------------------------------------------------------------- pair section (the case file)
 
 const VALUE_KEYS = ["value", "estimate", "mean", "score", "statistic", "z"];
 const SE_KEYS = ["se", "stderr", "std_err", "sd"];
@@ -424,13 +429,94 @@ function signalParts(v) {
            text: Object.keys(rest).length ? describe(rest) : "" };
 }
 
+function verdictOf(e) { return e.verdict || (e.flagged == null ? null : e.flagged ? "flagged" : "clear"); }
+function verdictBadge(v) {
+  if (!v) return null;
+  return el("span", { class: "badge " + ({ flagged: "flag", review: "review", clear: "ok" }[v] || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
+}
+function pValue(p) { return p == null ? "–" : p === 0 ? "< 1e-300" : p < 0.001 ? Number(p).toExponential(1) : fmt(p, 3); }
+function unitText(u) { return u ? t("unit_" + u) : ""; }
+
+/* The case file's opening: the sentence of the signal that fired, then why the verdict. */
+function renderLead(root, c) {
+  root.append(box(t("case"),
+    el("p", { class: "lead", dataset: { role: "lead" }, text: t(c.lead.key, ...c.lead.args) }),
+    c.verdict ? el("p", { dataset: { role: "verdict-line" }, text: t(c.verdict.key, ...c.verdict.args) }) : null));
+}
+
+function renderOutcomes(root, o) {
+  const sc = (m, se) => m == null ? "–" : signed(m, 1) + (se == null ? "" : ` ± ${fmt(se, 1)}`);
+  const rows = [
+    el("tr", { dataset: { role: "outcome-score" } }, td(t("pair_score_per_hand")), td(sc(o.score_together, o.score_together_se), true),
+      td(sc(o.score_apart, o.score_apart_se), true), td(sc(o.typical, o.typical_sd), true)),
+    el("tr", { dataset: { role: "outcome-tong" } }, td(t("tong_rate")), td(pct(o.tong_together), true), td(pct(o.tong_apart), true),
+      td(pct(o.tong_room), true)),
+  ];
+  root.append(box(t("outcomes"), el("p", { class: "muted", text: t("outcomes_help", o.hands_together, o.hands_apart) }),
+    el("div", { dataset: { role: "outcomes" } },
+      table([[""], [t("together"), 1], [t("apart"), 1], [t("typical_pair"), 1]], rows))));
+}
+
+function renderSignalRows(root, rows) {
+  root.append(box(t("signals"), table(
+    [[t("signal")], [t("direction")], [t("effect_per_hand"), 1], ["z", 1], ["p", 1], [t("meaning")]],
+    rows.map((r) => el("tr", { dataset: { role: "signal-row", signal: r.signal } },
+      td(el("span", { text: t("sig_" + r.signal) })),
+      td(el("span", { text: r.signal === "codev" ? `${r.actor} ↔ ${r.partner}` : `${r.actor} → ${r.partner}` })),
+      td(r.per_hand == null ? "–" : (r.unit === "hands" ? `${fmt(r.per_hand, 0)} / ${fmt(r.se, 1)} ${t("expected_short")}`
+        : r.unit === "ratio" ? `×${fmt(r.per_hand, 2)}` : `${signed(r.per_hand, 2)} ± ${fmt(r.se, 2)} ${unitText(r.unit)}`), true),
+      td(fmt(r.z, 2), true), td(pValue(r.p), true), td(el("span", { class: "muted", text: t("meaning_" + r.signal) })))))));
+}
+
+function renderGlossary(root) {
+  root.append(box(t("glossary"), el("dl", { dataset: { role: "glossary" } },
+    ["score", "z", "p", "q", "flagged", "review"].flatMap((k) => [el("dt", { text: t("gl_term_" + k) }), el("dd", { text: t("gl_" + k) })]))));
+}
+
+function renderEdge(root, p) {
+  const [a, b] = p.players;
+  const shows = (p.edge || []).some((e) => [e.imm, e.dd].some((m) => m && m.z != null && m.z >= 2));
+  root.append(box(t("edge_title"),
+    el("p", { class: "notice", dataset: { role: "not-evidence" }, text: shows ? t("edge_not_calibrated") : t("edge_no_sign", a, b) }),
+    table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
+      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(el("span", { text: `${e.actor} → ${e.partner}` })),
+        td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
+        td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
+}
+
+function renderEvidence(root, p) {
+  const ev = p.evidence || [];
+  const [a, b] = p.players;
+  if (ev.length && ev.every((x) => x.edge != null)) {
+    const eff = (x) => x.effect_true_deal || {};
+    root.append(box(t("evidence"), el("p", { class: "muted", text: t("evidence_help") }), table(
+      [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
+       [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
+      ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, [a, b])),
+        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
+        td(el("span", { text: x.chosen })), td(el("span", { text: x.alternative })), td(fmt(x.regret, 2), true),
+        td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
+        td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
+    return;
+  }
+  const known = new Set(["hand_id", "action"]);
+  const extra = [...new Set(ev.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
+  root.append(box(t("evidence"), ev.length ? table([[t("hand")], [t("action"), 1], ...extra.map((k) => [k])],
+    ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, [a, b])),
+      td(x.action == null ? "–" : String(x.action + 1), true), extra.map((k) => td(el("span", { text: describe(x[k]) }))))))
+    : el("p", { class: "muted", text: t("no_evidence") })));
+}
+
 function renderPair(root, p) {
   const e = p.entry || {};
   const [a, b] = p.players;
-  root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ",
-    e.flagged == null ? null : el("span", { class: "badge " + (e.flagged ? "flag" : "ok"), text: e.flagged ? t("flagged") : t("not_flagged") })));
+  root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ", verdictBadge(verdictOf(e))));
+  if (e.case) renderLead(root, e.case);
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
-    stat(t("score"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", describe(e.p_value)), stat("q", describe(e.q_value))));
+    stat(t("score"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value)), stat("q", pValue(e.q_value)),
+    e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
+  if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
+  if (!p.entry && p.edge) renderEdge(root, p);
   if (p.table) {
     const roles = [a, b, t("others_each")];
     const cells = p.table.cells;
@@ -443,35 +529,33 @@ function renderPair(root, p) {
         title: `${t("total")}: ${signed(c.sum, 1)} · ${t("per_decision")}: ${signed(c.mean, 3)} ± ${fmt(c.se, 3)} · n=${c.n}` },
         signed(c.per_hand, 2), el("div", { class: "muted", text: `± ${fmt(c.se_per_hand, 2)}` }));
     })));
-    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t("collusion_help") }),
+    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t(p.table.measure === "imm" ? "collusion_help_imm" : "collusion_help_dd") }),
       el("table", { class: "grid heat", dataset: { role: "heatmap" } },
         el("thead", {}, el("tr", {}, el("th", { text: t("actor_recipient") }), roles.map((r) => el("th", { text: r })))),
         el("tbody", {}, rows))));
   }
-  const sig = Object.entries(e.signals || {});
-  if (sig.length) {
-    const parts = sig.map(([k, v]) => [k, signalParts(v)]);
-    const chart = el("div", { class: "plot", dataset: { role: "plot-signals" } });
-    root.append(box(t("signals"), table([[t("signal")], [t("value"), 1], [t("uncertainty"), 1], ["n", 1], [""]],
-      parts.map(([k, s]) => el("tr", {}, td(el("span", { text: k })), td(s.value == null ? "–" : describe(s.value), true),
-        td(s.se != null ? `± ${fmt(s.se, 3)}` : s.ci ? `[${describe(s.ci[0])}, ${describe(s.ci[1])}]` : "–", true),
-        td(s.n == null ? "–" : String(s.n), true), td(el("span", { class: "muted", text: s.text || "" }))))), chart));
-    const withErr = parts.filter(([, s]) => s.value != null && (s.se != null || s.ci));
-    if (withErr.length) {
-      plot(chart, [{ type: "scatter", mode: "markers", x: withErr.map(([k]) => plotText(k)), y: withErr.map(([, s]) => s.value),
-        error_y: { type: "data", symmetric: false,
-          array: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.ci[1] - s.value)),
-          arrayminus: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.value - s.ci[0])) } }],
-        { yaxis: { title: { text: t("value_95") }, zeroline: true }, height: 280 });
-    } else chart.remove();
+  if (e.case && e.case.signals) renderSignalRows(root, e.case.signals);
+  else {
+    const sig = Object.entries(e.signals || {});
+    if (sig.length) {
+      const parts = sig.map(([k, v]) => [k, signalParts(v)]);
+      const chart = el("div", { class: "plot", dataset: { role: "plot-signals" } });
+      root.append(box(t("signals"), table([[t("signal")], [t("value"), 1], [t("uncertainty"), 1], ["n", 1], [""]],
+        parts.map(([k, s]) => el("tr", {}, td(el("span", { text: k })), td(s.value == null ? "–" : describe(s.value), true),
+          td(s.se != null ? `± ${fmt(s.se, 3)}` : s.ci ? `[${describe(s.ci[0])}, ${describe(s.ci[1])}]` : "–", true),
+          td(s.n == null ? "–" : String(s.n), true), td(el("span", { class: "muted", text: s.text || "" }))))), chart));
+      const withErr = parts.filter(([, s]) => s.value != null && (s.se != null || s.ci));
+      if (withErr.length) {
+        plot(chart, [{ type: "scatter", mode: "markers", x: withErr.map(([k]) => plotText(k)), y: withErr.map(([, s]) => s.value),
+          error_y: { type: "data", symmetric: false,
+            array: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.ci[1] - s.value)),
+            arrayminus: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.value - s.ci[0])) } }],
+          { yaxis: { title: { text: t("value_95") }, zeroline: true }, height: 280 });
+      } else chart.remove();
+    }
   }
-  const ev = p.evidence || [];
-  const known = new Set(["hand_id", "action"]);
-  const extra = [...new Set(ev.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
-  root.append(box(t("evidence"), ev.length ? table([[t("hand")], [t("action"), 1], ...extra.map((k) => [k])],
-    ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action)),
-      td(x.action == null ? "–" : String(x.action + 1), true), extra.map((k) => td(el("span", { text: describe(x[k]) }))))))
-    : el("p", { class: "muted", text: t("no_evidence") })));
+  renderEvidence(root, p);
+  if (p.entry) renderGlossary(root);
 }
 
 // --------------------------------------------------------------------------- audit overview
@@ -480,7 +564,9 @@ function renderAudit(root, audit) {
   const pairs = audit.pairs;
   const flagged = pairs.filter((p) => p.flagged);
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
-    stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count")));
+    stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
+    stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
+    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: t("tiers_help") }));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
@@ -503,11 +589,11 @@ function renderAudit(root, audit) {
   const draw = () => {
     const q = filter.value.trim().toLowerCase();
     const shown = pairs.filter((p) => !q || p.players.some((x) => String(x).toLowerCase().includes(q)));
-    body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : "", dataset: { role: "pair-row" } },
+    body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : p.verdict === "review" ? "review" : "", dataset: { role: "pair-row" } },
       td(String(r + 1), true), td(el("span", {}, playerLink(p.players[0]), " & ", playerLink(p.players[1]))),
       td(String(p.hands_together), true), td(fmt(p.score, 2), true), td(fmt(p.z, 2), true),
       td(describe(p.p_value), true), td(describe(p.q_value), true),
-      td(p.flagged ? el("span", { class: "badge flag", text: t("flagged") }) : ""),
+      td(verdictBadge(verdictOf(p)) || ""),
       td(el("a", { href: `#pair=${p.i}`, text: t("details") })))));
     more.textContent = t("show_all", shown.length);
     more.classList.toggle("hidden", shown.length <= limit);
@@ -544,8 +630,12 @@ function renderValidation(root, v) {
 
 /* Each view draws into a node already in the document, so plots can measure their width. */
 const ROUTES = {
-  hand: (node, hand, i, params) => new Replayer(node, hand, params.has("step") ? Number(params.get("step")) : null,
-    (k) => history.replaceState(null, "", `#hand=${i}&step=${k}`)),
+  hand: (node, hand, i, params) => {
+    const pair = params.has("pa") && params.has("pb") ? [params.get("pa"), params.get("pb")] : null;
+    const keep = pair ? `&pa=${encodeURIComponent(pair[0])}&pb=${encodeURIComponent(pair[1])}` : "";
+    return new Replayer(node, hand, params.has("step") ? Number(params.get("step")) : null,
+      (k) => history.replaceState(null, "", `#hand=${i}&step=${k}${keep}`), pair);
+  },
   player: (node, p) => renderPlayer(node, p),
   pair: (node, p) => renderPair(node, p),
 };
