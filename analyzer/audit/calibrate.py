@@ -112,9 +112,10 @@ def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, n_signals
 
     The pair's p is read back as the z of one directed signal (undoing the x 2 of the directions and the
     Bonferroni factor); a z grows as the square root of the hands, so n' = n (z_alpha / z)^2. NaN when
-    the pair shows no effect (z <= 0); 0 when it is already there.
+    the pair shows no effect to scale up (its p is 1/2 or more); 0 when it is already there.
     """
-    z = z_of_logp(np.asarray(log_p, np.float64) - np.log(2.0 * n_signals))
+    log_p = np.asarray(log_p, np.float64)
+    z = np.where(log_p < np.log(0.5), z_of_logp(log_p - np.log(2.0 * n_signals)), 0.0)
     z_alpha = float(stats.norm.isf(alpha / (2.0 * n_signals)))
     n = np.asarray(hands, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
