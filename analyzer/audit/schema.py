@@ -1,4 +1,4 @@
-"""JSON Schema of audit.json (published as schemas/audit-v1.schema.json by ``python -m analyzer.schema``)."""
+"""JSON Schema of audit.json (published as schemas/audit-v1.schema.json by ``python -m analyzer.publish``)."""
 
 from __future__ import annotations
 
