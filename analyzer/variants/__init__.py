@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
+from typing import Any
 
 from analyzer.variants.base import Game
 
@@ -27,3 +28,9 @@ def registry() -> dict[str, Game]:
         v = import_module(f"analyzer.variants.{mod}").VARIANT
         out[v.name] = v
     return out
+
+
+def game_of(record: Any) -> Game | None:
+    """The game a decoded record belongs to (by its ``variant`` tag), or None for anything else."""
+    config = getattr(type(record), "__struct_config__", None)
+    return registry().get(getattr(config, "tag", None))  # type: ignore[arg-type]

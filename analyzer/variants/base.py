@@ -57,7 +57,8 @@ class Offers:
     - ``audit_section``: exposes ``SECTION_CODES`` (problem codes that make the section worth
       computing), ``SectionCounter`` (fed every checked hand in the audit's one pass) and
       ``SECTION_SCHEMA`` (its JSON Schema in audit.json, under the variant's name).
-    - ``hand_view``: exposes ``hand_data(record, check) -> dict`` for the hand page of reports.
+    - ``hand_view``: exposes ``hand_data(record, decisions, problems) -> dict | None``, the data of the
+      hand page of reports (the replayer).
     - ``simulator``: exposes ``simulate(*, hands, players, seed, **options) -> Simulation``.
     """
 
