@@ -87,11 +87,14 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
         click.echo(f"  (flagged: p <= {audit['alarm']['alpha']:g}, a false alarm well under once in 10,000 honest pairs; "
                    f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
-    borrow = audit.get("bieqi-borrow")
-    cheats = borrow["illegal_borrows"] if borrow else 0
-    if borrow:
-        click.echo(f"bieqi-borrow: {borrow['hands']} hands, {cheats} illegal borrows (borrowing while holding a live "
-                   f"card), by player in audit.json")
+    from analyzer.variants import registry
+
+    cheats = 0
+    for name, game in registry().items():  # each variant's own audit section, as its contract offers
+        if game.offers.audit_section and name in audit:
+            section = game.offer("audit_section")
+            cheats += section.certain_cheats(audit[name])
+            click.echo(section.summary(audit[name]))
     click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
     sys.exit(1 if flagged or cheats else 0)
 
