@@ -38,12 +38,13 @@ def measure(rows: pd.DataFrame) -> str:
     Own-information deltas are not used: any costly mistake spreads points over the three others, so an
     honest weak player would look as if it helped everyone."""
     cols = [f"imm{s}" for s in range(SEATS)]
-    if set(cols) <= set(rows.columns) and rows[cols].abs().to_numpy().sum() > 0:
+    if set(cols) <= set(rows.columns) and np.nansum(np.abs(rows[cols].to_numpy(float))) > 0:
         return "imm"
-    return "dd_delta"
+    # rows from elsewhere may lack the true-deal columns: the own-information ones are all there is
+    return "dd_delta" if {f"dd_delta{s}" for s in range(SEATS)} <= set(rows.columns) else "delta"
 
 
-def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict[str, float] | None]]:
+def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict[str, float | None] | None]]:
     """Cell [actor role][recipient role]: what the actor's decisions did to the recipient on the true deal
     (see :func:`measure`), per hand and per (actor, recipient) player combination, with standard errors.
     A player's effect on themselves is left out: this is about the others."""
@@ -61,7 +62,7 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
     per_hand = effects.groupby(["actor", "to", "hand"])["delta"].sum()
     # (actor player, recipient player) combinations in one hand: two "others" on either side
     combos = {(A, B): 1, (B, A): 1, (A, OTHERS): 2, (B, OTHERS): 2, (OTHERS, A): 2, (OTHERS, B): 2, (OTHERS, OTHERS): 2}
-    cells: list[list[dict[str, float] | None]] = [[None] * 3 for _ in range(3)]
+    cells: list[list[dict[str, float | None] | None]] = [[None] * 3 for _ in range(3)]
     for (i, j), k in combos.items():
         d = effects.loc[(effects["actor"] == i) & (effects["to"] == j), "delta"].to_numpy(float)
         if not len(d) or hands <= 0:
@@ -124,7 +125,7 @@ def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
     shown = {k: v for k, v in (entry or {}).items() if k != "evidence"}
     has_rows = rows is not None and len(rows) > 0
     return {"players": [a, b], "hands_together": hands, "entry": shown or None, "evidence": evidence,
-            "edge": pair_edge(rows, a, b) if has_rows and not entry else None,
+            "edge": pair_edge(rows, a, b) if has_rows and not entry and measure(rows) != "delta" else None,
             "table": {"cells": collusion_table(rows, a, b, hands), "measure": measure(rows)} if has_rows else None}
 
 

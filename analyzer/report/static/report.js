@@ -529,7 +529,7 @@ function renderPair(root, p) {
         title: `${t("total")}: ${signed(c.sum, 1)} · ${t("per_decision")}: ${signed(c.mean, 3)} ± ${fmt(c.se, 3)} · n=${c.n}` },
         signed(c.per_hand, 2), el("div", { class: "muted", text: `± ${fmt(c.se_per_hand, 2)}` }));
     })));
-    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t(p.table.measure === "imm" ? "collusion_help_imm" : "collusion_help_dd") }),
+    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t({ imm: "collusion_help_imm", dd_delta: "collusion_help_dd" }[p.table.measure] || "collusion_help") }),
       el("table", { class: "grid heat", dataset: { role: "heatmap" } },
         el("thead", {}, el("tr", {}, el("th", { text: t("actor_recipient") }), roles.map((r) => el("th", { text: r })))),
         el("tbody", {}, rows))));
