@@ -332,7 +332,7 @@ def _think(lk: pd.DataFrame) -> pd.DataFrame:
     hand_r = pd.DataFrame({"actor": t["actor"], "hand_id": t["hand_id"], "r": lt - my - slope * (x - mx)}).groupby(
         ["actor", "hand_id"], sort=False)["r"].mean().rename("r").reset_index()
     seats = lk[["actor", "other", "hand_id"]].drop_duplicates().merge(hand_r, on=["actor", "hand_id"])
-    rows = []
+    rows: list[object] = []
     for actor, g in seats.groupby("actor", sort=False):
         # all co-players at once: a slow colluder's slowness goes to the partner, not to whoever
         # often sat at the same tables as the two of them

@@ -126,7 +126,7 @@ def clean(x: Any) -> Any:
 
 @cache
 def _asset(name: str) -> str:
-    return files("analyzer.report").joinpath("static", name).read_text(encoding="utf-8")
+    return files("analyzer.report").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
