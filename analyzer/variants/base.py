@@ -44,6 +44,9 @@ class Variant(Protocol):
     name: str
     record_type: ClassVar[type] | type
     description: str
+    #: Lazy reference ("package.module:NAME") to the report's view of one hand, or None; a string so
+    #: the rules never import report code (see analyzer.report.views).
+    hand_view: str | None
 
     def check(self, record: Any) -> HandCheck:
         """Replay one decoded record; every problem found, replay stopping at the first illegal action."""
@@ -64,6 +67,8 @@ class Variant(Protocol):
 
 class VariantBase:
     """Defaults for the optional parts of the contract."""
+
+    hand_view: str | None = None
 
     def check_batch(self, records: Sequence[Any]) -> list[HandCheck]:
         return [self.check(r) for r in records]  # type: ignore[attr-defined]
