@@ -86,7 +86,8 @@ def hand_cards(st: Any, seat: int) -> list[int]:
 
 
 def heiqi_tricks(rec: heiqi.HeiqiRecord) -> list[dict[str, Any]]:
-    """Per trick, from the engine: the hands before it, its winner and the defenders' points after it."""
+    """Per trick, from the engine: the hands before it, its winner and the defenders' points after it; then the
+    final hands and outcome (or, at a trick the engine refuses, the hands before it and ``failed``)."""
     dealt = heiqi.VARIANT.deal_counts(rec, [])
     assert dealt is not None
     st = heiqi.State(dealt[0], dealt[1], rec.first_bidder, rec.rules or heiqi.DEFAULT_RULES)
@@ -101,6 +102,7 @@ def heiqi_tricks(rec: heiqi.HeiqiRecord) -> list[dict[str, Any]]:
         for codes in tr.plays:
             cards = [parse_card(x, jokers=True) for x in codes]
             if st.play_error(cards) is not None:
+                out.append({"hands": before, "failed": True})
                 return out
             st.push(heiqi.play_action(cards))
         out.append({"hands": before, "winner": st.leader, "defender_points": st.defender_points})
