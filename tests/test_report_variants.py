@@ -197,7 +197,7 @@ def test_report_command_makes_a_hand_page_for_any_game(tmp_path: Path, bw: list,
 
 
 def test_validation_page_links_each_problem_to_its_move_or_trick(tmp_path: Path, bw: list, hq: list) -> None:
-    line, i = plant_not_live(bw[1])
+    line, _ = plant_not_live(bw[1])
     swapped = plant_swapped_follow(kou_hand(hq), 2)
     log = _write_log(tmp_path / "v.jsonl", cheat_records(), [line, swapped])
     summary = validate([str(log)])
@@ -212,3 +212,20 @@ def test_validation_page_links_each_problem_to_its_move_or_trick(tmp_path: Path,
         assert row["step"] == want, row  # a problem about the whole hand (here a duplicate id) opens at the deal
     stores = re.findall(r'id="s-hand-\d+">(.*?)</script>', page)
     assert sorted(orjson.loads(s)["view"] for s in stores) == ["borrow", "borrow", "borrow", "heiqi"]
+
+
+def test_a_move_naming_no_card_is_shown_as_its_text(bw: list) -> None:
+    obj = orjson.loads(format_record(bw[2]))
+    obj["actions"][9]["card"] = "<b>ZZ</b>"
+    rec = decoder().decode(orjson.dumps(obj))
+    problems = borrow.VARIANT.check(rec).problems
+    hd = hand_data(rec, problems=problems)
+    assert problems[0].code == "bad-card" and hd["problems"][0]["step"] == 9 == len(hd["steps"]) - 1
+    assert hd["attempted"]["card"] is None and hd["attempted"]["code"] == "<b>ZZ</b>"
+
+
+def test_pages_that_embed_hands_take_any_game(bw: list, hq: list) -> None:
+    from analyzer.report.hand import hand_store
+
+    ids, data = hand_store([bw[1], hq[1]])
+    assert ids == [bw[1].hand_id, hq[1].hand_id] and [d["view"] for d in data] == ["borrow", "heiqi"]

@@ -17,7 +17,6 @@ import pytest
 from report_variant_fixtures import (
     EVIL_HAND,
     EVIL_PLAYER,
-    EVIL_RTL,
     EVIL_TABLE,
     borrow_records,
     borrow_states,

@@ -151,7 +151,8 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
     """
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, not {lang!r}")
-    from analyzer.report.views import page_assets  # the games' hand views: their scripts, styles, labels
+    # the games' hand views: their scripts, styles and labels
+    from analyzer.report.views import page_assets
 
     view_js, view_css, view_labels = page_assets()
     labels = {**LABELS[lang], **view_labels.get(lang, {})}

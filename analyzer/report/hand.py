@@ -114,7 +114,7 @@ def hand_store(records: Iterable[Any], decisions: pd.DataFrame | None = None,
     ids: list[str] = []
     data: list[dict[str, Any]] = []
     for rec in picked:
-        hd = hand_data(rec, by_hand.get(rec.hand_id))
+        hd = views.hand_data(rec, by_hand.get(rec.hand_id))  # any game's hand, through its view
         if hd is not None:
             ids.append(rec.hand_id)
             data.append(hd)
@@ -124,8 +124,8 @@ def hand_store(records: Iterable[Any], decisions: pd.DataFrame | None = None,
 def _view_data(record: Any, decisions: Any = None, problems: Sequence[Problem] = ()) -> dict[str, Any] | None:
     """The standard game's hand view: ``decisions`` may be decision rows (a frame) or one hand's entries."""
     if decisions is not None and hasattr(decisions, "columns"):
-        decisions = decisions_by_hand(decisions, [getattr(record, "hand_id", None)]).get(
-            getattr(record, "hand_id", None))
+        hand_id = str(getattr(record, "hand_id", ""))
+        decisions = decisions_by_hand(decisions, [hand_id]).get(hand_id)
     return hand_data(record, decisions, problems)
 
 

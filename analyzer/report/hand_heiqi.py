@@ -107,7 +107,8 @@ def _auction(record: HeiqiRecord, st: State) -> list[dict[str, Any]]:
 
 def _bury(record: HeiqiRecord, st: State) -> bool:
     """Bury and name trump as recorded, when the engine allows it; False when play cannot start."""
-    if st.phase != "bury" or record.dealer != st.dealer or record.trump not in SUITS or record.tricks is None:
+    trump = record.trump
+    if st.phase != "bury" or record.dealer != st.dealer or trump is None or record.tricks is None:
         return False
     buried = _parse(record.buried or [])
     held = st.hands[st.dealer]
@@ -115,7 +116,7 @@ def _bury(record: HeiqiRecord, st: State) -> bool:
         return False
     for c in buried:
         st.push(bury_action(c))
-    st.push(trump_action(SUITS.index(record.trump)))
+    st.push(trump_action(SUITS.index(trump)))
     return True
 
 

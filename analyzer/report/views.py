@@ -16,7 +16,6 @@ from typing import Any
 
 from analyzer.problems import Problem
 
-
 #: Labels every game's view uses (the stepper, jokers), by language.
 SHARED_LABELS: dict[str, dict[str, str]] = {
     "en": {"gv_to_act": "to act", "gv_cards": "cards", "gv_attempted": "not legal: the replay stops here",
