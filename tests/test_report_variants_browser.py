@@ -235,8 +235,9 @@ def test_heiqi_page_follows_the_engine_trick_by_trick(page: object, site: dict) 
     assert page.locator("[data-role=dealer]").get_attribute("data-seat") == str(rec.dealer)  # type: ignore[attr-defined]
     assert shown(page, "[data-role=buried]") == sorted(heiqi._parse_cards(rec.buried)[0])
     assert shown(page, "[data-role=bottom]") == sorted(heiqi._parse_cards(rec.bottom)[0])
-    for s in range(4):  # step 0: the hands as play starts (the dealer's after burying)
-        assert shown(page, f"{seat(s)} [data-role=hand]") == tricks[0]["hands"][s]
+    for s in range(4):  # step 0: the hands as play starts; the dealer's 33 with the 8 buried marked
+        assert shown(page, f"{seat(s)} [data-role=hand]", ".card:not(.buried)") == tricks[0]["hands"][s]
+    assert shown(page, f"{seat(rec.dealer)} [data-role=hand]", ".card.buried") == shown(page, "[data-role=buried]")
     for k in range(1, n + 1):
         page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
         expect(step).to_have_text(f"step {k} / {n}")
@@ -284,7 +285,7 @@ def test_heiqi_planted_problem_opens_at_its_trick(page: object, site: dict) -> N
     problem = heiqi.VARIANT.check(rec).problems[0]
     page.goto(url(site["dir"] / "validation-zh.html"))  # type: ignore[attr-defined]
     row = page.locator("[data-role=problem-row]", has_text=problem.code)  # type: ignore[attr-defined]
-    expect(row).to_contain_text(f"墩 {problem.trick + 1}")
+    expect(row).to_contain_text(f"墩\u00a0{problem.trick + 1}")
     row.locator("a").click()
     k = problem.trick + 1
     expect(page.locator("[data-role=step]")).to_have_text(f"第 {k} / {k} 步")  # type: ignore[attr-defined]

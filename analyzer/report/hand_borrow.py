@@ -30,8 +30,7 @@ SEATS = 4
 #: Labels of this view, by language (merged into the page's labels).
 LABELS: dict[str, dict[str, str]] = {
     "en": {
-        "bw_dealer14": "dealer (dealt 14)", "bw_joker": "joker", "bw_joker_dead": "the joker is never live (王永远是死牌)",
-        "bw_borrow": "borrows", "bw_lends": "lends", "bw_play": "plays", "bw_lent": "lent",
+        "bw_dealer14": "dealer (dealt 14)", "bw_joker_dead": "the joker is never live (王永远是死牌)", "bw_lends": "lends", "bw_play": "plays",
         "bw_finished": "no cards left · #{0}", "bw_moves": "Moves", "bw_borrows": "Borrows so far",
         "bw_no_borrows": "no borrow yet", "bw_illegal": "illegal borrow: held live card(s)",
         "bw_finish_order": "finish order", "bw_loser": "loser (holds the joker)", "bw_next_dealer": "deals the next hand",
@@ -39,8 +38,7 @@ LABELS: dict[str, dict[str, str]] = {
         "bw_last_move": "last move", "bw_next_move": "next move", "bw_hand_over": "all 52 cards are on the table",
     },
     "zh": {
-        "bw_dealer14": "发牌人（发 14 张）", "bw_joker": "王", "bw_joker_dead": "王永远是死牌",
-        "bw_borrow": "借牌", "bw_lends": "借出", "bw_play": "出", "bw_lent": "借出",
+        "bw_dealer14": "发牌人（发 14 张）", "bw_joker_dead": "王永远是死牌", "bw_lends": "借出", "bw_play": "出",
         "bw_finished": "已出完 · 第 {0}", "bw_moves": "出牌记录", "bw_borrows": "借牌记录",
         "bw_no_borrows": "还没有人借牌", "bw_illegal": "违规借牌：手里拿着活牌",
         "bw_finish_order": "出完顺序", "bw_loser": "输家（手里拿着王）", "bw_next_dealer": "下一局发牌",

@@ -47,9 +47,7 @@ LABELS: dict[str, dict[str, str]] = {
         "hq_lead_throw": "throw", "hq_last_lead": "last lead", "hq_total": "defenders' total",
         "hq_outcome": "Outcome", "hq_settlement": "settlement", "hq_out_dealer_double": "光头: the dealer wins double",
         "hq_out_dealer": "the dealer wins (below the contract)", "hq_out_draw": "draw (equal to the contract)",
-        "hq_out_defenders": "the defenders win (above the contract)", "hq_played": "played this trick",
-        "hq_dealer_took": "the dealer's 33 cards after taking the bottom", "hq_after_bury": "after burying",
-        "hq_play": "play", "hq_jokers": "jokers",
+        "hq_out_defenders": "the defenders win (above the contract)", "hq_after_bury": "after burying", "hq_jokers": "jokers",
     },
     "zh": {
         "hq_auction": "叫牌", "hq_first_bidder": "先叫", "hq_pass": "不叫", "hq_bid_bad": "不合规",
@@ -64,9 +62,7 @@ LABELS: dict[str, dict[str, str]] = {
         "hq_lead_throw": "甩牌", "hq_last_lead": "末墩首家出", "hq_total": "闲家总分",
         "hq_outcome": "胜负", "hq_settlement": "积分", "hq_out_dealer_double": "光头：庄家赢，翻倍",
         "hq_out_dealer": "庄家赢（不足叫分）", "hq_out_draw": "平手（与叫分持平）",
-        "hq_out_defenders": "闲家赢（超过叫分）", "hq_played": "本墩出的牌",
-        "hq_dealer_took": "庄家拿底后的 33 张", "hq_after_bury": "扣底后",
-        "hq_play": "出牌", "hq_jokers": "王",
+        "hq_out_defenders": "闲家赢（超过叫分）", "hq_after_bury": "扣底后", "hq_jokers": "王",
     },
 }
 

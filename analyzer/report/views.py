@@ -18,9 +18,9 @@ from analyzer.problems import Problem
 
 #: Labels every game's view uses (the stepper, jokers), by language.
 SHARED_LABELS: dict[str, dict[str, str]] = {
-    "en": {"gv_to_act": "to act", "gv_cards": "cards", "gv_attempted": "not legal: the replay stops here",
+    "en": {"gv_cards": "cards", "gv_attempted": "not legal: the replay stops here",
            "gv_joker_s": "SJ", "gv_joker_b": "BJ", "gv_start": "the deal", "gv_dealer": "dealer"},
-    "zh": {"gv_to_act": "轮到", "gv_cards": "张", "gv_attempted": "不合规：回放到此为止",
+    "zh": {"gv_cards": "张", "gv_attempted": "不合规：回放到此为止",
            "gv_joker_s": "小王", "gv_joker_b": "大王", "gv_start": "发牌", "gv_dealer": "庄家"},
 }
 

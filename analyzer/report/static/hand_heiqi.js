@@ -39,6 +39,12 @@ class HeiqiView extends GameStepper {
     return out;
   }
 
+  /* At the start of play the dealer's row shows the 33 cards held after taking the bottom, the 8 buried dashed. */
+  buriedMark() {
+    const buried = [...this.hand.buried];
+    return (c) => { const i = buried.indexOf(c); if (i < 0) return ""; buried.splice(i, 1); return "buried"; };
+  }
+
   renderInfo() {
     const h = this.hand;
     const bids = h.bids.map((b) => el("span", { class: "hq-bid" + (b.ok ? "" : " illegal"), dataset: { role: "bid", seat: String(b.seat) } },
@@ -81,8 +87,10 @@ class HeiqiView extends GameStepper {
       const att = attempted && attempted.seat === s ? attempted : null;
       return el("div", { class: "hq-seat" + (this.isDealer(s) ? " dealer" : "") + (trick && trick.leader === s ? " leader" : ""), dataset: { role: "seat", seat: String(s) } },
         el("div", { class: "hq-who" }, gName(h.players[s], "player"),
-          el("div", { class: "meta" }, `${t("seat")} ${s}` + (role ? ` · ${role}` : "") + ` · ${st.hands[s].length} ${t("gv_cards")}`)),
-        el("div", { class: "hq-hand", dataset: { role: "hand" } }, this.groups(st.hands[s], mark)),
+          el("div", { class: "meta" }, `${t("seat")} ${s}` + (role ? ` · ${role}` : "") + ` · ${st.hands[s].length} ${t("gv_cards")}` +
+            (k === 0 && this.isDealer(s) && h.buried ? ` (+${h.buried.length} ${t("hq_buried")})` : ""))),
+        el("div", { class: "hq-hand", dataset: { role: "hand" } }, k === 0 && this.isDealer(s) && h.taken && h.buried
+          ? this.groups(h.taken, this.buriedMark()) : this.groups(st.hands[s], mark)),
         el("div", { class: "hq-play" + (isWinner ? " winner" : ""), dataset: { role: "play", seat: String(s) } },
           isLeader ? el("span", { class: "tag", text: t("hq_leader") }) : null,
           play ? this.sortCards(play).map((c) => gCard(c, "chip up" + (h.points[c] ? " pts" : ""))) : null,

@@ -531,7 +531,7 @@ function renderValidation(root, v) {
   const rows = v.problems.map((p) => el("tr", { dataset: { role: "problem-row" } },
     td(el("span", { class: "mono", text: `${p.file || "-"}:${p.line || 0}` })),
     td(p.hand_id == null ? "–" : handAnchor(p.h, p.step ?? p.action, p.hand_id)),
-    td(p.action != null ? String(p.action + 1) : p.trick != null ? `${t("trick")} ${p.trick + 1}` : "–", true),
+    td(p.action != null ? String(p.action + 1) : p.trick != null ? `${t("trick")}\u00a0${p.trick + 1}` : "–", true),
     td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : el("span", { text: p.player }))),
     td(el("span", { class: "mono", text: p.code })), td(el("span", { text: p.message }))));
   root.append(box(t("problems"), v.problems.length ? table(
