@@ -29,7 +29,7 @@ from report_variant_fixtures import (
     plant_swapped_follow,
 )
 
-from analyzer.cards import scan
+from analyzer.cards import parse_card, scan
 from analyzer.logs import decoder, format_record
 from analyzer.report.hand import write_hand_report
 from analyzer.report.validation import write_validation_report
@@ -153,6 +153,9 @@ def test_borrow_page_follows_the_engine_to_the_end(page: object, site: dict) -> 
                 a = rec.actions[k - 1]
                 lend = page.locator("[data-role=last-move] [data-role=lend]")  # type: ignore[attr-defined]
                 assert (lend.get_attribute("data-from"), lend.get_attribute("data-to")) == (str(a.lender), str(a.seat))
+                arrow = page.locator("svg[data-role=lend-arrow]")  # type: ignore[attr-defined]
+                assert (arrow.get_attribute("data-from"), arrow.get_attribute("data-to")) == (str(a.lender), str(a.seat))
+                assert shown(page, ".borrow-felt", ".lend-card") == [parse_card(a.card, jokers=True)]
                 assert a.lender == states[k - 1].next_holder(a.seat)
         if k == 1:
             assert_inert(page)

@@ -11,8 +11,10 @@ class BorrowView extends GameStepper {
     this.borrowsDiv = el("div", { class: "borrows", dataset: { role: "borrows" } });
     this.finalDiv = el("div", { dataset: { role: "final" } });
     this.movesDiv = el("div", { class: "moves", dataset: { role: "moves" } });
+    this.felt = el("div", { class: "felt borrow-felt" }, this.panels, this.tableDiv);
+    window.addEventListener("resize", () => { if (ACTIVE === this) this.drawArrow(); });
     this.root.append(
-      el("div", { class: "felt" }, this.panels, this.tableDiv),
+      this.felt,
       this.moveDiv, this.finalDiv,
       el("div", { class: "game-cols" },
         el("div", {}, el("h3", { text: t("bw_borrows") }), this.borrowsDiv),
@@ -76,11 +78,47 @@ class BorrowView extends GameStepper {
       next ? el("div", { dataset: { role: "next-move" } }, el("span", { class: "muted", text: t("bw_next_move") + ": " }), this.moveEl(next),
         next === h.attempted ? el("span", { class: "bad-note", text: " ✖ " + t("gv_attempted") }) : null) : null,
       !next && done ? el("div", { class: "muted", text: t("bw_hand_over") }) : null].filter((x) => x));
+    this.drawArrow();
     this.renderBorrows(k);
     this.renderFinal(done ? h.outcome : null);
     this.movesDiv.replaceChildren(...this.strip(h.moves.length, 0, (i) => this.moveLabel(h.moves[i]),
       (i) => (h.moves[i].kind === "borrow" ? "borrow-chip" : "") + (h.moves[i].live_held ? " illegal" : ""),
       (i) => `${i + 1}. ${h.players[h.moves[i].seat]}`));
+  }
+
+  /* The last borrow drawn on the felt: an arrow from the lender's hand to the borrower's, the card on it. */
+  drawArrow() {
+    this.felt.querySelectorAll(".lend-arrow, .lend-card").forEach((x) => x.remove());
+    const m = this.step > 0 ? this.hand.moves[this.step - 1] : null;
+    if (!m || m.kind !== "borrow") return;
+    const box = this.felt.getBoundingClientRect();
+    const centre = (s) => { const r = this.panels[s].getBoundingClientRect(); return [r.left + r.width / 2 - box.left, r.top + r.height / 2 - box.top]; };
+    const [x1, y1] = centre(m.lender);
+    const [x2, y2] = centre(m.seat);
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "lend-arrow" + (m.live_held ? " illegal" : ""));
+    svg.setAttribute("width", String(box.width));
+    svg.setAttribute("height", String(box.height));
+    svg.dataset.role = "lend-arrow";
+    svg.dataset.from = String(m.lender);
+    svg.dataset.to = String(m.seat);
+    const marker = document.createElementNS(ns, "marker");
+    for (const [k, v] of Object.entries({ id: "lend-head", viewBox: "0 0 10 10", refX: "8", refY: "5", markerWidth: "5", markerHeight: "5", orient: "auto" })) marker.setAttribute(k, v);
+    const head = document.createElementNS(ns, "path");
+    head.setAttribute("d", "M0,0 L10,5 L0,10 z");
+    marker.append(head);
+    const defs = document.createElementNS(ns, "defs");
+    defs.append(marker);
+    const line = document.createElementNS(ns, "line");
+    const shrink = 0.18;  // start and end inside the panels, not at their centres
+    for (const [k, v] of Object.entries({ x1: x1 + (x2 - x1) * shrink, y1: y1 + (y2 - y1) * shrink, x2: x2 - (x2 - x1) * shrink, y2: y2 - (y2 - y1) * shrink })) line.setAttribute(k, String(v));
+    line.setAttribute("marker-end", "url(#lend-head)");
+    svg.append(defs, line);
+    const chip = gCard(m.card, "lend-card");
+    chip.style.left = `${(x1 + x2) / 2 - 15}px`;
+    chip.style.top = `${(y1 + y2) / 2 - 20}px`;
+    this.felt.append(svg, chip);
   }
 
   moveLabel(m) {
