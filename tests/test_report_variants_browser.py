@@ -120,7 +120,9 @@ def assert_inert(pg: object) -> None:
     """Hostile ids are on screen as text and made no element; an RTL override stays inside its own isolate."""
     text = pg.locator("body").inner_text()  # type: ignore[attr-defined]
     assert EVIL_PLAYER in text and "p3</script>" in text
-    assert pg.locator("img, main svg, main script, main iframe").count() == 0  # type: ignore[attr-defined]
+    assert pg.locator("img, main svg:not([data-role=lend-arrow]), main script, main iframe").count() == 0  # type: ignore[attr-defined]
+    assert not pg.evaluate(  # type: ignore[attr-defined]  # no element carries an event-handler attribute
+        "() => [...document.querySelectorAll('*')].some(e => [...e.attributes].some(a => a.name.startsWith('on')))")
     rtl = pg.locator("bdi.name", has_text="evil-rtl").first  # type: ignore[attr-defined]
     assert rtl.evaluate("e => getComputedStyle(e).unicodeBidi") == "isolate"
     after = rtl.evaluate("e => { const n = e.nextElementSibling; return n && n.getBoundingClientRect().left; }")
