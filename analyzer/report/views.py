@@ -1,7 +1,7 @@
 """Hand views by game: each variant names its view lazily, and every page asks here, never by game name.
 
-A variant declares ``hand_view = "analyzer.report.<module>:VIEW"`` (a string, so the rules never
-import report code); the module's ``VIEW`` is a :class:`HandView`: the function that turns a record
+A variant declares ``hand_view = "analyzer.report.<module>"`` (a string, so the rules never import
+report code); the module's ``VIEW`` is a :class:`HandView`: the function that turns a record
 into the page data (replayed through the variant's own engine), the static files that draw it,
 and its labels in every language.
 """
@@ -41,12 +41,23 @@ class HandView:
 
 
 def resolve(ref: str) -> HandView:
-    """``"package.module:NAME"`` -> the object it names."""
+    """``"package.module:NAME"`` -> the HandView it names; ``"package.module"`` -> the module's ``VIEW``,
+    or a plain view of its ``hand_data`` (named after the module) when it declares none."""
     module, _, name = ref.partition(":")
-    view = getattr(import_module(module), name)
+    mod = import_module(module)
+    view = getattr(mod, name or "VIEW", None)
+    if view is None and not name and callable(getattr(mod, "hand_data", None)):
+        view = HandView(module.rsplit(".", 1)[-1], mod.hand_data)
     if not isinstance(view, HandView):
-        raise TypeError(f"{ref} is not a HandView")
+        raise TypeError(f"{ref} names no HandView")
     return view
+
+
+def _hand_view_ref(variant: Any) -> str | None:
+    """The variant's declared hand view: in its offers when it has them, else its ``hand_view``."""
+    offers = getattr(variant, "offers", None)
+    ref = getattr(offers, "hand_view", None) if offers is not None else None
+    return ref or getattr(variant, "hand_view", None)
 
 
 @cache
@@ -54,8 +65,7 @@ def views() -> dict[str, HandView]:
     """Variant name -> its hand view, for every registered variant that declares one."""
     from analyzer.variants import registry
 
-    return {name: resolve(ref) for name, v in registry().items()
-            if (ref := getattr(v, "hand_view", None))}
+    return {name: resolve(ref) for name, v in registry().items() if (ref := _hand_view_ref(v))}
 
 
 def view_for(record: Any) -> HandView | None:

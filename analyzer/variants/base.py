@@ -44,8 +44,8 @@ class Variant(Protocol):
     name: str
     record_type: ClassVar[type] | type
     description: str
-    #: Lazy reference ("package.module:NAME") to the report's view of one hand, or None; a string so
-    #: the rules never import report code (see analyzer.report.views).
+    #: The module of the report's view of one hand (its ``VIEW``), or None; a string so the rules never
+    #: import report code (see analyzer.report.views).
     hand_view: str | None
 
     def check(self, record: Any) -> HandCheck:

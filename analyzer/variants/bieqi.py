@@ -287,7 +287,7 @@ def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
 class BieqiVariant(VariantBase):
     name = NAME
     record_type = Record
-    hand_view = "analyzer.report.hand:VIEW"
+    hand_view = "analyzer.report.hand"
     description = "憋七, the standard computer game: 52 cards, covers scored, 通/双通/三通/独头七 multipliers"
 
     def deal_masks(self, rec: Record, problems: list[Problem]) -> list[int] | None:

@@ -282,7 +282,7 @@ def _result_problems(rec: BorrowRecord, out: Outcome) -> list[Problem]:
 class BorrowVariant(VariantBase):
     name = NAME
     record_type = BorrowRecord
-    hand_view = "analyzer.report.hand_borrow:VIEW"
+    hand_view = "analyzer.report.hand_borrow"
     description = ("憋七, the table variant (第二种玩法): 52 cards and one joker, 借牌 instead of covering; "
                    "the joker holder loses and deals next")
 

@@ -672,7 +672,7 @@ def _result_problems(rec: HeiqiRecord, out: Outcome) -> list[Problem]:
 class HeiqiVariant(VariantBase):
     name = NAME
     record_type = HeiqiRecord
-    hand_view = "analyzer.report.hand_heiqi:VIEW"
+    hand_view = "analyzer.report.hand_heiqi"
     description = "信阳黑七: two decks, 1 dealer against 3, bids 80-110, buried bottom, pairs and tractors"
 
     def deal_counts(self, rec: HeiqiRecord, problems: list[Problem]) -> tuple[list[list[int]], list[int]] | None:
