@@ -133,7 +133,8 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         outcome = {"finish_order": list(out.finish_order), "loser": out.loser, "ranking": list(out.ranking)}
     joker = next(scan(sum(masks) & JOKERS))
     return {
-        "id": record.hand_id, "table": record.table_id, "players": list(record.players), "dealer": record.dealer,
+        "view": "borrow", "id": record.hand_id, "table": record.table_id, "players": list(record.players),
+        "dealer": record.dealer,
         "joker": joker, "deal": [list(scan(m)) for m in masks], "steps": steps, "moves": moves,
         "attempted": stopped, "ms": [a.ms for a in record.actions[:n]] if all(
             a.ms is not None for a in record.actions[:n]) else None,
@@ -143,6 +144,6 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     }
 
 
-#: This game's hand view (named by ``analyzer.variants.borrow.VARIANT.hand_view``).
+#: This game's hand view (named by ``analyzer.variants.borrow.VARIANT.offers.hand_view``).
 VIEW = HandView("borrow", hand_data, scripts=("hand_games.js", "hand_borrow.js"), styles=("hand_games.css",),
                 labels={lang: {**SHARED_LABELS[lang], **table} for lang, table in LABELS.items()})

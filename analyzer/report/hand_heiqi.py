@@ -177,7 +177,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
                    "last_lead_kind": shape_of(st.last_lead, order).kind if order is not None and st.last_lead else None}
     n = len(steps) - 1
     return {
-        "id": record.hand_id, "table": record.table_id, "players": list(record.players),
+        "view": "heiqi", "id": record.hand_id, "table": record.table_id, "players": list(record.players),
         "first_bidder": record.first_bidder, "bids": bids, "dealer": dealer,
         "contract": st.contract if dealer is not None else None,
         "trump": SUITS.index(record.trump) if playing and record.trump else None,
@@ -191,6 +191,6 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     }
 
 
-#: This game's hand view (named by ``analyzer.variants.heiqi.VARIANT.hand_view``).
+#: This game's hand view (named by ``analyzer.variants.heiqi.VARIANT.offers.hand_view``).
 VIEW = HandView("heiqi", hand_data, scripts=("hand_games.js", "hand_heiqi.js"), styles=("hand_games.css",),
                 labels={lang: {**SHARED_LABELS[lang], **table} for lang, table in LABELS.items()})

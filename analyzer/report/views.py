@@ -1,9 +1,9 @@
 """Hand views by game: each variant names its view lazily, and every page asks here, never by game name.
 
-A variant declares ``hand_view = "analyzer.report.<module>"`` (a string, so the rules never import
-report code); the module's ``VIEW`` is a :class:`HandView`: the function that turns a record
-into the page data (replayed through the variant's own engine), the static files that draw it,
-and its labels in every language.
+A variant's offers name its view's module, ``Offers(hand_view="analyzer.report.<module>")`` (a
+string, so the rules never import report code); the module's ``VIEW`` is a :class:`HandView`: the
+function that turns a record into the page data (replayed through the variant's own engine), the
+static files that draw it, and its labels in every language.
 """
 
 from __future__ import annotations
@@ -53,29 +53,20 @@ def resolve(ref: str) -> HandView:
     return view
 
 
-def _hand_view_ref(variant: Any) -> str | None:
-    """The variant's declared hand view: in its offers when it has them, else its ``hand_view``."""
-    offers = getattr(variant, "offers", None)
-    ref = getattr(offers, "hand_view", None) if offers is not None else None
-    return ref or getattr(variant, "hand_view", None)
-
-
 @cache
 def views() -> dict[str, HandView]:
-    """Variant name -> its hand view, for every registered variant that declares one."""
+    """Variant name -> its hand view, for every registered variant whose offers name one."""
     from analyzer.variants import registry
 
-    return {name: resolve(ref) for name, v in registry().items() if (ref := _hand_view_ref(v))}
+    return {name: resolve(ref) for name, v in registry().items() if (ref := v.offers.hand_view)}
 
 
 def view_for(record: Any) -> HandView | None:
-    """The hand view of the variant ``record`` belongs to (None for anything else)."""
-    from analyzer.variants import registry
+    """The hand view of the game ``record`` belongs to (None for anything else)."""
+    from analyzer.variants import game_of
 
-    for name, v in registry().items():
-        if isinstance(record, v.record_type):
-            return views().get(name)
-    return None
+    game = game_of(record)
+    return None if game is None else views().get(game.name)
 
 
 def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
