@@ -8,6 +8,7 @@ text; both languages. Screenshots go to reports/screenshots/ (git-ignored).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +131,29 @@ def assert_inert(pg: object) -> None:
     assert after is None or after >= box["x"] + box["width"] - 1  # what follows the name still reads after it
 
 
+#: The page's visible text that is not data (ids and codes are marked data-raw).
+VISIBLE_TEXT = """() => {
+  const out = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const p = n.parentElement;
+    if (!p || p.closest("[data-raw], [data-role=lang], script, style") || !p.getClientRects().length) continue;
+    out.push(n.textContent);
+  }
+  return out.join("\\n");
+}"""
+
+
+def assert_one_language(pg: object, lang: str) -> None:
+    """A Chinese page shows no English words, an English page no Chinese (ids and codes aside)."""
+    text = pg.evaluate(VISIBLE_TEXT)  # type: ignore[attr-defined]
+    if lang == "zh":
+        assert re.search(r"[\u4e00-\u9fff]", text)
+        assert not re.findall(r"[A-Za-z][A-Za-z_'-]*[A-Za-z]", text), text
+    else:
+        assert not re.findall(r"[\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff1f]", text), text
+
+
 # --------------------------------------------------------------------------- 借牌 table game
 
 def test_borrow_page_follows_the_engine_to_the_end(page: object, site: dict) -> None:
@@ -161,6 +185,7 @@ def test_borrow_page_follows_the_engine_to_the_end(page: object, site: dict) -> 
                 assert a.lender == states[k - 1].next_holder(a.seat)
         if k == 1:
             assert_inert(page)
+            assert_one_language(page, "en")
             shot(page, "borrow-en")
         if k < n:
             page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
@@ -186,6 +211,7 @@ def test_borrow_page_in_chinese(page: object, site: dict) -> None:
     page.goto(url(site["dir"] / "borrow-zh.html", f"hand=0&step={first_borrow + 1}"))  # type: ignore[attr-defined]
     expect(page.locator("[data-role=last-move]")).to_contain_text("借出")  # type: ignore[attr-defined]
     assert_inert(page)
+    assert_one_language(page, "zh")
     shot(page, "borrow-zh")
 
 
@@ -257,6 +283,7 @@ def test_heiqi_page_follows_the_engine_trick_by_trick(page: object, site: dict) 
         assert page.locator("[data-role=defender-points]").inner_text() == str(want["defender_points"])  # type: ignore[attr-defined]
         if k == 3:
             assert_inert(page)
+            assert_one_language(page, "en")
             # a 108-card deal on a laptop: no sideways scrolling, the four hands and the trick on one screen
             assert page.evaluate("() => document.documentElement.scrollWidth") <= LAPTOP["width"]  # type: ignore[attr-defined]
             assert page.locator("[data-role=seats]").bounding_box()["y"] + page.locator(  # type: ignore[attr-defined]
@@ -279,9 +306,11 @@ def test_heiqi_page_in_chinese(page: object, site: dict) -> None:
     expect(page.locator("[data-role=trick-no]")).to_have_text(f"第 5 / {n} 墩")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=auction]")).to_contain_text("叫牌")  # type: ignore[attr-defined]
     assert_inert(page)
+    assert_one_language(page, "zh")
     shot(page, "heiqi-zh")
     page.keyboard.press("End")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=kou]")).to_contain_text("摳底")  # type: ignore[attr-defined]
+    assert_one_language(page, "zh")
     shot(page, "heiqi-zh-end")
 
 

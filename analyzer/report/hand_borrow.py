@@ -30,7 +30,7 @@ SEATS = 4
 #: Labels of this view, by language (merged into the page's labels).
 LABELS: dict[str, dict[str, str]] = {
     "en": {
-        "bw_dealer14": "dealer (dealt 14)", "bw_joker_dead": "the joker is never live (王永远是死牌)", "bw_lends": "lends", "bw_play": "plays",
+        "bw_dealer14": "dealer (dealt 14)", "bw_joker_dead": "the joker is never live", "bw_lends": "lends", "bw_play": "plays",
         "bw_finished": "no cards left · #{0}", "bw_moves": "Moves", "bw_borrows": "Borrows so far",
         "bw_no_borrows": "no borrow yet", "bw_illegal": "illegal borrow: held live card(s)",
         "bw_finish_order": "finish order", "bw_loser": "loser (holds the joker)", "bw_next_dealer": "deals the next hand",

@@ -17,10 +17,17 @@ function gCard(c, cls = "") {
   const ten = c < 52 && c % 13 === 9 ? " ten" : "";  // "10" is the one three-character label
   return el("span", { class: `card ${suit}${ten} ${cls}`, dataset: { card: String(c) }, text: gCardText(c) });
 }
-/* A log's id in its own bidi isolate: an RTL override in a name cannot reorder the text around it. */
-function gName(s, role) { return el("bdi", { class: "name", dataset: role ? { role } : {}, text: String(s) }); }
+/* A log's id in its own bidi isolate: an RTL override in a name cannot reorder the text around it.
+   Marked as data (data-raw): it is shown as it is in either language. */
+function gName(s, role) { return el("bdi", { class: "name", dataset: role ? { role, raw: "1" } : { raw: "1" }, text: String(s) }); }
+/* A problem message in the reader's language when report.js can translate it, else as logged. */
+function gMessage(p) {
+  return typeof trEl === "function" ? trEl(p.message, p.code) : el("span", { text: p.message });
+}
 /* A card code from the log that may name no card: shown as the text it is. */
-function gCode(card, code) { return card == null ? el("span", { class: "mono bad-code", text: String(code) }) : gCard(card, "small"); }
+function gCode(card, code) {
+  return card == null ? el("span", { class: "mono bad-code", dataset: { raw: "1" }, text: String(code) }) : gCard(card, "small");
+}
 
 class GameStepper {
   constructor(root, hand, step, onStep) {
@@ -29,10 +36,10 @@ class GameStepper {
     this.onStep = onStep;
     this.root = el("div", { class: `replayer game game-${hand.view}`, dataset: { role: "replayer", view: hand.view } });
     root.append(this.root);
-    const title = el("h2", {}, t("hand") + " ", el("bdi", { class: "mono", dataset: { role: "hand-id" }, text: hand.id }));
+    const title = el("h2", {}, t("hand") + " ", el("bdi", { class: "mono", dataset: { role: "hand-id", raw: "1" }, text: hand.id }));
     if (hand.table != null) {
       title.append(el("span", { class: "muted small-meta" }, " · " + t("table") + " ",
-        el("bdi", { class: "mono", dataset: { role: "table-id" }, text: hand.table })));
+        el("bdi", { class: "mono", dataset: { role: "table-id", raw: "1" }, text: hand.table })));
     }
     const btn = (label, key, fn) => el("button", { type: "button", title: key, dataset: { role: label }, onclick: fn }, t(label));
     this.stepLabel = el("span", { dataset: { role: "step" } });
@@ -63,7 +70,7 @@ class GameStepper {
   problemBanner(p) {
     return el("div", { class: "problem-banner", dataset: { role: "problem", code: p.code } },
       p.seat == null ? "" : el("span", {}, gName(this.hand.players[p.seat] ?? String(p.seat)), ` (${t("seat")} ${p.seat}): `),
-      el("span", { class: "mono", text: `[${p.code}] ` }), el("span", { text: p.message }), this.problemExtra(p));
+      el("span", { class: "mono", dataset: { raw: "1" }, text: `[${p.code}]` }), " ", gMessage(p), this.problemExtra(p));
   }
 
   problemExtra() { return null; }

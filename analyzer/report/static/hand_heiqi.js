@@ -95,7 +95,7 @@ class HeiqiView extends GameStepper {
           isLeader ? el("span", { class: "tag", text: t("hq_leader") }) : null,
           play ? this.sortCards(play).map((c) => gCard(c, "chip up" + (h.points[c] ? " pts" : ""))) : null,
           att ? el("span", { class: "bad-note", dataset: { role: "attempted" } }, att.cards ? this.sortCards(att.cards).map((c) => gCard(c, "chip bad"))
-            : att.codes.map((x) => el("span", { class: "mono bad-code", text: String(x) + " " })), " ✖") : null,
+            : att.codes.map((x) => el("span", { class: "mono bad-code", dataset: { raw: "1" }, text: String(x) + " " })), " ✖") : null,
           isWinner ? el("span", { class: "tag win", dataset: { role: "trick-winner" }, text: "★ " + t("hq_winner") }) : null));
     });
     this.seatsDiv.replaceChildren(...rows);
