@@ -157,9 +157,9 @@ def test_regret_recovers_the_skill_ordering(mixed_rows: pd.DataFrame) -> None:
     assert max(by["g1"], by["g2"]) < min(by["r1"], by["r2"])
     table = player_table(mixed_rows).set_index("player")
     assert tuple(["player", *table.columns]) == PLAYER_COLUMNS
-    assert min(table.accuracy[["g1", "g2"]]) > max(table.accuracy[["r1", "r2"]])
-    assert min(table.level[["g1", "g2"]]) > max(table.level[["r1", "r2"]])
-    assert (table.accuracy_lo <= table.accuracy).all() and (table.accuracy <= table.accuracy_hi).all()
+    assert min(table.skill[["g1", "g2"]]) > max(table.skill[["r1", "r2"]])
+    assert min(table.match_rate[["g1", "g2"]]) > max(table.match_rate[["r1", "r2"]])
+    assert (table.skill_lo <= table.skill).all() and (table.skill <= table.skill_hi).all()
     assert table.think_difficulty_rho.notna().all()
 
 
@@ -178,6 +178,6 @@ def test_decisions_and_players_commands(tmp_path: Path, mixed_room: list[Checked
     assert res.exit_code == 0, res.output
     assert {p["player"] for p in orjson.loads(res.stdout)} == {"g1", "g2", "r1", "r2"}
     res = runner.invoke(cli, ["players", str(log), "--format", "csv", "--samples", "2", "--dd-samples", "0"])
-    assert res.exit_code == 0 and res.stdout.splitlines()[0].startswith("player,decisions")
+    assert res.exit_code == 0 and res.stdout.splitlines()[0].startswith("player,skill,skill_lo,skill_hi")
     res = runner.invoke(cli, ["decisions", str(log), "-o", str(log)])
     assert res.exit_code == 2 and log.read_bytes().endswith(b"{bad\n")
