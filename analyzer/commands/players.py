@@ -7,21 +7,22 @@ import sys
 import click
 
 from analyzer.commands.common import max_line_option, paths_argument
-from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
-    seed_option
+from analyzer.commands.decisions import analyse_paths, dd_samples_option, max_samples_option, noise_option, \
+    policy_option, samples_option, seed_option
 
 
 @click.command("players")
 @paths_argument
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-            max_line_bytes: int) -> None:
+def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int, seed: int, noise: float,
+            policy: str, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
 
     \b
@@ -42,7 +43,8 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
             raise click.UsageError(f"cannot read decision rows: {e}") from e
     else:
         frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False)
+                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                 max_samples=max_samples)
     table = player_table(frame)
     if fmt == "csv":
         sys.stdout.write(table.to_csv(index=False))
