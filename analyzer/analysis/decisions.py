@@ -166,7 +166,7 @@ class _Batch:
     def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY,
             max_samples: int | None = None) -> Estimates:
         d = len(self)
-        ev, ev_dd, se, dd_se, relaxed, used = new_outputs(d)
+        ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
         sl = np.array(self.slots, np.int64).reshape(-1, 4)
         nopt = np.array(self.nopt, np.int64)
         opts = np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS)
@@ -178,8 +178,9 @@ class _Batch:
                  np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
                  sl[:, 3].copy(), np.array(self.rule_idx, np.int64), rule_table(list(self.rules)),
                  np.array(self.seeds, np.uint64), samples, samples if max_samples is None else max_samples,
-                 TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], ev, ev_dd, se, dd_se, relaxed, used)
-        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used)
+                 TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
+                 relaxed, used, ref)
+        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,7 @@ class Estimates:
     dd_se: np.ndarray
     relaxed: np.ndarray
     used: np.ndarray
+    ref: np.ndarray  # (D, 13) each option's value under the reference policy (strategy features, HONEST)
 
     def values(self, i: int) -> Values:
         k = int(self.nopt[i])
@@ -263,9 +265,9 @@ def _reasons(state: State, action: int, best: int, regret: float, se: float) -> 
 
 
 def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]], loss: list[float],
-                  loss_dd: list[float]) -> str:
-    return orjson.dumps([{"card": _CODES[o % COVER], "kind": kind, "ev": e, "ev_dd": d, "loss": x, "loss_dd": y}
-                         for o, e, d, x, y in zip(opts, ev, ev_dd, loss, loss_dd)]).decode()
+                  loss_dd: list[float], loss_ref: list[float]) -> str:
+    return orjson.dumps([{"card": _CODES[o % COVER], "kind": kind, "ev": e, "ev_dd": d, "loss": x, "loss_dd": y,
+                          "loss_ref": r} for o, e, d, x, y, r in zip(opts, ev, ev_dd, loss, loss_dd, loss_ref)]).decode()
 
 
 _CODES = [format_card(c) for c in range(52)]
@@ -316,10 +318,13 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
     # both losses on the own-information scale, so the double-dummy view is in the same units
     lossr = np.round((own[ar, best][:, None] - own) / scale[:, None], 4).tolist()
     lossd = np.round((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None], 4).tolist()
+    # the reference policy's view, normalised the same way by its own spread
+    ref = np.where(np.isfinite(own), est.ref, -np.inf)
+    lossf = np.round((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None], 4).tolist()
     nopt = est.nopt.tolist()
     opts = est.opts.tolist()
-    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k], lossr[i][:k], lossd[i][:k])
-                       for i, k in enumerate(nopt)]
+    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k], lossr[i][:k], lossd[i][:k],
+                                     lossf[i][:k]) for i, k in enumerate(nopt)]
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())

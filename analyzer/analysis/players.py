@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
 
-from analyzer.analysis.skill import Fit, fit_by, loss_matrix, probabilities
+from analyzer.analysis.skill import Fit, fit_by, fit_weight, loss_matrix, mix_losses, probabilities
 
 Z_95 = 1.959964
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
@@ -106,12 +106,15 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    losses, chosen = loss_matrix(frame)
+    own, chosen = loss_matrix(frame)
+    ref, _ = loss_matrix(frame, key="loss_ref")
     n = len(frame)
     ar = np.arange(n)
     players = frame["player"].astype(str).to_numpy()
+    weight = fit_weight(own, ref, chosen, players)
+    losses = mix_losses(own, ref, weight)
     fits: dict[str, Fit] = fit_by(losses, chosen, players)
-    chosen_loss = losses[ar, chosen]
+    chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
     skill_row = np.array([fits[p].skill for p in players])
     # the true-deal view: which option was best on the real cards, and how likely the player's own
     # fitted model made it
@@ -171,6 +174,7 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd
     out["signal_q"] = _bh(p)
     out["flag"] = (out["signal_q"] <= FLAG_Q).fillna(False).astype(bool)
     out = out.drop(columns="_tested")[list(COLUMNS)]
+    out.attrs["ref_weight"] = weight
     return out.sort_values(["skill", "player"], ascending=[False, True], ignore_index=True, na_position="last")
 
 

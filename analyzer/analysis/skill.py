@@ -26,6 +26,9 @@ from analyzer.kernels.rollout import MAX_OPTIONS
 SKILL_MIN = 1e-3
 SKILL_MAX = 50.0  # per unit of normalised loss; beyond this the model is "always the best option"
 PROFILE_DROP = float(chi2.ppf(0.95, 1)) / 2.0  # 1.92: the 95% profile-likelihood interval
+#: At most this weight on the reference policy's losses: the rollouts' values always count, so a room
+#: whose players share a systematic error cannot teach the model that the error is good play.
+MAX_REF_WEIGHT = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,23 +41,26 @@ class Fit:
     decisions: int
 
 
-def loss_matrix(frame: pd.DataFrame, *, dd: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def loss_matrix(frame: pd.DataFrame, *, dd: bool = False, key: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(rows, 13) normalised loss of every option (inf in the padding) and the chosen option's index.
 
-    ``dd``: the losses on the true deal (``loss_dd``), on the same per-decision scale. Rows written
-    before losses were stored are rebuilt from the options' expected scores.
+    ``dd``: the losses on the true deal (``loss_dd``), on the same per-decision scale; ``key`` another
+    per-option loss (``loss_ref``: the reference policy's). Rows written before losses were stored
+    are rebuilt from the options' expected scores (``loss_ref`` then reads as 0: no information).
     """
     n = len(frame)
     out = np.full((n, MAX_OPTIONS), np.inf)
     chosen = np.zeros(n, np.int64)
-    key = "loss_dd" if dd else "loss"
+    key = key or ("loss_dd" if dd else "loss")
     texts = frame["options"].tolist()
     cards = frame["chosen"].tolist()
     seats = frame["seat"].tolist()
     for i, (text, card, seat) in enumerate(zip(texts, cards, seats)):
         opts = orjson.loads(text)
         if opts and key in opts[0]:
-            vals = [o[key] for o in opts]
+            vals = [o[key] if o[key] is not None else 0.0 for o in opts]
+        elif key == "loss_ref":
+            vals = [0.0] * len(opts)
         else:  # older rows: points, scaled here as decisions.decision_scale does
             from analyzer.analysis.decisions import decision_scale
 
@@ -101,6 +107,42 @@ def fit_skill(losses: np.ndarray, chosen: np.ndarray) -> Fit:
     lo = brentq(drop, lo_b, x) if drop(lo_b) > 0 else lo_b
     hi = brentq(drop, x, hi_b) if drop(hi_b) > 0 else hi_b
     return Fit(math.exp(x), math.exp(lo), math.exp(hi), n)
+
+
+def _best_nll(losses: np.ndarray, chosen_loss: np.ndarray) -> float:
+    res = minimize_scalar(_nll, bounds=(math.log(SKILL_MIN), math.log(SKILL_MAX)), method="bounded",
+                          args=(losses, chosen_loss), options={"xatol": 1e-3})
+    return float(res.fun)
+
+
+def mix_losses(losses: np.ndarray, ref_losses: np.ndarray, weight: float) -> np.ndarray:
+    """(1 - weight) x the evaluator's losses + weight x the reference policy's (inf padding kept)."""
+    return np.where(np.isfinite(losses), (1.0 - weight) * losses + weight * np.nan_to_num(ref_losses, posinf=0.0),
+                    np.inf)
+
+
+def fit_weight(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, groups: np.ndarray,
+               max_weight: float = MAX_REF_WEIGHT) -> float:
+    """The room's weight of the reference policy's losses in the loss the choice model reads: the
+    weight that maximises the likelihood of everyone's choices, each group (player) with its own skill.
+
+    Fitted on the room, never per player: it says what the players' choices follow (the rollouts'
+    values, the strategy features' judgement, or a mix), and every player is then measured on that."""
+    n = len(losses)
+    ar = np.arange(n)
+    order = np.argsort(groups, kind="stable")
+    _, starts = np.unique(groups[order], return_index=True)
+    parts = [order[a:b] for a, b in zip(starts, list(starts[1:]) + [n])]
+
+    def total(w: float) -> float:
+        m = mix_losses(losses, ref_losses, w)
+        cl = m[ar, chosen]
+        return sum(_best_nll(m[i], cl[i]) for i in parts)
+
+    if max_weight <= 0:
+        return 0.0
+    res = minimize_scalar(total, bounds=(0.0, max_weight), method="bounded", options={"xatol": 0.01})
+    return float(res.x) if total(float(res.x)) < total(0.0) else 0.0
 
 
 def fit_by(losses: np.ndarray, chosen: np.ndarray, groups: np.ndarray) -> dict[str, Fit]:

@@ -279,7 +279,7 @@ def _precise(vals, ns, k, target, tol_abs, tol_rel):  # pragma: no cover - compi
 @njit(cache=True, nogil=True)
 def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden, slot_off, slot_seat, slot_cover,
              slot_allowed, slot_size, rule_idx, rules, seeds, samples, max_samples, tol_abs, tol_rel, dd_samples,
-             noise, weights, ev, ev_dd, se, dd_se, relaxed, used):  # pragma: no cover - compiled
+             noise, weights, ref_weights, ev, ev_dd, se, dd_se, relaxed, used, ref):  # pragma: no cover - compiled
     """Expected score of every seat after each option of D decisions.
 
     Own information: deals of the hidden cards consistent with the actor's information set (slots
@@ -291,7 +291,9 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     Sample i's deal and stream depend only on (seed, i), so the result is a function of the seed.
     Double dummy: the true deal, ``dd_samples`` rollouts after every option, again with common streams.
     Writes ev/ev_dd (D, 13, 4); se/dd_se (D, 13): standard error of (best minus option) for the actor;
-    relaxed (D,): how many samples had to ignore what covers prove; used (D,): samples spent.
+    relaxed (D,): how many samples had to ignore what covers prove; used (D,): samples spent;
+    ref (D, 13): each option's value under the reference policy ``ref_weights`` (the strategy features
+    from the actor's own information, as :func:`analyzer.strategy.score` gives them).
     """
     D = hands.shape[0]
     rng = np.zeros(1, np.uint64)
@@ -307,10 +309,21 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     step = max(samples // 2, 1)
     cap = max(samples, max_samples)
     vals_buf = np.zeros((max(cap, dd_samples), MAX_OPTIONS))
+    ropts = np.zeros(MAX_OPTIONS, np.int64)
+    rfeats = np.zeros((MAX_OPTIONS, NF))
+    rvals = np.zeros(MAX_OPTIONS)
     for d in range(D):
         a = turn[d]
         k = nopt[d]
         rv = rules[rule_idx[d]]
+        tongable = 0
+        for s in range(4):
+            if s != a and cov[d, s] == 0:
+                tongable += 1
+        kr = decision_features(hands[d, a], live[d], table[d], cov[d, a], 0, 0, tongable, ropts, rfeats)
+        option_values(rfeats, kr, ref_weights, rvals)
+        for j in range(k):  # the same legal options in the same (card) order
+            ref[d, j] = rvals[j] if j < kr and ropts[j] == opts[d, j] else np.nan
         for mode in range(2):
             dd = mode == 1
             lo = dd_samples if dd else samples
@@ -379,4 +392,4 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
 def new_outputs(d: int) -> tuple[np.ndarray, ...]:
     """Zeroed output arrays of :func:`evaluate` for d decisions."""
     return (np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS)),
-            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64), np.zeros(d, np.int64))
+            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, MAX_OPTIONS)))
