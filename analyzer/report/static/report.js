@@ -370,8 +370,10 @@ function explainOutcome(out) {
 function renderPlayer(root, p) {
   root.append(el("h2", {}, t("player") + " ", el("span", { dataset: { role: "player-id" }, text: p.player })));
   root.append(box(t("summary"),
+    stat(t("skill"), p.skill == null ? "–" : `${fmt(p.skill, 2)} (${fmt(p.skill_lo, 2)}–${fmt(p.skill_hi, 2)})`, "skill"),
     stat(t("decisions"), String(p.decisions)), stat(t("hands"), String(p.hands)),
     stat(t("match_rate"), pct(p.match_rate), "match-rate"),
+    stat(t("signal_p"), p.signal_p == null ? "–" : `${fmt(p.signal_p, 4)}${p.signal_flag ? " ⚑" : ""}`, "signal"),
     stat(t("mean_regret"), `${fmt(p.mean_regret, 2)} ± ${fmt(p.regret_se, 2)}`),
     stat(t("dd_regret"), fmt(p.mean_dd_regret, 2)),
     stat(t("room_mean_regret"), fmt(p.room.mean_regret, 2)),
