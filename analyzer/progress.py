@@ -15,6 +15,8 @@ from typing import IO, Any, Self
 
 #: Phases in the order a command goes through them, as they are shown.
 PHASES = ("reading", "analysing", "signals", "writing")
+#: Phases that count nothing: shown with their elapsed time only.
+UNCOUNTED = ("signals", "writing")
 #: Inputs larger than this are not pre-counted (the count would cost more than it tells).
 COUNT_LIMIT_BYTES = 512 * 1024 * 1024
 
@@ -43,11 +45,12 @@ class Progress:
     """A tqdm bar on standard error when it is a terminal; every method is a no-op otherwise."""
 
     def __init__(self, command: str, *, unit: str = "hands", stream: IO[str] | None = None,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None, min_interval: float = 0.25) -> None:
         self.command = command
         self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.min_interval = min_interval  # seconds between redraws
         self._bar: Any = None
 
     def phase(self, name: str, total: int | None = None, unit: str | None = None) -> Callable[[int], None] | None:
@@ -59,7 +62,9 @@ class Progress:
         from tqdm import tqdm
 
         self._bar = tqdm(total=total, desc=f"{self.command}: {name}", unit=" " + (unit or self.unit),
-                         file=self.stream, dynamic_ncols=True, leave=False, mininterval=0.25, unit_scale=False)
+                         file=self.stream, dynamic_ncols=True, leave=False, mininterval=self.min_interval,
+                         miniters=1 if self.min_interval == 0 else None,
+                         bar_format="{desc} [{elapsed}]" if name in UNCOUNTED and total is None else None)
         return self.update_to
 
     def update_to(self, n: int) -> None:

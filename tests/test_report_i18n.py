@@ -333,3 +333,16 @@ def test_player_page_deviation_jump_goes_to_the_players_own(page: object, site: 
     step = int(parse_qs(page.url.split("#", 1)[1])["step"][0])  # type: ignore[attr-defined]
     assert step == (own[0] if own else start)
     assert step not in others or step in own
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_validation_page_counts_moves_as_the_text_does(page: object, site: dict) -> None:
+    problems = [p for p in validate([str(site["dir"] / "room.jsonl")]).problems if p.action is not None]
+    assert problems
+    page.goto(url(site["dir"] / "validation.html"))  # type: ignore[attr-defined]
+    rows = page.locator("[data-role=problem-row]")  # type: ignore[attr-defined]
+    shown = {rows.nth(i).locator("td").nth(4).inner_text(): rows.nth(i).locator("td").nth(2).inner_text()
+             for i in range(rows.count())}
+    for p in problems:
+        assert shown[p.code] == str(p.to_dict()["move"]) and f"move {p.action + 1}" in p.format()
