@@ -49,7 +49,7 @@ def cli() -> None:
     One vocabulary in every command:
       -o/--out PATH         where the command writes (a file; a folder for audit)
       --samples 16          hidden-hand deals per decision, own-information estimate
-      --dd-samples 8        rollouts per option on the true deal
+      --dd-samples 1        rollouts per option on the true deal (exact at --noise 0)
       --seed 0              every random choice; the same seed gives the same output
       --lang en|zh          the language HTML pages open in (each page has a switch)
     Moves count from 1 wherever people read them ("move 10"); machine outputs

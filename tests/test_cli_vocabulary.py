@@ -95,7 +95,7 @@ def test_help_gives_purpose_example_and_exit_codes() -> None:
         assert re.search(r"Example:\n +analyzer " + name, text), name
         codes = re.search(r"Exit codes:\n((?:    \d: .+\n?)+)", text)
         assert codes and codes.group(1).split()[0] == "0:", name
-    assert "--samples 16" in top.output and "--dd-samples 8" in top.output and "move 10 is action 9" in top.output
+    assert "--samples 16" in top.output and f"--dd-samples {DD_SAMPLES}" in top.output and "move 10 is action 9" in top.output
 
 
 def test_old_spellings_still_work(tmp_path: Path) -> None:

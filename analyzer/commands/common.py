@@ -21,11 +21,12 @@ max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), d
 # old spellings keep working as hidden aliases.
 
 #: The decision analysis' one default set, for every command that analyses decisions (decisions,
-#: players, audit, report): 16 hidden-hand deals per decision for the own-information estimate and
-#: 8 rollouts per option on the true deal. It is the setting the audit is calibrated and measured
-#: with (docs/audit.md), it costs about what 24 + 1 did, and one set means a decisions file can
-#: stand in for the logs in any other command.
-SAMPLES, DD_SAMPLES = 16, 8
+#: players, audit, report): 16 hidden-hand deals per decision for the own-information estimate (the
+#: setting the audit is calibrated and measured with, docs/audit.md) and 1 rollout per option on the
+#: true deal. The reference policy is deterministic unless --noise is given, so one true-deal rollout
+#: is exact: the audit's former 8 give the same audit.json (benchmarks/check_dd_samples.py). One set means a
+#: decisions file holds the rows any other command would compute.
+SAMPLES, DD_SAMPLES = 16, 1
 
 
 class AliasOption(click.Option):
@@ -57,7 +58,8 @@ samples_option = click.option(
     help="Hidden-hand deals per decision (own-information estimate); one default for every command.")
 dd_samples_option = click.option(
     "--dd-samples", type=click.IntRange(min=0), default=DD_SAMPLES, show_default=True,
-    help="Rollouts per option on the true deal (0: none); one default for every command.")
+    help="Rollouts per option on the true deal (0: none; with the deterministic default policy one is exact); "
+         "one default for every command.")
 seed_option = click.option("--seed", type=int, default=0, show_default=True,
                            help="Seed of every random choice: the same seed gives the same output.")
 lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True,
