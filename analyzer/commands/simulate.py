@@ -9,7 +9,7 @@ import click
 import orjson
 
 from analyzer.commands.common import counted, help_epilog, out_option, seed_option
-from analyzer.simulate import SIMULATORS, simulator
+from analyzer.simulate import simulator, simulators
 
 #: The standard room's defaults (analyzer.simulate.room.Options), repeated so --help imports no
 #: simulator; a test checks they agree. Other variants' simulators keep their own defaults.
@@ -24,7 +24,7 @@ def _default(name: str) -> str:
 @click.command("simulate", short_help="Simulate a room with colluders; write its log and truth.",
                epilog=help_epilog("analyzer simulate --hands 2000 --players 20 --colluders 2 -o room.jsonl.gz "
                                   "--truth room.truth.json", "0: room written", "2: usage error (bad option)"))
-@click.option("--variant", type=click.Choice(sorted(SIMULATORS)), default="bieqi", show_default=True,
+@click.option("--variant", type=click.Choice(sorted(simulators())), default="bieqi", show_default=True,
               help="Which game the room plays.")
 @click.option("--hands", type=click.IntRange(min=0), default=1000, show_default=True, help="Hands in the room.")
 @click.option("--players", type=click.IntRange(min=4), default=16, show_default=True,
