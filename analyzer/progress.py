@@ -67,6 +67,10 @@ class Progress:
                          bar_format="{desc} [{elapsed}]" if name in UNCOUNTED and total is None else None)
         return self.update_to
 
+    def start(self, name: str) -> None:
+        """Start phase ``name`` that reports no counts (for ``on_phase`` callbacks)."""
+        self.phase(name)
+
     def update_to(self, n: int) -> None:
         """The phase has done ``n`` units in all (the layers report running counts)."""
         bar = self._bar

@@ -89,7 +89,7 @@ def test_help_gives_purpose_example_and_exit_codes() -> None:
     assert top.exit_code == 0
     assert "..." not in top.output.split("Commands:")[1]  # no purpose cut short
     for name in COMMANDS:
-        line = re.search(rf"^  {name}\s+(.+)$", top.output, re.M)
+        line = re.search(rf"^  {name}\s+(.+)$", top.output, re.MULTILINE)
         assert line and line.group(1).endswith("."), name
         text = CliRunner().invoke(cli, [name, "--help"]).output
         assert re.search(r"Example:\n +analyzer " + name, text), name

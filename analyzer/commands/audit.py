@@ -63,7 +63,7 @@ def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hand
         total = count_lines(files)
     result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                        alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
-                       on_progress=bar.phase("analysing", total), on_phase=lambda name: bar.phase(name))
+                       on_progress=bar.phase("analysing", total), on_phase=bar.start)
     bar.close()  # messages below must not tear the bar
     for p in result.problems[:20]:
         click.echo(p.format(), err=True)
