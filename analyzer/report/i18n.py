@@ -19,6 +19,8 @@ LANGS = ("en", "zh")
 CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff1f]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_'\-]*[A-Za-z]")
 #: What may stay ASCII in a Chinese text without being English: JSON paths, quoted names, card codes.
+#: A card as the logs write it (``TH``, ``10H``, ``AC``): shown as ``10♥`` in translated text.
+_CARD_CODE = re.compile(r"\b(10|[2-9AJQKT])([SHDC])\b")
 _NOT_WORDS = re.compile(r"\$[\w.\[\]\-]*|'[^']*'|\"[^\"]*\"|`[^`]*`|\b[\w.]+\.\w+\b")
 
 
@@ -55,6 +57,12 @@ def _phrases() -> list[tuple[re.Pattern[str], str]]:
     return out
 
 
+def pretty_cards(text: str) -> str:
+    """Card codes (``TH``) as the pages show cards (``10♥``)."""
+    return _CARD_CODE.sub(lambda m: ("10" if m.group(1) in ("T", "10") else m.group(1)) + "♠♥♦♣"["SHDC".index(m.group(2))],
+                          text)
+
+
 def english_words(text: str) -> list[str]:
     """English words left in a text meant to be Chinese (paths, quoted names and allowed terms aside)."""
     allowed = set(data()["allowed_ascii"])
@@ -69,7 +77,7 @@ def translate_part(part: str) -> str | None:
         if m:
             out = zh
             for i, g in enumerate(m.groups(), 1):
-                out = out.replace("{" + str(i) + "}", words.get(g, g) if g is not None else "")
+                out = out.replace("{" + str(i) + "}", pretty_cards(words.get(g, g)) if g is not None else "")
             return out.replace("none", words["none"])
     return None
 

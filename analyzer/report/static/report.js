@@ -36,12 +36,16 @@ const PHRASES = I18N.phrases.map(([pattern, zh]) => {
   for (const [name, value] of Object.entries(I18N.macros)) pattern = pattern.split(name).join(value);
   return [new RegExp(pattern, "u"), zh];
 });
+/* Card codes as logs write them (TH, AC) as the pages show cards (10♥, A♣). */
+function prettyCards(text) {
+  return text.replace(/\b(10|[2-9AJQKT])([SHDC])\b/g, (m, r, s) => (r === "T" ? "10" : r) + SUITS["SHDC".indexOf(s)]);
+}
 function translatePart(part) {
   for (const [rx, zh] of PHRASES) {
     const m = part.match(rx);
     if (!m) continue;
     let out = zh;
-    m.slice(1).forEach((g, i) => { out = out.split("{" + (i + 1) + "}").join(g == null ? "" : (I18N.words[g] ?? g)); });
+    m.slice(1).forEach((g, i) => { out = out.split("{" + (i + 1) + "}").join(g == null ? "" : prettyCards(I18N.words[g] ?? g)); });
     return out.split("none").join(I18N.words.none);
   }
   return null;
@@ -180,15 +184,14 @@ function describe(v) {
   return Object.entries(v).map(([k, x]) => `${keyLabel(k) ?? k}: ${describe(x)}`).join("; ");
 }
 
-const CARD_CODE = /^(10|[2-9AJQK])([SHDC])$/;
+const CARD_CODE = /^(10|[2-9AJQKT])([SHDC])$/;
 /* The same as nodes: known keys and values in the reader's language, card codes as cards, reasons
    translated, anything else (ids, unknown keys) shown as it is, marked as data. */
 function describeNode(v, key) {
   if (v == null) return "–";
   if (typeof v === "number" || typeof v === "boolean") return describe(v);
   if (typeof v === "string") {
-    const card = v.match(CARD_CODE);
-    if (card) return RANKS[RANKS.indexOf(card[1])] + SUITS["SHDC".indexOf(card[2])];
+    if (CARD_CODE.test(v)) return prettyCards(v);
     if (key === "reasons") return trEl(v);
     const known = keyLabel(v);
     return known != null && key !== "player" && key !== "actor" && key !== "partner" ? known : raw(v);
