@@ -93,6 +93,9 @@ def test_translations_cover_the_engine_messages() -> None:
     assert i18n.translate(reason) == "扣 2♣ 而不是 Q♦（模拟：差 3.2 ± 1.0 分）；扣 2♣ 会卡死自己的 3♣ 4♣；放 9♥ 让别人的 10♥ 变成活牌"
     head = "covered 8H rather than TC (rollouts: 22.1 ± 6.7 points worse)"
     assert i18n.translate(head) == "扣 8♥ 而不是 10♣（模拟：差 22.1 ± 6.7 分）"
+    # a part no phrase knows is left out, and the reader is told the original (the tooltip) says more
+    assert i18n.translate(head + "; a brand new reason").endswith("分）（其余见原文）")
+    assert i18n.translate("a brand new reason") == "（见英文原文，悬停可看）"
     # a sentence no phrase knows falls back to the code's meaning, never to English
     assert i18n.translate("$.deal[0] is 5: 5 is not of type 'array'", "bad-type") == i18n.code_meaning("bad-type", "zh")
 

@@ -85,8 +85,8 @@ def translate_part(part: str) -> str | None:
 def translate(text: str, code: str | None = None) -> str:
     """A problem message (give its ``code``) or a decision's reasons in Chinese.
 
-    Parts no phrase knows are left out; a message left empty (or still English) falls back to its
-    code's meaning. report.js does the same in the page.
+    Parts no phrase knows are left out, with a note that the original says more; a message left
+    empty (or still English) falls back to its code's meaning. report.js does the same in the page.
     """
     whole = translate_part(text.strip())
     parts = [whole] if whole is not None else [translate_part(p.strip()) for p in text.split(";") if p.strip()]
@@ -94,6 +94,8 @@ def translate(text: str, code: str | None = None) -> str:
     out = "；".join(known)
     if code is not None and (not known or english_words(out)):
         return code_meaning(code, "zh")
+    if len(known) < len(parts):  # say that something was left out: the original is the tooltip
+        out += labels("zh")["untranslated_rest" if known else "untranslated_all"]
     return out
 
 

@@ -62,7 +62,8 @@ function translate(text, code) {
   const known = parts.filter((p) => p != null);
   const out = known.join("；");
   if (code != null && (!known.length || englishWords(out).length)) return codeMeaning(code);
-  return out;
+  // say that something was left out: the original is the tooltip
+  return known.length < parts.length ? out + t(known.length ? "untranslated_rest" : "untranslated_all") : out;
 }
 function codeMeaning(code) {
   return (LANG === "zh" ? I18N.codes_zh[code] : I18N.codes_en[code]) ?? "";
