@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
+from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.commands.common import (
     dd_samples_option,
     help_epilog,
@@ -26,6 +26,10 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
+max_samples_option = click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES,
+                                  show_default=True,
+                                  help="Adaptive sampling: up to this many deals where the chosen option is close "
+                                       "to the best.")
 noise_option = click.option("--noise", type=click.FloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
@@ -34,7 +38,8 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-                  max_line_bytes: int, reasons: bool = True, command: str = "decisions") -> tuple[pd.DataFrame, int]:
+                  max_line_bytes: int, reasons: bool = True, command: str = "decisions",
+                  max_samples: int | None = DEFAULT_MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS, and how many hands were left out as invalid."""
     from analyzer.analysis.decisions import analyse
     from analyzer.problems import Problem
@@ -50,7 +55,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
             total = count_lines(files)
         frame = analyse(generate_valid(files, problems, max_line_bytes=max_line_bytes), samples=samples,
                         dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
-                        on_progress=bar.phase("analysing", total))
+                        max_samples=max_samples, on_progress=bar.phase("analysing", total))
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
@@ -64,13 +69,14 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @out_option("Parquet file to write (one row per decision; its `action` column is the 0-based index into "
             "the log's actions, move = action + 1).", aliases=("--output",))
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
 @max_line_option
-def command(paths: tuple[str, ...], out: str, samples: int, dd_samples: int, seed: int, noise: float,
-            policy: str, max_line_bytes: int) -> None:
+def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd_samples: int, seed: int,
+            noise: float, policy: str, max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from analyzer.logs import _umask_mode as umask_mode
 
@@ -78,7 +84,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, dd_samples: int, see
     target = Path(output)
     refuse_inputs([target], list(paths))
     frame, bad = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                               policy=policy, max_line_bytes=max_line_bytes)
+                               policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(fd)

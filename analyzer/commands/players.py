@@ -1,4 +1,4 @@
-"""``analyzer players``: the per-player table (decisions, match rate, regret, accuracy, level, z-scores)."""
+"""``analyzer players``: the per-player table (skill with its interval, the figures behind it, the level/partner signal)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from analyzer.commands.common import (
     samples_option,
     seed_option,
 )
-from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
+from analyzer.commands.decisions import analyse_paths, max_samples_option, noise_option, policy_option
 
 
 @click.command("players", short_help="Per-player match rate, regret and how unusual they are.",
@@ -27,17 +27,26 @@ from analyzer.commands.decisions import analyse_paths, noise_option, policy_opti
               help="table for people, csv or json for programs.")
 @out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-            max_line_bytes: int) -> None:
-    """Per-player statistics from the logs in PATHS, or from decision files (*.parquet) written by `decisions`."""
+def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int, dd_samples: int,
+            seed: int, noise: float, policy: str, max_line_bytes: int) -> None:
+    """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
+
+    \b
+    skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
+    by maximum likelihood; 0 = random, higher = better), with its 95% interval skill_lo..skill_hi.
+    Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
+    their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
+    (see docs/analysis.md).
+    """
     import pandas as pd
 
-    from analyzer.analysis.players import player_table
+    from analyzer.analysis.players import MEANING, player_table
 
     if out:
         refuse_inputs([out], list(paths))
@@ -48,7 +57,8 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, dd_
             raise click.UsageError(f"cannot read decision rows: {e}") from e
     else:
         frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players")
+                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
+                                 max_samples=max_samples)
     table = player_table(frame)
     if fmt == "csv":
         text = table.to_csv(index=False)
@@ -57,7 +67,7 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, dd_
     elif table.empty:
         text = "no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)\n"
     else:
-        text = table.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n"
+        text = MEANING + "\n" + table.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
     if out:
         from analyzer.logs import atomic_write_bytes
 

@@ -62,6 +62,32 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
     return None
 
 
+def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int, dd_samples: int, seed: int,
+                max_line_bytes: int, bar: Progress) -> None:
+    """The replay page of one hand of any game (its variant's hand view); an invalid hand is shown up to
+    its first illegal action, with its problems marked there."""
+    from analyzer.report.hand import write_hand_report
+    from analyzer.validate import generate_checked
+
+    checked = counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading"))
+    found = next((it for it in checked if it.hand_id == hand_id), None)
+    if found is None:
+        raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
+    if found.variant is None:
+        raise click.ClickException(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
+                                   f"`analyzer validate` explains why")
+    decisions = analyse_if_available([found], samples, seed, dd_samples, bar) if found.ok else None
+    bar.phase("writing")
+    try:
+        write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    bar.close()
+    if not found.ok:
+        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
+                   f"first illegal action", err=True)
+
+
 @click.command("report", short_help="One HTML page: a hand's replay, a player or a pair.",
                epilog=help_epilog("analyzer report logs/ --pair p12,p14 --audit reports/demo/audit.json -o pair.html",
                                   "0: page written", "2: usage error (no such hand, player or pair; bad option)"))
@@ -80,7 +106,8 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
             audit_file: str | None, out: str, lang: str, samples: int, dd_samples: int, seed: int,
             max_line_bytes: int) -> None:
-    """Write one self-contained HTML page about the valid hands in PATHS (invalid ones are left out)."""
+    """Write one self-contained HTML page about the hands in PATHS: a hand of any game (--hand; an invalid one
+    up to its first illegal action), or a player's or a pair's page (valid hands only)."""
     from analyzer.progress import Progress
     from analyzer.validate import generate_valid
 
@@ -90,20 +117,12 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     refuse_inputs([out, *([audit_file] if audit_file else [])], files)
     problems: list[Any] = []
     with Progress("report") as bar:  # closed on errors too: the message then has the line to itself
-        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
         if hand_id is not None:
-            from analyzer.report.hand import write_hand_report
-
-            found = next((it for it in items if it.hand_id == hand_id), None)
-            if found is None:
-                raise click.BadParameter(f"no valid hand {hand_id!r} in the input", param_hint="--hand")
-            try:
-                decisions = analyse_if_available([found], samples, seed, dd_samples, bar)
-                bar.phase("writing")
-                write_hand_report(out, found.record, decisions=decisions, lang=lang)
-            except ValueError as e:
-                raise click.ClickException(str(e)) from e
-        elif player is not None:
+            _write_hand(files, hand_id, out, lang, samples, dd_samples, seed, max_line_bytes, bar)
+            click.echo(out)
+            return
+        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
+        if player is not None:
             from analyzer.report.player import write_player_report
 
             room = list(items)

@@ -49,7 +49,7 @@ def clean(x: Any) -> Any:
 
 @cache
 def _asset(name: str) -> str:
-    return files("analyzer.report").joinpath("static", name).read_text(encoding="utf-8")
+    return files("analyzer.report").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
@@ -74,12 +74,19 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
     """
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, not {lang!r}")
-    labels = LABELS[lang]
-    # both languages ride along: the page's switch changes language without running anything again
+    # the games' hand views: their scripts, styles and labels (both languages ride along, so the
+    # page's switch changes language without running anything again)
+    from analyzer.report.views import page_assets
+
+    view_js, view_css, view_labels = page_assets()
     words = {k: v for k, v in i18n.data().items() if k not in ("_about", "glossary")}
+    words["labels"] = {lg: {**LABELS[lg], **view_labels.get(lg, {})} for lg in LANGS}
     words["codes_en"] = dict(CODES)
+    labels = words["labels"][lang]
     main_data = {"page": kind, "lang": lang, "i18n": words, "threshold": BIG_DEVIATION, **data}
-    scripts = ([_plotly_js()] if plotly else []) + [_asset("report.js")]
+    # one script: the games' views first (they register in HAND_VIEWS), then report.js, which routes
+    own = "\n".join([*(_asset(name) for name in view_js), _asset("report.js")])
+    scripts = ([_plotly_js()] if plotly else []) + [own]
     # report.js runs plotly.js (kept as text below) itself, after the first paint
     csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src "
            + " ".join(_sha256(s) for s in scripts))
@@ -88,7 +95,7 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
         "<!doctype html>\n<html lang=\"", "zh-CN" if lang == "zh" else "en", "\"><head><meta charset=\"utf-8\">",
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        f"<title>{title}</title><style>{_asset('report.css')}</style></head><body>",
+        f"<title>{title}</title><style>{''.join(_asset(n) for n in ('report.css', *view_css))}</style></head><body>",
         "<header class=\"top\"><div id=\"lang-switch\" class=\"lang-switch\"></div>",
         f"<h1 id=\"page-title\">{title}</h1><div class=\"sub\" data-raw=\"1\">{html.escape(subtitle)}</div></header>",
         "<main><div id=\"overview\"></div><div id=\"detail\"></div></main>",
@@ -99,7 +106,7 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
             parts.append(f"<script type=\"application/json\" id=\"s-{name}-{i}\">{json_for_script(item)}</script>")
     if plotly:
         parts.append(f"<script type=\"text/plain\" id=\"plotly-js\">{_plotly_js()}</script>")
-    parts.append(f"<script>{_asset('report.js')}</script>")
+    parts.append(f"<script>{own}</script>")
     parts.append("</body></html>\n")
     return "".join(parts)
 
