@@ -21,6 +21,8 @@ from report_fixtures import (
     decision_rows,
     room,
 )
+from report_variant_fixtures import PLAYERS as GAME_PLAYERS
+from report_variant_fixtures import borrow_records, heiqi_records, kou_hand
 
 from analyzer.logs import format_record
 from analyzer.report import i18n
@@ -55,7 +57,7 @@ PLOT_WAIT_MS = 20_000
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "reports" / "screenshots"
 #: Ids of the fixtures and the keys of its audit.json that no glossary knows (another tool's signals):
 #: data, shown as they are in either language (marked data-raw in the page; plot labels cannot be).
-IDS = [*PLAYERS, EVIL_HAND, EVIL_TABLE, "total_impact", "pooled_info", "co_deviation"]
+IDS = [*PLAYERS, *GAME_PLAYERS, EVIL_HAND, EVIL_TABLE, "total_impact", "pooled_info", "co_deviation"]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
@@ -171,6 +173,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
                      "factors": multiplier_factors(fake, DEFAULT_RULES)}
     write_page(out / "hand-dutou.html", render_page("hand", lang="en", data={"hand_ids": ["x"], "default_view": ["hand", 0]},
                                                     stores={"hand": [hd]}))
+    write_hand_report(out / "hand-borrow.html", borrow_records()[0])  # the other games' views switch too
+    write_hand_report(out / "hand-heiqi.html", kou_hand(heiqi_records()))
     write_player_report(out / "player.html", EVIL_PLAYER, decisions, records=records)
     write_pair_report(out / "pair.html", EVIL_PLAYER, PLAYERS[1], decisions=decisions, records=records)
     write_audit_report(out, audit_dict(records), decisions=decisions, records=records)
@@ -237,6 +241,8 @@ def both_languages(pg: object, name: str, views: list[tuple[str, str]]) -> None:
 @pytest.mark.parametrize("name,file,views", [
     ("hand", "hand.html", [("hand=0&step=52", "end"), ("hand=0&step=0", "start"), ("hand=0&step=17", "middle")]),
     ("hand-tong", "hand-tong.html", [("hand=0&step=52", "end")]),
+    ("hand-borrow", "hand-borrow.html", [("hand=0&step=4", "start"), ("hand=0&step=500", "end")]),
+    ("hand-heiqi", "hand-heiqi.html", [("hand=0&step=0", "start"), ("hand=0&step=3", "trick"), ("hand=0&step=99", "end")]),
     ("player", "player.html", [("", "page"), ("hand=0&step=3&focus=x", "hand")]),
     ("pair", "pair.html", [("", "page")]),
     ("audit", "report.html", [("", "overview"), ("pair=0", "pair"), ("player=0", "player"), ("hand=0&step=5", "hand")]),
