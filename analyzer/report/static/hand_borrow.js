@@ -13,7 +13,13 @@ class BorrowView extends GameStepper {
     this.movesDiv = el("div", { class: "moves", dataset: { role: "moves" } });
     this.felt = el("div", { class: "felt borrow-felt" }, this.panels, this.tableDiv);
     window.addEventListener("resize", () => { if (ACTIVE === this) this.drawArrow(); });
+    const legend = el("div", { class: "game-legend muted", dataset: { role: "legend" } },
+      gCard(h.joker, "small joker dead"), " " + t("bw_joker_dead") + " · ",
+      el("span", { class: "card small live", text: "" }), " " + t("bw_legend_live") + " · ",
+      el("span", { class: "card small illegal-live", text: "" }), " " + t("bw_legend_illegal") + " · ",
+      el("span", { class: "legend-arrow", text: "→" }), " " + t("bw_legend_lend"));
     this.root.append(
+      legend,
       this.felt,
       this.moveDiv, this.finalDiv,
       el("div", { class: "game-cols" },
