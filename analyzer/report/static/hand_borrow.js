@@ -92,9 +92,9 @@ class BorrowView extends GameStepper {
       (i) => `${i + 1}. ${h.players[h.moves[i].seat]}`));
   }
 
-  /* The last borrow drawn on the felt: an arrow from the lender's hand to the borrower's, the card on it. */
+  /* The last borrow drawn on the felt: an arrow from the lender's hand to the borrower's. */
   drawArrow() {
-    this.felt.querySelectorAll(".lend-arrow, .lend-card").forEach((x) => x.remove());
+    this.felt.querySelectorAll(".lend-arrow").forEach((x) => x.remove());
     const m = this.step > 0 ? this.hand.moves[this.step - 1] : null;
     if (!m || m.kind !== "borrow") return;
     const box = this.felt.getBoundingClientRect();
@@ -121,10 +121,7 @@ class BorrowView extends GameStepper {
     for (const [k, v] of Object.entries({ x1: x1 + (x2 - x1) * shrink, y1: y1 + (y2 - y1) * shrink, x2: x2 - (x2 - x1) * shrink, y2: y2 - (y2 - y1) * shrink })) line.setAttribute(k, String(v));
     line.setAttribute("marker-end", "url(#lend-head)");
     svg.append(defs, line);
-    const chip = gCard(m.card, "lend-card");
-    chip.style.left = `${(x1 + x2) / 2 - 15}px`;
-    chip.style.top = `${(y1 + y2) / 2 - 20}px`;
-    this.felt.append(svg, chip);
+    this.felt.append(svg);  // the lent card is ringed in the borrower's hand, not drawn over the table
   }
 
   moveLabel(m) {
