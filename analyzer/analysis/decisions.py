@@ -369,7 +369,7 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
     whatever the batching.
     """
     frames: list[pd.DataFrame] = []
-    batch, pending = _Batch(), []
+    batch, pending = _Batch(), []  # type: tuple[_Batch, list[_Pending]]
 
     def flush() -> None:
         nonlocal batch, pending

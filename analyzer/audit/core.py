@@ -189,7 +189,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
     problems: list[Problem] = []
-    kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
+    kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
     games = registry()
     sections = {name: game.offer("audit_section").Section() for name, game in games.items()
