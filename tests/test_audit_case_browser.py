@@ -73,7 +73,7 @@ def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(b
     detail.locator("[data-role=evidence] a").first.click()
     replay = page.locator("[data-role=detail-hand]")
     expect(replay.locator("[data-role=suspect-pair]")).to_contain_text(a)
-    marked = replay.locator("[data-role=player].suspect").all_inner_texts()
+    marked = replay.locator("[data-role=seat].suspect [data-role=player]").all_inner_texts()
     assert sorted(marked) == sorted([a, b])
     assert not errors, errors
     page.close()

@@ -141,5 +141,5 @@ def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions
     pdata = pair_data(a, b, decisions=decisions, entry=entry)
     ids, hands = hand_store(records or [], decisions, evidence_hands(pdata))
     page = render_page("pair", lang=lang, plotly=True, stores={"pair": [pdata], "hand": hands},
-                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0]})
+                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0], "suspects": [a, b]})
     write_page(path, page)
