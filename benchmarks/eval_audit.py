@@ -188,9 +188,11 @@ def _job(args: tuple[dict[str, Any], Path, tuple[int, ...]]) -> dict[str, Any]:
 
 def report(results: list[dict[str, Any]]) -> None:
     """Print the tables: per style and hands together, then whole rooms."""
-    pos = pd.DataFrame([p for r in results for p in r["positives"]])
-    neg = pd.DataFrame([n for r in results for n in r["negatives"]])
-    cuts = pd.DataFrame([c for r in results for c in r["cuts"]]).fillna(0)
+    pos = pd.DataFrame([p for r in results for p in r["positives"]], columns=["style", "slow", "level", "score", "verdict"])
+    neg = pd.DataFrame([n for r in results for n in r["negatives"]],
+                       columns=["style", "level", "score", "hands", "verdict", "friend"])
+    cuts = pd.DataFrame([c for r in results for c in r["cuts"]], columns=["style", "level"]).fillna(0) if not any(
+        r["cuts"] for r in results) else pd.DataFrame([c for r in results for c in r["cuts"]]).fillna(0)
     print("\nby style and hands together L (positives: colluding pairs at the cut where they had sat L hands; "
           "negatives: honest pairs with >= 10 hands in the same rooms' cuts). flagged / review / marked: share of the "
           "colluding pairs with that verdict (marked = flagged or review); honest F / R: honest pairs flagged / in "
