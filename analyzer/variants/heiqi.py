@@ -712,7 +712,7 @@ class HeiqiVariant(VariantBase):
     num_players = SEATS
     #: At most 4 bids and 4 passes, the 8 buried cards, the trump, and 25 tricks of 4 plays.
     max_game_length = 2 * len(BIDS) + BOTTOM_SIZE + 1 + SEATS * HAND_SIZE
-    offers = Offers(simulator="analyzer.simulate.heiqi")
+    offers = Offers(hand_view="analyzer.report.hand_heiqi", simulator="analyzer.simulate.heiqi")
 
     def new_initial_state(self, deal: HeiqiDeal, rules: HeiqiRules | None = None) -> State:
         return State(deal.hands, deal.bottom, deal.first_bidder, rules or DEFAULT_RULES)
