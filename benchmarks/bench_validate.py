@@ -3,10 +3,10 @@
     python benchmarks/bench_validate.py [--hands 20000] [--seed 1] [--small-runs 5]
 
 First the start-up: ``analyzer validate samples/legal.jsonl`` (7 hands) in a fresh process, the best
-and the median of a few runs (goal: <= 0.4 s wall). Then makes a corpus of legal hands (seeded random play), times orjson.loads on every line, the in-process
-``validate()`` on one core, and ``analyzer validate`` as a user runs it (a fresh process, start-up and
-its worker processes included). CPU time is printed beside wall time because a busy machine
-stretches wall time for both sides unevenly.
+and the median of a few runs (goal: <= 0.4 s wall). Then makes a corpus of legal hands (seeded random
+play), times orjson.loads on every line, the in-process ``validate()`` on one core, and ``analyzer
+validate`` as a user runs it (a fresh process, start-up and its worker processes included). CPU
+time is printed beside wall time because a busy machine stretches wall time for both sides unevenly.
 Goals (issue 14): a small file in <= 0.4 s wall; 20,000 hands end to end (the CLI, start-up
 included) at least half as fast as bare parsing (ratio >= 0.5).
 """
