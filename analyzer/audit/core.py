@@ -186,8 +186,10 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
 
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
-              max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
-    """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
+              max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
+              on_phase: Callable[[str], None] | None = None) -> Audit:
+    """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
+    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start."""
     problems: list[Problem] = []
     kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
@@ -208,6 +210,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
                                          on_progress=on_progress)
+    if on_phase is not None:
+        on_phase("signals")
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,

@@ -56,7 +56,7 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
         got = per_hand.loc[(i, j)].to_numpy(float) / k
         sums = np.zeros(max(hands, len(got)))
         sums[: len(got)] = got  # hands without such a decision count as zero effect
-        cells[i][j] = {"sum": float(d.sum()), "n": int(len(d)), "mean": float(d.mean()),
+        cells[i][j] = {"sum": float(d.sum()), "n": len(d), "mean": float(d.mean()),
                        "se": clean(float(d.std(ddof=1) / math.sqrt(len(d)))) if len(d) > 1 else None,
                        "per_hand": float(sums.mean()),
                        "se_per_hand": clean(float(sums.std(ddof=1) / math.sqrt(len(sums)))) if len(sums) > 1 else None}
@@ -109,5 +109,5 @@ def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions
     pdata = pair_data(a, b, decisions=decisions, entry=entry)
     ids, hands = hand_store(records or [], decisions, evidence_hands(pdata))
     page = render_page("pair", lang=lang, plotly=True, stores={"pair": [pdata], "hand": hands},
-                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0]})
+                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0], "suspects": [a, b]})
     write_page(path, page)
