@@ -181,7 +181,7 @@ def test_borrow_page_follows_the_engine_to_the_end(page: object, site: dict) -> 
                 assert (lend.get_attribute("data-from"), lend.get_attribute("data-to")) == (str(a.lender), str(a.seat))
                 arrow = page.locator("svg[data-role=lend-arrow]")  # type: ignore[attr-defined]
                 assert (arrow.get_attribute("data-from"), arrow.get_attribute("data-to")) == (str(a.lender), str(a.seat))
-                assert shown(page, ".borrow-felt", ".lend-card") == [parse_card(a.card, jokers=True)]
+                assert shown(page, f"{seat(a.seat)} [data-role=hand]", ".card.last") == [parse_card(a.card, jokers=True)]
                 assert a.lender == states[k - 1].next_holder(a.seat)
         if k == 1:
             assert_inert(page)

@@ -32,9 +32,12 @@ from analyzer.commands.decisions import analyse_paths, max_samples_option, noise
 @seed_option
 @noise_option
 @policy_option
+@click.option("--ref-weight", default="0", show_default=True,
+              help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
+                   "(fitted on the room). 0 measures on the rollouts' values alone.")
 @max_line_option
 def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int, dd_samples: int,
-            seed: int, noise: float, policy: str, max_line_bytes: int) -> None:
+            seed: int, noise: float, policy: str, ref_weight: str, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
 
     \b
@@ -50,6 +53,12 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
 
     if out:
         refuse_inputs([out], list(paths))
+    try:
+        weight = None if ref_weight == "auto" else float(ref_weight)
+    except ValueError:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'") from None
+    if weight is not None and not 0.0 <= weight <= 1.0:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'")
     if all(p.endswith(".parquet") for p in paths):
         try:
             frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
@@ -59,7 +68,7 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
         frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                  policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
                                  max_samples=max_samples)
-    table = player_table(frame)
+    table = player_table(frame, ref_weight=weight)
     if fmt == "csv":
         text = table.to_csv(index=False)
     elif fmt == "json":
