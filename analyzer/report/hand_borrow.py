@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analyzer.cards import NUM_CARDS, CardError, parse_card, scan
+from analyzer.cards import NUM_CARDS, SEVEN_OF_SPADES, CardError, parse_card, scan
 from analyzer.problems import Problem
 from analyzer.report.views import SHARED_LABELS, HandView
 from analyzer.variants.borrow import (
@@ -112,7 +112,8 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         move = _move(a)
         c = move["card"]
         t = st.turn
-        ok = (c is not None and not st.is_terminal() and a.seat == t and bool(st.hands[t]))
+        ok = (c is not None and not st.is_terminal() and a.seat == t and bool(st.hands[t])
+              and (bool(moves) or c == SEVEN_OF_SPADES and not isinstance(a, Borrow)))  # 7♠ opens, as validated
         if ok and isinstance(a, Borrow):
             ok = _legal_borrow(st, a, c)
             if ok:
