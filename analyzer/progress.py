@@ -11,7 +11,7 @@ import gzip
 import sys
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any
 
 #: Phases in the order a command goes through them, as they are shown.
 PHASES = ("reading", "analysing", "signals", "writing")
@@ -82,7 +82,7 @@ class Progress:
             self._bar.close()
             self._bar = None
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> Progress:  # typing.Self is 3.11+; the package supports 3.10
         return self
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from report_fixtures import room
 
 from analyzer.cli import COMMANDS, cli
-from analyzer.commands.common import DD_SAMPLES, SAMPLES
+from analyzer.commands.common import DD_SAMPLES, MAX_SAMPLES, SAMPLES
 from analyzer.logs import format_record
 from analyzer.progress import Progress, count_lines
 
@@ -62,12 +62,23 @@ def test_every_output_is_dash_o_or_dash_dash_out() -> None:
 
 
 def test_one_default_set_for_the_analysis() -> None:
+    import inspect
+
+    from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES
+    from analyzer.audit.core import run_audit
+
     for name in ANALYSING:
         cmd = _command(name)
         got = {k: getattr(_option(cmd, k), "default", None) for k in ("samples", "dd_samples", "seed")}
         assert got == {"samples": SAMPLES, "dd_samples": DD_SAMPLES, "seed": 0}, name
+        ceiling = _option(cmd, "max_samples")
+        # audit has no --max-samples: it runs the library's ceiling, which is the same number
+        assert (ceiling.default if ceiling is not None else DEFAULT_MAX_SAMPLES) == MAX_SAMPLES, name
         helps = {k: _option(cmd, k).help for k in ("samples", "dd_samples", "seed")}  # type: ignore[union-attr]
         assert helps == {k: _option(_command("decisions"), k).help for k in helps}, name  # type: ignore[union-attr]
+    assert MAX_SAMPLES == DEFAULT_MAX_SAMPLES
+    defaults = inspect.signature(run_audit).parameters
+    assert defaults["samples"].default == SAMPLES  # the library's audit and the command agree
     for name in ("validate", "audit", "report"):
         lang = _option(_command(name), "lang")
         assert lang is not None and lang.default == "en" and list(lang.type.choices) == ["en", "zh"]  # type: ignore[attr-defined]

@@ -92,7 +92,8 @@ def test_translations_cover_the_engine_messages() -> None:
         assert i18n.CHINESE.search(zh)
     reason = ("covered 2♣ rather than Q♦ (rollouts: 3.2 ± 1.0 points worse); covering 2♣ strands own 3♣ 4♣; "
               "playing 9♥ makes 10♥ live for others")
-    assert i18n.translate(reason) == "扣 2♣ 而不是 Q♦（模拟：差 3.2 ± 1.0 分）；扣 2♣ 会卡死自己的 3♣ 4♣；放 9♥ 让别人的 10♥ 变成活牌"
+    assert i18n.translate(reason) == ("扣 2♣ 而不是 Q♦（模拟：差 3.2 ± 1.0 分）；扣 2♣ 会卡死自己的 3♣ 4♣；"
+                                      "放 9♥ 让别人的 10♥ 变成活牌")
     head = "covered 8H rather than TC (rollouts: 22.1 ± 6.7 points worse)"
     assert i18n.translate(head) == "扣 8♥ 而不是 10♣（模拟：差 22.1 ± 6.7 分）"
     # a part no phrase knows is left out, and the reader is told the original (the tooltip) says more

@@ -21,12 +21,13 @@ max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), d
 # old spellings keep working as hidden aliases.
 
 #: The decision analysis' one default set, for every command that analyses decisions (decisions,
-#: players, audit, report): 16 hidden-hand deals per decision for the own-information estimate (the
-#: setting the audit is calibrated and measured with, docs/audit.md) and 1 rollout per option on the
-#: true deal. The reference policy is deterministic unless --noise is given, so one true-deal rollout
+#: players, audit, report): at least 16 hidden-hand deals per decision for the own-information
+#: estimate (the setting the audit is calibrated and measured with, docs/audit.md), adaptively up to
+#: 32 where the chosen option is close to the best (the library's ceiling), and 1 rollout per option
+#: on the true deal. The reference policy is deterministic unless --noise is given, so one true-deal rollout
 #: is exact: the audit's former 8 give the same audit.json (benchmarks/check_dd_samples.py). One set means a
 #: decisions file holds the rows any other command would compute.
-SAMPLES, DD_SAMPLES = 16, 1
+SAMPLES, MAX_SAMPLES, DD_SAMPLES = 16, 32, 1  # literals: --help imports no numba (a test checks the library)
 
 
 class AliasOption(click.Option):
@@ -55,7 +56,10 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
 
 samples_option = click.option(
     "--samples", type=click.IntRange(min=1), default=SAMPLES, show_default=True,
-    help="Hidden-hand deals per decision (own-information estimate); one default for every command.")
+    help="Hidden-hand deals per decision, at least (own-information estimate); one default for every command.")
+max_samples_option = click.option(
+    "--max-samples", type=click.IntRange(min=1), default=MAX_SAMPLES, show_default=True,
+    help="Adaptive sampling: up to this many deals where the chosen option is close to the best.")
 dd_samples_option = click.option(
     "--dd-samples", type=click.IntRange(min=0), default=DD_SAMPLES, show_default=True,
     help="Rollouts per option on the true deal (0: none; with the deterministic default policy one is exact); "

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
+from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.commands.common import (
     dd_samples_option,
+    MAX_SAMPLES,
     help_epilog,
     max_line_option,
+    max_samples_option,
     out_option,
     paths_argument,
     refuse_inputs,
@@ -26,10 +28,6 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
-max_samples_option = click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES,
-                                  show_default=True,
-                                  help="Adaptive sampling: up to this many deals where the chosen option is close "
-                                       "to the best.")
 noise_option = click.option("--noise", type=click.FloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
@@ -39,7 +37,7 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
                   max_line_bytes: int, reasons: bool = True, command: str = "decisions",
-                  max_samples: int | None = DEFAULT_MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
+                  max_samples: int | None = MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS, and how many hands were left out as invalid."""
     from analyzer.analysis.decisions import analyse
     from analyzer.problems import Problem

@@ -10,13 +10,14 @@ from analyzer.commands.common import (
     dd_samples_option,
     help_epilog,
     max_line_option,
+    max_samples_option,
     out_option,
     paths_argument,
     refuse_inputs,
     samples_option,
     seed_option,
 )
-from analyzer.commands.decisions import analyse_paths, max_samples_option, noise_option, policy_option
+from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
 
 @click.command("players", short_help="Per-player match rate, regret and how unusual they are.",

@@ -15,6 +15,7 @@ from analyzer.commands.common import (
     help_epilog,
     lang_option,
     max_line_option,
+    max_samples_option,
     out_option,
     paths_argument,
     refuse_inputs,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_samples: int | None = None,
-                         bar: Progress | None = None) -> pd.DataFrame | None:
+                         bar: Progress | None = None, max_samples: int | None = None) -> pd.DataFrame | None:
     """The decision rows of ``items`` when the decision analysis is installed; None otherwise, and the
     pages render without options and regret. ``bar`` shows the analysis (a known total: ``items``)."""
     if not items or find_spec("analyzer.analysis.decisions") is None:
@@ -41,6 +42,8 @@ def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_sampl
     kw: dict[str, Any] = {"seed": seed, "samples": samples}
     if dd_samples is not None:
         kw["dd_samples"] = dd_samples
+    if max_samples is not None:
+        kw["max_samples"] = max_samples
     tick = bar.phase("analysing", len(items)) if bar is not None else None
     return analyse(items, on_progress=tick, **kw)
 
@@ -62,8 +65,8 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
     return None
 
 
-def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int, dd_samples: int, seed: int,
-                max_line_bytes: int, bar: Progress) -> None:
+def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int, max_samples: int,
+                dd_samples: int, seed: int, max_line_bytes: int, bar: Progress) -> None:
     """The replay page of one hand of any game (its variant's hand view); an invalid hand is shown up to
     its first illegal action, with its problems marked there."""
     from analyzer.report.hand import write_hand_report
@@ -76,7 +79,7 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     if found.variant is None:
         raise click.ClickException(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
                                    f"`analyzer validate` explains why")
-    decisions = analyse_if_available([found], samples, seed, dd_samples, bar) if found.ok else None
+    decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples) if found.ok else None
     bar.phase("writing")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
@@ -84,8 +87,8 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
         raise click.ClickException(str(e)) from e
     bar.close()
     if not found.ok:
-        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
-                   f"first illegal action", err=True)
+        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they happen; "
+                   f"its replay ends where the validator's does", err=True)
 
 
 @click.command("report", short_help="One HTML page: a hand's replay, a player or a pair.",
@@ -100,11 +103,12 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
 @out_option("The HTML file to write.", required=False, default="report.html")
 @lang_option
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @max_line_option
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
-            audit_file: str | None, out: str, lang: str, samples: int, dd_samples: int, seed: int,
+            audit_file: str | None, out: str, lang: str, samples: int, max_samples: int, dd_samples: int, seed: int,
             max_line_bytes: int) -> None:
     """Write one self-contained HTML page about the hands in PATHS: a hand of any game (--hand; an invalid one
     up to its first illegal action), or a player's or a pair's page (valid hands only)."""
@@ -118,7 +122,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     problems: list[Any] = []
     with Progress("report") as bar:  # closed on errors too: the message then has the line to itself
         if hand_id is not None:
-            _write_hand(files, hand_id, out, lang, samples, dd_samples, seed, max_line_bytes, bar)
+            _write_hand(files, hand_id, out, lang, samples, max_samples, dd_samples, seed, max_line_bytes, bar)
             click.echo(out)
             return
         items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
@@ -128,7 +132,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
             room = list(items)
             if not any(player in _players_of(it) for it in room):
                 raise click.BadParameter(f"player {player!r} sat in no valid hand", param_hint="--player")
-            decisions = analyse_if_available(room, samples, seed, dd_samples, bar)
+            decisions = analyse_if_available(room, samples, seed, dd_samples, bar, max_samples)
             if decisions is None:
                 raise click.ClickException("the player page needs the decision analysis (analyzer.analysis.decisions)")
             bar.phase("writing")
@@ -144,7 +148,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
             together = [it for it in items if {a, b} <= set(_players_of(it))]
             if not together:
                 raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
-            decisions = analyse_if_available(together, samples, seed, dd_samples, bar)
+            decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples)
             bar.phase("writing")
             write_pair_report(out, a, b, decisions=decisions,
                               entry=_audit_entry(audit_file, a, b), records=together, lang=lang)

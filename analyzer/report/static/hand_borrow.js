@@ -164,7 +164,7 @@ class BorrowView extends GameStepper {
         out.finish_order.map((s, i) => el("span", { class: "tag", dataset: { seat: String(s) } }, `${i + 1}. `, gName(h.players[s])))),
       el("div", { dataset: { role: "loser", seat: String(out.loser) } }, t("bw_loser") + ": ", gName(h.players[out.loser]),
         " ", gCard(h.joker, "small joker dead"), ` → ${t("bw_next_dealer")}`),
-      table([[t("bw_place"), 1], [t("player")], [t("seat"), 1], [""]], rows));
+      table([[t("place"), 1], [t("player")], [t("seat"), 1], [""]], rows));
   }
 
   problemExtra(p) {
