@@ -596,7 +596,7 @@ function renderSignalRows(root, rows) {
     [[t("signal")], [t("direction")], [t("effect_per_hand"), 1], ["z", 1], ["p", 1], [t("meaning")]],
     rows.map((r) => el("tr", { dataset: { role: "signal-row", signal: r.signal } },
       td(el("span", { text: t("sig_" + r.signal) })),
-      td(el("span", { text: r.signal === "codev" ? `${r.actor} ↔ ${r.partner}` : `${r.actor} → ${r.partner}` })),
+      td(raw(r.signal === "codev" ? `${r.actor} ↔ ${r.partner}` : `${r.actor} → ${r.partner}`)),
       td(r.per_hand == null ? "–" : (r.unit === "hands" ? `${fmt(r.per_hand, 0)} / ${fmt(r.se, 1)} ${t("expected_short")}`
         : r.unit === "ratio" ? `×${fmt(r.per_hand, 2)}` : `${signed(r.per_hand, 2)} ± ${fmt(r.se, 2)} ${unitText(r.unit)}`), true),
       td(fmt(r.z, 2), true), td(pValue(r.p), true), td(el("span", { class: "muted", text: t("meaning_" + r.signal) })))))));
@@ -613,7 +613,7 @@ function renderEdge(root, p) {
   root.append(box(t("edge_title"),
     el("p", { class: "notice", dataset: { role: "not-evidence" }, text: shows ? t("edge_not_calibrated") : t("edge_no_sign", a, b) }),
     table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
-      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(el("span", { text: `${e.actor} → ${e.partner}` })),
+      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(raw(`${e.actor} → ${e.partner}`)),
         td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
         td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
 }
@@ -627,8 +627,8 @@ function renderEvidence(root, p) {
       [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
        [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
       ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
-        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
-        td(el("span", { text: x.chosen })), td(el("span", { text: x.alternative })), td(fmt(x.regret, 2), true),
+        td(String(x.action + 1), true), td(el("span", { class: "raw", dataset: { role: "direction", raw: "1" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
+        td(el("span", { text: prettyCards(x.chosen) })), td(el("span", { text: prettyCards(x.alternative) })), td(fmt(x.regret, 2), true),
         td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
         td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
     return;
