@@ -20,9 +20,10 @@ import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet, Observer
-from analyzer.cards import SEVEN, format_card, parse_card, scan
+from analyzer.cards import format_card, parse_card, scan
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
+from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
 from analyzer.strategy import HONEST
 from analyzer.validate import Checked
 from analyzer.variants.bieqi import (
@@ -61,20 +62,6 @@ _PAD = [0] * MAX_OPTIONS
 #: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
 POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
 DEFAULT_POLICY = "strategy"
-
-
-def _beyond(c: int) -> int:
-    """The cards of c's suit further from the 7 than c (for a 7: the rest of its suit): covering c
-    leaves them unplayable for the rest of the hand."""
-    r, base = c % 13, c - c % 13
-    if r == SEVEN:
-        ranks = [x for x in range(13) if x != SEVEN]
-    else:
-        ranks = list(range(r)) if r < SEVEN else list(range(r + 1, 13))
-    return sum(1 << (base + x) for x in ranks)
-
-
-BEYOND = tuple(_beyond(c) for c in range(52))
 
 
 def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:

@@ -6,14 +6,27 @@ import sys
 
 import click
 
-from analyzer.commands.common import max_line_option, paths_argument
-from analyzer.commands.decisions import analyse_paths, dd_samples_option, max_samples_option, noise_option, \
-    policy_option, samples_option, seed_option
+from analyzer.commands.common import (
+    dd_samples_option,
+    help_epilog,
+    max_line_option,
+    max_samples_option,
+    out_option,
+    paths_argument,
+    refuse_inputs,
+    samples_option,
+    seed_option,
+)
+from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
 
-@click.command("players")
+@click.command("players", short_help="Per-player match rate, regret and how unusual they are.",
+               epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
+                                  "0: table written", "2: usage error (no input, unreadable decisions file)"))
 @paths_argument
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="table for people, csv or json for programs.")
+@out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
 @max_samples_option
 @dd_samples_option
@@ -24,8 +37,8 @@ from analyzer.commands.decisions import analyse_paths, dd_samples_option, max_sa
               help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
                    "(fitted on the room). 0 measures on the rollouts' values alone.")
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int, seed: int, noise: float,
-            policy: str, ref_weight: str, max_line_bytes: int) -> None:
+def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int, dd_samples: int,
+            seed: int, noise: float, policy: str, ref_weight: str, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
 
     \b
@@ -39,6 +52,8 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd
 
     from analyzer.analysis.players import MEANING, player_table
 
+    if out:
+        refuse_inputs([out], list(paths))
     try:
         weight = None if ref_weight == "auto" else float(ref_weight)
     except ValueError:
@@ -52,15 +67,20 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd
             raise click.UsageError(f"cannot read decision rows: {e}") from e
     else:
         frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
                                  max_samples=max_samples)
     table = player_table(frame, ref_weight=weight)
     if fmt == "csv":
-        sys.stdout.write(table.to_csv(index=False))
+        text = table.to_csv(index=False)
     elif fmt == "json":
-        sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+        text = table.to_json(orient="records", indent=2) + "\n"
     elif table.empty:
-        click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
+        text = "no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)\n"
     else:
-        click.echo(MEANING)
-        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        text = MEANING + "\n" + table.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
+    if out:
+        from analyzer.logs import atomic_write_bytes
+
+        atomic_write_bytes(out, text.encode())
+    else:
+        sys.stdout.write(text)
