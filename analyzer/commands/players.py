@@ -20,7 +20,7 @@ from analyzer.commands.common import (
 from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
 
-@click.command("players", short_help="Per-player match rate, regret and how unusual they are.",
+@click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.",
                epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
                                   "0: table written", "2: usage error (no input, unreadable decisions file)"))
 @paths_argument
