@@ -23,6 +23,7 @@ from analyzer.variants import registry
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)
@@ -72,11 +73,14 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
         buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type]
         n = 0
         while True:
-            raw = buf.readline(max_line_bytes + 1)
+            raw = buf.readline(max_line_bytes + 2)  # the limit counts the line without its ending (LF or CRLF)
             if not raw:
                 return
             n += 1
-            if len(raw) > max_line_bytes and not (len(raw) == max_line_bytes + 1 and raw.endswith(b"\n")):
+            if n == 1 and raw.startswith(BOM):  # a byte order mark some editors put first: not part of the line
+                raw = raw[len(BOM):]
+            size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0)
+            if size > max_line_bytes:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line without keeping it
                     raw = buf.readline(1 << 16)
                 yield Line(name, n, None)

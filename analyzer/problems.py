@@ -14,6 +14,7 @@ CODES: dict[str, str] = {
     "not-utf8": "a line is not valid UTF-8",
     "not-json": "a line is not JSON",
     "not-object": "a line is JSON but not an object",
+    "duplicate-key": "a key appears twice in one JSON object (readers disagree on which value counts)",
     # shape (schema)
     "missing-field": "a required field is absent",
     "extra-field": "a field the format does not define",

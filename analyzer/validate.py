@@ -76,9 +76,10 @@ def _schema_code(err: Any) -> str:
         return "bad-rules"
     if err.validator == "additionalProperties":
         return "extra-field"
-    if err.validator == "pattern":
+    if err.validator == "pattern" or (err.validator in ("minLength", "maxLength") and isinstance(err.schema, dict)
+                                      and str(err.schema.get("description", "")).startswith("Card code")):
         return "bad-card"
-    if top == "players" and err.validator in ("minItems", "maxItems"):
+    if top == "players" and err.validator in ("minItems", "maxItems", "minLength"):
         return "bad-players"
     if top == "deal" and err.validator in ("minItems", "maxItems"):
         return "bad-deal"
@@ -95,8 +96,78 @@ def _where(path: list[Any]) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = orjson.dumps(value).decode() if not isinstance(value, str) else repr(value)
+    """A value shown in a message, cut to ``limit`` characters (any value: deep, huge ints, anything)."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = orjson.dumps(value).decode()
+        except (TypeError, RecursionError):  # nested too deep, or an int beyond 64 bits: a bounded view
+            text = _bounded_repr(value, limit + 3)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bounded_repr(value: Any, budget: int, depth: int = 0) -> str:
+    """Like repr, but stops after ``budget`` characters and 20 levels, without recursing further."""
+    if depth > 20:
+        return "..."
+    if isinstance(value, list):
+        parts: list[str] = []
+        for v in value:
+            parts.append(_bounded_repr(v, budget, depth + 1))
+            if sum(map(len, parts)) > budget:
+                break
+        return "[" + ",".join(parts) + "]"
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            parts.append(f"{_short(str(k), 30)}:{_bounded_repr(v, budget, depth + 1)}")
+            if sum(map(len, parts)) > budget:
+                break
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"<an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'thousands of'} digits>"
+    return repr(value)[:budget]
+
+
+def _message(text: str, limit: int = 300) -> str:
+    """A schema message cut short (it quotes whole values, which a hostile line makes huge)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
+    """The line parsed by the standard library (slow, exact): numbers of any size up to Python's
+    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win).
+
+    Raises ``ValueError`` for anything that is not JSON (NaN and Infinity included), ``RecursionError``
+    when it nests too deeply."""
+    import json
+
+    dups: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen and k not in dups:
+                    dups.append(k)
+                seen.add(k)
+        return out
+
+    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant), dups
+
+
+def duplicate_keys(data: bytes) -> list[str]:
+    """The keys repeated inside one JSON object of the line (none when it does not parse)."""
+    try:
+        return load_strict(data)[1]
+    except (ValueError, RecursionError):
+        return []
 
 
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
@@ -105,10 +176,23 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start})")]
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
     try:
         obj = orjson.loads(data)
+        dups = duplicate_keys(data)  # a line on the slow path already: exactness over speed
     except (orjson.JSONDecodeError, RecursionError) as e:
-        return None, [Problem("not-json", f"the line is not JSON: {e}")]
+        # orjson refuses numbers beyond 64 bits; the standard library reads them, so a seat of 10**400 is
+        # called out of range (bad-type), not "not JSON"
+        try:
+            obj, dups = load_strict(data)
+        except RecursionError:
+            return None, [Problem("not-json", "the line is not JSON: it nests values too deeply")]
+        except ValueError as e2:
+            why = str(e2) if "JSON number" in str(e2) or "digits" in str(e2) else str(e)
+            if "depth" in str(e):
+                why = "it nests values too deeply"
+            return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
     if not isinstance(obj, dict):
         return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
     hand_id = obj.get("hand_id") if isinstance(obj.get("hand_id"), str) else None
@@ -135,8 +219,10 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     if not isinstance(variant, str) or variant not in registry():
         known = ", ".join(sorted(registry()))
         return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
-    problems: list[Problem] = []
+    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object; "
+                                       f"readers disagree on which value counts") for k in dups]
     errors = sorted(_validator(variant).iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path])
+    said: set[tuple[str, tuple[Any, ...]]] = set()
     for err in errors:
         if err.validator in ("anyOf", "oneOf") and err.context:  # optional fields: say what the value broke
             from jsonschema.exceptions import best_match
@@ -144,13 +230,16 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             err = best_match(e for e in err.context if e.validator != "type" or e.validator_value != "null")
         path = list(err.absolute_path)
         code = _schema_code(err)
+        if code == "bad-card" and (code, tuple(path)) in said:  # a code too short and of no card: say it once
+            continue
+        said.add((code, tuple(path)))
         if code == "missing-field":
             missing = err.message.split("'")[1] if "'" in err.message else err.message
             msg = f"{_where(path)} lacks the required field {missing!r}"
         elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
-            msg = f"{_where(path)}: {err.message}"
+            msg = f"{_where(path)}: {_message(err.message)}"
         else:
-            msg = f"{_where(path)} is {_short(err.instance)}: {err.message}"
+            msg = f"{_where(path)} is {_short(err.instance)}: {_message(err.message)}"
         problems.append(problem(code, msg, path))
         if len(problems) >= MAX_SHAPE_PROBLEMS:
             problems.append(problem("bad-type", f"... and {len(errors) - len(problems) + 1} more shape problems"))
@@ -179,6 +268,25 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
         return None, [Problem("bad-type", "the line nests values too deeply")]
 
 
+def _refuse_duplicate_keys(lines: list[Line], decoded: list[Any]) -> None:
+    """A decoded line whose objects repeat a key is not a record (the decoder kept the last value; another
+    reader may keep the first): it goes to the explaining path, which names the key."""
+    import numpy as np
+
+    from analyzer.kernels.jsonkeys import maybe_duplicate_keys
+
+    ks = [k for k, rec in enumerate(decoded) if isinstance(rec, msgspec.Struct)]
+    if not ks:
+        return
+    datas = [lines[k].data or b"" for k in ks]
+    offsets = np.zeros(len(ks) + 1, np.int64)
+    np.cumsum([len(d) for d in datas], out=offsets[1:])
+    flags = maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets)
+    for k, data, flag in zip(ks, datas, flags):
+        if flag and duplicate_keys(data):
+            decoded[k] = ValueError("a key appears twice in one object")
+
+
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 keep_records: bool = True) -> list[Checked]:
     """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work)."""
@@ -189,6 +297,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             decoded.append(dec.decode(line.data) if line.data is not None else None)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
             decoded.append(e)
+    _refuse_duplicate_keys(lines, decoded)
     variants = registry()
     by_variant: dict[str, list[int]] = {}
     for k, rec in enumerate(decoded):
