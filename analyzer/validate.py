@@ -20,7 +20,13 @@ from typing import Any
 import msgspec
 import orjson
 
-from analyzer.logs import DEFAULT_MAX_LINE_BYTES, Line, decoder, expand_paths, generate_lines
+from analyzer.logs import (
+    DEFAULT_MAX_LINE_BYTES,
+    Line,
+    decoder,
+    expand_paths,
+    generate_lines,
+)
 from analyzer.problems import Problem
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck

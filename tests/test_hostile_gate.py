@@ -9,12 +9,19 @@ import numpy as np
 import orjson
 import pytest
 from click.testing import CliRunner
+from conftest import legal_obj
 
 from analyzer.cli import cli
 from analyzer.logs import Line, generate_lines
 from analyzer.validate import check_lines, validate
-from analyzer.variants.bieqi import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules, settle
-from conftest import legal_obj
+from analyzer.variants.bieqi import (
+    MAX_DUTOU_FACTOR,
+    MAX_POINTS,
+    MAX_THRESHOLDS,
+    MAX_TONG_FACTOR,
+    Rules,
+    settle,
+)
 
 
 def _codes(obj: dict | bytes) -> list[str]:
