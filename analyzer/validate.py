@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from array import array
-from collections import deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +32,8 @@ from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
 
 MAX_SHAPE_PROBLEMS = 20
+#: Tables whose last hand is remembered for the next hand's cross-hand check (the oldest are forgotten).
+MAX_OPEN_TABLES = 100_000
 
 
 @dataclass(slots=True)
@@ -51,11 +53,31 @@ class Checked:
         return self.variant is not None and self.check.ok
 
 
+#: Problems a :class:`Summary` keeps (the first ones); the rest are counted by code and streamed out.
+MAX_KEPT_PROBLEMS = 5000
+
+
 @dataclass
 class Summary:
+    """What a run found: counts, problems by code, and the first ``MAX_KEPT_PROBLEMS`` problems
+    (bounded: 10 million bad lines cost the memory of 5,000; see ``validate(on_problem=...)``)."""
+
     hands: int = 0
     valid_hands: int = 0
     problems: list[Problem] = field(default_factory=list)
+    n_problems: int = 0
+    by_code: Counter[str] = field(default_factory=Counter)
+
+    def add(self, p: Problem) -> None:
+        self.n_problems += 1
+        self.by_code[p.code] += 1
+        if len(self.problems) < MAX_KEPT_PROBLEMS:
+            self.problems.append(p)
+
+    @property
+    def truncated(self) -> int:
+        """Problems counted but not kept."""
+        return self.n_problems - len(self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         return {"hands": self.hands, "valid_hands": self.valid_hands,
@@ -380,16 +402,32 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them quietly (no traceback from each worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
                      keep_records: bool) -> Iterator[list[Checked]]:
+    import os
+    from itertools import chain, islice
+
     source = _batches(paths, max_line_bytes, batch_size)
+    if jobs > 1 and not keep_records:  # never more workers than cores, nor than batches to check
+        jobs = min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        head = list(islice(source, jobs))
+        jobs = min(jobs, sum(not isinstance(b, Checked) for b in head))
+        source = chain(head, source)
     if jobs <= 1 or keep_records:
         for b in source:
             yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    try:
         pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
 
         def done(head: tuple[str, array, Future[tuple[Any, ...]]] | Checked) -> list[Checked]:
@@ -406,6 +444,8 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
                 yield done(pending.popleft())
         while pending:
             yield done(pending.popleft())
+    finally:  # on an interrupt or an early stop: drop queued work rather than finish it
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -417,7 +457,9 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     checks batches in worker processes (records are then dropped unless ``keep_records``).
     """
     seen: dict[int, str] = {}
-    tables: dict[tuple[str, str], Checked] = {}
+    # a table's last hand, as only what its next hand's check reads (the outcome), least recently used
+    # first: bounded, so logs where every hand has its own table cost no memory per hand beyond this
+    tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
         for item in batch:
@@ -436,11 +478,15 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 replayed = item.check.ok or item.check.outcome is not None
                 prev = tables.pop((item.variant, item.table_key), None)
                 if prev is not None and replayed:
-                    for p in variants[item.variant].check_sequence(prev.check, item.record):
+                    for p in variants[item.variant].check_sequence(prev, item.record):
                         p.file, p.line = item.file, item.line
                         item.check.problems.append(p)
                 if replayed:
-                    tables[(item.variant, item.table_key)] = item
+                    tables[(item.variant, item.table_key)] = HandCheck([], item.check.outcome)
+                    if len(tables) > MAX_OPEN_TABLES:
+                        tables.popitem(last=False)
+                if not keep_records:
+                    item.record = None
             yield item
 
 
@@ -453,8 +499,10 @@ def default_jobs(paths: list[str]) -> int:
 
 
 def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-             on_progress: Callable[[int], None] | None = None, jobs: int | None = None) -> Summary:
-    """Check every hand of the given files/folders; a summary with every problem."""
+             on_progress: Callable[[int], None] | None = None, jobs: int | None = None,
+             on_problem: Callable[[Problem], None] | None = None) -> Summary:
+    """Check every hand of the given files/folders: a bounded summary; ``on_problem`` sees every
+    problem as it is found (so a caller can stream them out in constant memory)."""
     files = expand_paths(paths)
     summary = Summary()
     n_jobs = default_jobs(files) if jobs is None else jobs
@@ -463,7 +511,10 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
             if item.line:
                 summary.hands += 1
                 summary.valid_hands += item.ok
-            summary.problems.extend(item.check.problems)
+            for p in item.check.problems:
+                summary.add(p)
+                if on_problem is not None:
+                    on_problem(p)
             if on_progress is not None and summary.hands % 1024 == 0:
                 on_progress(summary.hands)
     return summary

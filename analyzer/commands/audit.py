@@ -10,7 +10,9 @@ import click
 import orjson
 
 from analyzer.commands.common import (
+    FiniteFloatRange,
     end_progress,
+    exit_on_read_errors,
     max_line_option,
     paths_argument,
     progress,
@@ -21,6 +23,7 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
 
+OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --help needs no numba import
 
 
@@ -28,9 +31,9 @@ SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --he
 @paths_argument
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Folder for audit.json, pairs.csv, players.csv and report.html.")
-@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
+@click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
-@click.option("--fdr", type=click.FloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
+@click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
               help="... and its Benjamini-Hochberg q-value over all pairs is at most this.")
 @click.option("--min-hands", type=click.IntRange(min=1), default=10, show_default=True,
               help="... and the two sat together at least this many hands.")
@@ -48,16 +51,18 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
-    from analyzer.logs import atomic_write_bytes
+    from analyzer.logs import OutputSet, atomic_write_bytes
 
     files = resolve_paths(paths)
     out = Path(out_dir)
-    refuse_inputs([out / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
+    refuse_inputs([out / n for n in OUTPUTS], files)
+    outputs = OutputSet(out, OUTPUTS, inputs=files)  # checked now, written as one set at the end
     tick = progress("audit")
     result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                        alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                        on_progress=tick)
     end_progress(tick)
+    exit_on_read_errors(result.problems)
     for p in result.problems[:20]:
         click.echo(p.format(), err=True)
     if len(result.problems) > 20:
@@ -66,11 +71,13 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
     if audit["valid_hands"] == 0:
         click.echo("audit: no valid hands to analyse", err=True)
         sys.exit(2)
-    atomic_write_bytes(out / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
-    pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
-    atomic_write_bytes(out / "pairs.csv", result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
-    atomic_write_bytes(out / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
-    _report(out, audit, result, files, lang, max_line_bytes)
+    with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
+        atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
+        atomic_write_bytes(tmp / "pairs.csv",
+                           result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
+        atomic_write_bytes(tmp / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
+        _report(tmp, audit, result, files, lang, max_line_bytes)
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged"
                + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))

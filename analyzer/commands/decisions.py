@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -13,7 +10,9 @@ import click
 from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES
 
 from analyzer.commands.common import (
+    FiniteFloatRange,
     end_progress,
+    exit_on_read_errors,
     max_line_option,
     paths_argument,
     progress,
@@ -29,7 +28,7 @@ samples_option = click.option("--samples", type=click.IntRange(min=1), default=D
 dd_samples_option = click.option("--dd-samples", type=click.IntRange(min=0), default=DEFAULT_DD_SAMPLES, show_default=True,
                                  help="Rollouts per option on the true deal (double-dummy estimate).")
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same rows.")
-noise_option = click.option("--noise", type=click.FloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
+noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
                              show_default=True,
@@ -50,6 +49,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                     dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
                     on_progress=tick)
     end_progress(tick)
+    exit_on_read_errors(problems)
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
@@ -68,19 +68,14 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 def command(paths: tuple[str, ...], output: str, samples: int, dd_samples: int, seed: int, noise: float,
             policy: str, max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
-    target = Path(output)
-    refuse_inputs([target], list(paths))
-    frame, bad = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+    from analyzer.logs import open_output
+
+    files = resolve_paths(paths)
+    refuse_inputs([output], files)  # the expanded files: a log found inside a folder counts too
+    frame, bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                policy=policy, max_line_bytes=max_line_bytes)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(output, inputs=files) as f:  # whole or nothing; a device or pipe written directly
+        frame.to_parquet(f, index=False)
     hands = frame["hand_id"].nunique()
     click.echo(f"{len(frame)} decisions from {hands} hands -> {output}" +
                (f"; {bad} invalid hand(s) left out" if bad else ""), err=True)

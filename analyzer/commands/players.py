@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from analyzer.commands.common import max_line_option, paths_argument
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Columns the per-player table reads from decision rows (see docs/design.md).
+DECISION_COLUMNS = ("hand_id", "player", "chosen", "options", "think_ms", "difficulty")
 from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
     seed_option
 
@@ -27,15 +34,18 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
 
     from analyzer.analysis.players import player_table
 
-    if all(p.endswith(".parquet") for p in paths):
-        try:
-            frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
-        except (OSError, ValueError) as e:
-            raise click.UsageError(f"cannot read decision rows: {e}") from e
-    else:
-        frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False)
-    table = player_table(frame)
+    # decision files and logs may be mixed: the rows of both are put together
+    parquets = [p for p in paths if p.endswith(".parquet")]
+    logs = tuple(p for p in paths if not p.endswith(".parquet"))
+    frames = [_read_decisions(p) for p in parquets]
+    if logs:
+        frames.append(analyse_paths(logs, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False)[0])
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    try:
+        table = player_table(frame)
+    except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
+        raise click.UsageError(f"not decision rows written by `analyzer decisions`: {e}") from e
     if fmt == "csv":
         sys.stdout.write(table.to_csv(index=False))
     elif fmt == "json":
@@ -44,3 +54,20 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
         click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
     else:
         click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+
+
+def _read_decisions(path: str) -> pd.DataFrame:
+    """A decision file of `analyzer decisions`; any other file is a usage error (exit 2), not a traceback."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as e:
+        raise click.UsageError(f"cannot read decision rows from {path}: {e}") from e
+    except Exception as e:  # pyarrow's own errors (ArrowInvalid is a ValueError; others are not)
+        raise click.UsageError(f"cannot read decision rows from {path}: {e}") from e
+    missing = [c for c in DECISION_COLUMNS if c not in frame.columns]
+    if missing:
+        raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: it lacks the column(s) "
+                               f"{', '.join(missing)}")
+    return frame

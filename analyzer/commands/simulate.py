@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from analyzer.commands.common import end_progress, progress
+from analyzer.commands.common import (
+    FiniteFloatRange,
+    end_progress,
+    progress,
+    refuse_inputs,
+)
 from analyzer.simulate import SIMULATORS, simulator
 
 
@@ -27,9 +33,9 @@ def _counted(records: Any, tick: Any) -> Any:
               help="People in the room (stable ids p01..).")
 @click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs.")
 @click.option("--style", default=None, help="Collusion style: share, feed, block or mixed (bieqi).")
-@click.option("--share", type=click.FloatRange(0, 1), default=None,
+@click.option("--share", type=FiniteFloatRange(0, 1), default=None,
               help="Share of the hands sat together in which a pair colludes.")
-@click.option("--strength", type=click.FloatRange(min=0), default=None,
+@click.option("--strength", type=FiniteFloatRange(min=0), default=None,
               help="Lambda: a colluder maximises own value + lambda x the partner's.")
 @click.option("--slow", type=click.Choice(["auto", "yes", "no"]), default=None,
               help="Colluders think longer when they collude (auto: a coin per pair).")
@@ -37,7 +43,7 @@ def _counted(records: Any, tick: Any) -> Any:
 @click.option("--skill-mix", default=None, help="Levels and shares, e.g. novice:0.2,regular:0.6,expert:0.2.")
 @click.option("--friend-skill", default=None, help="Level of the friends (default novice: weak friends).")
 @click.option("--colluder-skill", default=None, help="Level of the colluders.")
-@click.option("--run-length", type=click.FloatRange(min=1), default=None,
+@click.option("--run-length", type=FiniteFloatRange(min=1), default=None,
               help="Mean hands a table sits before it re-forms.")
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
@@ -55,12 +61,16 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         if not sep or not name:
             raise click.UsageError(f"--option {item!r}: expected NAME=VALUE")
         options[name.replace("-", "_")] = _number(value)
+    if truth is not None:
+        refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
+        if Path(truth).absolute() == Path(out).absolute():
+            raise click.UsageError(f"--truth {truth}: the same file as --out")
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise click.UsageError(str(e)) from e
     tick = progress("simulate")
-    n = write_records(out, _counted(sim.records, tick))
+    n = write_records(out, _counted(sim.records, tick))  # streams: the room is never held in memory
     end_progress(tick)
     if truth:
         atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
@@ -69,9 +79,14 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
 
 
 def _number(value: str) -> Any:
+    import math
+
     for kind in (int, float):
         try:
-            return kind(value)
+            x = kind(value)
         except ValueError:
-            pass
+            continue
+        if isinstance(x, float) and not math.isfinite(x):
+            raise click.UsageError(f"--option value {value!r} is not a finite number")
+        return x
     return value
