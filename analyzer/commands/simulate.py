@@ -53,7 +53,7 @@ def _counted(records: Any, tick: Any) -> Any:
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
-    from analyzer.logs import atomic_write_bytes, write_records
+    from analyzer.logs import atomic_write_bytes, is_special, write_records
 
     options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
     for item in extra:
@@ -63,7 +63,7 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         options[name.replace("-", "_")] = _number(value)
     if truth is not None:
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
-        if Path(truth).absolute() == Path(out).absolute():
+        if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
             raise click.UsageError(f"--truth {truth}: the same file as --out")
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
