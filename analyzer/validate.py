@@ -324,7 +324,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         try:
             decoded.append(dec.decode(line.data) if line.data is not None else None)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
-            decoded.append(e)
+            decoded.append(e.with_traceback(None))  # no frame -> list -> error cycle for the GC to find
     _refuse_duplicate_keys(lines, decoded)
     variants = registry()
     by_variant: dict[str, list[int]] = {}

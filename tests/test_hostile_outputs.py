@@ -13,10 +13,10 @@ import orjson
 import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
+from conftest import legal_obj
 
 from analyzer.cli import cli
 from analyzer.logs import OutputSet, atomic_write_bytes, write_records
-from conftest import legal_obj
 
 FAST = ["--samples", "1", "--dd-samples", "0"]
 AUDIT_FAST = ["--samples", "1", "--dd-samples", "1"]
@@ -200,7 +200,7 @@ def test_players_mixing_a_parquet_and_a_log_uses_both(tmp_path: Path) -> None:
     both = _run("players", str(rows), str(b), "--format", "json", *FAST)
     one = _run("players", str(rows), "--format", "json")
     assert both.exit_code == 0 and one.exit_code == 0, both.output
-    decisions = lambda r: sum(p["decisions"] for p in orjson.loads(r.output))  # noqa: E731
+    decisions = lambda r: sum(p["decisions"] for p in orjson.loads(r.output))
     assert decisions(both) > decisions(one)
 
 
@@ -235,7 +235,7 @@ def test_simulate_refuses_truth_onto_its_log(tmp_path: Path) -> None:
 
 
 def test_report_hand_of_a_variant_without_a_page_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import analyzer.report.hand as hand
+    from analyzer.report import hand
 
     def refuse(*a: object, **k: object) -> None:
         raise ValueError("no replay page for this variant")

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
