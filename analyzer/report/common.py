@@ -122,11 +122,11 @@ def _visible(m: re.Match[str]) -> str:
         code = ord(tok)
     elif tok[1] in _SHORT_ESCAPES:
         code = _SHORT_ESCAPES[tok[1]]
-    elif tok[1] == "u" and int(tok[2:], 16) < 0x20:
-        code = int(tok[2:], 16)
+    elif tok[1] == "u" and int(tok[2:], base=16) < 0x20:  # noqa: FURB166 - a JSON escape, not a 0x literal
+        code = int(tok[2:], base=16)  # noqa: FURB166
     else:
         return tok  # \\, \", \/ and other escapes stay as they are
-    return chr(0x2400 + code) if code < 0x20 else "\u2039U+%04X\u203a" % code  # ␊ ␛ ..., ‹U+202E›
+    return chr(0x2400 + code) if code < 0x20 else f"\u2039U+{code:04X}\u203a"  # ␊ ␛ ..., ‹U+202E›
 
 
 def visible_text(text: str) -> str:
