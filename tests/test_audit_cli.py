@@ -78,3 +78,25 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_published_schema_is_current() -> None:
     path = Path(__file__).parent.parent / "schemas" / "audit-v1.schema.json"
     assert path.read_text(encoding="utf-8") == dumps(audit_schema())
+
+
+def test_audit_of_stdin_equals_audit_of_the_path(tmp_path: Path) -> None:
+    """``analyzer audit -`` reads the input once, and every section sees it: a borrow room with cheats gives
+    the same borrow section and exit code from stdin as from its path (it once counted 0 from stdin)."""
+    from analyzer.simulate import borrow, room as standard
+
+    room = tmp_path / "mixed.jsonl"
+    write_records(room, [*standard.simulate(hands=12, players=6, seed=3).records,
+                         *borrow.simulate(hands=40, players=6, seed=11, colluders=1, style="both").records])
+    by_path, by_stdin = tmp_path / "a", tmp_path / "b"
+    code_path, _ = _run(str(room), "--out", str(by_path), "--samples", "2", "--dd-samples", "1")
+    res = CliRunner().invoke(cli, ["audit", "-", "--out", str(by_stdin), "--samples", "2", "--dd-samples", "1"],
+                             input=room.read_bytes())
+    a = json.loads((by_path / "audit.json").read_text())
+    b = json.loads((by_stdin / "audit.json").read_text())
+    assert a["bieqi-borrow"]["illegal_borrows"] > 0, "the simulated cheats borrow while holding a live card"
+    for section in (a, b):  # the first illegal borrow's place names the file: <stdin> or the path
+        for row in section["bieqi-borrow"]["players"]:
+            row["first_illegal"] = row["first_illegal"].split(":", 1)[-1]
+    assert b["bieqi-borrow"] == a["bieqi-borrow"]
+    assert res.exit_code == code_path == 1

@@ -14,14 +14,8 @@ from conftest import legal_obj
 from analyzer.cli import cli
 from analyzer.logs import Line, generate_lines
 from analyzer.validate import check_lines, validate
-from analyzer.variants.bieqi import (
-    MAX_DUTOU_FACTOR,
-    MAX_POINTS,
-    MAX_THRESHOLDS,
-    MAX_TONG_FACTOR,
-    Rules,
-    settle,
-)
+from analyzer.rules import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules
+from analyzer.variants.bieqi import settle
 
 
 def _codes(obj: dict | bytes) -> list[str]:

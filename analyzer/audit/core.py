@@ -1,9 +1,10 @@
 """The audit pipeline: logs -> valid hands -> decision rows -> pair signals -> calibrated pairs -> audit.json.
 
-Invalid hands are reported (as ``analyzer validate`` reports them) and left out. Standard hands
-go through :mod:`analyzer.analysis.decisions`; another variant plugs in by naming a module in
-``DECISION_SOURCES`` that exposes ``analyse(items, *, samples, dd_samples, seed) -> DataFrame``
-in the same decision-row shape.
+Invalid hands are reported (as ``analyzer validate`` reports them) and left out. Each variant's
+contract says what it offers (:class:`analyzer.variants.base.Offers`): a decision-row source
+(``analyse(items, *, samples, dd_samples, seed) -> DataFrame``, standard hands through
+:mod:`analyzer.analysis.decisions`) and an audit section fed every checked hand in the same single
+pass over the input (so ``-`` works as well as a path).
 """
 
 from __future__ import annotations
@@ -23,21 +24,12 @@ from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, Alarm, calibrate
 from analyzer.audit.evidence import DEFAULT_TOP, pair_evidence
 from analyzer.audit.signals import SignalOptions, pair_signals
 from analyzer.problems import Problem
-from analyzer.validate import Checked, generate_valid
+from analyzer.logs import expand_paths
+from analyzer.validate import Checked, generate_checked
+from analyzer.variants import registry
 
 FORMAT = "bieqi-audit"
 VERSION = 1
-#: log ``variant`` -> module whose ``analyse`` gives that variant's decision rows.
-DECISION_SOURCES: dict[str, str] = {
-    "bieqi": "analyzer.analysis.decisions",
-}
-#: log ``variant`` -> module with ``variant_section(paths, problems, **kw) -> dict``: findings of a game
-#: that the decision-row pipeline does not cover (e.g. certain cheats the validator proves).
-VARIANT_SECTIONS: dict[str, str] = {
-    "bieqi-borrow": "analyzer.audit.borrow",
-}
-
-
 @dataclass
 class Audit:
     """Everything one audit produced: the audit.json dict and what the report draws from."""
@@ -59,34 +51,31 @@ def _variant(item: Checked) -> str:
 
 def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
                   on_progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
-    """Decision rows of every hand whose variant has a source, its seating, and the hands skipped by variant."""
+    """Decision rows of every hand whose variant offers them, its seating, and the hands skipped by variant.
+
+    The first source is fed as a stream; hands of variants with another source wait for it."""
+    sources = {name: game.offers.decisions for name, game in registry().items()}
+    streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
     seating: list[tuple[str, str, str, str, str]] = []
-    by_variant: dict[str, list[Checked]] = {}
+    waiting: dict[str, list[Checked]] = {}
     skipped: Counter[str] = Counter()
 
-    def standard() -> Iterator[Checked]:
+    def stream() -> Iterator[Checked]:
         for item in items:
             v = _variant(item)
-            rec = item.record
-            if v == "bieqi":
-                seating.append((rec.hand_id, *map(str, rec.players)))
+            src = sources.get(v)
+            if src is None:
+                skipped[v] += 1
+            elif src == streamed:
+                seating.append((item.record.hand_id, *map(str, item.record.players[:4])))
                 yield item
             else:
-                by_variant.setdefault(v, []).append(item)
+                waiting.setdefault(src, []).append(item)
 
-    frames = []
-    main = import_module(DECISION_SOURCES["bieqi"])
-    frames.append(main.analyse(standard(), samples=samples, dd_samples=dd_samples, seed=seed,
-                               on_progress=on_progress))
-    for v, its in by_variant.items():
-        try:
-            mod = import_module(DECISION_SOURCES[v]) if v in DECISION_SOURCES else None
-        except ModuleNotFoundError:
-            mod = None
-        if mod is None or not hasattr(mod, "analyse"):
-            skipped[v] += len(its)
-            continue
-        frames.append(mod.analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
+    main = import_module(streamed)
+    frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
+    for src, its in waiting.items():
+        frames.append(import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
         seating.extend((it.record.hand_id, *map(str, it.record.players[:4])) for it in its)
     frames = [f for f in frames if len(f)]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(main.COLUMNS))
@@ -199,15 +188,23 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
-    paths = list(paths)  # read twice when a variant adds its own section
     problems: list[Problem] = []
     kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
+    games = registry()
+    sections = {name: game.offer("audit_section").Section() for name, game in games.items()
+                if game.offers.audit_section}
 
     def counted() -> Iterator[Checked]:
-        for item in generate_valid(paths, problems, **kw):
-            read["valid"] += 1
-            yield item
+        """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
+        for item in generate_checked(expand_paths(paths), **kw):
+            for section in sections.values():
+                section.add(item)
+            if item.ok:
+                read["valid"] += 1
+                yield item
+            else:
+                problems.extend(item.check.problems)
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
                                          on_progress=on_progress)
@@ -217,10 +214,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
               "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed}}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
-    for variant, module in VARIANT_SECTIONS.items():
-        mod = import_module(module)
-        if variant in seen or mod.SECTION_CODES & seen:
-            result[variant] = mod.variant_section(paths, **kw)
+    for name, section in sections.items():
+        if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
+            result[name] = section.result()
     return Audit(result, df, pairs, players, problems)
 
 

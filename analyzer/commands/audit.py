@@ -84,11 +84,14 @@ def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_
     for p in flagged:
         click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
-    borrow = audit.get("bieqi-borrow")
-    cheats = borrow["illegal_borrows"] if borrow else 0
-    if borrow:
-        click.echo(f"bieqi-borrow: {borrow['hands']} hands, {cheats} illegal borrows (borrowing while holding a live "
-                   f"card), by player in audit.json")
+    from analyzer.variants import registry
+
+    cheats = 0
+    for name, game in registry().items():  # each variant's own audit section, as its contract offers
+        if game.offers.audit_section and name in audit:
+            section = game.offer("audit_section")
+            cheats += section.certain_cheats(audit[name])
+            click.echo(section.summary(audit[name]))
     click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
     sys.exit(1 if flagged or cheats else 0)
 

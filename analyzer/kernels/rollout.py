@@ -12,18 +12,19 @@ A little seeded noise makes rollouts differ, so averages over many are expectati
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit
 
-from analyzer.cards import NUM_CARDS, SEVEN
-from analyzer.strategy import NF, decision_features, option_values
+from analyzer.kernels.features import NF, decision_features, option_values
 from analyzer.kernels.scoring import rule_table, settle_into  # noqa: F401 (rule_table: re-exported)
-from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, NEXT_LIVE, SEATS
+from analyzer.kernels.tables import BEYOND13 as BEYOND
+from analyzer.kernels.tables import NEXT, mask_points, popcount
+from analyzer.kernels.tables import SUIT_COUNT as POP13
+from analyzer.kernels.tables import SUIT_POINTS as PTS13
+from analyzer.kernels.tables import apply as apply_action
+from analyzer.cards import RANKS_PER_SUIT, SUIT_BITS
+from analyzer.rules import ACTIONS_PER_HAND, COVER, MAX_OPTIONS, SEATS
 
-NEXT = np.array(NEXT_LIVE, np.int64)
-SUIT_BITS = 0x1FFF
-MAX_OPTIONS = 13  # a hand never holds more than 13 cards, so never more options than that
 MAX_TRIES = 64  # sampling restarts before the hidden cards are dealt ignoring what covers prove
 
 # Weights of the fast reference policy (points-like units) and the size of its noise.
@@ -32,39 +33,7 @@ PLAY_OUT = 1.0
 PLAY_NOISE = 1.0
 COVER_NOISE = 3.0
 
-
-def _beyond() -> np.ndarray:
-    """BEYOND[c]: 13-bit mask, within c's suit, of the ranks that only become live after c (7: all others)."""
-    out = np.zeros(NUM_CARDS, np.int64)
-    for c in range(NUM_CARDS):
-        r = c % 13
-        if r == SEVEN:
-            out[c] = SUIT_BITS & ~(1 << r)
-        elif r < SEVEN:
-            out[c] = (1 << r) - 1
-        else:
-            out[c] = SUIT_BITS & ~((2 << r) - 1)
-    return out
-
-
-BEYOND = _beyond()
-POP13 = np.array([bin(m).count("1") for m in range(1 << 13)], np.int64)
-PTS13 = np.array([sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13)], np.int64)
-
 # --------------------------------------------------------------------------- small helpers
-
-@njit(cache=True, nogil=True)
-def popcount(x):  # pragma: no cover - compiled
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return (x * 0x0101010101010101) >> 56
-
-
-@njit(cache=True, nogil=True)
-def mask_points(m, pts13):  # pragma: no cover - compiled
-    return pts13[m & 0x1FFF] + pts13[(m >> 13) & 0x1FFF] + pts13[(m >> 26) & 0x1FFF] + pts13[(m >> 39) & 0x1FFF]
-
 
 @njit(cache=True, nogil=True)
 def mix(seed, i):  # pragma: no cover - compiled
@@ -105,8 +74,8 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
             c = popcount(low - 1)
             sh = 13 * (c // 13)
             b = beyond[c]
-            h13 = (hand >> sh) & 0x1FFF
-            out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+            h13 = (hand >> sh) & SUIT_BITS
+            out = b & ~h13 & ~((gone >> sh) & SUIT_BITS)
             v = PLAY_OWN * pop13[h13 & b] - PLAY_OUT * pop13[out] + noise * PLAY_NOISE * next_uniform(rng)
             if best < 0 or v > best_v:
                 best, best_v = c, v
@@ -118,8 +87,8 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
         c = popcount(low - 1)
         sh = 13 * (c // 13)
         b = beyond[c]
-        h13 = (hand >> sh) & 0x1FFF
-        out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+        h13 = (hand >> sh) & SUIT_BITS
+        out = b & ~h13 & ~((gone >> sh) & SUIT_BITS)
         v = (c % 13 + 1) + pts13[h13 & b] - pts13[out] + noise * COVER_NOISE * next_uniform(rng)
         if best < 0 or v < best_v:
             best, best_v = c, v
@@ -128,17 +97,11 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
 
 @njit(cache=True, nogil=True)
 def apply(action, hands, cov, pts, last7, live, table, turn):  # pragma: no cover - compiled
-    """Push one action on the array state; returns the new (live, table). The caller advances the turn."""
-    c = action % COVER
-    b = np.int64(1) << c
-    hands[turn] &= ~b
+    """Push one action on the array state (the one move, plus the cover points it costs); returns the
+    new (live, table). The caller advances the turn."""
     if action >= COVER:
-        cov[turn] |= b
-        pts[turn] += c % 13 + 1
-        last7[turn] = False
-        return live, table
-    last7[turn] = c % 13 == 6
-    return (live & ~b) | NEXT[c], table | b
+        pts[turn] += action % COVER % RANKS_PER_SUIT + 1
+    return apply_action(action, NEXT, hands, cov, last7, live, table, turn)
 
 
 @njit(cache=True, nogil=True)
@@ -284,7 +247,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
                     h[:] = h0
                     c[:] = c0
                     for s in range(4):
-                        p[s] = mask_points(c[s], PTS13)
+                        p[s] = mask_points(c[s])
                         l7[s] = last7[d, s]
                     lv, tb = apply(opts[d, j], h, c, p, l7, live[d], table[d], a)
                     rng[0] = stream

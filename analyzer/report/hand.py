@@ -12,7 +12,8 @@ import orjson
 from analyzer.cards import CardError, parse_card, scan
 from analyzer.problems import Problem
 from analyzer.report.common import clean, render_page, write_page
-from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Record, State
+from analyzer.variants import game_of
+from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, State
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,8 +68,11 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     The replay stops at the first action that is not legal (as the validator does), so a bad hand
     shows up to its failing action. ``live[k]`` is the live cards still to come after k actions.
     """
-    if not isinstance(record, Record):
+    game = game_of(record)
+    if game is None or game.offers.hand_view is None:
         return None
+    if game.offers.hand_view != __name__:  # another game's page: its contract names the module
+        return game.offer("hand_view").hand_data(record, decisions, problems)
     masks = VARIANT.deal_masks(record, [])
     if masks is None:
         return None

@@ -13,8 +13,6 @@ from analyzer.cards import SUITS, format_card
 from analyzer.simulate import Simulation
 from analyzer.variants.heiqi import (
     BOTTOM_SIZE,
-    COPIES,
-    HAND_SIZE,
     KINDS,
     ORDERS,
     SEATS,
@@ -32,6 +30,7 @@ from analyzer.variants.heiqi import (
     card_points,
     deal_to_codes,
     play_action,
+    random_deal,
     shape_of,
     shaped_plays,
     suit_cards,
@@ -44,14 +43,8 @@ Policy = Literal["heuristic", "random"]
 BID_THRESHOLDS = ((80, 17.0), (90, 15.0), (100, 13.0), (110, 11.5))
 
 
-def deal(rng: random.Random) -> tuple[list[list[int]], list[int]]:
-    """Shuffle the 108 cards: 4 hands of 25 as counts, and the 8-card bottom."""
-    cards = [c for c in range(KINDS) for _ in range(COPIES)]
-    rng.shuffle(cards)
-    hands = [[0] * KINDS for _ in range(SEATS)]
-    for i, c in enumerate(cards[: SEATS * HAND_SIZE]):
-        hands[i // HAND_SIZE][c] += 1
-    return hands, sorted(cards[SEATS * HAND_SIZE:])
+#: Shuffle the 108 cards: 4 hands of 25 as counts, and the 8-card bottom (the variant's one definition).
+deal = random_deal
 
 
 def strength(hand: Sequence[int], trump: int) -> float:
