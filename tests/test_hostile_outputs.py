@@ -291,3 +291,45 @@ def test_the_same_file_given_twice_is_read_once(tmp_path: Path) -> None:
     r = _run("validate", str(log), str(tmp_path / "logs"), str(log))
     _clean_exit(r, 0)
     assert "3 hands, 3 valid, 0 problems" in r.output
+
+
+def test_audit_into_its_input_folder_keeps_the_logs(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    _log(logs, n=4)
+    before = {p.name: p.read_bytes() for p in logs.iterdir()}
+    r = _run("audit", str(logs), "--out", str(logs), *AUDIT_FAST)
+    assert r.exit_code in (0, 1) and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
+    after = {p.name: p.read_bytes() for p in logs.iterdir()}
+    assert {n: after[n] for n in before} == before
+    assert set(after) == set(before) | {"audit.json", "pairs.csv", "players.csv", "report.html"}
+    _clean_exit(_run("audit", str(logs / "room.jsonl"), "--out", str(logs / "room.jsonl"), *AUDIT_FAST), 2)
+
+
+def test_duplicate_hands_across_files_are_reported(tmp_path: Path) -> None:
+    _log(tmp_path / "a", n=2)
+    _log(tmp_path / "b", n=2)  # the same ids in another file
+    r = _run("validate", str(tmp_path / "a"), str(tmp_path / "b"))
+    _clean_exit(r, 1)
+    assert r.output.count("[duplicate-hand-id]") == 2
+
+
+def test_a_folder_of_thousands_of_small_files_and_an_empty_one(tmp_path: Path) -> None:
+    logs = tmp_path / "many"
+    logs.mkdir()
+    line = orjson.dumps(legal_obj(1, "only")) + b"\n"
+    for i in range(1500):
+        (logs / f"f{i:04d}.jsonl").write_bytes(line.replace(b'"only"', f'"h{i}"'.encode()) if i % 3 else b"")
+    r = _run("validate", str(logs), "--jobs", "2")
+    _clean_exit(r, 0)
+    assert "1000 hands, 1000 valid, 0 problems" in r.output
+
+
+def test_an_extremely_long_id_is_one_line_of_output(tmp_path: Path) -> None:
+    o = legal_obj(2, "h" * 200_000 + "\x1b")
+    o["actions"] = o["actions"][:5]
+    p = tmp_path / "long.jsonl"
+    p.write_bytes(orjson.dumps(o) + b"\n")
+    r = _run("validate", str(p))
+    _clean_exit(r, 1)
+    assert len(r.output.splitlines()) == 2 and "\x1b" not in r.output
+    _clean_exit(_run("validate", str(p), "--max-line-bytes", "1000"), 1)
