@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import importlib.util
 import sys
 from typing import Any
 

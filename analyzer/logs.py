@@ -91,7 +91,7 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
     name = "<stdin>" if path == "-" else path
     f = _open(path)
     try:
-        buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type]
+        buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
         n = 0
         while True:
             raw = buf.readline(max_line_bytes + 2)  # the limit counts the line without its ending (LF or CRLF)
@@ -215,7 +215,7 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, input
     n = 0
     with open_output(path, inputs=inputs) as raw:
         out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) \
-            if Path(path).name.endswith(".gz") else raw
+            if Path(path).name.endswith(".gz") else raw  # type: ignore[assignment]
         for rec in records:
             out.write(format_record(rec) + b"\n")
             n += 1

@@ -13,9 +13,26 @@ import numpy as np
 
 from analyzer.cards import FULL_DECK, points, pretty_card, scan
 from analyzer.kernels.features import (
-    FEATURES, F_BIG_FIRST, F_COVER_BLOCKS, F_COVER_BLOCKS_POINTS, F_COVER_KILLS_OWN, F_COVER_POINTS, F_FEEDS_PARTNER,
-    F_FREES_OWN_PATH, F_FREES_PARTNER_PATH, F_GIVES_UP_BLOCK, F_KILLS_PARTNER, F_OPENS_OTHERS, F_OPENS_OWN,
-    F_PLAYS_SEVEN, F_SEVEN_FOR_LOW, F_SMALL_FIRST, HONEST, NF, decision_features, option_values,
+    F_BIG_FIRST,
+    F_COVER_BLOCKS,
+    F_COVER_BLOCKS_POINTS,
+    F_COVER_KILLS_OWN,
+    F_COVER_POINTS,
+    F_FEEDS_PARTNER,
+    F_FREES_OWN_PATH,
+    F_FREES_PARTNER_PATH,
+    F_GIVES_UP_BLOCK,
+    F_KILLS_PARTNER,
+    F_OPENS_OTHERS,
+    F_OPENS_OWN,
+    F_PLAYS_SEVEN,
+    F_SEVEN_FOR_LOW,
+    F_SMALL_FIRST,
+    FEATURES,
+    HONEST,
+    NF,
+    decision_features,
+    option_values,
 )
 from analyzer.kernels.tables import BEYOND_MASK as BEYOND
 from analyzer.kernels.tables import NEXT, mask_count, mask_points
@@ -23,8 +40,11 @@ from analyzer.kernels.tables import mask_points as mask_pts
 from analyzer.rules import COVER, MAX_OPTIONS, NEXT_LIVE, SEATS
 from analyzer.variants.bieqi import State
 
-__all__ = ["BEYOND", "FEATURES", "F_COVER_BLOCKS", "F_SEVEN_FOR_LOW", "HONEST", "NEXT", "NF", "STYLES", "Scored", "decision_features", "explain", "features", "mask_count",
-           "mask_points", "mask_pts", "option_values", "score", "style_weights"]
+__all__ = [
+    "BEYOND", "FEATURES", "F_COVER_BLOCKS", "F_SEVEN_FOR_LOW", "HONEST", "NEXT", "NF", "STYLES", "Scored",
+    "decision_features", "explain", "features", "mask_count", "mask_points", "mask_pts", "option_values",
+    "score", "style_weights",
+]
 
 # --------------------------------------------------------------------------- policies (weight vectors)
 

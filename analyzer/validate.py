@@ -459,9 +459,12 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     A path that cannot be read yields one ``io-error`` item and the stream goes on. ``jobs`` > 1
     checks batches in worker processes (records are then dropped unless ``keep_records``).
     """
-    seen: dict[int, str] = {}
-    # a table's last hand, as only what its next hand's check reads (the outcome), least recently used
-    # first: bounded, so logs where every hand has its own table cost no memory per hand beyond this
+    # Only what the cross-hand checks need, so memory per hand stays a few dozen bytes: a hash of
+    # each hand id with where it was (file number, line), and per table the last hand's outcome, least
+    # recently used first: bounded, so logs where every hand has its own table cost nothing per hand.
+    seen: dict[int, tuple[int, int]] = {}
+    files: dict[str, int] = {}
+    names: list[str] = []
     tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
@@ -470,11 +473,15 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 key = hash(item.hand_id)  # 64-bit hash, not the id: memory per hand stays small
                 first = seen.get(key)
                 if first is not None:
+                    where = f"{names[first[0]]}:{first[1]}"  # by index: many files cost no search
                     item.check.problems.insert(0, Problem(
-                        "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {first}",
+                        "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {where}",
                         file=item.file, line=item.line, hand_id=item.hand_id))
                 else:
-                    seen[key] = f"{item.file}:{item.line}"
+                    if item.file not in files:
+                        files[item.file] = len(names)
+                        names.append(item.file)
+                    seen[key] = (files[item.file], item.line)
             if item.table_key is not None and item.variant is not None:
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that
                 # stopped early ends the chain, so the next hand is not compared with an older one

@@ -21,7 +21,9 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from analyzer.simulate.room import simulate
 
     path = tmp_path_factory.mktemp("room") / "room.jsonl"
-    write_records(path, simulate(hands=60, players=6, seed=4, colluders=1, style="share").records)
+    sim = simulate(hands=60, players=6, seed=4, colluders=1, style="share")
+    write_records(path, sim.records)
+    (path.parent / "truth.json").write_text(json.dumps(sim.truth))
     return path
 
 
@@ -49,6 +51,15 @@ def test_writes_every_file_and_exit_code_matches_flags(audited: tuple[int, Path]
     audit = json.loads((out / "audit.json").read_text())
     assert code == (1 if any(p["flagged"] for p in audit["pairs"]) else 0)
     assert audit["hands"] == 60 and audit["valid_hands"] == 60
+
+
+def test_the_planted_pair_is_flagged_and_no_honest_pair_is(room: Path, audited: tuple[int, Path]) -> None:
+    truth = json.loads((room.parent / "truth.json").read_text())
+    planted = {tuple(sorted(p["players"])) for p in truth["colluding_pairs"]}
+    audit = json.loads((audited[1] / "audit.json").read_text())
+    flagged = {tuple(p["players"]) for p in audit["pairs"] if p["flagged"]}
+    assert len(planted) == 1 and flagged == planted
+    assert audited[0] == 1
 
 
 def test_audit_json_follows_its_schema(audited: tuple[int, Path]) -> None:

@@ -124,14 +124,12 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
 
 
 def player_table(df: pd.DataFrame, seating: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per player: hands, decisions, mean regret, match rate with the sensible choice, pace, pairs flagged."""
-    hands = pd.concat([seating[f"p{s}"] for s in range(4)]).value_counts()
-    g = df.groupby("player")
-    out = pd.DataFrame({"hands": hands}).join(pd.DataFrame({
-        "decisions": g.size(), "mean_regret": g["regret"].mean(),
-        "match_rate": g["rank"].apply(lambda r: float((r == 0).mean())),
-        "median_think_ms": g["think_ms"].median()}), how="left")
-    out.index.name = "player"
+    """Per player: the shared table of :func:`analyzer.analysis.players.player_table` (skill, match rate,
+    regret, level/partner signal: the same figures as ``analyzer players``), pace and pairs flagged."""
+    from analyzer.analysis.players import player_table as shared_table
+
+    out = shared_table(df, seating).set_index("player")
+    out["median_think_ms"] = df.groupby("player")["think_ms"].median().reindex(out.index)
     flagged = pairs[pairs["flagged"]]
     names = pd.concat([flagged["a"], flagged["b"]])
     out["flagged_pairs"] = names.value_counts().reindex(out.index).fillna(0).astype(np.int64)
@@ -144,6 +142,8 @@ def player_table(df: pd.DataFrame, seating: pd.DataFrame, pairs: pd.DataFrame) -
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
     return {"player": row["player"], "hands": int(row["hands"]), "decisions": int(row["decisions"]),
             "mean_regret": _num(row["mean_regret"]), "match_rate": _num(row["match_rate"]),
+            "skill": _num(row["skill"]), "skill_lo": _num(row["skill_lo"]), "skill_hi": _num(row["skill_hi"]),
+            "signal_p": _num(row["signal_p"], 6), "signal_flag": bool(row["flag"]),
             "median_think_ms": _num(row["median_think_ms"]), "max_pair_score": _num(row["max_pair_score"]),
             "flagged_with": partners.get(row["player"], [])}
 
@@ -189,7 +189,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
     problems: list[Problem] = []
-    kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
+    kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
     games = registry()
     sections = {name: game.offer("audit_section").Section() for name, game in games.items()

@@ -72,6 +72,10 @@ PAIR = _obj({
 
 PLAYER = _obj({
     "player": {"type": "string"}, "hands": _COUNT, "decisions": _COUNT, "mean_regret": _NUM, "match_rate": _NUM,
+    "skill": {**_NUM, "description": "analyzer.analysis.players: the fitted choice-model sensitivity (headline)"},
+    "skill_lo": _NUM, "skill_hi": _NUM,
+    "signal_p": {**_NUM, "description": "p of 'plays better than their level / than without the partner'"},
+    "signal_flag": {"type": "boolean"},
     "median_think_ms": _NUM, "max_pair_score": _NUM,
     "flagged_with": {"type": "array", "items": {"type": "string"}},
 })

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from analyzer.audit.core import Audit
 
 OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
-SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --help needs no numba import
+# The audit's own defaults (more double-dummy rollouts than the decision analysis' 24/1): literals
+# here so --help needs no numba import.
+SAMPLES, DD_SAMPLES = 16, 8
 
 
 @click.command("audit")

@@ -1,4 +1,4 @@
-"""``analyzer players``: the per-player table (decisions, match rate, regret, accuracy, level, z-scores)."""
+"""``analyzer players``: the per-player table (skill with its interval, the figures behind it, the level/partner signal)."""
 
 from __future__ import annotations
 
@@ -8,31 +8,41 @@ from typing import TYPE_CHECKING
 import click
 
 from analyzer.commands.common import max_line_option, paths_argument
+from analyzer.commands.decisions import analyse_paths, dd_samples_option, max_samples_option, noise_option, \
+    policy_option, samples_option, seed_option
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Columns the per-player table reads from decision rows (see docs/design.md).
-DECISION_COLUMNS = ("hand_id", "player", "chosen", "options", "think_ms", "difficulty")
-from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
-    seed_option
+DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", "think_ms", "difficulty",
+                    "p0", "p1", "p2", "p3")
 
 
 @click.command("players")
 @paths_argument
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-            max_line_bytes: int) -> None:
-    """Per-player statistics from the logs in PATHS, or from decision files (*.parquet) written by `decisions`."""
+def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int, seed: int, noise: float,
+            policy: str, max_line_bytes: int) -> None:
+    """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
+
+    \b
+    skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
+    by maximum likelihood; 0 = random, higher = better), with its 95% interval skill_lo..skill_hi.
+    Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
+    their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
+    (see docs/analysis.md).
+    """
     import pandas as pd
 
-    from analyzer.analysis.players import player_table
+    from analyzer.analysis.players import MEANING, player_table
 
     # decision files and logs may be mixed: the rows of both are put together
     parquets = [p for p in paths if p.endswith(".parquet")]
@@ -40,7 +50,8 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
     frames = [_read_decisions(p) for p in parquets]
     if logs:
         frames.append(analyse_paths(logs, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False)[0])
+                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                    max_samples=max_samples)[0])
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     try:
         table = player_table(frame)
@@ -53,7 +64,8 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, see
     elif table.empty:
         click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
     else:
-        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+        click.echo(MEANING)
+        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
 
 
 def _read_decisions(path: str) -> pd.DataFrame:

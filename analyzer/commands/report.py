@@ -115,6 +115,35 @@ def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Ch
     return best[0], best[1], together[best]
 
 
+def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int | None, seed: int,
+                max_line_bytes: int) -> None:
+    """The replay page of one hand of any game (its variant's hand view); an invalid hand is shown up to
+    its first illegal action, with its problems marked there."""
+    from analyzer.report.hand import write_hand_report
+    from analyzer.validate import generate_checked
+
+    found = None
+    unreadable: list[Any] = []
+    for it in generate_checked(files, max_line_bytes=max_line_bytes):  # read on: a bad path later is an error too
+        if found is None and it.hand_id == hand_id:
+            found = it
+        unreadable.extend(p for p in it.check.problems if p.code == "io-error")
+    exit_on_read_errors(unreadable)
+    if found is None:
+        raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
+    if found.variant is None:
+        raise click.UsageError(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
+                               f"`analyzer validate` explains why")
+    decisions = analyse_if_available([found], samples, seed) if found.ok else None
+    try:
+        write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
+    except ValueError as e:  # a hand no page can show: a usage error
+        raise click.UsageError(str(e)) from e
+    if not found.ok:
+        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
+                   f"first illegal action", err=True)
+
+
 @click.command("report")
 @paths_argument
 @click.option("--hand", "hand_id", default=None, help="Replay this hand.")
@@ -131,7 +160,8 @@ def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Ch
 @max_line_option
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
             audit_file: str | None, out: str, lang: str, samples: int | None, seed: int, max_line_bytes: int) -> None:
-    """Write one self-contained HTML page about the valid hands in PATHS (invalid ones are left out)."""
+    """Write one self-contained HTML page about the hands in PATHS: a hand of any game (--hand; an invalid one
+    up to its first illegal action), or a player's or a pair's page (valid hands only)."""
     from analyzer.validate import generate_valid
 
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
@@ -139,21 +169,12 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     files = resolve_paths(paths)
     refuse_inputs([out, *([audit_file] if audit_file else [])], files)
     problems: list[Any] = []
-    items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
     if hand_id is not None:
-        from analyzer.report.hand import write_hand_report
-
-        found = next((it for it in items if it.hand_id == hand_id), None)
-        for _ in items:  # read on: an unreadable path later in the input is still an error
-            pass
-        exit_on_read_errors(problems)
-        if found is None:
-            raise click.BadParameter(f"no valid hand {hand_id!r} in the input", param_hint="--hand")
-        try:
-            write_hand_report(out, found.record, decisions=analyse_if_available([found], samples, seed), lang=lang)
-        except ValueError as e:  # a hand of a variant without a replay page: a usage error
-            raise click.UsageError(str(e)) from e
-    elif player is not None:
+        _write_hand(files, hand_id, out, lang, samples, seed, max_line_bytes)
+        click.echo(out)
+        return
+    items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
+    if player is not None:
         from analyzer.report.player import write_player_report
 
         room = list(items)

@@ -107,6 +107,12 @@ def apply(action, hands, cov, pts, last7, live, table, turn):  # pragma: no cove
 @njit(cache=True, nogil=True)
 def choose_weighted(hands, cov, live, table, turn, weights, rng, noise, opts, feats, vals):  # pragma: no cover
     """The strategy module's policy (the simulator's honest bot with ``weights``), plus noise."""
+    lv = hands[turn] & live
+    if lv != 0 and lv & (lv - 1) == 0:  # one live card: forced, no features needed (most rollout moves)
+        return popcount(lv - 1)
+    h = hands[turn]
+    if lv == 0 and h & (h - 1) == 0:
+        return COVER + popcount(h - 1)
     tongable = 0
     for s in range(4):
         if s != turn and cov[s] == 0:
@@ -195,17 +201,62 @@ def sample_hidden(hidden, lo, hi, slot_seat, slot_cover, slot_allowed, slot_size
 # --------------------------------------------------------------------------- decisions
 
 @njit(cache=True, nogil=True)
-def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_off, slot_seat, slot_cover,
-             slot_allowed, slot_size, rule_idx, rules, seeds, samples, dd_samples, noise, weights,
-             ev, ev_dd, se, dd_se, relaxed):  # pragma: no cover - compiled
+def _precise(vals, ns, k, target, tol_abs, tol_rel):  # pragma: no cover - compiled
+    """Whether ``ns`` samples pin down the gap that matters: best minus ``target`` (the chosen option;
+    the runner-up when the chosen one is best or unknown), to within max(tol_abs, tol_rel x spread of
+    the options' means); ``vals`` (samples, options) holds the actor's scores."""
+    if k < 2:
+        return True
+    means = np.zeros(k)
+    for j in range(k):
+        for i in range(ns):
+            means[j] += vals[i, j]
+        means[j] /= ns
+    best = 0
+    for j in range(1, k):
+        if means[j] > means[best]:
+            best = j
+    t = target
+    if t < 0 or t == best:
+        t = -1
+        for j in range(k):
+            if j != best and (t < 0 or means[j] > means[t]):
+                t = j
+    mu = 0.0
+    for j in range(k):
+        mu += means[j]
+    mu /= k
+    spread = 0.0
+    for j in range(k):
+        spread += (means[j] - mu) ** 2
+    spread = np.sqrt(spread / k)
+    m = means[best] - means[t]
+    var = 0.0
+    for i in range(ns):
+        x = vals[i, best] - vals[i, t] - m
+        var += x * x
+    se = np.sqrt(var / max(ns - 1, 1) / ns)
+    return se <= max(tol_abs, tol_rel * spread)
+
+
+@njit(cache=True, nogil=True)
+def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden, slot_off, slot_seat, slot_cover,
+             slot_allowed, slot_size, rule_idx, rules, seeds, samples, max_samples, tol_abs, tol_rel, dd_samples,
+             noise, weights, ref_weights, ev, ev_dd, se, dd_se, relaxed, used, ref):  # pragma: no cover - compiled
     """Expected score of every seat after each option of D decisions.
 
-    Own information: ``samples`` deals of the hidden cards consistent with the actor's information
-    set (slots from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option
-    with the same random stream (common random numbers, so differences between options are sharp).
+    Own information: deals of the hidden cards consistent with the actor's information set (slots
+    from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option with the
+    same random stream (common random numbers, so differences between options are sharp). Adaptive:
+    at least ``samples`` deals, then blocks of ``samples // 2`` more until the gap between the best
+    and the chosen option (``chosen``, -1 unknown) is known to within max(tol_abs, tol_rel x the
+    options' spread) (:func:`_precise`), at most ``max_samples``: rollouts go where options are close.
+    Sample i's deal and stream depend only on (seed, i), so the result is a function of the seed.
     Double dummy: the true deal, ``dd_samples`` rollouts after every option, again with common streams.
     Writes ev/ev_dd (D, 13, 4); se/dd_se (D, 13): standard error of (best minus option) for the actor;
-    relaxed (D,): how many samples had to ignore what covers prove.
+    relaxed (D,): how many samples had to ignore what covers prove; used (D,): samples spent;
+    ref (D, 13): each option's value under the reference policy ``ref_weights`` (the strategy features
+    from the actor's own information, as :func:`analyzer.strategy.score` gives them).
     """
     D = hands.shape[0]
     rng = np.zeros(1, np.uint64)
@@ -218,18 +269,35 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
     sc = np.empty(4, np.float64)
     mult = np.empty(4, np.int64)
     empty = np.empty(0, np.int64)
+    step = max(samples // 2, 1)
+    cap = max(samples, max_samples)
+    vals_buf = np.zeros((max(cap, dd_samples), MAX_OPTIONS))
+    ropts = np.zeros(MAX_OPTIONS, np.int64)
+    rfeats = np.zeros((MAX_OPTIONS, NF))
+    rvals = np.zeros(MAX_OPTIONS)
     for d in range(D):
         a = turn[d]
         k = nopt[d]
         rv = rules[rule_idx[d]]
+        tongable = 0
+        for s in range(4):
+            if s != a and cov[d, s] == 0:
+                tongable += 1
+        kr = decision_features(hands[d, a], live[d], table[d], cov[d, a], 0, 0, tongable, ropts, rfeats)
+        option_values(rfeats, kr, ref_weights, rvals)
+        for j in range(k):  # the same legal options in the same (card) order
+            ref[d, j] = rvals[j] if j < kr and ropts[j] == opts[d, j] else np.nan
         for mode in range(2):
             dd = mode == 1
-            ns = dd_samples if dd else samples
-            if ns == 0:
+            lo = dd_samples if dd else samples
+            hi = dd_samples if dd else cap
+            if lo == 0:
                 continue
-            vals = np.zeros((ns, k))
+            vals = vals_buf
             out = ev_dd if dd else ev
-            for i in range(ns):
+            ns = 0
+            while ns < hi:
+                i = ns
                 if dd:
                     h0[:] = hands[d]
                     c0[:] = cov[d]
@@ -256,6 +324,12 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
                     for s in range(4):
                         out[d, j, s] += sc[s]
                     vals[i, j] = sc[a]
+                ns += 1
+                if not dd and ns >= lo and (ns - lo) % step == 0 and _precise(vals, ns, k, chosen[d], tol_abs,
+                                                                                tol_rel):
+                    break
+            if not dd:
+                used[d] = ns
             for j in range(k):
                 for s in range(4):
                     out[d, j, s] /= ns
@@ -281,4 +355,4 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
 def new_outputs(d: int) -> tuple[np.ndarray, ...]:
     """Zeroed output arrays of :func:`evaluate` for d decisions."""
     return (np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS)),
-            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64))
+            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, MAX_OPTIONS)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -13,6 +13,8 @@ from analyzer.cards import SUITS, format_card
 from analyzer.simulate import Simulation
 from analyzer.variants.heiqi import (
     BOTTOM_SIZE,
+    BidValue,
+    TrumpCode,
     KINDS,
     ORDERS,
     SEATS,
@@ -178,7 +180,7 @@ def play_hand(st: State, players: Sequence[Player]) -> tuple[list[HeiqiBid], lis
     while st.phase == "bid":
         seat = st.current_player()
         b = players[seat].bid(st)
-        bids.append(HeiqiBid(seat=seat, bid=b))
+        bids.append(HeiqiBid(seat=seat, bid=cast(BidValue | None, b)))
         st.push(bid_action(b))
     if st.is_terminal():
         return bids, [], None
@@ -251,7 +253,7 @@ def _record(hand_id: str, table: str, seated: list[str], dealt: list[list[int]],
         deal=deal_to_codes(dealt), bottom=[format_card(c) for c in bottom], first_bidder=first,
         bids=bids, dealer=out.dealer,
         buried=[format_card(c) for c in buried] if played else None,
-        trump=SUITS[trump] if trump is not None else None,
+        trump=cast(TrumpCode, SUITS[trump]) if trump is not None else None,
         tricks=[HeiqiTrick(leader=ld, plays=[[format_card(c) for c in p] for p in ps]) for ld, ps in st.tricks]
         if played else None,
         result=HeiqiResult(settlement=list(out.settlement), defender_points=out.defender_points,

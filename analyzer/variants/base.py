@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from analyzer.cards import format_card, pretty_card, scan
 from analyzer.problems import Problem
@@ -72,7 +72,7 @@ class Game(Protocol):
     """What validate, analysis, audit, report and simulate need from a game."""
 
     name: str
-    record_type: ClassVar[type] | type
+    record_type: type
     description: str
     #: Seats at the table.
     num_players: int

@@ -14,7 +14,6 @@ import msgspec
 from msgspec import Meta
 
 from analyzer.cards import (
-    scan,
     FULL_DECK,
     NUM_CARDS,
     SEVEN_OF_SPADES,
@@ -23,6 +22,7 @@ from analyzer.cards import (
     mask_points,
     parse_card,
     pretty_card,
+    scan,
 )
 from analyzer.problems import Problem
 from analyzer.rules import (  # noqa: F401 (NEXT_LIVE, Rules: re-exported, this module's public names)
@@ -52,6 +52,8 @@ from analyzer.variants.base import play_random as _play_random
 from analyzer.variants.record import Card, HandHeader, Ms, Seat, SeatInts, player_of
 
 NAME = "bieqi"
+#: Batches this small skip the compiled check (see ``BieqiVariant.check_batch``).
+FAST_PATH_MIN = 64
 
 
 # --------------------------------------------------------------------------- outcome
@@ -369,8 +371,11 @@ class BieqiVariant(VariantBase):
 
     def check_batch(self, records: Sequence[Record]) -> list[HandCheck]:
         """The compiled fast path (:func:`analyzer.kernels.bieqi.check_records`) for legal hands; it
-        sends everything else through ``check``, which explains. Imported here, when first needed,
-        so a small run never loads numba."""
+        sends everything else through ``check``, which explains. A batch smaller than
+        ``FAST_PATH_MIN`` goes through ``check`` alone: loading numba (about 1 s) costs more than
+        the engine spends on a few dozen hands, so a small file never imports it."""
+        if len(records) < FAST_PATH_MIN:
+            return [self.check(r) for r in records]
         from analyzer.kernels.bieqi import check_records
 
         return check_records(records, self.check, HandCheck)

@@ -303,7 +303,8 @@ class BorrowVariant(VariantBase):
     num_players = SEATS
     #: No bound: a borrow moves a card between hands, and lenders may hand over dead cards for ever.
     max_game_length = None
-    offers = Offers(audit_section="analyzer.audit.borrow", simulator="analyzer.simulate.borrow")
+    offers = Offers(audit_section="analyzer.audit.borrow", hand_view="analyzer.report.hand_borrow",
+                    simulator="analyzer.simulate.borrow")
 
     def new_initial_state(self, deal: BorrowDeal, rules: BorrowRules | None = None) -> State:
         return State(deal.hands, rules or DEFAULT_RULES)

@@ -7,11 +7,11 @@ say the kind (bid, bury one card, name trump, play) and whose other bits carry t
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-import random
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from msgspec import Meta
@@ -53,6 +53,8 @@ _SEGMENT = tuple(0 if lv <= 10 else 1 if lv <= TRUMP_TWO else 2 if lv <= TRUMP_S
                  for lv in range(BJ_LEVEL + 1))
 
 BID, BURY, NAME_TRUMP, PLAY = range(4)  # action kinds (low two bits)
+BidValue = Literal[80, 90, 100, 110]
+TrumpCode = Literal["S", "H", "D", "C"]
 
 
 # --------------------------------------------------------------------------- rule options
@@ -620,7 +622,7 @@ class State:
 
 class HeiqiBid(msgspec.Struct, forbid_unknown_fields=True):
     seat: Annotated[Seat, Meta(description="Seat that speaks")]
-    bid: Annotated[Literal[80, 90, 100, 110] | None, Meta(description="The bid, or null for a (final) pass")]
+    bid: Annotated[BidValue | None, Meta(description="The bid, or null for a (final) pass")]
 
 
 class HeiqiTrick(msgspec.Struct, forbid_unknown_fields=True):
@@ -649,7 +651,7 @@ class HeiqiRecord(HandHeader, tag=NAME, kw_only=True):
     bids: Annotated[list[HeiqiBid], Meta(description="Every bid and pass in order")]
     dealer: Annotated[Seat | None, Meta(description="The lowest bidder (庄家), or null when all four passed")]
     buried: Annotated[list[Card], Meta(description="The 8 cards the dealer buried")] | None = None
-    trump: Annotated[Literal["S", "H", "D", "C"], Meta(description="Trump suit named by the dealer")] | None = None
+    trump: Annotated[TrumpCode, Meta(description="Trump suit named by the dealer")] | None = None
     tricks: Annotated[list[HeiqiTrick], Meta(description="Every trick in order")] | None = None
     result: HeiqiResult | None = None
 
@@ -716,7 +718,7 @@ class HeiqiVariant(VariantBase):
     num_players = SEATS
     #: At most 4 bids and 4 passes, the 8 buried cards, the trump, and 25 tricks of 4 plays.
     max_game_length = 2 * len(BIDS) + BOTTOM_SIZE + 1 + SEATS * HAND_SIZE
-    offers = Offers(simulator="analyzer.simulate.heiqi")
+    offers = Offers(hand_view="analyzer.report.hand_heiqi", simulator="analyzer.simulate.heiqi")
 
     def new_initial_state(self, deal: HeiqiDeal, rules: HeiqiRules | None = None) -> State:
         return State(deal.hands, deal.bottom, deal.first_bidder, rules or DEFAULT_RULES)
@@ -748,10 +750,10 @@ class HeiqiVariant(VariantBase):
             format="bieqi-log", version=1, hand_id=hand_id, table_id=table_id, players=list(players),
             rules=None if state.rules == DEFAULT_RULES else state.rules, **fields,
             deal=deal_to_codes(deal.hands), bottom=[format_card(c) for c in deal.bottom],
-            first_bidder=deal.first_bidder, bids=[HeiqiBid(seat=s, bid=b) for s, b in state.bids],
+            first_bidder=deal.first_bidder, bids=[HeiqiBid(seat=s, bid=cast(BidValue | None, b)) for s, b in state.bids],
             dealer=state.bidding.bidder if state.bidding.over else None,
             buried=[format_card(c) for c in state.buried] if played else None,
-            trump=SUITS[state.order.trump] if played and state.order is not None else None,
+            trump=cast(TrumpCode, SUITS[state.order.trump]) if played and state.order is not None else None,
             tricks=[HeiqiTrick(leader=ld, plays=[[format_card(c) for c in p] for p in ps]) for ld, ps in state.tricks]
             if played else None,
             result=HeiqiResult(settlement=list(out.settlement), defender_points=out.defender_points,
