@@ -7,8 +7,8 @@ Each subcommand lives in ``analyzer/commands/<name>.py`` and is imported only wh
 from __future__ import annotations
 
 import importlib
-import os
 import importlib.util
+import os
 import sys
 from typing import Any
 
@@ -28,6 +28,7 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
 
 #: name -> module under analyzer.commands defining a click command called ``command``.
 COMMANDS: dict[str, str] = {

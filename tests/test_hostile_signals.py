@@ -52,3 +52,19 @@ def test_ctrl_c_during_simulate_leaves_no_file(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert err == b"", err.decode(errors="replace")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path: Path) -> None:
+    """`analyzer validate ... | head -1`: exit 2, no BrokenPipeError traceback."""
+    import gzip
+
+    gz = tmp_path / "bad.jsonl.gz"
+    gz.write_bytes(gzip.compress(b"x\n" * 200_000))
+    proc = _start(["validate", str(gz)])
+    assert proc.stdout is not None and proc.stderr is not None
+    assert b"[not-json]" in proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 2
+    assert err == b"", err.decode(errors="replace")
