@@ -7,32 +7,26 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, \
-    DEFAULT_SAMPLES, POLICIES
-
+from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.commands.common import (
     FiniteFloatRange,
-    end_progress,
     exit_on_read_errors,
+    dd_samples_option,
+    MAX_SAMPLES,
+    help_epilog,
     max_line_option,
+    max_samples_option,
+    out_option,
     paths_argument,
-    progress,
     refuse_inputs,
     resolve_paths,
+    samples_option,
+    seed_option,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
 
-samples_option = click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES, show_default=True,
-                              help="Hidden-hand deals per decision at least (own-information estimate).")
-max_samples_option = click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES,
-                                  show_default=True,
-                                  help="Adaptive sampling: up to this many deals where the chosen option is close "
-                                       "to the best.")
-dd_samples_option = click.option("--dd-samples", type=click.IntRange(min=0), default=DEFAULT_DD_SAMPLES, show_default=True,
-                                 help="Rollouts per option on the true deal (double-dummy estimate).")
-seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same rows.")
 noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
@@ -41,20 +35,24 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-                  max_line_bytes: int, reasons: bool = True,
-                  max_samples: int | None = DEFAULT_MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
+                  max_line_bytes: int, reasons: bool = True, command: str = "decisions",
+                  max_samples: int | None = MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS, and how many hands were left out as invalid."""
     from analyzer.analysis.decisions import analyse
     from analyzer.problems import Problem
+    from analyzer.progress import Progress, count_lines
     from analyzer.validate import generate_valid
 
     files = resolve_paths(paths)
     problems: list[Problem] = []
-    tick = progress("decisions")
-    frame = analyse(generate_valid(files, problems, max_line_bytes=max_line_bytes), samples=samples,
-                    dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
-                    max_samples=max_samples, on_progress=tick)
-    end_progress(tick)
+    with Progress(command) as bar:
+        total = None
+        if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+            bar.phase("reading")
+            total = count_lines(files)
+        frame = analyse(generate_valid(files, problems, max_line_bytes=max_line_bytes), samples=samples,
+                        dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
+                        max_samples=max_samples, on_progress=bar.phase("analysing", total))
     exit_on_read_errors(problems)
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
@@ -62,9 +60,12 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     return frame, len(bad)
 
 
-@click.command("decisions")
+@click.command("decisions", short_help="One row per decision (options, values, regret) as Parquet.",
+               epilog=help_epilog("analyzer decisions logs/ -o decisions.parquet",
+                                  "0: rows written", "2: usage error (no input, bad option, output is an input)"))
 @paths_argument
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Parquet file to write.")
+@out_option("Parquet file to write (one row per decision; its `action` column is the 0-based index into "
+            "the log's actions, move = action + 1).", aliases=("--output",))
 @samples_option
 @max_samples_option
 @dd_samples_option
@@ -72,11 +73,12 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @noise_option
 @policy_option
 @max_line_option
-def command(paths: tuple[str, ...], output: str, samples: int, max_samples: int, dd_samples: int, seed: int,
+def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd_samples: int, seed: int,
             noise: float, policy: str, max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from analyzer.logs import open_output
 
+    output = out
     files = resolve_paths(paths)
     refuse_inputs([output], files)  # the expanded files: a log found inside a folder counts too
     frame, bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,

@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.commands.common import max_line_option, paths_argument
-from analyzer.commands.decisions import analyse_paths, dd_samples_option, max_samples_option, noise_option, \
-    policy_option, samples_option, seed_option
+from analyzer.commands.common import (
+    dd_samples_option,
+    help_epilog,
+    max_line_option,
+    max_samples_option,
+    out_option,
+    paths_argument,
+    refuse_inputs,
+    resolve_paths,
+    samples_option,
+    seed_option,
+)
+from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,18 +29,25 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
                     "p0", "p1", "p2", "p3")
 
 
-@click.command("players")
+@click.command("players", short_help="Per-player match rate, regret and how unusual they are.",
+               epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
+                                  "0: table written", "2: usage error (no input, unreadable decisions file)"))
 @paths_argument
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="table for people, csv or json for programs.")
+@out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
 @max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
+@click.option("--ref-weight", default="0", show_default=True,
+              help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
+                   "(fitted on the room). 0 measures on the rollouts' values alone.")
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int, seed: int, noise: float,
-            policy: str, max_line_bytes: int) -> None:
+def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int, dd_samples: int,
+            seed: int, noise: float, policy: str, ref_weight: str, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
 
     \b
@@ -44,28 +61,41 @@ def command(paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd
 
     from analyzer.analysis.players import MEANING, player_table
 
-    # decision files and logs may be mixed: the rows of both are put together
     parquets = [p for p in paths if p.endswith(".parquet")]
     logs = tuple(p for p in paths if not p.endswith(".parquet"))
+    if out:  # the expanded inputs: a log found inside a folder counts too
+        refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else [])])
+    try:
+        weight = None if ref_weight == "auto" else float(ref_weight)
+    except ValueError:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'") from None
+    if weight is not None and not 0.0 <= weight <= 1.0:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'")
+    # decision files and logs may be mixed: the rows of both are put together
     frames = [_read_decisions(p) for p in parquets]
     if logs:
         frames.append(analyse_paths(logs, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
                                     max_samples=max_samples)[0])
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     try:
-        table = player_table(frame)
+        table = player_table(frame, ref_weight=weight)
     except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
         raise click.UsageError(f"not decision rows written by `analyzer decisions`: {e}") from e
     if fmt == "csv":
-        sys.stdout.write(table.to_csv(index=False))
+        text = table.to_csv(index=False)
     elif fmt == "json":
-        sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+        text = table.to_json(orient="records", indent=2) + "\n"
     elif table.empty:
-        click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
+        text = "no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)\n"
     else:
-        click.echo(MEANING)
-        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        text = MEANING + "\n" + table.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
+    if out:
+        from analyzer.logs import atomic_write_bytes
+
+        atomic_write_bytes(out, text.encode())
+    else:
+        sys.stdout.write(text)
 
 
 def _read_decisions(path: str) -> pd.DataFrame:
@@ -74,9 +104,7 @@ def _read_decisions(path: str) -> pd.DataFrame:
 
     try:
         frame = pd.read_parquet(path)
-    except (OSError, ValueError) as e:
-        raise click.UsageError(f"cannot read decision rows from {path}: {e}") from e
-    except Exception as e:  # pyarrow's own errors (ArrowInvalid is a ValueError; others are not)
+    except Exception as e:  # noqa: BLE001 - pyarrow's errors are of many kinds; any is "not a decision file"
         raise click.UsageError(f"cannot read decision rows from {path}: {e}") from e
     missing = [c for c in DECISION_COLUMNS if c not in frame.columns]
     if missing:

@@ -10,30 +10,43 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from analyzer.commands.common import (
+    counted,
     exit_on_read_errors,
+    dd_samples_option,
+    help_epilog,
+    lang_option,
     max_line_option,
+    max_samples_option,
+    out_option,
     paths_argument,
     refuse_inputs,
     resolve_paths,
+    samples_option,
+    seed_option,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.progress import Progress
     from analyzer.validate import Checked
 
 
-def analyse_if_available(items: list[Checked], samples: int | None, seed: int) -> pd.DataFrame | None:
+def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_samples: int | None = None,
+                         bar: Progress | None = None, max_samples: int | None = None) -> pd.DataFrame | None:
     """The decision rows of ``items`` when the decision analysis is installed; None otherwise, and the
-    pages render without options and regret."""
+    pages render without options and regret. ``bar`` shows the analysis (a known total: ``items``)."""
     if not items or find_spec("analyzer.analysis.decisions") is None:
         return None
     from analyzer.analysis.decisions import analyse
 
-    kw: dict[str, Any] = {"seed": seed}
-    if samples is not None:
-        kw["samples"] = samples
-    return analyse(items, **kw)
+    kw: dict[str, Any] = {"seed": seed, "samples": samples}
+    if dd_samples is not None:
+        kw["dd_samples"] = dd_samples
+    if max_samples is not None:
+        kw["max_samples"] = max_samples
+    tick = bar.phase("analysing", len(items)) if bar is not None else None
+    return analyse(items, on_progress=tick, **kw)
 
 
 def _players_of(item: Checked) -> list[str]:
@@ -115,8 +128,8 @@ def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Ch
     return best[0], best[1], together[best]
 
 
-def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int | None, seed: int,
-                max_line_bytes: int) -> None:
+def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int, max_samples: int,
+                dd_samples: int, seed: int, max_line_bytes: int, bar: Progress) -> None:
     """The replay page of one hand of any game (its variant's hand view); an invalid hand is shown up to
     its first illegal action, with its problems marked there."""
     from analyzer.report.hand import write_hand_report
@@ -124,8 +137,8 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
 
     found = None
     unreadable: list[Any] = []
-    for it in generate_checked(files, max_line_bytes=max_line_bytes):  # read on: a bad path later is an error too
-        if found is None and it.hand_id == hand_id:
+    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading")):
+        if found is None and it.hand_id == hand_id:  # read on: a bad path later is an error too
             found = it
         unreadable.extend(p for p in it.check.problems if p.code == "io-error")
     exit_on_read_errors(unreadable)
@@ -134,34 +147,40 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     if found.variant is None:
         raise click.UsageError(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
                                f"`analyzer validate` explains why")
-    decisions = analyse_if_available([found], samples, seed) if found.ok else None
+    decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples) if found.ok else None
+    bar.phase("writing")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
     except ValueError as e:  # a hand no page can show: a usage error
         raise click.UsageError(str(e)) from e
+    bar.close()
     if not found.ok:
         click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
                    f"first illegal action", err=True)
 
 
-@click.command("report")
+@click.command("report", short_help="One HTML page: a hand's replay, a player or a pair.",
+               epilog=help_epilog("analyzer report logs/ --pair p12,p14 --audit reports/demo/audit.json -o pair.html",
+                                  "0: page written", "2: usage error (no such hand, player or pair; bad option)"))
 @paths_argument
 @click.option("--hand", "hand_id", default=None, help="Replay this hand.")
 @click.option("--player", default=None, help="A player's page (compared with everyone in PATHS).")
 @click.option("--pair", default=None, metavar="A,B", help="A pair's page: who helped whom, signals, evidence.")
 @click.option("--audit", "audit_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="audit.json whose entry for --pair supplies the signals and evidence.")
-@click.option("--out", "-o", "out", type=click.Path(dir_okay=False), default="report.html", show_default=True,
-              help="The HTML file to write.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Page language.")
-@click.option("--samples", type=click.IntRange(min=1), default=None,
-              help="Rollouts per option for the decision analysis (its default when absent).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the decision analysis.")
+@out_option("The HTML file to write.", required=False, default="report.html")
+@lang_option
+@samples_option
+@max_samples_option
+@dd_samples_option
+@seed_option
 @max_line_option
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
-            audit_file: str | None, out: str, lang: str, samples: int | None, seed: int, max_line_bytes: int) -> None:
+            audit_file: str | None, out: str, lang: str, samples: int, max_samples: int, dd_samples: int, seed: int,
+            max_line_bytes: int) -> None:
     """Write one self-contained HTML page about the hands in PATHS: a hand of any game (--hand; an invalid one
     up to its first illegal action), or a player's or a pair's page (valid hands only)."""
+    from analyzer.progress import Progress
     from analyzer.validate import generate_valid
 
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
@@ -169,40 +188,43 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     files = resolve_paths(paths)
     refuse_inputs([out, *([audit_file] if audit_file else [])], files)
     problems: list[Any] = []
-    if hand_id is not None:
-        _write_hand(files, hand_id, out, lang, samples, seed, max_line_bytes)
-        click.echo(out)
-        return
-    items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
-    if player is not None:
-        from analyzer.report.player import write_player_report
+    with Progress("report") as bar:  # closed on errors too: the message then has the line to itself
+        if hand_id is not None:
+            _write_hand(files, hand_id, out, lang, samples, max_samples, dd_samples, seed, max_line_bytes, bar)
+            click.echo(out)
+            return
+        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
+        if player is not None:
+            from analyzer.report.player import write_player_report
 
-        room = list(items)
-        exit_on_read_errors(problems)
-        if not any(player in _players_of(it) for it in room):
-            raise click.BadParameter(f"player {player!r} sat in no valid hand", param_hint="--player")
-        try:
-            decisions = analyse_if_available(room, samples, seed)
-        except ValueError as e:  # e.g. a room of a variant without a decision analysis
-            raise click.UsageError(f"no player page for this room: {e}") from e
-        if decisions is None or decisions.empty or player not in set(decisions["player"]):
-            raise click.UsageError(f"no decisions of {player!r} to show: the player page needs hands of standard "
-                                   f"憋七 (other variants have no decision analysis)")
-        write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
-                            lang=lang)
-    else:
-        from analyzer.report.pair import write_pair_report
+            room = list(items)
+            exit_on_read_errors(problems)
+            if not any(player in _players_of(it) for it in room):
+                raise click.BadParameter(f"player {player!r} sat in no valid hand", param_hint="--player")
+            try:
+                decisions = analyse_if_available(room, samples, seed, dd_samples, bar, max_samples)
+            except ValueError as e:  # e.g. a room of a variant without a decision analysis
+                raise click.UsageError(f"no player page for this room: {e}") from e
+            if decisions is None or decisions.empty or player not in set(decisions["player"]):
+                raise click.UsageError(f"no decisions of {player!r} to show: the player page needs hands of "
+                                       f"standard 憋七 (other variants have no decision analysis)")
+            bar.phase("writing")
+            write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
+                                lang=lang)
+        else:
+            from analyzer.report.pair import write_pair_report
 
-        a, b, together = _pair_hands(pair or "", items)
-        exit_on_read_errors(problems)
-        if not together:
-            raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
-        entry = _audit_entry(audit_file, a, b, len(together))
-        try:
-            decisions = analyse_if_available(together, samples, seed)
-        except ValueError as e:
-            raise click.UsageError(f"no pair page for these hands: {e}") from e
-        write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
+            a, b, together = _pair_hands(pair or "", items)
+            exit_on_read_errors(problems)
+            if not together:
+                raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
+            entry = _audit_entry(audit_file, a, b, len(together))
+            try:
+                decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples)
+            except ValueError as e:
+                raise click.UsageError(f"no pair page for these hands: {e}") from e
+            bar.phase("writing")
+            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
                    f"`analyzer validate` explains them", err=True)
