@@ -69,7 +69,7 @@ def eval_model(model: str, args: argparse.Namespace, kw: dict) -> dict:
            "mean_regret": _rho(noise, tab["mean_regret"].to_numpy(), False),
            "score/hand (baseline)": _rho(noise, mean_score),
            "honest flagged": int(tab["flag"].sum()), "min signal_p": float(tab["signal_p"].min())}
-    if len(args.eval_seeds) > 1:
+    if len(args.eval_seeds) > 1 and model in args.move_models:
         other = player_table(analyse(items, seed=args.eval_seeds[1], reasons=False, **kw)).set_index("player")
         moved = (other["skill"] - tab["skill"]).abs().reindex(tab.index)
         width = (tab["skill_hi"] - tab["skill_lo"]).median()
@@ -132,6 +132,8 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=150, help="hands per player")
     ap.add_argument("--seed", type=int, default=1, help="room seed")
     ap.add_argument("--eval-seeds", default="0,1", help="analysis seeds (the second measures the movement)")
+    ap.add_argument("--move-models", default="softmax",
+                    help="models whose rooms are analysed again with the second seed (comma-separated, or 'all')")
     ap.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
     ap.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES)
     ap.add_argument("--policy", default="strategy")
@@ -148,8 +150,12 @@ def main() -> None:
         raise SystemExit(f"unknown model(s) {sorted(unknown)}; choose from {', '.join(MODELS)}")
     kw = {"samples": args.samples, "max_samples": args.max_samples, "policy": args.policy}
     analyse(_items(noisy_room("softmax", players=4, hands_per_player=1, seed=0).records), reasons=False, **kw)
-    rows = [eval_model(m, args, kw) for m in models]
+    args.move_models = models if args.move_models == "all" else args.move_models.split(",")
     pd.set_option("display.width", 200)
+    rows = []
+    for m in models:  # each model's figures as soon as they are known
+        rows.append(eval_model(m, args, kw))
+        print(pd.Series(rows[-1]).to_string(float_format=lambda x: f"{x:.3f}"), "\n", flush=True)
     print(f"Spearman between known noise and each figure (1 = perfect order); {args.players} players x "
           f"{args.hands} hands, room seed {args.seed}, analysis seeds {args.eval_seeds}, samples {args.samples}"
           f"..{args.max_samples}, policy {args.policy}")

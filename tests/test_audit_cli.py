@@ -111,3 +111,19 @@ def test_audit_of_stdin_equals_audit_of_the_path(tmp_path: Path) -> None:
             row["first_illegal"] = row["first_illegal"].split(":", 1)[-1]
     assert b["bieqi-borrow"] == a["bieqi-borrow"]
     assert res.exit_code == code_path == 1
+
+
+def test_players_csv_agrees_with_the_players_command(room: Path, audited: tuple[int, Path]) -> None:
+    """One definition everywhere: the audit's players.csv and `analyzer players` read the same figures."""
+    import io
+
+    import pandas as pd
+
+    audit_players = pd.read_csv(audited[1] / "players.csv").set_index("player")
+    res = CliRunner().invoke(cli, ["players", str(room), "--samples", "4", "--dd-samples", "2", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    cli_players = pd.read_csv(io.StringIO(res.stdout)).set_index("player")
+    cols = ["skill", "skill_lo", "skill_hi", "match_rate", "mean_regret", "decisions", "signal_p"]
+    pd.testing.assert_frame_equal(audit_players.loc[cli_players.index, cols], cli_players[cols], rtol=1e-5)
+    entries = {e["player"]: e for e in json.loads((audited[1] / "audit.json").read_text())["players"]}
+    assert all(entries[p]["skill"] == pytest.approx(cli_players.loc[p, "skill"], rel=1e-3) for p in cli_players.index)

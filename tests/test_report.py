@@ -117,6 +117,12 @@ def test_player_data_against_the_frame(decisions: pd.DataFrame) -> None:
     mine = decisions[decisions["player"] == PLAYERS[1]]
     assert p["decisions"] == len(mine)
     assert p["match_rate"] == pytest.approx((mine["chosen"] == mine["best"]).mean())
+    # the page shows the figures of the one shared player table (CLI, audit players.csv, this page)
+    from analyzer.analysis.players import player_table
+
+    row = player_table(decisions).set_index("player").loc[PLAYERS[1]]
+    assert (p["match_rate"], p["mean_regret"], p["skill"]) == pytest.approx(
+        (row["match_rate"], row["mean_regret"], row["skill"]))
     assert sum(p["hist"]["player"]) == pytest.approx(1.0)
     assert [w["regret"] for w in p["worst"]] == sorted(mine["regret"], reverse=True)[:10]
 

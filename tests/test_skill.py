@@ -66,6 +66,7 @@ def _room_table(seed: int) -> tuple[pd.DataFrame, dict[str, str]]:
     return player_table(df), {p: v["level"] for p, v in sim.truth["players"].items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_novices_regulars_experts_in_order_of_skill(seed: int) -> None:
     table, level = _room_table(seed)
