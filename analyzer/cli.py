@@ -8,10 +8,27 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from typing import Any
 
 import click
+
+from analyzer.logs import InputError
+
+#: Exit codes of every command: 0 all well, 1 problems found (or pairs flagged), 2 a usage, read or
+#: write error, 130 interrupted (Ctrl-C).
+EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
 
 #: name -> module under analyzer.commands defining a click command called ``command``.
 COMMANDS: dict[str, str] = {
@@ -25,6 +42,27 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run a subcommand; the ways it can fail outside its own checks end with one line and a
+        documented exit code, never a traceback: Ctrl-C 130 (quietly), a read or write error 2."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:  # the reader went away (`| head`): nothing more to say to it
+            _silence_stdout()
+            raise click.exceptions.Exit(EXIT_ERROR) from None
+        except InputError as e:  # an output that is an input, a folder that is a file, ...
+            click.echo(f"analyzer: error: {e}", err=True)
+            raise click.exceptions.Exit(EXIT_ERROR) from None
+        except MemoryError:
+            click.echo("analyzer: error: out of memory", err=True)
+            raise click.exceptions.Exit(EXIT_ERROR) from None
+        except OSError as e:  # a missing folder, a read-only or full disk, a truncated file
+            where = f"{e.filename}: " if e.filename else ""
+            click.echo(f"analyzer: error: {where}{e.strerror or e}", err=True)
+            raise click.exceptions.Exit(EXIT_ERROR) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [n for n in COMMANDS if importlib.util.find_spec(f"analyzer.commands.{COMMANDS[n]}") is not None]
 
@@ -63,8 +101,8 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except KeyboardInterrupt:  # between the parsing and the command (click's own handler says "Aborted!")
+        sys.exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

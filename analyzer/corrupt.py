@@ -216,3 +216,62 @@ PLANTERS: dict[str, Callable[[dict[str, Any], random.Random], Planted | None]] =
               unknown_variant, bad_time, bad_rules, not_json, not_object, not_utf8)
 }
 
+
+
+# --------------------------------------------------------------------------- hostile corruptions
+# What a hostile log does beyond honest mistakes: codes that only look right joined, numbers out of
+# every range, repeated keys. Kept apart from PLANTERS, which makes samples/problems.jsonl.
+
+def split_codes(hand: dict[str, Any], rng: random.Random) -> Planted | None:
+    """Two neighbouring codes split at the wrong place ("7S", "8S" -> "7", "S8S"): the joined text is unchanged."""
+    h = copy.deepcopy(hand)
+    if rng.random() < 0.5:
+        s, j = rng.randrange(4), rng.randrange(12)
+        a, b = h["deal"][s][j], h["deal"][s][j + 1]
+        h["deal"][s][j], h["deal"][s][j + 1] = a[0], a[1:] + b
+        return _dump(h), "bad-card", None
+    i = rng.randrange(len(h["actions"]) - 1)
+    a, b = h["actions"][i]["card"], h["actions"][i + 1]["card"]
+    h["actions"][i]["card"], h["actions"][i + 1]["card"] = a + b[0], b[1:]
+    return _dump(h), "bad-card", i
+
+
+def out_of_range(hand: dict[str, Any], rng: random.Random) -> Planted | None:
+    """A number outside its range: a seat, a time or a recorded score, up to beyond 64 bits."""
+    h = copy.deepcopy(hand)
+    i = rng.randrange(len(h["actions"]))
+    field = rng.choice(["seat", "ms", "scores"])
+    if field == "scores" and "result" in h:
+        h["result"]["scores"][rng.randrange(4)] = rng.choice([2**53, -(2**63), 2**64 - 1])
+        return _dump(h), "bad-type", None
+    if field == "ms":
+        h["actions"][i]["ms"] = rng.choice([-1, 2**53, 2**63, 2**64 - 1])
+        return _dump(h), "bad-type", i
+    big = rng.choice([4, -1, 2**63, 10**30])
+    if big > 2**64:  # beyond what orjson writes: put the digits in the text
+        line = _dump({**h, "actions": [*h["actions"][:i], {**h["actions"][i], "seat": 0}, *h["actions"][i + 1:]]})
+        marker = _dump(h["actions"][i] | {"seat": 0})
+        return line.replace(marker, marker.replace(b'"seat":0', b'"seat":' + str(big).encode(), 1), 1), "bad-type", i
+    h["actions"][i]["seat"] = big
+    return _dump(h), "bad-type", i
+
+
+def rules_out_of_range(hand: dict[str, Any], rng: random.Random) -> Planted | None:
+    """Rule options past their bounds, which would make the 64-bit scorer wrap."""
+    rules = rng.choice([{"cover_doubling": [0] * rng.randrange(9, 100)}, {"cover_doubling": [10**6]},
+                        {"dutou_factor": 2**63}, {"dutou_factor": 0}, {"tong_factors": [1, 2, 4, 8, 2**40]}])
+    return _dump({**hand, "rules": rules}), "bad-rules", None
+
+
+def duplicate_key(hand: dict[str, Any], rng: random.Random) -> Planted | None:
+    """A key twice in one object: the last value would win silently in a fast parser."""
+    line = _dump(hand)
+    key = rng.choice([b'"hand_id":', b'"card":', b'"seat":'])
+    k = line.index(key)
+    return line[:k] + key + b'"x",' + line[k:], "duplicate-key", None
+
+
+#: problem code -> planter for hostile corruptions (the property tests use these and PLANTERS)
+HOSTILE_PLANTERS: dict[str, Callable[[dict[str, Any], random.Random], Planted | None]] = {
+    f.__name__.replace("_", "-"): f for f in (split_codes, out_of_range, rules_out_of_range, duplicate_key)
+}

@@ -9,9 +9,11 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -23,6 +25,7 @@ from analyzer.variants import registry
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)
@@ -39,17 +42,36 @@ class InputError(Exception):
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files as given, folders as every ``*.jsonl`` / ``*.jsonl.gz`` below them (sorted), ``-`` as stdin."""
+    """Files as given, folders as every ``*.jsonl`` / ``*.jsonl.gz`` below them (sorted), ``-`` as stdin.
+
+    A file named twice (directly, through a folder, or by a link) is read once: its hands are not
+    duplicates of themselves. Links to folders are not followed (no loops)."""
     out: list[str] = []
+    seen: set[tuple[int, int]] = set()
+
+    def add(name: str) -> None:
+        try:
+            st = os.stat(name)
+        except OSError:
+            out.append(name)  # reading it will say why it cannot be read
+            return
+        key = (st.st_dev, st.st_ino)
+        if key not in seen:
+            seen.add(key)
+            out.append(name)
+
     for p in paths:
         if p == "-":
-            out.append(p)
+            if p not in out:
+                out.append(p)
             continue
         path = Path(p)
         if path.is_dir():
-            out.extend(str(f) for f in sorted(path.rglob("*")) if f.is_file() and f.name.endswith(LOG_SUFFIXES))
+            for f in sorted(path.rglob("*")):
+                if f.name.endswith(LOG_SUFFIXES) and f.is_file():
+                    add(str(f))
         elif path.exists():
-            out.append(p)
+            add(p)
         else:
             raise InputError(f"{p}: no such file or folder")
     return out
@@ -72,11 +94,14 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
         buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
         n = 0
         while True:
-            raw = buf.readline(max_line_bytes + 1)
+            raw = buf.readline(max_line_bytes + 2)  # the limit counts the line without its ending (LF or CRLF)
             if not raw:
                 return
             n += 1
-            if len(raw) > max_line_bytes and not (len(raw) == max_line_bytes + 1 and raw.endswith(b"\n")):
+            if n == 1 and raw.startswith(BOM):  # a byte order mark some editors put first: not part of the line
+                raw = raw[len(BOM):]
+            size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0)
+            if size > max_line_bytes:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line without keeping it
                     raw = buf.readline(1 << 16)
                 yield Line(name, n, None)
@@ -122,53 +147,132 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
+class OutputError(InputError):
+    """An output that must not or cannot be written (it is an input, or not a file or folder)."""
+
+
+def is_special(path: str | os.PathLike[str]) -> bool:
+    """True for an existing path that is not a regular file or folder: a device (/dev/null), a FIFO, a socket.
+    Those are written to directly; replacing them with a regular file would break them."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def check_not_input(target: str | os.PathLike[str], inputs: Iterable[str]) -> None:
-    """Raise :class:`InputError` when ``target`` is one of the input files (an output never overwrites one)."""
+    """Raise :class:`OutputError` when ``target`` is one of the input files or holds one (an output
+    never overwrites an input). ``inputs`` must be the expanded files (see :func:`expand_paths`)."""
     t = Path(target)
-    if not t.exists():
+    if not t.exists() or is_special(t):
         return
     for i in inputs:
-        if i != "-" and Path(i).exists() and os.path.samefile(i, t):
-            raise InputError(f"{t}: refusing to overwrite an input file")
+        if i == "-" or not Path(i).exists():
+            continue
+        if os.path.samefile(i, t):
+            raise OutputError(f"{target}: refusing to overwrite an input file")
 
 
-def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = ()) -> int:
-    """Write records as JSON Lines (gzip if the name ends in .gz), whole or not at all.
+@contextmanager
+def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> Iterator[IO[bytes]]:
+    """A binary file to write ``path`` through, whole or not at all.
 
-    Refuses to overwrite any of ``inputs``. Returns the number of records written.
+    A regular file is written to a temporary file beside it and renamed over it only when the block
+    ends without an error (the old file stays untouched otherwise; the temporary file never survives,
+    Ctrl-C included). A device or a pipe is written to directly. Refuses to overwrite any of ``inputs``.
     """
     target = Path(path)
     check_not_input(target, inputs)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    n = 0
     try:
-        with os.fdopen(fd, "wb") as raw:
-            out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) \
-                if target.name.endswith(".gz") else raw  # type: ignore[assignment]
-            for rec in records:
-                out.write(format_record(rec) + b"\n")
-                n += 1
-            if out is not raw:
-                out.close()
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if is_special(target):
+            with open(target, "wb") as f:
+                yield f
+            return
+        if target.is_dir():
+            raise OutputError(f"{target}: is a folder, expected a file")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                yield f
+            os.chmod(tmp, _umask_mode())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        if e.filename is None:  # a failed write names no file: name the output
+            raise OSError(e.errno, e.strerror or str(e), str(target)) from e
         raise
+
+
+def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = ()) -> int:
+    """Write records as JSON Lines (gzip if the name ends in .gz), whole or not at all; streams.
+
+    Refuses to overwrite any of ``inputs``. Returns the number of records written.
+    """
+    n = 0
+    with open_output(path, inputs=inputs) as raw:
+        out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) \
+            if Path(path).name.endswith(".gz") else raw  # type: ignore[assignment]
+        for rec in records:
+            out.write(format_record(rec) + b"\n")
+            n += 1
+        if out is not raw:
+            out.close()
     return n
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write a whole file or nothing (temp file + rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, inputs: Iterable[str] = ()) -> None:
+    """Write a whole file or nothing (temp file + rename; a device or pipe directly)."""
+    with open_output(path, inputs=inputs) as f:
+        f.write(data)
+
+
+class OutputSet:
+    """Several outputs in one folder written as a set: all new or all old, never a mix.
+
+    Files are written into a hidden temporary folder inside ``folder`` and moved in only when every one
+    is written (signals held while they move). A lock on the folder keeps two runs from mixing their sets.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], names: Iterable[str], *, inputs: Iterable[str] = ()):
+        self.folder = Path(folder)
+        self.names = list(names)
+        inputs = list(inputs)
+        if self.folder.exists() and not self.folder.is_dir():
+            raise OutputError(f"{folder}: not a folder")
+        for n in self.names:
+            check_not_input(self.folder / n, inputs)
+            if is_special(self.folder / n) or (self.folder / n).is_dir():
+                raise OutputError(f"{self.folder / n}: not a regular file")
+
+    def __enter__(self) -> Path:
+        import fcntl
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock = os.open(self.folder, os.O_RDONLY)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)  # a second run into this folder waits for the first
+        self.tmp = Path(tempfile.mkdtemp(prefix=".analyzer-", suffix=".tmp", dir=self.folder))
+        return self.tmp
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        import shutil
+        import signal
+
+        try:
+            if kind is None:
+                written = [n for n in self.names if (self.tmp / n).exists()]
+                mode = _umask_mode()
+                held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+                old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+                try:
+                    for n in written:
+                        os.chmod(self.tmp / n, mode)
+                        os.replace(self.tmp / n, self.folder / n)
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            os.close(self._lock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ CODES: dict[str, str] = {
     "not-utf8": "a line is not valid UTF-8",
     "not-json": "a line is not JSON",
     "not-object": "a line is JSON but not an object",
+    "duplicate-key": "a key appears twice in one JSON object (readers disagree on which value counts)",
     # shape (schema)
     "missing-field": "a required field is absent",
     "extra-field": "a field the format does not define",
@@ -91,4 +93,18 @@ class Problem:
         if self.seat is not None:
             parts.append(f"seat {self.seat}" + (f" ({self.player})" if self.player is not None else ""))
         ctx = ", ".join(parts)
-        return f"{where}: {ctx + ': ' if ctx else ''}[{self.code}] {self.message}"
+        return printable(f"{where}: {ctx + ': ' if ctx else ''}[{self.code}] {self.message}")
+
+
+#: Characters a terminal acts on or hides: C0/C1 controls and DEL (CR, ESC sequences, BEL, newline) and
+#: the invisible format characters that reorder or hide text (bidi overrides and isolates, zero-width).
+_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f"
+                     "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control or invisible character escaped (``\\x1b``, ``\\u202e``): data from a
+    log can then neither forge lines, move the cursor, retitle the terminal, nor reorder what follows."""
+    if _HIDDEN.search(text) is None:
+        return text
+    return _HIDDEN.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)

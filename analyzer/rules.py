@@ -109,17 +109,28 @@ def apply_action(action: int, next_live: Any, hands: Any, covered: Any, last7: A
 
 # --------------------------------------------------------------------------- rule options
 
+#: Bounds of the rule options. With them every legal combination scores within 2**53 (so the compiled
+#: scorer's 64-bit ints never wrap, and JSON readers using doubles read every score exactly): points
+#: <= 364 (2**9), x4 players, tong factor <= 2**10, at most 3 独头七 of <= 2**8 each, at most 8 doublings.
+MAX_TONG_FACTOR = 1 << 10
+MAX_DUTOU_FACTOR = 1 << 8
+MAX_THRESHOLDS = 8
+MAX_POINTS = 364  # every card covered
+
+
 class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Rule options. A log may name any of them in its ``rules`` object; the rest keep defaults."""
 
     dutou: Annotated[Literal["stack", "replace"], Meta(
         description="How a 独头七 combines with the 通 factor: 'stack' multiplies both (x2 x8 = x16), "
         "'replace' uses the 独头七 factor instead of the 通 factor")] = "stack"
-    tong_factors: Annotated[tuple[Annotated[int, Meta(ge=1)], ...], Meta(
+    tong_factors: Annotated[tuple[Annotated[int, Meta(ge=1, le=MAX_TONG_FACTOR)], ...], Meta(
         min_length=5, max_length=5,
         description="Factor on the points of players who are not 通, by the number of 通 players 0..4")] = (1, 2, 4, 8, 1)
-    dutou_factor: Annotated[int, Meta(ge=1, description="Factor per 独头七 on every player who is not 通")] = 8
-    cover_doubling: Annotated[tuple[Annotated[int, Meta(ge=0)], ...], Meta(
+    dutou_factor: Annotated[int, Meta(ge=1, le=MAX_DUTOU_FACTOR,
+                                      description="Factor per 独头七 on every player who is not 通")] = 8
+    cover_doubling: Annotated[tuple[Annotated[int, Meta(ge=0, le=MAX_POINTS)], ...], Meta(
+        max_length=MAX_THRESHOLDS,
         description="House rule: each threshold a player's raw cover points exceed doubles that player's points "
         "(e.g. [30, 50, 70]); empty by default")] = ()
 

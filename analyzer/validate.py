@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from array import array
-from collections import deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,12 +20,20 @@ from typing import Any
 import msgspec
 import orjson
 
-from analyzer.logs import DEFAULT_MAX_LINE_BYTES, Line, decoder, expand_paths, generate_lines
+from analyzer.logs import (
+    DEFAULT_MAX_LINE_BYTES,
+    Line,
+    decoder,
+    expand_paths,
+    generate_lines,
+)
 from analyzer.problems import Problem
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
 
 MAX_SHAPE_PROBLEMS = 20
+#: Tables whose last hand is remembered for the next hand's cross-hand check (the oldest are forgotten).
+MAX_OPEN_TABLES = 100_000
 
 
 @dataclass(slots=True)
@@ -45,11 +53,31 @@ class Checked:
         return self.variant is not None and self.check.ok
 
 
+#: Problems a :class:`Summary` keeps (the first ones); the rest are counted by code and streamed out.
+MAX_KEPT_PROBLEMS = 5000
+
+
 @dataclass
 class Summary:
+    """What a run found: counts, problems by code, and the first ``MAX_KEPT_PROBLEMS`` problems
+    (bounded: 10 million bad lines cost the memory of 5,000; see ``validate(on_problem=...)``)."""
+
     hands: int = 0
     valid_hands: int = 0
     problems: list[Problem] = field(default_factory=list)
+    n_problems: int = 0
+    by_code: Counter[str] = field(default_factory=Counter)
+
+    def add(self, p: Problem) -> None:
+        self.n_problems += 1
+        self.by_code[p.code] += 1
+        if len(self.problems) < MAX_KEPT_PROBLEMS:
+            self.problems.append(p)
+
+    @property
+    def truncated(self) -> int:
+        """Problems counted but not kept."""
+        return self.n_problems - len(self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         return {"hands": self.hands, "valid_hands": self.valid_hands,
@@ -76,9 +104,10 @@ def _schema_code(err: Any) -> str:
         return "bad-rules"
     if err.validator == "additionalProperties":
         return "extra-field"
-    if err.validator == "pattern":
+    if err.validator == "pattern" or (err.validator in ("minLength", "maxLength") and isinstance(err.schema, dict)
+                                      and str(err.schema.get("description", "")).startswith("Card code")):
         return "bad-card"
-    if top == "players" and err.validator in ("minItems", "maxItems"):
+    if top == "players" and err.validator in ("minItems", "maxItems", "minLength"):
         return "bad-players"
     if top == "deal" and err.validator in ("minItems", "maxItems"):
         return "bad-deal"
@@ -95,8 +124,78 @@ def _where(path: list[Any]) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = orjson.dumps(value).decode() if not isinstance(value, str) else repr(value)
+    """A value shown in a message, cut to ``limit`` characters (any value: deep, huge ints, anything)."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = orjson.dumps(value).decode()
+        except (TypeError, RecursionError):  # nested too deep, or an int beyond 64 bits: a bounded view
+            text = _bounded_repr(value, limit + 3)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bounded_repr(value: Any, budget: int, depth: int = 0) -> str:
+    """Like repr, but stops after ``budget`` characters and 20 levels, without recursing further."""
+    if depth > 20:
+        return "..."
+    if isinstance(value, list):
+        parts: list[str] = []
+        for v in value:
+            parts.append(_bounded_repr(v, budget, depth + 1))
+            if sum(map(len, parts)) > budget:
+                break
+        return "[" + ",".join(parts) + "]"
+    if isinstance(value, dict):
+        parts = []
+        for k, v in value.items():
+            parts.append(f"{_short(str(k), 30)}:{_bounded_repr(v, budget, depth + 1)}")
+            if sum(map(len, parts)) > budget:
+                break
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"<an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'thousands of'} digits>"
+    return repr(value)[:budget]
+
+
+def _message(text: str, limit: int = 300) -> str:
+    """A schema message cut short (it quotes whole values, which a hostile line makes huge)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
+    """The line parsed by the standard library (slow, exact): numbers of any size up to Python's
+    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win).
+
+    Raises ``ValueError`` for anything that is not JSON (NaN and Infinity included), ``RecursionError``
+    when it nests too deeply."""
+    import json
+
+    dups: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen and k not in dups:
+                    dups.append(k)
+                seen.add(k)
+        return out
+
+    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant), dups
+
+
+def duplicate_keys(data: bytes) -> list[str]:
+    """The keys repeated inside one JSON object of the line (none when it does not parse)."""
+    try:
+        return load_strict(data)[1]
+    except (ValueError, RecursionError):
+        return []
 
 
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
@@ -105,10 +204,26 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start})")]
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
     try:
         obj = orjson.loads(data)
+        dups = duplicate_keys(data)  # a line on the slow path already: exactness over speed
     except (orjson.JSONDecodeError, RecursionError) as e:
-        return None, [Problem("not-json", f"the line is not JSON: {e}")]
+        # orjson refuses numbers beyond 64 bits; the standard library reads them, so a seat of 10**400 is
+        # called out of range (bad-type), not "not JSON". Only then: it costs more than all the rest.
+        if "number" not in str(e):
+            why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
+            return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
+        try:
+            obj, dups = load_strict(data)
+        except RecursionError:
+            return None, [Problem("not-json", "the line is not JSON: it nests values too deeply")]
+        except ValueError as e2:
+            why = str(e2) if "JSON number" in str(e2) or "digits" in str(e2) else str(e)
+            if "depth" in str(e):
+                why = "it nests values too deeply"
+            return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
     if not isinstance(obj, dict):
         return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
     hand_id = obj.get("hand_id") if isinstance(obj.get("hand_id"), str) else None
@@ -135,8 +250,10 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     if not isinstance(variant, str) or variant not in registry():
         known = ", ".join(sorted(registry()))
         return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
-    problems: list[Problem] = []
+    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object; "
+                                       f"readers disagree on which value counts") for k in dups]
     errors = sorted(_validator(variant).iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path])
+    said: set[tuple[str, tuple[Any, ...]]] = set()
     for err in errors:
         if err.validator in ("anyOf", "oneOf") and err.context:  # optional fields: say what the value broke
             from jsonschema.exceptions import best_match
@@ -144,13 +261,16 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             err = best_match(e for e in err.context if e.validator != "type" or e.validator_value != "null")
         path = list(err.absolute_path)
         code = _schema_code(err)
+        if code == "bad-card" and (code, tuple(path)) in said:  # a code too short and of no card: say it once
+            continue
+        said.add((code, tuple(path)))
         if code == "missing-field":
             missing = err.message.split("'")[1] if "'" in err.message else err.message
             msg = f"{_where(path)} lacks the required field {missing!r}"
         elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
-            msg = f"{_where(path)}: {err.message}"
+            msg = f"{_where(path)}: {_message(err.message)}"
         else:
-            msg = f"{_where(path)} is {_short(err.instance)}: {err.message}"
+            msg = f"{_where(path)} is {_short(err.instance)}: {_message(err.message)}"
         problems.append(problem(code, msg, path))
         if len(problems) >= MAX_SHAPE_PROBLEMS:
             problems.append(problem("bad-type", f"... and {len(errors) - len(problems) + 1} more shape problems"))
@@ -179,6 +299,25 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
         return None, [Problem("bad-type", "the line nests values too deeply")]
 
 
+def _refuse_duplicate_keys(lines: list[Line], decoded: list[Any]) -> None:
+    """A decoded line whose objects repeat a key is not a record (the decoder kept the last value; another
+    reader may keep the first): it goes to the explaining path, which names the key."""
+    import numpy as np
+
+    from analyzer.kernels.jsonkeys import maybe_duplicate_keys
+
+    ks = [k for k, rec in enumerate(decoded) if isinstance(rec, msgspec.Struct)]
+    if not ks:
+        return
+    datas = [lines[k].data or b"" for k in ks]
+    offsets = np.zeros(len(ks) + 1, np.int64)
+    np.cumsum([len(d) for d in datas], out=offsets[1:])
+    flags = maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets)
+    for k, data, flag in zip(ks, datas, flags):
+        if flag and duplicate_keys(data):
+            decoded[k] = ValueError("a key appears twice in one object")
+
+
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 keep_records: bool = True) -> list[Checked]:
     """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work)."""
@@ -188,7 +327,8 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         try:
             decoded.append(dec.decode(line.data) if line.data is not None else None)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
-            decoded.append(e)
+            decoded.append(e.with_traceback(None))  # no frame -> list -> error cycle for the GC to find
+    _refuse_duplicate_keys(lines, decoded)
     variants = registry()
     by_variant: dict[str, list[int]] = {}
     for k, rec in enumerate(decoded):
@@ -265,16 +405,32 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them quietly (no traceback from each worker)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
                      keep_records: bool) -> Iterator[list[Checked]]:
+    import os
+    from itertools import chain, islice
+
     source = _batches(paths, max_line_bytes, batch_size)
+    if jobs > 1 and not keep_records:  # never more workers than cores, nor than batches to check
+        jobs = min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        head = list(islice(source, jobs))
+        jobs = min(jobs, sum(not isinstance(b, Checked) for b in head))
+        source = chain(head, source)
     if jobs <= 1 or keep_records:
         for b in source:
             yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    try:
         pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
 
         def done(head: tuple[str, array, Future[tuple[Any, ...]]] | Checked) -> list[Checked]:
@@ -291,6 +447,8 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
                 yield done(pending.popleft())
         while pending:
             yield done(pending.popleft())
+    finally:  # on an interrupt or an early stop: drop queued work rather than finish it
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -302,10 +460,12 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     checks batches in worker processes (records are then dropped unless ``keep_records``).
     """
     # Only what the cross-hand checks need, so memory per hand stays a few dozen bytes: a hash of
-    # each hand id with where it was (file number, line), and per table the last hand's outcome.
+    # each hand id with where it was (file number, line), and per table the last hand's outcome, least
+    # recently used first: bounded, so logs where every hand has its own table cost nothing per hand.
     seen: dict[int, tuple[int, int]] = {}
     files: dict[str, int] = {}
-    tables: dict[tuple[str, str], HandCheck] = {}
+    names: list[str] = []
+    tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
         for item in batch:
@@ -313,12 +473,15 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 key = hash(item.hand_id)  # 64-bit hash, not the id: memory per hand stays small
                 first = seen.get(key)
                 if first is not None:
-                    where = f"{next(f for f, i in files.items() if i == first[0])}:{first[1]}"
+                    where = f"{names[first[0]]}:{first[1]}"  # by index: many files cost no search
                     item.check.problems.insert(0, Problem(
                         "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {where}",
                         file=item.file, line=item.line, hand_id=item.hand_id))
                 else:
-                    seen[key] = (files.setdefault(item.file, len(files)), item.line)
+                    if item.file not in files:
+                        files[item.file] = len(names)
+                        names.append(item.file)
+                    seen[key] = (files[item.file], item.line)
             if item.table_key is not None and item.variant is not None:
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that
                 # stopped early ends the chain, so the next hand is not compared with an older one
@@ -329,7 +492,11 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                         p.file, p.line = item.file, item.line
                         item.check.problems.append(p)
                 if replayed:
-                    tables[(item.variant, item.table_key)] = item.check
+                    tables[(item.variant, item.table_key)] = HandCheck([], item.check.outcome)
+                    if len(tables) > MAX_OPEN_TABLES:
+                        tables.popitem(last=False)
+                if not keep_records:
+                    item.record = None
             yield item
 
 
@@ -342,8 +509,10 @@ def default_jobs(paths: list[str]) -> int:
 
 
 def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-             on_progress: Callable[[int], None] | None = None, jobs: int | None = None) -> Summary:
-    """Check every hand of the given files/folders; a summary with every problem."""
+             on_progress: Callable[[int], None] | None = None, jobs: int | None = None,
+             on_problem: Callable[[Problem], None] | None = None) -> Summary:
+    """Check every hand of the given files/folders: a bounded summary; ``on_problem`` sees every
+    problem as it is found (so a caller can stream them out in constant memory)."""
     files = expand_paths(paths)
     summary = Summary()
     n_jobs = default_jobs(files) if jobs is None else jobs
@@ -352,7 +521,10 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
             if item.line:
                 summary.hands += 1
                 summary.valid_hands += item.ok
-            summary.problems.extend(item.check.problems)
+            for p in item.check.problems:
+                summary.add(p)
+                if on_problem is not None:
+                    on_problem(p)
             if on_progress is not None and summary.hands % 1024 == 0:
                 on_progress(summary.hands)
     return summary

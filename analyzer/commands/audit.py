@@ -10,6 +10,8 @@ import click
 import orjson
 
 from analyzer.commands.common import (
+    FiniteFloatRange,
+    exit_on_read_errors,
     dd_samples_option,
     help_epilog,
     lang_option,
@@ -25,6 +27,8 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
 
+OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
+
 
 @click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
@@ -32,9 +36,9 @@ if TYPE_CHECKING:
                                   "2: usage error or no valid hand"))
 @paths_argument
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html.", folder=True)
-@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
+@click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
-@click.option("--fdr", type=click.FloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
+@click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
               help="... and its Benjamini-Hochberg q-value over all pairs is at most this.")
 @click.option("--min-hands", type=click.IntRange(min=1), default=10, show_default=True,
               help="... and the two sat together at least this many hands.")
@@ -50,12 +54,13 @@ def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hand
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
-    from analyzer.logs import atomic_write_bytes
+    from analyzer.logs import OutputSet, atomic_write_bytes
     from analyzer.progress import Progress, count_lines
 
     files = resolve_paths(paths)
     out_dir = Path(out)
-    refuse_inputs([out_dir / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
+    refuse_inputs([out_dir / n for n in OUTPUTS], files)
+    outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
     bar = Progress("audit")
     total = None
     if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
@@ -65,6 +70,7 @@ def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hand
                        alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                        on_progress=bar.phase("analysing", total), on_phase=bar.start)
     bar.close()  # messages below must not tear the bar
+    exit_on_read_errors(result.problems)
     for p in result.problems[:20]:
         click.echo(p.format(), err=True)
     if len(result.problems) > 20:
@@ -74,11 +80,13 @@ def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hand
         click.echo("audit: no valid hands to analyse", err=True)
         sys.exit(2)
     bar.phase("writing")
-    atomic_write_bytes(out_dir / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
-    pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
-    atomic_write_bytes(out_dir / "pairs.csv", result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
-    atomic_write_bytes(out_dir / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
-    _report(out_dir, audit, result, files, lang, max_line_bytes)
+    with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
+        atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
+        atomic_write_bytes(tmp / "pairs.csv",
+                           result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
+        atomic_write_bytes(tmp / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
+        _report(tmp, audit, result, files, lang, max_line_bytes)
     bar.close()
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]

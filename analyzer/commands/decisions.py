@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.commands.common import (
+    FiniteFloatRange,
+    exit_on_read_errors,
     dd_samples_option,
     MAX_SAMPLES,
     help_epilog,
@@ -28,7 +27,7 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
-noise_option = click.option("--noise", type=click.FloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
+noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
                              show_default=True,
@@ -54,6 +53,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
         frame = analyse(generate_valid(files, problems, max_line_bytes=max_line_bytes), samples=samples,
                         dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
                         max_samples=max_samples, on_progress=bar.phase("analysing", total))
+    exit_on_read_errors(problems)
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
@@ -76,23 +76,15 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd_samples: int, seed: int,
             noise: float, policy: str, max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
-    from analyzer.logs import _umask_mode as umask_mode
+    from analyzer.logs import open_output
 
     output = out
-    target = Path(output)
-    refuse_inputs([target], list(paths))
-    frame, bad = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+    files = resolve_paths(paths)
+    refuse_inputs([output], files)  # the expanded files: a log found inside a folder counts too
+    frame, bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.chmod(tmp, umask_mode())  # mkstemp makes 0600; an output gets the user's umask like any file
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_output(output, inputs=files) as f:  # whole or nothing; a device or pipe written directly
+        frame.to_parquet(f, index=False)
     hands = frame["hand_id"].nunique()
     click.echo(f"{len(frame)} decisions from {hands} hands -> {output}" +
                (f"; {bad} invalid hand(s) left out" if bad else ""), err=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,10 +15,18 @@ from analyzer.commands.common import (
     out_option,
     paths_argument,
     refuse_inputs,
+    resolve_paths,
     samples_option,
     seed_option,
 )
 from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Columns the per-player table reads from decision rows (see docs/design.md).
+DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", "think_ms", "difficulty",
+                    "p0", "p1", "p2", "p3")
 
 
 @click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.",
@@ -52,24 +61,27 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
 
     from analyzer.analysis.players import MEANING, player_table
 
-    if out:
-        refuse_inputs([out], list(paths))
+    parquets = [p for p in paths if p.endswith(".parquet")]
+    logs = tuple(p for p in paths if not p.endswith(".parquet"))
+    if out:  # the expanded inputs: a log found inside a folder counts too
+        refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else [])])
     try:
         weight = None if ref_weight == "auto" else float(ref_weight)
     except ValueError:
         raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'") from None
     if weight is not None and not 0.0 <= weight <= 1.0:
         raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'")
-    if all(p.endswith(".parquet") for p in paths):
-        try:
-            frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
-        except (OSError, ValueError) as e:
-            raise click.UsageError(f"cannot read decision rows: {e}") from e
-    else:
-        frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
-                                 max_samples=max_samples)
-    table = player_table(frame, ref_weight=weight)
+    # decision files and logs may be mixed: the rows of both are put together
+    frames = [_read_decisions(p) for p in parquets]
+    if logs:
+        frames.append(analyse_paths(logs, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                    policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
+                                    max_samples=max_samples)[0])
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    try:
+        table = player_table(frame, ref_weight=weight)
+    except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
+        raise click.UsageError(f"not decision rows written by `analyzer decisions`: {e}") from e
     if fmt == "csv":
         text = table.to_csv(index=False)
     elif fmt == "json":
@@ -84,3 +96,18 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
         atomic_write_bytes(out, text.encode())
     else:
         sys.stdout.write(text)
+
+
+def _read_decisions(path: str) -> pd.DataFrame:
+    """A decision file of `analyzer decisions`; any other file is a usage error (exit 2), not a traceback."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow's errors are of many kinds; any is "not a decision file"
+        raise click.UsageError(f"cannot read decision rows from {path}: {e}") from e
+    missing = [c for c in DECISION_COLUMNS if c not in frame.columns]
+    if missing:
+        raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: it lacks the column(s) "
+                               f"{', '.join(missing)}")
+    return frame

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
 from analyzer.commands.common import (
     counted,
+    exit_on_read_errors,
     dd_samples_option,
     help_epilog,
     lang_option,
@@ -52,17 +53,79 @@ def _players_of(item: Checked) -> list[str]:
     return list(getattr(item.record, "players", []))
 
 
-def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
+#: The largest audit file read for --audit (an audit of a huge room is a few MB; more is not one).
+MAX_AUDIT_BYTES = 256 << 20
+
+
+_NUMBER = {"type": ["number", "null"], "minimum": -1e300, "maximum": 1e300}
+#: What the pair page reads from an audit file, with bounds (the page keeps any other keys as they are;
+#: analyzer.audit.schema is the full contract of the files `analyzer audit` writes).
+_AUDIT_SHAPE: dict[str, Any] = {"type": "object", "properties": {"pairs": {"type": "array", "items": {
+    "type": "object", "required": ["players"], "properties": {
+        "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        "hands_together": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1},
+        "score": _NUMBER, "z": _NUMBER, "p_value": _NUMBER, "q_value": _NUMBER, "flagged": {"type": "boolean"},
+        "signals": {"type": "object"},
+        "evidence": {"type": "array", "maxItems": 100_000, "items": {"type": "object", "properties": {
+            "hand_id": {"type": "string"}, "action": {"type": "integer", "minimum": 0, "maximum": 100_000}}}},
+    }}}}}
+
+
+def _audit_entry(path: str | None, a: str, b: str, together: int) -> dict[str, Any] | None:
+    """The pair's entry of an audit.json, after checking the file against the audit schema and the
+    entry against the logs (it cannot claim more hands together than the logs hold): a hostile or
+    broken file is a usage error, never a crash or a huge allocation."""
     if path is None:
         return None
+    import jsonschema
+
+    from analyzer.validate import _short, load_strict
+
     try:
-        audit = orjson.loads(Path(path).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as e:
-        raise click.BadParameter(f"cannot read {path}: {e}", param_hint="--audit") from e
-    for p in audit.get("pairs", []) if isinstance(audit, dict) else []:
-        if isinstance(p, dict) and sorted(map(str, p.get("players", []))) == sorted([a, b]):
-            return p
+        if Path(path).stat().st_size > MAX_AUDIT_BYTES:
+            raise click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
+        audit, dups = load_strict(Path(path).read_bytes())
+    except (OSError, ValueError, RecursionError) as e:
+        raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
+    if dups:
+        raise click.BadParameter(f"{path}: key {dups[0]!r} appears twice in one object", param_hint="--audit")
+    try:
+        err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_AUDIT_SHAPE).iter_errors(audit))
+    except RecursionError:
+        raise click.BadParameter(f"{path}: nests values too deeply", param_hint="--audit") from None
+    if err is not None:
+        where = "/".join(map(str, err.absolute_path)) or "the top"
+        raise click.BadParameter(f"{path} is not an audit file: at {where}: {_short(err.message, 200)}",
+                                 param_hint="--audit")
+    for p in audit["pairs"]:
+        if sorted(p["players"]) == sorted([a, b]):
+            if p.get("hands_together", 0) > together:
+                raise click.BadParameter(
+                    f"{path} says {a} and {b} sat together {p['hands_together']} hands; the logs hold {together}",
+                    param_hint="--audit")
+            return p  # type: ignore[no-any-return]
     return None
+
+
+def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Checked]]:
+    """``A,B`` as two ids and the valid hands where both sat. Ids may hold commas or spaces: every comma
+    is tried as the separator (and the plain split with spaces trimmed), and the one whose two ids sat
+    together in the logs wins. Only those hands are kept."""
+    cuts = [(value[:i], value[i + 1:]) for i, ch in enumerate(value) if ch == ","]
+    names = [x.strip() for x in value.split(",")]
+    if len(names) == 2:
+        cuts.append((names[0], names[1]))
+    cuts = [c for c in dict.fromkeys(cuts) if c[0] and c[1] and c[0] != c[1]]
+    if not cuts:
+        raise click.BadParameter("expected two different player ids as A,B", param_hint="--pair")
+    together: dict[tuple[str, str], list[Checked]] = {c: [] for c in cuts}
+    for it in items:
+        seated = set(_players_of(it))
+        for c in cuts:
+            if c[0] in seated and c[1] in seated:
+                together[c].append(it)
+    best = max(cuts, key=lambda c: len(together[c]))
+    return best[0], best[1], together[best]
 
 
 def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int, max_samples: int,
@@ -72,19 +135,24 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     from analyzer.report.hand import write_hand_report
     from analyzer.validate import generate_checked
 
-    checked = counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading"))
-    found = next((it for it in checked if it.hand_id == hand_id), None)
+    found = None
+    unreadable: list[Any] = []
+    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading")):
+        if found is None and it.hand_id == hand_id:  # read on: a bad path later is an error too
+            found = it
+        unreadable.extend(p for p in it.check.problems if p.code == "io-error")
+    exit_on_read_errors(unreadable)
     if found is None:
         raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
     if found.variant is None:
-        raise click.ClickException(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
-                                   f"`analyzer validate` explains why")
+        raise click.UsageError(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
+                               f"`analyzer validate` explains why")
     decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples) if found.ok else None
     bar.phase("writing")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
+    except ValueError as e:  # a hand no page can show: a usage error
+        raise click.UsageError(str(e)) from e
     bar.close()
     if not found.ok:
         click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they happen; "
@@ -130,28 +198,33 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
             from analyzer.report.player import write_player_report
 
             room = list(items)
+            exit_on_read_errors(problems)
             if not any(player in _players_of(it) for it in room):
                 raise click.BadParameter(f"player {player!r} sat in no valid hand", param_hint="--player")
-            decisions = analyse_if_available(room, samples, seed, dd_samples, bar, max_samples)
-            if decisions is None:
-                raise click.ClickException("the player page needs the decision analysis (analyzer.analysis.decisions)")
+            try:
+                decisions = analyse_if_available(room, samples, seed, dd_samples, bar, max_samples)
+            except ValueError as e:  # e.g. a room of a variant without a decision analysis
+                raise click.UsageError(f"no player page for this room: {e}") from e
+            if decisions is None or decisions.empty or player not in set(decisions["player"]):
+                raise click.UsageError(f"no decisions of {player!r} to show: the player page needs hands of "
+                                       f"standard 憋七 (other variants have no decision analysis)")
             bar.phase("writing")
             write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
                                 lang=lang)
         else:
             from analyzer.report.pair import write_pair_report
 
-            names = [x.strip() for x in (pair or "").split(",")]
-            if len(names) != 2 or not all(names) or names[0] == names[1]:
-                raise click.BadParameter("expected two different player ids as A,B", param_hint="--pair")
-            a, b = names
-            together = [it for it in items if {a, b} <= set(_players_of(it))]
+            a, b, together = _pair_hands(pair or "", items)
+            exit_on_read_errors(problems)
             if not together:
                 raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
-            decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples)
+            entry = _audit_entry(audit_file, a, b, len(together))
+            try:
+                decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples)
+            except ValueError as e:
+                raise click.UsageError(f"no pair page for these hands: {e}") from e
             bar.phase("writing")
-            write_pair_report(out, a, b, decisions=decisions,
-                              entry=_audit_entry(audit_file, a, b), records=together, lang=lang)
+            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
                    f"`analyzer validate` explains them", err=True)

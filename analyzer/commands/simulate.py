@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from analyzer.commands.common import counted, help_epilog, out_option, seed_option
+from analyzer.commands.common import FiniteFloatRange, counted, help_epilog, out_option, refuse_inputs, seed_option
 from analyzer.simulate import simulator, simulators
 
 #: The standard room's defaults (analyzer.simulate.room.Options), repeated so --help imports no
@@ -32,9 +33,9 @@ def _default(name: str) -> str:
 @click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs. " + _default("colluders"))
 @click.option("--style", default=None,
               help="Collusion style: share, feed, block or mixed (bieqi). " + _default("style"))
-@click.option("--share", type=click.FloatRange(0, 1), default=None,
+@click.option("--share", type=FiniteFloatRange(0, 1), default=None,
               help="Share of the hands sat together in which a pair colludes. " + _default("share"))
-@click.option("--strength", type=click.FloatRange(min=0), default=None,
+@click.option("--strength", type=FiniteFloatRange(min=0), default=None,
               help="Lambda: a colluder maximises own value + lambda x the partner's. " + _default("strength"))
 @click.option("--slow", type=click.Choice(["auto", "yes", "no"]), default=None,
               help="Colluders think longer when they collude (auto: a coin per pair). " + _default("slow"))
@@ -44,7 +45,7 @@ def _default(name: str) -> str:
               help="Levels and shares, e.g. novice:0.2,regular:0.6,expert:0.2 [default: the simulator's mix].")
 @click.option("--friend-skill", default=None, help="Level of the friends (weak friends). " + _default("friend_skill"))
 @click.option("--colluder-skill", default=None, help="Level of the colluders. " + _default("colluder_skill"))
-@click.option("--run-length", type=click.FloatRange(min=1), default=None,
+@click.option("--run-length", type=FiniteFloatRange(min=1), default=None,
               help="Mean hands a table sits before it re-forms. " + _default("run_length"))
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
@@ -54,7 +55,7 @@ def _default(name: str) -> str:
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
-    from analyzer.logs import atomic_write_bytes, write_records
+    from analyzer.logs import atomic_write_bytes, is_special, write_records
     from analyzer.progress import Progress
 
     options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
@@ -63,9 +64,13 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         if not sep or not name:
             raise click.UsageError(f"--option {item!r}: expected NAME=VALUE")
         options[name.replace("-", "_")] = _number(value)
+    if truth is not None:
+        refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
+        if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
+            raise click.UsageError(f"--truth {truth}: the same file as --out")
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise click.UsageError(str(e)) from e
     with Progress("simulate") as bar:  # simulating and writing go together, record by record
         n = write_records(out, counted(sim.records, bar.phase("writing", hands)))
@@ -76,9 +81,14 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
 
 
 def _number(value: str) -> Any:
+    import math
+
     for kind in (int, float):
         try:
-            return kind(value)
+            x = kind(value)
         except ValueError:
-            pass
+            continue
+        if isinstance(x, float) and not math.isfinite(x):
+            raise click.UsageError(f"--option value {value!r} is not a finite number")
+        return x
     return value

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -16,6 +18,10 @@ from analyzer.commands.common import (
     refuse_inputs,
     resolve_paths,
 )
+
+if TYPE_CHECKING:
+    from analyzer.problems import Problem
+    from analyzer.validate import Summary
 
 
 @click.command("validate", short_help="Replay every hand and report every problem in the logs.",
@@ -43,22 +49,47 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
     if html:
         refuse_inputs([html], files)
     bar = Progress("validate")
-    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=bar.phase("reading"), jobs=jobs)
+    emit, finish = problem_stream(fmt)
+    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=bar.phase("reading"), jobs=jobs,
+                       on_problem=emit)
     bar.close()
-    if fmt == "json":
-        sys.stdout.buffer.write(orjson.dumps(summary.to_dict(), option=orjson.OPT_INDENT_2) + b"\n")
-    else:
-        for p in summary.problems:
-            click.echo(p.format())
-        click.echo(f"{summary.hands} hands, {summary.valid_hands} valid, {len(summary.problems)} problems",
-                   err=fmt == "text" and bool(summary.problems) and False)
+    finish(summary)
     if html:
         from analyzer.report.validation import write_validation_report
 
         bar.phase("writing")
         write_validation_report(html, files, summary, lang=lang, inputs=files)
         bar.close()
-    io_errors = [p for p in summary.problems if p.code == "io-error"]
-    if io_errors and summary.hands == 0:
+    if summary.by_code["io-error"] and summary.hands == 0:
         sys.exit(2)
-    sys.exit(1 if summary.problems else 0)
+    sys.exit(1 if summary.n_problems else 0)
+
+
+def problem_stream(fmt: str) -> tuple[Callable[[Problem], None], Callable[[Summary], None]]:
+    """Write each problem as it is found (constant memory however many): a line of text, or one element of
+    the JSON document's ``problems`` array, which ``finish`` closes with the counts (still one document)."""
+    out = sys.stdout
+    if fmt == "json":
+        sep = ["\n  "]
+        out.write('{"problems": [')
+
+        def emit_json(p: Problem) -> None:
+            out.write(sep[0] + orjson.dumps(p.to_dict()).decode())
+            sep[0] = ",\n  "
+
+        def finish_json(s: Summary) -> None:
+            tail = {"hands": s.hands, "valid_hands": s.valid_hands, "n_problems": s.n_problems,
+                    "problem_counts": dict(s.by_code.most_common())}
+            out.write(("\n" if s.n_problems else "") + "], " + orjson.dumps(tail).decode()[1:] + "\n")
+            out.flush()
+
+        return emit_json, finish_json
+
+    def emit_text(p: Problem) -> None:
+        out.write(p.format() + "\n")  # format() escapes control characters
+
+    def finish_text(s: Summary) -> None:
+        out.write(f"{s.hands} hands, {s.valid_hands} valid, {s.n_problems} problems\n")
+        out.flush()
+
+    return emit_text, finish_text

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -181,10 +182,15 @@ def _run_kernel(records: Sequence[Any]) -> tuple[list[int], Any, Any, Any]:
         acts = rec.actions
         d = rec.deal
         ds = "".join(["".join(x) for x in d])
-        cs = "".join([a.card for a in acts])
+        codes = [a.card for a in acts]
+        cs = "".join(codes)
         n = len(acts)
         if (len(ds) != DEAL_CHARS or len(cs) != CODE_CHARS * n or [len(x) for x in d] != sizes
                 or not (ds.isascii() and cs.isascii()) or len(set(rec.players)) != SEATS):
+            continue
+        # the kernel reads the codes joined: each must be exactly 2 characters ("7", "S8S" joins like "7S", "8S");
+        # with the lengths above, no code longer than 2 means every one is 2
+        if max(map(len, chain.from_iterable(d))) != CODE_CHARS or (n and max(map(len, codes)) != CODE_CHARS):
             continue
         t = [a.ms for a in acts]
         if None in t:

@@ -7,6 +7,7 @@ import hashlib
 import html
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
@@ -32,9 +33,40 @@ for _lang, _labels in CASE_LABELS.items():
 BIG_DEVIATION = 5.0
 
 
+#: Characters that are invisible or reorder text: C1 controls and DEL, bidi overrides, isolates and marks,
+#: zero-width ones (C0 controls are added where raw; in JSON they arrive as escapes).
+_HIDDEN = ("\\x7f-\\x9f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200f\\u2028-\\u202e"
+           "\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff9-\\ufffb")
+#: In the JSON text: an escape (kept whole, so an escaped backslash is never misread), or a hidden character.
+_ESCAPE_OR_HIDDEN = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)|[" + _HIDDEN + "]")
+_HIDDEN_CHAR = re.compile("[\\x00-\\x1f" + _HIDDEN + "]")
+_SHORT_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "b": 0x08, "f": 0x0C}
+
+
+def _visible(m: re.Match[str]) -> str:
+    """A hidden character as visible text (a log's id cannot hide, forge or reverse what the page shows)."""
+    tok = m[0]
+    if tok[0] != "\\":
+        code = ord(tok)
+    elif tok[1] in _SHORT_ESCAPES:
+        code = _SHORT_ESCAPES[tok[1]]
+    elif tok[1] == "u" and int(tok[2:], base=16) < 0x20:  # noqa: FURB166 - a JSON escape, not a 0x literal
+        code = int(tok[2:], base=16)  # noqa: FURB166
+    else:
+        return tok  # \\, \", \/ and other escapes stay as they are
+    return chr(0x2400 + code) if code < 0x20 else f"\u2039U+{code:04X}\u203a"  # ␊ ␛ ..., ‹U+202E›
+
+
+def visible_text(text: str) -> str:
+    """``text`` with its control and invisible characters shown (for text the page's HTML holds itself)."""
+    return _HIDDEN_CHAR.sub(_visible, text)
+
+
 def json_for_script(obj: Any) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` can end the element."""
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` can end the element,
+    and every control or invisible character of the data (ids from logs) is shown as visible text."""
     text = orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY, default=_default).decode()
+    text = _ESCAPE_OR_HIDDEN.sub(_visible, text)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -102,7 +134,8 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
         f"<title>{title}</title><style>{''.join(_asset(n) for n in ('report.css', *view_css))}</style></head><body>",
         "<header class=\"top\"><div id=\"lang-switch\" class=\"lang-switch\"></div>",
-        f"<h1 id=\"page-title\">{title}</h1><div class=\"sub\" data-raw=\"1\">{html.escape(subtitle)}</div></header>",
+        f"<h1 id=\"page-title\">{title}</h1><div class=\"sub\" data-raw=\"1\"><bdi>{html.escape(visible_text(subtitle))}"
+        "</bdi></div></header>",
         "<main><div id=\"overview\"></div><div id=\"detail\"></div></main>",
         f"<script type=\"application/json\" id=\"report-data\">{json_for_script(main_data)}</script>",
     ]

@@ -70,11 +70,12 @@ def write_validation_report(path: str | os.PathLike[str], files: Sequence[str], 
              "step": steps.get(id(p), p.action), "seat": p.seat,
              "player": p.player, "code": p.code, "message": p.message, "h": index.get((p.file or "", p.line or 0))}
             for p in shown]
-    counts = Counter(p.code for p in summary.problems)
+    counts = summary.by_code or Counter(p.code for p in summary.problems)  # the summary keeps only the first
+    total = max(summary.n_problems, len(summary.problems))
     data = {
-        "validation": {"hands": summary.hands, "valid_hands": summary.valid_hands, "n_problems": len(summary.problems),
+        "validation": {"hands": summary.hands, "valid_hands": summary.valid_hands, "n_problems": total,
                        "by_code": [[c, n, CODES.get(c, "")] for c, n in counts.most_common()],
-                       "problems": rows, "truncated": len(summary.problems) - len(shown)},
+                       "problems": rows, "truncated": total - len(shown)},
         "hand_ids": [hands[k]["id"] for k in keys],
     }
     page = render_page("validation", lang=lang, data=data, stores={"hand": [hands[k] for k in keys]},

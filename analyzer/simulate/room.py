@@ -8,7 +8,8 @@ records lazily. Everything random comes from one ``numpy`` generator seeded with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -167,8 +168,8 @@ def _form_tables(n: int, pairs: list[Pair], opts: Options, rng: np.random.Genera
     return [[t[i] for i in rng.permutation(SEATS)] for t in tables if len(t) == SEATS]
 
 
-def _schedule(hands: int, n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator) -> list[Sitting]:
-    sittings: list[Sitting] = []
+def _schedule(hands: int, n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator) -> Iterator[Sitting]:
+    """Who sits where for how many hands, lazily (a room of 10**9 hands is never held in memory)."""
     total = 0
     rnd = 0
     while total < hands:
@@ -176,10 +177,9 @@ def _schedule(hands: int, n: int, pairs: list[Pair], opts: Options, rng: np.rand
             length = min(int(rng.geometric(1.0 / opts.run_length)), hands - total)
             if length <= 0:
                 break
-            sittings.append(Sitting(rnd, f"t{rnd + 1:04d}-{k + 1}", seats, length))
+            yield Sitting(rnd, f"t{rnd + 1:04d}-{k + 1}", seats, length)
             total += length
         rnd += 1
-    return sittings
 
 
 @dataclass
@@ -192,15 +192,44 @@ class _Hand:
     colluding: list[Pair]
 
 
-def _plan_hands(sittings: list[Sitting], pairs: list[Pair], rng: np.random.Generator) -> list[_Hand]:
+def _plan_hands(sittings: Iterable[Sitting], pairs: list[Pair], rng: np.random.Generator) -> Iterator[_Hand]:
     colluders = [p for p in pairs if p.style is not None]
-    out: list[_Hand] = []
+    n = 0
     for st in sittings:
         for j in range(st.hands):
             seats = st.seats[j % SEATS:] + st.seats[:j % SEATS]  # seats rotate one place a hand
             active = [p for p in colluders if p.a in seats and p.b in seats and rng.random() < p.share]
-            out.append(_Hand(len(out), st, seats, active))
+            yield _Hand(n, st, seats, active)
+            n += 1
+
+
+def _copy(rng: np.random.Generator) -> np.random.Generator:
+    out = np.random.Generator(type(rng.bit_generator)())
+    out.bit_generator.state = rng.bit_generator.state
     return out
+
+
+class _Plan:
+    """The room's plan, replayable in constant memory with exactly the random draws of planning it whole
+    (every schedule draw, then every per-hand draw, then the play's): the draws are replayed from saved
+    generator states instead of keeping every hand."""
+
+    def __init__(self, hands: int, n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator):
+        self.args = (hands, n, pairs, opts)
+        self.start = _copy(rng)
+        for _ in _schedule(hands, n, pairs, opts, rng):  # where the per-hand draws start
+            pass
+        self.after_schedule = _copy(rng)
+
+    def __iter__(self) -> Iterator[_Hand]:
+        hands, n, pairs, opts = self.args
+        return _plan_hands(_schedule(hands, n, pairs, opts, _copy(self.start)), pairs, _copy(self.after_schedule))
+
+    def consume(self, rng: np.random.Generator) -> None:
+        """Advance ``rng`` past every per-hand draw (``rng`` is at the end of the schedule's draws)."""
+        hands, n, pairs, opts = self.args
+        for _ in _plan_hands(_schedule(hands, n, pairs, opts, _copy(self.start)), pairs, rng):
+            pass
 
 
 def _deals(b: int, rng: np.random.Generator) -> np.ndarray:
@@ -283,14 +312,17 @@ def _record(h: _Hand, played: _Played, i: int, people: list[Player], hand_id: st
                                               dutou=list(out.dutou), ranking=list(out.ranking)))
 
 
-def _records(plan: list[_Hand], people: list[Player], pairs: list[Pair], prefix: str,
+def _records(plan: Iterable[_Hand], people: list[Player], pairs: list[Pair], prefix: str,
              rng: np.random.Generator) -> Iterator[Record]:
     """Play the plan batch by batch, yielding each hand's record."""
     styles = _weights_cache(pairs)
     clock: dict[str, int] = {}  # table -> ms after START when its next hand starts
     current_round, round_start, round_end = -1, 0, 0
-    for lo in range(0, len(plan), BATCH):
-        batch = plan[lo:lo + BATCH]
+    hands = iter(plan)
+    lo = 0
+    while batch := list(islice(hands, BATCH)):
+        if current_round >= 0:
+            clock = {k: v for k, v in clock.items() if v >= round_start}  # tables of past rounds: done
         played = _play_batch(batch, people, styles, rng)
         for i, h in enumerate(batch):
             st = h.sitting
@@ -301,10 +333,11 @@ def _records(plan: list[_Hand], people: list[Player], pairs: list[Pair], prefix:
             yield _record(h, played, i, people, f"{prefix}{h.index + 1:06d}", START + timedelta(milliseconds=t0))
             clock[st.table_id] = t0 + int(played.ms[i, -1]) + GAP_BETWEEN_HANDS_MS
             round_end = max(round_end, clock[st.table_id])
+        lo += len(batch)
 
 
 def _truth(seed: int, hands: int, opts: Options, people: list[Player], pairs: list[Pair],
-           plan: list[_Hand]) -> dict[str, Any]:
+           plan: Iterable[_Hand]) -> dict[str, Any]:
     together: dict[tuple[int, int], int] = {}
     colluded: dict[tuple[int, int], int] = {}
     for h in plan:
@@ -349,6 +382,8 @@ def simulate(*, hands: int, players: int, seed: int, **options: Any) -> Simulati
         raise ValueError("presence must be above 0: nobody would ever sit down")
     rng = np.random.default_rng(seed)
     people, pairs = _population(players, opts, rng)
-    plan = _plan_hands(_schedule(hands, players, pairs, opts, rng), pairs, rng)
+    plan = _Plan(hands, players, pairs, opts, rng)  # rng: now past the schedule's draws
+    truth = _truth(seed, hands, opts, people, pairs, plan)
+    plan.consume(rng)  # ... and past the per-hand draws: the play's draws follow
     prefix = opts.prefix or f"s{seed}-"
-    return Simulation(_records(plan, people, pairs, prefix, rng), _truth(seed, hands, opts, people, pairs, plan))
+    return Simulation(_records(plan, people, pairs, prefix, rng), truth)

@@ -29,6 +29,7 @@ from analyzer.cards import (
     suit_of,
 )
 from analyzer.problems import Problem
+from analyzer.variants.record import MAX_INT, Int
 from analyzer.variants.base import HandCheck, Offers, VariantBase, players_problems, result_problems, rng_of
 from analyzer.variants.record import CardOrJoker as Card
 from analyzer.variants.record import HandHeader, Seat, player_of
@@ -58,6 +59,10 @@ TrumpCode = Literal["S", "H", "D", "C"]
 
 # --------------------------------------------------------------------------- rule options
 
+#: Bound of every rule factor: settlements stay far inside 2**53 (points <= 200 + a bottom x factor).
+MAX_FACTOR = 1 << 10
+
+
 class HeiqiRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Rule options of 信阳黑七; a log may name any of them in ``rules``, the rest keep defaults."""
 
@@ -66,13 +71,14 @@ class HeiqiRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
         "unless a player out of the suit trumps it with the same shape")] = False
     redeal_first_bidder: Annotated[Literal["same", "next"], Meta(
         description="Who bids first after a hand that all four passed: the same seat, or the next clockwise")] = "same"
-    units: Annotated[tuple[Annotated[int, Meta(ge=0)], ...], Meta(
+    units: Annotated[tuple[Annotated[int, Meta(ge=0, le=MAX_FACTOR)], ...], Meta(
         min_length=4, max_length=4,
         description="Settlement units per full 10 points of difference at contracts 80, 90, 100, 110")] = (3, 2, 2, 1)
-    bottom_factors: Annotated[tuple[Annotated[int, Meta(ge=0)], ...], Meta(
+    bottom_factors: Annotated[tuple[Annotated[int, Meta(ge=0, le=MAX_FACTOR)], ...], Meta(
         min_length=3, max_length=3,
         description="摳底 factor on the bottom's points when the last lead was a single, a pair, a tractor")] = (1, 2, 4)
-    bald_factor: Annotated[int, Meta(ge=1, description="Factor on the settlement when the defenders score 0 (光头)")] = 2
+    bald_factor: Annotated[int, Meta(ge=1, le=MAX_FACTOR,
+                                     description="Factor on the settlement when the defenders score 0 (光头)")] = 2
 
 
 DEFAULT_RULES = HeiqiRules()
@@ -626,11 +632,11 @@ class HeiqiTrick(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class HeiqiResult(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    settlement: Annotated[list[int], Meta(min_length=4, max_length=4,
+    settlement: Annotated[list[Int], Meta(min_length=4, max_length=4,
                                           description="Units won (+) or lost (-) by each seat; sums to zero")]
-    defender_points: Annotated[int, Meta(ge=0, description="Defenders' points including the 摳底 bottom")] | None = None
-    bottom_points: Annotated[int, Meta(ge=0, description="Points of the 8 buried cards")] | None = None
-    bottom_factor: Annotated[int, Meta(ge=0, description="摳底 factor on the bottom (0: dealer won the last trick)")] \
+    defender_points: Annotated[int, Meta(ge=0, le=MAX_INT, description="Defenders' points including the 摳底 bottom")] | None = None
+    bottom_points: Annotated[int, Meta(ge=0, le=MAX_INT, description="Points of the 8 buried cards")] | None = None
+    bottom_factor: Annotated[int, Meta(ge=0, le=MAX_INT, description="摳底 factor on the bottom (0: dealer won the last trick)")] \
         | None = None
     outcome: OutcomeName | None = None
 

@@ -14,12 +14,22 @@ from msgspec import Meta
 
 CARD_DESCRIPTION = "Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠♥♦♣), e.g. 7S, TD"
 
-Card = Annotated[str, Meta(description=CARD_DESCRIPTION)]
+#: The largest number any count, time or score of a log may hold: 2**53 - 1, the largest integer a
+#: JSON reader that uses doubles (JavaScript, pandas) still reads exactly. Larger values are a problem
+#: (bad-type), so no report, sum or compiled kernel ever meets a number it cannot hold.
+MAX_INT = 2**53 - 1
+
+# A code is 2 or 3 characters ("10S"): checked while decoding (cheap), so a deal whose codes are split at
+# the wrong places ("7", "S8S", ...) never reaches the compiled check, which reads the codes joined.
+Card = Annotated[str, Meta(min_length=2, max_length=3, description=CARD_DESCRIPTION)]
 #: A card code where the game has jokers too (the schema generator keys its pattern on "joker").
-CardOrJoker = Annotated[str, Meta(description=CARD_DESCRIPTION + "; or a joker: SJ (small), BJ (big)")]
+CardOrJoker = Annotated[str, Meta(min_length=2, max_length=3,
+                                  description=CARD_DESCRIPTION + "; or a joker: SJ (small), BJ (big)")]
 Seat = Annotated[int, Meta(ge=0, le=3)]
-SeatInts = Annotated[list[int], Meta(min_length=4, max_length=4)]
-Ms = Annotated[int, Meta(ge=0, description="Milliseconds since the hand started; never decreasing")]
+#: A recorded number (a score, points, a factor): bounded so sums and pages stay exact.
+Int = Annotated[int, Meta(ge=-MAX_INT, le=MAX_INT)]
+SeatInts = Annotated[list[Int], Meta(min_length=4, max_length=4)]
+Ms = Annotated[int, Meta(ge=0, le=MAX_INT, description="Milliseconds since the hand started; never decreasing")]
 
 
 class HandHeader(msgspec.Struct, tag_field="variant", forbid_unknown_fields=True, omit_defaults=True,

@@ -627,8 +627,8 @@ function renderEvidence(root, p) {
       [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
        [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
       ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
-        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
-        td(el("span", { text: x.chosen })), td(el("span", { text: x.alternative })), td(fmt(x.regret, 2), true),
+        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction", raw: "1" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
+        td(el("span", { text: prettyCards(String(x.chosen ?? "")) })), td(el("span", { text: prettyCards(String(x.alternative ?? "")) })), td(fmt(x.regret, 2), true),
         td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
         td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
     return;

@@ -1,0 +1,190 @@
+"""Hostile records at the gate: nothing bad validates, nothing raises (issue 15, items 1-3 and the minor ones)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import legal_obj
+
+from analyzer.cli import cli
+from analyzer.logs import Line, generate_lines
+from analyzer.validate import check_lines, validate
+from analyzer.rules import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules
+from analyzer.variants.bieqi import settle
+
+
+def _codes(obj: dict | bytes) -> list[str]:
+    data = obj if isinstance(obj, bytes) else orjson.dumps(obj)
+    [item] = check_lines([Line("f.jsonl", 1, data)])
+    return [p.code for p in item.check.problems]
+
+
+def _clean(r: object) -> bool:
+    """The command ended by exiting, not by an exception."""
+    return getattr(r, "exception", None) is None or isinstance(r.exception, SystemExit)  # type: ignore[attr-defined]
+
+
+def _split(obj: dict) -> dict:
+    """Codes split at the wrong places: "7S", "8S" -> "7", "S8S"; the joined string is unchanged."""
+    d = obj["deal"][0]
+    d[0], d[1] = d[0][0], d[0][1] + d[1]
+    return obj
+
+
+def test_codes_split_at_the_wrong_places_are_bad_cards() -> None:
+    assert _codes(legal_obj(1)) == []
+    assert set(_codes(_split(legal_obj(1)))) == {"bad-card"}
+    o = legal_obj(2)
+    a = o["actions"]
+    a[3]["card"], a[4]["card"] = a[3]["card"] + a[4]["card"][0], a[4]["card"][1]
+    assert "bad-card" in _codes(o)
+
+
+def test_split_codes_never_reach_decisions_audit_or_report(tmp_path: Path) -> None:
+    log = tmp_path / "split.jsonl"
+    log.write_bytes(orjson.dumps(_split(legal_obj(3, "bad"))) + b"\n")
+    r = CliRunner().invoke(cli, ["report", str(log), "--hand", "bad", "--out", str(tmp_path / "r.html")])
+    assert r.exit_code == 2 and _clean(r) and "not a readable record" in r.output
+    r = CliRunner().invoke(cli, ["decisions", str(log), "-o", str(tmp_path / "d.parquet"), "--samples", "1",
+                                 "--dd-samples", "0"])
+    assert r.exit_code == 0 and _clean(r) and "0 decisions" in r.output and "[bad-card]" in r.output, r.output
+
+
+@pytest.mark.parametrize("rules", [
+    {"cover_doubling": [0] * 64},
+    {"cover_doubling": [1] * 15000},
+    {"cover_doubling": [MAX_POINTS + 1]},
+    {"dutou_factor": 2**63},
+    {"dutou_factor": MAX_DUTOU_FACTOR + 1},
+    {"dutou_factor": 0},
+    {"tong_factors": [2**63] * 5},
+    {"tong_factors": [1, 2, 4, 8, MAX_TONG_FACTOR + 1]},
+    {"tong_factors": [1, 2]},
+    {"dutou": "triple"},
+    {"units": [1, 1, 1, 1]},
+])
+def test_rule_options_out_of_bounds_are_bad_rules(rules: dict) -> None:
+    o = legal_obj(4)
+    o["rules"] = rules
+    assert set(_codes(o)) == {"bad-rules"}
+
+
+def test_rule_option_with_an_int_of_thousands_of_digits_is_a_problem() -> None:
+    line = orjson.dumps(legal_obj(5)).replace(b'"hand_id"', b'"rules":{"dutou_factor":' + b"9" * 5000 + b'},"hand_id"')
+    assert _codes(line) in (["bad-rules"], ["not-json"])
+
+
+def test_the_largest_legal_rules_score_exactly_in_the_compiled_scorer() -> None:
+    """Every legal combination fits: the worst case (biggest factors, every threshold passed) scores the
+    same compiled as in Python, and below 2**53."""
+    from analyzer.kernels.scoring import rule_table, settle_into
+
+    rules = Rules(tong_factors=(MAX_TONG_FACTOR,) * 5, dutou_factor=MAX_DUTOU_FACTOR,
+                  cover_doubling=(0,) * MAX_THRESHOLDS)
+    for pts, l7 in [([0, 0, 0, MAX_POINTS], [True, True, True, False]), ([0, 100, 100, 164], [True] * 4),
+                    ([91, 91, 91, 91], [False] * 4)]:
+        ref = settle(pts, l7, [0, 1, 2, 3], rules)
+        mult, scores = np.zeros(4, np.int64), np.zeros(4, np.int64)
+        settle_into(np.array(pts, np.int64), np.array(l7), rule_table([rules])[0], mult, scores)
+        assert list(scores) == list(ref.scores) and list(mult) == list(ref.multipliers)
+        assert max(abs(s) for s in ref.scores) < 2**53
+
+
+@pytest.mark.parametrize("value", [2**53, 2**63, 2**64 - 1])
+def test_huge_times_are_bad_type(value: int) -> None:
+    o = legal_obj(6)
+    o["actions"][-1]["ms"] = value
+    assert _codes(o) == ["bad-type"]
+
+
+@pytest.mark.parametrize("field", ["seat", "ms"])
+def test_numbers_beyond_64_bits_are_out_of_range_not_json_errors(field: str) -> None:
+    line = orjson.dumps(legal_obj(7)).replace(f'"{field}":'.encode(), f'"{field}":1{"0" * 400}'.encode() + b",\"x\":", 1)
+    codes = _codes(line)
+    assert "not-json" not in codes and "bad-type" in codes
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_and_infinity_are_not_json(literal: bytes) -> None:
+    line = orjson.dumps(legal_obj(8)).replace(b'"ms":1', b'"ms":' + literal + b',"y":1', 1)
+    assert _codes(line) == ["not-json"]
+
+
+@pytest.mark.parametrize("where", ["extra", "players", "rules", "actions", "result"])
+@pytest.mark.parametrize("depth", [255, 600, 1100, 5000])
+def test_deep_nesting_is_a_problem_never_a_recursion_error(where: str, depth: int) -> None:
+    o = legal_obj(9)
+    deep = b"[" * depth + b"]" * depth
+    key = {"extra": "zz", "players": "players", "rules": "rules", "actions": "actions", "result": "result"}[where]
+    o.pop(key, None)
+    line = orjson.dumps(o)[:-1] + b',"' + key.encode() + b'":' + deep + b"}"
+    codes = _codes(line)
+    assert codes and set(codes) <= {"not-json", "bad-type", "extra-field", "bad-rules", "bad-players"}
+
+
+def test_deep_nesting_in_a_room_does_not_break_its_audit(tmp_path: Path) -> None:
+    lines = [orjson.dumps(legal_obj(s, f"h{s}")) for s in range(3)]
+    lines.append(orjson.dumps(legal_obj(10, "deep"))[:-1] + b',"x":' + b"[" * 300 + b"]" * 300 + b"}")
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    summary = validate([str(log)])
+    assert summary.hands == 4 and summary.valid_hands == 3
+    r = CliRunner().invoke(cli, ["audit", str(log), "--out", str(tmp_path / "out"), "--samples", "1",
+                                 "--dd-samples", "1"])
+    assert r.exit_code in (0, 1), r.output
+    assert (tmp_path / "out" / "report.html").exists()
+
+
+def test_duplicate_keys_are_reported() -> None:
+    line = orjson.dumps(legal_obj(11)).replace(b'"hand_id":"h11"', b'"hand_id":"h11","hand_id":"h12"', 1)
+    assert "duplicate-key" in _codes(line)
+    act = orjson.dumps(legal_obj(12)).replace(b'"card":"', b'"card":"2C","card":"', 1)
+    assert "duplicate-key" in _codes(act)
+
+
+def test_an_empty_player_id_is_bad_players() -> None:
+    o = legal_obj(13)
+    o["players"][2] = ""
+    assert _codes(o) == ["bad-players"]
+
+
+def test_a_bom_first_in_a_file_is_skipped_and_elsewhere_is_a_problem(tmp_path: Path) -> None:
+    line = orjson.dumps(legal_obj(14))
+    log = tmp_path / "bom.jsonl"
+    log.write_bytes(b"\xef\xbb\xbf" + line + b"\n\xef\xbb\xbf" + orjson.dumps(legal_obj(15)) + b"\n")
+    s = validate([str(log)])
+    assert s.valid_hands == 1 and [p.code for p in s.problems] == ["not-json"] and s.problems[0].line == 2
+
+
+def test_nul_bytes_and_control_bytes_are_not_json() -> None:
+    line = orjson.dumps(legal_obj(16))
+    assert _codes(line[:-1] + b"\x00}") == ["not-json"]
+    assert _codes(b"\x00" * 100) == ["not-json"]
+
+
+def test_max_line_bytes_counts_crlf_and_lf_alike(tmp_path: Path) -> None:
+    body = b'{"a":1}'
+    for ending in (b"\n", b"\r\n"):
+        p = tmp_path / "x.jsonl"
+        p.write_bytes(body + ending + body + b"x" + ending)
+        lines = list(generate_lines(str(p), max_line_bytes=len(body)))
+        assert [x.data for x in lines] == [body, None], ending
+
+
+def test_gz_with_trailing_garbage_and_concatenated_members(tmp_path: Path) -> None:
+    a, b = orjson.dumps(legal_obj(17, "a")) + b"\n", orjson.dumps(legal_obj(18, "b")) + b"\n"
+    cat = tmp_path / "cat.jsonl.gz"
+    cat.write_bytes(gzip.compress(a) + gzip.compress(b))
+    assert validate([str(cat)]).valid_hands == 2
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(gzip.compress(a) + b"garbage after the member")
+    s = validate([str(junk)])
+    assert s.valid_hands == 1 and [p.code for p in s.problems] == ["io-error"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert validate([str(empty)]).hands == 0

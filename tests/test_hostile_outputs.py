@@ -1,0 +1,335 @@
+"""Outputs and the user's files under misuse: nothing overwritten, devices kept, sets whole, clear exits
+(issue 15, items 8-13 and the minor ones about outputs and options)."""
+
+from __future__ import annotations
+
+import fcntl
+import gzip
+import os
+import stat
+from pathlib import Path
+
+import orjson
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+from conftest import legal_obj
+
+from analyzer.cli import cli
+from analyzer.logs import OutputSet, atomic_write_bytes, write_records
+
+FAST = ["--samples", "1", "--dd-samples", "0"]
+AUDIT_FAST = ["--samples", "1", "--dd-samples", "1"]
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def _clean_exit(r: Result, code: int) -> None:
+    """Exited with ``code`` through SystemExit (click's way), never by an uncaught exception."""
+    assert r.exit_code == code, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output
+
+
+def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / name
+    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
+    return p
+
+
+def test_decisions_refuses_a_log_found_inside_a_folder_argument(tmp_path: Path) -> None:
+    log = _log(tmp_path / "logs")
+    before = log.read_bytes()
+    r = _run("decisions", str(tmp_path / "logs"), "-o", str(log), *FAST)
+    _clean_exit(r, 2)
+    assert "input" in r.output and log.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["validate", "report", "decisions", "audit"])
+def test_no_writer_overwrites_an_input_through_a_link(tmp_path: Path, command: str) -> None:
+    log = _log(tmp_path / "logs")
+    before = log.read_bytes()
+    link = tmp_path / "out.html"
+    link.symlink_to(log)
+    args = {"validate": ["validate", str(tmp_path / "logs"), "--html", str(link)],
+            "report": ["report", str(tmp_path / "logs"), "--hand", "h0", "--out", str(link), "--samples", "1"],
+            "decisions": ["decisions", str(tmp_path / "logs"), "-o", str(link), *FAST],
+            "audit": ["audit", str(tmp_path / "logs"), "--out", str(tmp_path / "logs"), *AUDIT_FAST]}[command]
+    if command == "audit":  # an input named like an output inside --out
+        (tmp_path / "logs" / "audit.json").symlink_to(log)
+    r = _run(*args)
+    _clean_exit(r, 2)
+    assert "input" in r.output and log.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["validate", "report", "decisions", "simulate"])
+def test_dev_null_stays_a_device(tmp_path: Path, command: str) -> None:
+    log = _log(tmp_path)
+    args = {"validate": ["validate", str(log), "--html", os.devnull],
+            "report": ["report", str(log), "--hand", "h0", "--out", os.devnull, "--samples", "1"],
+            "decisions": ["decisions", str(log), "-o", os.devnull, *FAST],
+            "simulate": ["simulate", "--hands", "3", "--players", "4", "--colluders", "0", "--friends", "0",
+                         "--out", os.devnull, "--truth", os.devnull]}[command]
+    r = _run(*args)
+    assert r.exit_code == 0 and r.exception is None or isinstance(r.exception, SystemExit), r.output
+    assert r.exit_code == 0, r.output
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", ["validate", "decisions", "simulate"])
+def test_a_full_disk_is_exit_2_with_one_line(tmp_path: Path, command: str) -> None:
+    log = _log(tmp_path)
+    args = {"validate": ["validate", str(log), "--html", "/dev/full"],
+            "decisions": ["decisions", str(log), "-o", "/dev/full", *FAST],
+            "simulate": ["simulate", "--hands", "50", "--players", "4", "--colluders", "0", "--friends", "0",
+                         "--out", "/dev/full"]}[command]
+    r = _run(*args)
+    _clean_exit(r, 2)
+    assert "analyzer: error: /dev/full: No space left on device" in r.output
+
+
+def test_an_output_under_a_file_is_exit_2_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = _run("validate", str(log), "--html", str(blocker / "sub" / "v.html"))
+    _clean_exit(r, 2)
+    assert r.output.count("analyzer: error:") == 1
+    r = _run("decisions", str(log), "-o", str(tmp_path), *FAST)  # a folder where a file is expected
+    assert r.exit_code == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "room.jsonl"]
+
+
+def test_a_failed_audit_leaves_the_old_set_and_no_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _log(tmp_path / "logs", n=4)
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {n: f"old {n}".encode() for n in ("audit.json", "pairs.csv", "players.csv", "report.html")}
+    for n, b in old.items():
+        (out / n).write_bytes(b)
+    import analyzer.report.audit as page
+
+    def boom(*a: object, **k: object) -> None:
+        raise OSError(28, "No space left on device", str(out / "report.html"))
+
+    monkeypatch.setattr(page, "write_audit_report", boom)
+    r = _run("audit", str(log), "--out", str(out), *AUDIT_FAST)
+    _clean_exit(r, 2)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old  # nothing new, nothing left behind
+
+
+def test_an_output_set_is_locked_while_written_and_moves_in_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with OutputSet(out, ["a", "b"]) as tmp:
+        (tmp / "a").write_bytes(b"1")
+        (tmp / "b").write_bytes(b"2")
+        fd = os.open(out, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):  # a second run waits for this one
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+        assert not (out / "a").exists()  # nothing moves in before the whole set is written
+    assert (out / "a").read_bytes() == b"1" and (out / "b").read_bytes() == b"2"
+    assert sorted(p.name for p in out.iterdir()) == ["a", "b"]
+
+
+def test_interrupting_an_output_set_keeps_the_old_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a").write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt), OutputSet(out, ["a", "b"]) as tmp:
+        (tmp / "a").write_bytes(b"new")
+        raise KeyboardInterrupt
+    assert sorted(p.name for p in out.iterdir()) == ["a"] and (out / "a").read_bytes() == b"old"
+
+
+def _truncated_gz(folder: Path) -> Path:
+    data = gzip.compress(b"".join(orjson.dumps(legal_obj(s, f"g{s}")) + b"\n" for s in range(3)))
+    p = folder / "cut.jsonl.gz"
+    p.write_bytes(data[: len(data) // 2])
+    return p
+
+
+@pytest.mark.parametrize("command", ["decisions", "players", "report", "audit"])
+def test_a_read_error_is_exit_2_and_writes_nothing(tmp_path: Path, command: str) -> None:
+    gz = _truncated_gz(tmp_path)
+    out = tmp_path / "out"
+    args = {"decisions": ["decisions", str(gz), "-o", str(out), *FAST],
+            "players": ["players", str(gz), *FAST],
+            "report": ["report", str(gz), "--hand", "g0", "--out", str(out), "--samples", "1"],
+            "audit": ["audit", str(gz), "--out", str(out), *AUDIT_FAST]}[command]
+    r = _run(*args)
+    _clean_exit(r, 2)
+    assert "io-error" in r.output and not out.exists()
+
+
+def test_report_player_on_a_borrow_room_is_a_usage_error(tmp_path: Path) -> None:
+    from analyzer.simulate.borrow import simulate
+
+    log = tmp_path / "borrow.jsonl"
+    write_records(log, simulate(hands=3, players=4, seed=1).records)
+    pid = orjson.loads(log.read_bytes().splitlines()[0])["players"][0]
+    r = _run("report", str(log), "--player", pid, "--out", str(tmp_path / "p.html"), "--samples", "1")
+    _clean_exit(r, 2)
+    hand = orjson.loads(log.read_bytes().splitlines()[0])["hand_id"]
+    r = _run("report", str(log), "--hand", hand, "--out", str(tmp_path / "h.html"), "--samples", "1")
+    assert r.exit_code in (0, 2) and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
+
+
+def test_players_on_a_parquet_of_other_columns_is_a_usage_error(tmp_path: Path) -> None:
+    other = tmp_path / "other.parquet"
+    pd.DataFrame({"x": [1, 2]}).to_parquet(other)
+    r = _run("players", str(other))
+    _clean_exit(r, 2)
+    assert "lacks the column" in r.output
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet at all")
+    _clean_exit(_run("players", str(junk)), 2)
+
+
+def test_players_mixing_a_parquet_and_a_log_uses_both(tmp_path: Path) -> None:
+    a = _log(tmp_path / "a", n=2)
+    b = _log(tmp_path / "b", n=2, first=10)
+    rows = tmp_path / "a.parquet"
+    _clean_exit(_run("decisions", str(a), "-o", str(rows), *FAST), 0)
+    both = _run("players", str(rows), str(b), "--format", "json", *FAST)
+    one = _run("players", str(rows), "--format", "json")
+    assert both.exit_code == 0 and one.exit_code == 0, both.output
+    decisions = lambda r: sum(p["decisions"] for p in orjson.loads(r.output))
+    assert decisions(both) > decisions(one)
+
+
+@pytest.mark.parametrize("args", [
+    ["validate", "LOG", "--max-line-bytes", "99999999999999999999"],
+    ["audit", "LOG", "--out", "OUT", "--alpha", "nan"],
+    ["audit", "LOG", "--out", "OUT", "--fdr", "inf"],
+    ["decisions", "LOG", "-o", "OUT", "--noise", "nan"],
+    ["simulate", "--out", "OUT", "--strength", "nan"],
+    ["simulate", "--out", "OUT", "--share", "nan"],
+    ["simulate", "--out", "OUT", "--option", "seek=nan"],
+    ["simulate", "--out", "OUT", "--players", "3"],
+])
+def test_options_out_of_range_or_nan_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    log = _log(tmp_path)
+    out = tmp_path / "o"
+    r = _run(*[str(log) if a == "LOG" else str(out) if a == "OUT" else a for a in args])
+    _clean_exit(r, 2)
+    assert not out.exists()
+
+
+def test_simulate_refuses_truth_onto_its_log(tmp_path: Path) -> None:
+    out = tmp_path / "room.jsonl"
+    r = _run("simulate", "--hands", "3", "--players", "4", "--out", str(out), "--truth", str(out))
+    _clean_exit(r, 2)
+    _clean_exit(_run("simulate", "--hands", "3", "--players", "4", "--out", str(out)), 0)
+    before = out.read_bytes()
+    link = tmp_path / "truth.json"
+    link.symlink_to(out)
+    _clean_exit(_run("simulate", "--hands", "3", "--players", "4", "--out", str(out), "--truth", str(link)), 2)
+    assert out.read_bytes() == before
+
+
+def test_report_hand_of_a_variant_without_a_page_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.report import hand
+
+    def refuse(*a: object, **k: object) -> None:
+        raise ValueError("no replay page for this variant")
+
+    monkeypatch.setattr(hand, "write_hand_report", refuse)
+    log = _log(tmp_path)
+    _clean_exit(_run("report", str(log), "--hand", "h0", "--out", str(tmp_path / "h.html"), "--samples", "1"), 2)
+
+
+def test_outputs_follow_the_umask(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    old = os.umask(0o027)
+    try:
+        _clean_exit(_run("decisions", str(log), "-o", str(tmp_path / "d.parquet"), *FAST), 0)
+        atomic_write_bytes(tmp_path / "x.bin", b"x")
+    finally:
+        os.umask(old)
+    for name in ("d.parquet", "x.bin"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640
+
+
+def test_pair_ids_with_commas_and_spaces(tmp_path: Path) -> None:
+    objs = [legal_obj(s, f"h{s}") for s in range(2)]
+    for o in objs:
+        o["players"] = ["a,b", "c d", " e", "f"]
+    log = tmp_path / "odd.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    out = tmp_path / "pair.html"
+    r = _run("report", str(log), "--pair", "a,b,c d", "--out", str(out), "--samples", "1")
+    _clean_exit(r, 0)
+    assert out.exists()
+    r = _run("report", str(log), "--pair", "c d, e", "--out", str(out), "--samples", "1")
+    _clean_exit(r, 0)
+
+
+@pytest.mark.parametrize("entry", [
+    {"hands_together": 10**9}, {"hands_together": "many"}, {"score": "high"}, {"evidence": [{"action": -1}]},
+    {"players": ["p1"]},
+])
+def test_report_pair_checks_the_audit_file(tmp_path: Path, entry: dict) -> None:
+    log = _log(tmp_path, n=2)
+    pair = {"players": ["p1", "p2"], "hands_together": 2, "score": 1.0, **entry}
+    audit = tmp_path / "audit.json"
+    audit.write_bytes(orjson.dumps({"pairs": [pair]}))
+    r = _run("report", str(log), "--pair", "p1,p2", "--audit", str(audit), "--out", str(tmp_path / "p.html"),
+             "--samples", "1")
+    _clean_exit(r, 2)
+    assert "--audit" in r.output
+
+
+def test_the_same_file_given_twice_is_read_once(tmp_path: Path) -> None:
+    log = _log(tmp_path / "logs")
+    r = _run("validate", str(log), str(tmp_path / "logs"), str(log))
+    _clean_exit(r, 0)
+    assert "3 hands, 3 valid, 0 problems" in r.output
+
+
+def test_audit_into_its_input_folder_keeps_the_logs(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    _log(logs, n=4)
+    before = {p.name: p.read_bytes() for p in logs.iterdir()}
+    r = _run("audit", str(logs), "--out", str(logs), *AUDIT_FAST)
+    assert r.exit_code in (0, 1) and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
+    after = {p.name: p.read_bytes() for p in logs.iterdir()}
+    assert {n: after[n] for n in before} == before
+    assert set(after) == set(before) | {"audit.json", "pairs.csv", "players.csv", "report.html"}
+    _clean_exit(_run("audit", str(logs / "room.jsonl"), "--out", str(logs / "room.jsonl"), *AUDIT_FAST), 2)
+
+
+def test_duplicate_hands_across_files_are_reported(tmp_path: Path) -> None:
+    _log(tmp_path / "a", n=2)
+    _log(tmp_path / "b", n=2)  # the same ids in another file
+    r = _run("validate", str(tmp_path / "a"), str(tmp_path / "b"))
+    _clean_exit(r, 1)
+    assert r.output.count("[duplicate-hand-id]") == 2
+
+
+def test_a_folder_of_thousands_of_small_files_and_an_empty_one(tmp_path: Path) -> None:
+    logs = tmp_path / "many"
+    logs.mkdir()
+    line = orjson.dumps(legal_obj(1, "only")) + b"\n"
+    for i in range(1500):
+        (logs / f"f{i:04d}.jsonl").write_bytes(line.replace(b'"only"', f'"h{i}"'.encode()) if i % 3 else b"")
+    r = _run("validate", str(logs), "--jobs", "2")
+    _clean_exit(r, 0)
+    assert "1000 hands, 1000 valid, 0 problems" in r.output
+
+
+def test_an_extremely_long_id_is_one_line_of_output(tmp_path: Path) -> None:
+    o = legal_obj(2, "h" * 200_000 + "\x1b")
+    o["actions"] = o["actions"][:5]
+    p = tmp_path / "long.jsonl"
+    p.write_bytes(orjson.dumps(o) + b"\n")
+    r = _run("validate", str(p))
+    _clean_exit(r, 1)
+    assert len(r.output.splitlines()) == 2 and "\x1b" not in r.output
+    _clean_exit(_run("validate", str(p), "--max-line-bytes", "1000"), 1)
