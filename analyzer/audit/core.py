@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,10 @@ from analyzer.audit.evidence import DEFAULT_TOP, pair_evidence
 from analyzer.audit.signals import SignalOptions, pair_signals
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_valid
+
+if TYPE_CHECKING:
+    from analyzer.analysis.store import Store
+    from analyzer.execute import Execution
 
 FORMAT = "bieqi-audit"
 VERSION = 1
@@ -58,8 +62,17 @@ def _variant(item: Checked) -> str:
 
 
 def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
-                  on_progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
-    """Decision rows of every hand whose variant has a source, its seating, and the hands skipped by variant."""
+                  on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
+                  store: Store | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
+    """Decision rows of every hand whose variant has a source, its seating, and the hands skipped by variant.
+
+    Standard hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do
+    not depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``).
+    Their rows carry no reasons: ``run_audit`` fills them for the rows it shows.
+    """
+    from analyzer.analysis.store import collect_rows
+    from analyzer.execute import Settings
+
     seating: list[tuple[str, str, str, str, str]] = []
     by_variant: dict[str, list[Checked]] = {}
     skipped: Counter[str] = Counter()
@@ -76,7 +89,7 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
 
     frames = []
     main = import_module(DECISION_SOURCES["bieqi"])
-    frames.append(main.analyse(standard(), samples=samples, dd_samples=dd_samples, seed=seed,
+    frames.append(collect_rows(standard(), Settings(samples, dd_samples, seed), execution, store=store,
                                on_progress=on_progress))
     for v, its in by_variant.items():
         try:
@@ -197,8 +210,16 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
 
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
-              max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None) -> Audit:
-    """Audit some logs (files, folders, ``-``): the full result with the frames behind it."""
+              max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
+              execution: Execution | None = None, store: Store | None = None) -> Audit:
+    """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
+
+    ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
+    decision store whose rows are reused for the hands it holds (it must come from these logs and
+    the same settings, else :class:`analyzer.analysis.store.StoreError`).
+    """
+    from analyzer.analysis.reasons import fill_reasons, shown_rows
+
     paths = list(paths)  # read twice when a variant adds its own section
     problems: list[Problem] = []
     kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
@@ -210,8 +231,13 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             yield item
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
-                                         on_progress=on_progress)
+                                         on_progress=on_progress, execution=execution, store=store)
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
+    if len(df) and "-" not in paths:  # reasons for the rows shown, from their hands read again (stdin cannot be)
+        text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, **kw))
+        for p in result["pairs"]:
+            for e in p["evidence"]:
+                e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
