@@ -171,14 +171,17 @@ def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int)
 
 def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Checked, int, str], bool] | None = None
                  ) -> Iterator[HandBatch]:
-    """Valid standard-game hands in batches of ``size``; ``on_hand(item, seq, fingerprint)`` may return
+    """Valid standard-game hands (other variants are left out) in batches of ``size``; ``on_hand(item, seq, fingerprint)`` may return
     False to leave a hand out (e.g. already in a decision store). ``seq`` counts every item, as
     ``decisions.analyse`` does."""
     from analyzer.analysis.store import fingerprint_line
     from analyzer.logs import format_record
+    from analyzer.variants.bieqi import NAME
 
     batch = HandBatch()
     for seq, item in enumerate(items):
+        if type(item.record).__struct_config__.tag != NAME:  # other variants have no decision rows here
+            continue
         line = format_record(item.record)
         fp = fingerprint_line(line)
         if on_hand is not None and not on_hand(item, seq, fp):

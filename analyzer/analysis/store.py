@@ -266,7 +266,7 @@ def check_columns(store: Store) -> None:
 
 
 def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execution | None = None, *,
-                 store: Store | None = None, reasons: bool = False,
+                 store: Store | None = None, reasons: bool = False, subset: bool = False,
                  on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Decision rows of the valid standard-game hands of ``items``: from ``store`` for the hands it holds,
     analysed on ``execution`` for the others, in input order (the same frame as analysing them all).
@@ -274,6 +274,7 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
     Raises :class:`StoreError` when the store was written with other settings, holds a hand whose
     content differs from the log's, or holds hands the logs do not have (it came from other logs).
     Rows read from the store carry no reasons unless ``reasons`` (reasons are for rows that are shown).
+    ``subset``: ``items`` are some of the store's logs' hands (a report page), so the store may hold others.
     """
     import pandas as pd
 
@@ -303,7 +304,7 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
                           on_progress=on_progress)
     if store is None:
         return fresh
-    if len(reused) < len(known):
+    if len(reused) < len(known) and not subset:
         extra = next(h for h in known if h not in seq_of)
         raise StoreError(f"{store.path} holds {len(known) - len(reused)} hand(s) that are not among the valid hands "
                          f"of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it was "

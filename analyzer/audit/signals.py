@@ -294,19 +294,43 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     return out
 
 
-def _separable(x: np.ndarray) -> np.ndarray:
-    """Per co-player column of a design (hands, co-players + intercept): the residual sum of squares
-    of the column on the other co-players' columns, in hands (the intercept is left out: the three
-    co-players of a hand always sum to it). Near 0 when the co-player always sat with the same
-    others (early in a room): then no regression can tell whose presence made the actor slow, and
-    the pseudo-inverse would hand a partner's effect to a bystander with a tiny standard error."""
-    co = x[:, :-1]
-    out = np.zeros(co.shape[1])
-    for j in range(len(out)):
-        rest = np.delete(co, j, axis=1)
-        coef = np.linalg.lstsq(rest, co[:, j], rcond=None)[0]
-        out[j] = float(((co[:, j] - rest @ coef) ** 2).sum())
-    return out
+def _separable(gram: np.ndarray) -> np.ndarray:
+    """Per co-player, from the Gram matrix of the co-player columns of a design (hands, co-players; the
+    intercept is left out: the three co-players of a hand always sum to it): the residual sum of
+    squares of the column on the other co-players' columns, in hands. Near 0 when the co-player always
+    sat with the same others (early in a room): then no regression can tell whose presence made the
+    actor slow, and the pseudo-inverse would hand a partner's effect to a bystander with a tiny
+    standard error.
+
+    From the Gram matrix alone (its size is the co-players', whatever the hands): a column lies in the
+    span of the others exactly when some null vector of the Gram matrix has a non-zero entry there
+    (residual 0); otherwise its residual is 1 / (pseudo-inverse)_jj (the row of X+ for that column is
+    orthogonal to the other columns and has squared norm (G+)_jj = 1 / residual).
+    """
+    n = len(gram)
+    if n == 0:
+        return np.zeros(0)
+    e, v = np.linalg.eigh(gram)
+    tol = max(float(e.max()), 0.0) * n * np.finfo(np.float64).eps * 10
+    keep = e > tol
+    null_weight = (v[:, ~keep] ** 2).sum(axis=1)
+    pinv_diag = ((v[:, keep] ** 2) / e[keep]).sum(axis=1)
+    out = np.where((null_weight > 1e-9) | (pinv_diag <= 0), 0.0, 1.0 / np.where(pinv_diag > 0, pinv_diag, 1.0))
+    return np.asarray(out, np.float64)
+
+
+def _normal_equations(hi: np.ndarray, oi: np.ndarray, n_hands: int, n_others: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """X'X of the design (hands, co-player indicators + intercept) and the design itself (sparse), built
+    from the (hand, co-player) pairs: cost linear in hands, memory (co-players + 1)^2 for X'X."""
+    from scipy import sparse
+
+    rows = np.concatenate([hi, np.arange(n_hands)])
+    cols = np.concatenate([oi, np.full(n_hands, n_others)])
+    x = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_hands, n_others + 1))
+    x.sum_duplicates()
+    x.data[:] = 1.0  # an indicator, however many links name the pair in a hand
+    return np.asarray((x.T @ x).toarray(), np.float64), x
 
 
 def _think(lk: pd.DataFrame) -> pd.DataFrame:
@@ -314,7 +338,8 @@ def _think(lk: pd.DataFrame) -> pd.DataFrame:
 
     Each actor's log think time is fitted on difficulty (its own pace); per hand the mean
     residual, regressed on who else sat at the table (one indicator per co-player); the z of a
-    co-player's coefficient.
+    co-player's coefficient. The regression is solved from its normal equations (X'X, X'y, y'y),
+    so its cost is linear in hands and its memory is the number of co-players squared.
     """
     cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]
     t = lk[lk["offset"] == 1].dropna(subset=["think_ms"])  # one copy of each decision
@@ -332,27 +357,28 @@ def _think(lk: pd.DataFrame) -> pd.DataFrame:
     hand_r = pd.DataFrame({"actor": t["actor"], "hand_id": t["hand_id"], "r": lt - my - slope * (x - mx)}).groupby(
         ["actor", "hand_id"], sort=False)["r"].mean().rename("r").reset_index()
     seats = lk[["actor", "other", "hand_id"]].drop_duplicates().merge(hand_r, on=["actor", "hand_id"])
-    rows = []
+    rows: list[tuple[str, str, float, float, float]] = []
     for actor, g in seats.groupby("actor", sort=False):
         # all co-players at once: a slow colluder's slowness goes to the partner, not to whoever
         # often sat at the same tables as the two of them
         hands, hi = np.unique(g["hand_id"].to_numpy(object), return_inverse=True)
         others, oi = np.unique(g["other"].to_numpy(object), return_inverse=True)
-        x = np.zeros((len(hands), len(others) + 1))
-        x[:, -1] = 1.0
-        x[hi, oi] = 1.0
         y = np.zeros(len(hands))
         y[hi] = g["r"].to_numpy()
-        counts = x[:, :-1].sum(axis=0)
-        dof = len(hands) - np.linalg.matrix_rank(x)
+        xtx, design = _normal_equations(hi, oi, len(hands), len(others))
+        xty = np.asarray(design.T @ y, np.float64)
+        counts = np.diag(xtx)[:-1]
+        dof = len(hands) - np.linalg.matrix_rank(xtx, hermitian=True)
         if dof < 3:
             rows.extend((actor, o, 0.0, c, 1.0) for o, c in zip(others, counts))
             continue
-        xtx_inv = np.linalg.pinv(x.T @ x)
-        beta = xtx_inv @ x.T @ y
-        sigma2 = float(((y - x @ beta) ** 2).sum() / dof)
+        xtx_inv = np.linalg.pinv(xtx, hermitian=True)
+        beta = xtx_inv @ xty
+        # ||y - X beta||^2 from the normal equations: y'y - 2 beta'X'y + beta'X'X beta
+        rss = float(y @ y - 2 * beta @ xty + beta @ xtx @ beta)
+        sigma2 = max(rss, 0.0) / dof
         se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
-        ok = (counts >= 2) & (len(hands) - counts >= 2) & (_separable(x) >= MIN_SEPARATE_HANDS)
+        ok = (counts >= 2) & (len(hands) - counts >= 2) & (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS)
         z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
         rows.extend((actor, o, float(zz) if k else 0.0, c, float(np.exp(bb)) if k else 1.0)
                     for o, zz, c, bb, k in zip(others, z, counts, beta[:-1], ok))

@@ -10,12 +10,19 @@ import click
 import orjson
 
 from analyzer.commands.common import (
+    dask_option,
+    decisions_store_option,
     end_progress,
+    execution_for,
+    fail,
+    jobs_option,
+    open_decision_store,
     max_line_option,
     paths_argument,
     progress,
     refuse_inputs,
     resolve_paths,
+    store_settings,
 )
 
 if TYPE_CHECKING:
@@ -42,21 +49,41 @@ SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --he
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of report.html.")
+@decisions_store_option
+@jobs_option
+@dask_option
 @max_line_option
-def command(paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_hands: int, samples: int,
-            dd_samples: int, seed: int, top: int, lang: str, max_line_bytes: int) -> None:
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_hands: int,
+            samples: int, dd_samples: int, seed: int, top: int, lang: str, store_path: str | None, jobs: int | None,
+            dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+    from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
+    from analyzer.execute import DaskUnavailable, Settings
     from analyzer.logs import atomic_write_bytes
 
     files = resolve_paths(paths)
     out = Path(out_dir)
     refuse_inputs([out / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
+    store = None
+    if store_path is not None:
+        store = open_decision_store("audit", store_path)
+        asked = store_settings(ctx, store, Settings(samples, dd_samples, seed),
+                               {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
+        samples, dd_samples, seed = asked.samples, asked.dd_samples, asked.seed
+        if (asked.noise, asked.policy) != (Settings(1, 1).noise, Settings(1, 1).policy):
+            fail("audit", f"{store_path} was written with --noise {asked.noise:g} --policy {asked.policy}; the audit "
+                          f"analyses with the defaults (--noise 0 --policy fast): use a store written with them")
     tick = progress("audit")
-    result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
-                       alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
-                       on_progress=tick)
+    try:
+        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
+                           alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
+                           on_progress=tick, execution=execution_for(files, jobs, dask_address), store=store)
+    except (StoreError, DaskUnavailable) as e:
+        end_progress(tick)
+        fail("audit", str(e))
     end_progress(tick)
     for p in result.problems[:20]:
         click.echo(p.format(), err=True)

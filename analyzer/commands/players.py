@@ -6,35 +6,69 @@ import sys
 
 import click
 
-from analyzer.commands.common import max_line_option, paths_argument
+from analyzer.commands.common import (
+    dask_option,
+    decisions_store_option,
+    execution_for,
+    fail,
+    jobs_option,
+    max_line_option,
+    open_decision_store,
+    resolve_paths,
+    store_settings,
+)
 from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
     seed_option
 
 
 @click.command("players")
-@paths_argument
+@click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
+@decisions_store_option
+@jobs_option
+@dask_option
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int,
+            noise: float, policy: str, store_path: str | None, jobs: int | None, dask_address: str | None,
             max_line_bytes: int) -> None:
-    """Per-player statistics from the logs in PATHS, or from decision files (*.parquet) written by `decisions`."""
+    """Per-player statistics from the logs in PATHS (with --decisions STORE: its rows, checked against the
+    logs), from a decision store alone (--decisions STORE, no PATHS), or from Parquet files of `decisions`."""
     import pandas as pd
 
     from analyzer.analysis.players import player_table
+    from analyzer.analysis.store import looks_like_store, read_rows
+    from analyzer.execute import DaskUnavailable, Settings
 
-    if all(p.endswith(".parquet") for p in paths):
-        try:
+    if not paths and store_path is None:
+        raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
+    if paths and all(looks_like_store(p) for p in paths) and store_path is None:
+        try:  # decision files or stores, read as they are (no logs to check them against)
             frame = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
         except (OSError, ValueError) as e:
             raise click.UsageError(f"cannot read decision rows: {e}") from e
+    elif not paths:
+        assert store_path is not None
+        frame = read_rows(open_decision_store("players", store_path))
     else:
-        frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False)
+        store = None
+        if store_path is not None:
+            store = open_decision_store("players", store_path)
+            asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy),
+                                   {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy")})
+            samples, dd_samples, seed, noise, policy = (asked.samples, asked.dd_samples, asked.seed, asked.noise,
+                                                        asked.policy)
+        try:
+            frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                     policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                     execution=execution_for(resolve_paths(paths), jobs, dask_address), store=store)
+        except DaskUnavailable as e:
+            fail("players", str(e))
     table = player_table(frame)
     if fmt == "csv":
         sys.stdout.write(table.to_csv(index=False))

@@ -9,20 +9,46 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from analyzer.commands.common import max_line_option, paths_argument, refuse_inputs, resolve_paths
+from analyzer.commands.common import (
+    decisions_store_option,
+    fail,
+    max_line_option,
+    open_decision_store,
+    paths_argument,
+    refuse_inputs,
+    resolve_paths,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.analysis.store import Store
     from analyzer.validate import Checked
 
 
-def analyse_if_available(items: list[Checked], samples: int | None, seed: int) -> pd.DataFrame | None:
+def analyse_if_available(items: list[Checked], samples: int | None, seed: int, store: Store | None = None
+                         ) -> pd.DataFrame | None:
     """The decision rows of ``items`` when the decision analysis is installed; None otherwise, and the
-    pages render without options and regret."""
+    pages render without options and regret. With ``store``: its rows for the hands it holds (they
+    must be the same hands, and the store's settings are used), the others analysed."""
     if not items or find_spec("analyzer.analysis.decisions") is None:
         return None
     from analyzer.analysis.decisions import analyse
+
+    if store is not None:
+        from dataclasses import replace
+
+        from analyzer.analysis.store import StoreError, collect_rows
+
+        settings = store.settings if samples is None else replace(store.settings, samples=samples)
+        if seed != settings.seed:
+            settings = replace(settings, seed=seed)
+        if not any(str(it.hand_id) in store.hands for it in items):
+            fail("report", f"{store.path} holds none of the hands of this page: it was written from other logs")
+        try:
+            return collect_rows(items, settings, store=store, reasons=True, subset=True)
+        except StoreError as e:
+            fail("report", str(e))
 
     kw: dict[str, Any] = {"seed": seed}
     if samples is not None:
@@ -59,12 +85,18 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
 @click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Page language.")
 @click.option("--samples", type=click.IntRange(min=1), default=None,
               help="Rollouts per option for the decision analysis (its default when absent).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the decision analysis.")
+@click.option("--seed", type=int, default=None, help="Seed of the decision analysis [default: 0, or the store's].")
+@decisions_store_option
 @max_line_option
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
-            audit_file: str | None, out: str, lang: str, samples: int | None, seed: int, max_line_bytes: int) -> None:
+            audit_file: str | None, out: str, lang: str, samples: int | None, seed: int | None, store_path: str | None,
+            max_line_bytes: int) -> None:
     """Write one self-contained HTML page about the valid hands in PATHS (invalid ones are left out)."""
     from analyzer.validate import generate_valid
+
+    store = open_decision_store("report", store_path) if store_path is not None else None
+    if seed is None:
+        seed = store.settings.seed if store is not None else 0
 
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
         raise click.UsageError("give exactly one of --hand, --player, --pair")
@@ -79,7 +111,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
         if found is None:
             raise click.BadParameter(f"no valid hand {hand_id!r} in the input", param_hint="--hand")
         try:
-            write_hand_report(out, found.record, decisions=analyse_if_available([found], samples, seed), lang=lang)
+            write_hand_report(out, found.record, decisions=analyse_if_available([found], samples, seed, store), lang=lang)
         except ValueError as e:
             raise click.ClickException(str(e)) from e
     elif player is not None:
@@ -88,7 +120,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
         room = list(items)
         if not any(player in _players_of(it) for it in room):
             raise click.BadParameter(f"player {player!r} sat in no valid hand", param_hint="--player")
-        decisions = analyse_if_available(room, samples, seed)
+        decisions = analyse_if_available(room, samples, seed, store)
         if decisions is None:
             raise click.ClickException("the player page needs the decision analysis (analyzer.analysis.decisions)")
         write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
@@ -103,7 +135,7 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
         together = [it for it in items if {a, b} <= set(_players_of(it))]
         if not together:
             raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
-        write_pair_report(out, a, b, decisions=analyse_if_available(together, samples, seed),
+        write_pair_report(out, a, b, decisions=analyse_if_available(together, samples, seed, store),
                           entry=_audit_entry(audit_file, a, b), records=together, lang=lang)
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
