@@ -145,10 +145,12 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     from analyzer.analysis.decisions import analyse
 
     want = None if hand_ids is None else set(hand_ids)
+    # the dtypes ``analyse`` gives (pandas may read Parquet strings as its string dtype instead)
+    dtypes = {c: t for c, t in analyse([]).dtypes.items() if columns is None or c in columns}
     frames = []
     for part in store.parts:
         table = pq.read_table(part, columns=columns)
-        frame = table.to_pandas()
+        frame = table.to_pandas().astype(dtypes)
         if want is not None:
             frame = frame[frame["hand_id"].isin(want)]
         if len(frame):
