@@ -136,8 +136,10 @@ def dask_client(address: str, jobs: int) -> Any:
         raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'") from e
     if address == "local":
         # one thread a worker: the kernel holds the GIL between its compiled calls
+        import logging
+
         cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
         client._analyzer_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
         return client
