@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from analyzer.audit.core import run_audit
 from analyzer.cli import cli
-from analyzer.execute import Execution
+from analyzer.analysis.execute import Execution
 from analyzer.logs import write_records
 
 pytest.importorskip("distributed")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from analyzer.analysis.decisions import analyse
 from analyzer.analysis.store import StoreError, StoreWriter, collect_rows, open_store, read_rows
 from analyzer.cli import cli
-from analyzer.execute import Execution, Settings
+from analyzer.analysis.execute import Execution, Settings
 from analyzer.logs import format_record, write_records
 from analyzer.validate import generate_valid
 

@@ -16,7 +16,6 @@ its own fingerprints, so even a crash between two renames leaves a consistent st
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -30,7 +29,7 @@ import orjson
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analyzer.execute import Execution, Settings
+    from analyzer.analysis.execute import Execution, Settings
     from analyzer.validate import Checked
 
 FORMAT = "bieqi-decision-store"
@@ -44,12 +43,9 @@ class StoreError(Exception):
     """A store that cannot be used here: not a store, other settings, or other logs (exit 2 in the CLI)."""
 
 
-def fingerprint_line(line: bytes) -> str:
-    """A hand's fingerprint: 64 bits of BLAKE2b of its canonical JSON line (``logs.format_record``)."""
-    return hashlib.blake2b(line, digest_size=8).hexdigest()
-
-
 def fingerprint(record: Any) -> str:
+    """A hand's fingerprint (see ``execute.fingerprint_line``)."""
+    from analyzer.analysis.execute import fingerprint_line
     from analyzer.logs import format_record
 
     return fingerprint_line(format_record(record))
@@ -115,7 +111,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 def open_store(path: str | os.PathLike[str]) -> Store:
     """Read a store's settings and hands from its metadata (no rows are read)."""
-    from analyzer.execute import Settings
+    from analyzer.analysis.execute import Settings
 
     root = Path(path)
     if not root.is_dir():
@@ -281,7 +277,7 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
     import pandas as pd
 
     from analyzer.analysis.decisions import analyse
-    from analyzer.execute import Execution, analyse_items
+    from analyzer.analysis.execute import Execution, analyse_items
 
     if store is not None:
         store.check_settings(settings)

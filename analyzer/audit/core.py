@@ -27,7 +27,7 @@ from analyzer.validate import Checked, generate_valid
 
 if TYPE_CHECKING:
     from analyzer.analysis.store import Store
-    from analyzer.execute import Execution
+    from analyzer.analysis.execute import Execution
 
 FORMAT = "bieqi-audit"
 VERSION = 1
@@ -63,15 +63,16 @@ def _variant(item: Checked) -> str:
 
 def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
                   on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
-                  store: Store | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
+                  store: Store | None = None, reasons: bool = False
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
     """Decision rows of every hand whose variant has a source, its seating, and the hands skipped by variant.
 
     Standard hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do
     not depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``).
-    Their rows carry no reasons: ``run_audit`` fills them for the rows it shows.
+    Their rows carry no reasons unless ``reasons``: ``run_audit`` fills them for the rows it shows.
     """
     from analyzer.analysis.store import collect_rows
-    from analyzer.execute import Settings
+    from analyzer.analysis.execute import Settings
 
     seating: list[tuple[str, str, str, str, str]] = []
     by_variant: dict[str, list[Checked]] = {}
@@ -90,7 +91,7 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
     frames = []
     main = import_module(DECISION_SOURCES["bieqi"])
     frames.append(collect_rows(standard(), Settings(samples, dd_samples, seed), execution, store=store,
-                               on_progress=on_progress))
+                               reasons=reasons, on_progress=on_progress))
     for v, its in by_variant.items():
         try:
             mod = import_module(DECISION_SOURCES[v]) if v in DECISION_SOURCES else None
@@ -231,10 +232,11 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             yield item
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
-                                         on_progress=on_progress, execution=execution, store=store)
+                                         on_progress=on_progress, execution=execution, store=store,
+                                         reasons="-" in paths)  # stdin cannot be read again for them
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
     if len(df) and "-" not in paths:  # reasons for the rows shown, from their hands read again (stdin cannot be)
-        text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, **kw))
+        text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, None, **kw))
         for p in result["pairs"]:
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))

@@ -61,7 +61,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: flo
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
-    from analyzer.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.logs import atomic_write_bytes
 
     files = resolve_paths(paths)

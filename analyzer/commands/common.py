@@ -14,7 +14,7 @@ from analyzer.logs import DEFAULT_MAX_LINE_BYTES, InputError, check_not_input, e
 
 if TYPE_CHECKING:
     from analyzer.analysis.store import Store
-    from analyzer.execute import Execution, Settings
+    from analyzer.analysis.execute import Execution, Settings
 
 paths_argument = click.argument("paths", nargs=-1, required=True)
 max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES,
@@ -84,7 +84,7 @@ decisions_store_option = click.option(
 
 def execution_for(files: list[str], jobs: int | None, dask_address: str | None) -> Execution:
     """Where the decision analysis runs, from --jobs / --dask."""
-    from analyzer.execute import Execution, default_jobs
+    from analyzer.analysis.execute import Execution, default_jobs
 
     if dask_address is not None:
         return Execution(jobs=jobs or 2, dask=dask_address)

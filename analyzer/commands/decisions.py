@@ -21,13 +21,13 @@ from analyzer.commands.common import (
     refuse_inputs,
     resolve_paths,
 )
-from analyzer.execute import DEFAULT_BATCH_HANDS
+from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from analyzer.analysis.store import Store
-    from analyzer.execute import Execution
+    from analyzer.analysis.execute import Execution
 
 samples_option = click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES, show_default=True,
                               help="Hidden-hand deals per decision (own-information estimate).")
@@ -47,7 +47,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     """Decision rows of the valid hands under PATHS (from ``store`` for the hands it holds), and how
     many hands were left out as invalid. A store from other logs or settings exits 2."""
     from analyzer.analysis.store import StoreError, collect_rows
-    from analyzer.execute import Settings
+    from analyzer.analysis.execute import Settings
     from analyzer.problems import Problem
     from analyzer.validate import generate_valid
 
@@ -89,7 +89,7 @@ def command(paths: tuple[str, ...], output: str, samples: int, dd_samples: int, 
     from dataclasses import replace
 
     from analyzer.analysis.store import StoreError, StoreWriter
-    from analyzer.execute import DaskUnavailable, Settings, analysed_batches
+    from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.problems import Problem
     from analyzer.validate import Checked, generate_valid
 

@@ -43,7 +43,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, 
 
     from analyzer.analysis.players import player_table
     from analyzer.analysis.store import looks_like_store, read_rows
-    from analyzer.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import DaskUnavailable, Settings
 
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")

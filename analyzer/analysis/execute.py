@@ -9,6 +9,7 @@ at most a few batches per worker are in flight, so memory does not grow with the
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -66,6 +67,12 @@ class HandBatch:
 
     def __len__(self) -> int:
         return len(self.seqs)
+
+
+def fingerprint_line(line: bytes) -> str:
+    """A hand's fingerprint: 64 bits of BLAKE2b of its canonical JSON line (``logs.format_record``), so the
+    same hand written with other spacing or key order has the same one."""
+    return hashlib.blake2b(line, digest_size=8).hexdigest()
 
 
 def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -> pd.DataFrame:
@@ -176,7 +183,6 @@ def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Chec
     """Valid standard-game hands (other variants are left out) in batches of ``size``; ``on_hand(item, seq, fingerprint)`` may return
     False to leave a hand out (e.g. already in a decision store). ``seq`` counts every item, as
     ``decisions.analyse`` does."""
-    from analyzer.analysis.store import fingerprint_line
     from analyzer.logs import format_record
     from analyzer.variants.bieqi import NAME
 
