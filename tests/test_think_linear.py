@@ -79,3 +79,18 @@ def test_think_from_normal_equations_equals_the_dense_model() -> None:
     assert (dense["z"] != 0).sum() > len(dense) // 2  # the comparison is not between zeros
     assert np.allclose(fast["z"], dense["z"], atol=1e-6)
     assert np.array_equal(fast["hands_with"], dense["hands_with"])
+
+
+def test_think_statistics_added_batch_by_batch_equal_one_pass() -> None:
+    from analyzer.audit.signals import ThinkStats
+
+    df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
+    once = _think(links(df)).set_index(["actor", "other"]).sort_index()
+    acc = ThinkStats()
+    hands = df["hand_id"].unique()
+    for part in (hands[:70], hands[70:71], hands[71:]):  # whole hands a batch, one batch of a single hand
+        acc.add_decisions(df[df["hand_id"].isin(part)])
+    batched = acc.result().set_index(["actor", "other"]).sort_index()
+    assert batched.index.equals(once.index) and (once["z"] != 0).any()
+    assert np.allclose(batched["z"], once["z"], atol=1e-8)
+    assert np.allclose(batched["slower_ms_ratio"], once["slower_ms_ratio"], atol=1e-10)

@@ -121,7 +121,8 @@ class Execution:
 def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
         pending: deque[Future[R]] = deque()
         for t in tasks:
             pending.append(pool.submit(fn, t))
@@ -129,6 +130,8 @@ def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+    finally:  # on an error (or a consumer that stops early) the batches not started are dropped
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class DaskUnavailable(RuntimeError):
@@ -166,7 +169,8 @@ def close_client(client: Any) -> None:
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int) -> Iterator[R]:
     client = dask_client(address, jobs)
     try:
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
+        workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
         pending: deque[Any] = deque()
         for t in tasks:
             pending.append(client.submit(fn, t, pure=False))
