@@ -17,32 +17,35 @@ SPADES, HEARTS, DIAMONDS, CLUBS = range(4)
 ACE, SEVEN, KING = 0, 6, 12
 SMALL_JOKER, BIG_JOKER = 52, 53
 NUM_CARDS = 52
+RANKS_PER_SUIT = 13
+#: The 13 bits of one suit in a card mask (shift by ``13 * suit``).
+SUIT_BITS = (1 << RANKS_PER_SUIT) - 1
 
-SEVEN_OF_SPADES = SPADES * 13 + SEVEN
+SEVEN_OF_SPADES = SPADES * RANKS_PER_SUIT + SEVEN
 FULL_DECK = (1 << NUM_CARDS) - 1
-SEVENS = sum(1 << (s * 13 + SEVEN) for s in range(4))
+SEVENS = sum(1 << (s * RANKS_PER_SUIT + SEVEN) for s in range(4))
 
 
 def card(rank: int, suit: int) -> int:
     """The card int for a rank (0=A .. 12=K) and a suit (0=S .. 3=C)."""
-    return suit * 13 + rank
+    return suit * RANKS_PER_SUIT + rank
 
 
 def rank_of(c: int) -> int:
-    return c % 13
+    return c % RANKS_PER_SUIT
 
 
 def suit_of(c: int) -> int:
-    return c // 13
+    return c // RANKS_PER_SUIT
 
 
 def points(c: int) -> int:
     """Cover points of an ordinary card: A=1, 2..10 face value, J=11, Q=12, K=13."""
-    return c % 13 + 1
+    return c % RANKS_PER_SUIT + 1
 
 
 def suit_mask(suit: int) -> int:
-    return ((1 << 13) - 1) << (13 * suit)
+    return SUIT_BITS << (RANKS_PER_SUIT * suit)
 
 
 def format_card(c: int) -> str:
@@ -110,4 +113,4 @@ def scan(mask: int) -> Iterator[int]:
 
 def mask_points(mask: int) -> int:
     """Sum of cover points of the ordinary cards in a mask."""
-    return sum(c % 13 + 1 for c in scan(mask & FULL_DECK))
+    return sum(c % RANKS_PER_SUIT + 1 for c in scan(mask & FULL_DECK))

@@ -7,6 +7,7 @@ Each subcommand lives in ``analyzer/commands/<name>.py`` and is imported only wh
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import Any
 

@@ -69,7 +69,7 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
     name = "<stdin>" if path == "-" else path
     f = _open(path)
     try:
-        buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type]
+        buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
         n = 0
         while True:
             raw = buf.readline(max_line_bytes + 1)
@@ -145,7 +145,7 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, input
     try:
         with os.fdopen(fd, "wb") as raw:
             out: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) \
-                if target.name.endswith(".gz") else raw
+                if target.name.endswith(".gz") else raw  # type: ignore[assignment]
             for rec in records:
                 out.write(format_record(rec) + b"\n")
                 n += 1

@@ -1,15 +1,13 @@
 """JSON Schemas of the log format, generated from the record types so schema and reader cannot drift.
 
-``python -m analyzer.schema`` rewrites the files under ``schemas/``; a test fails when they differ
-from what this module generates.
+``python -m analyzer.publish`` rewrites the files under ``schemas/`` (these and the audit's); a test
+fails when they differ from what is generated.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -58,32 +56,5 @@ def log_schema() -> dict[str, Any]:
     return _finish(schema, f"bieqi-log v{LOG_VERSION}: one line of a log", f"log-v{LOG_VERSION}.schema.json")
 
 
-def generated_files() -> dict[str, dict[str, Any]]:
-    """File name under ``schemas/`` -> schema, for every schema this project publishes."""
-    files = {f"log-v{LOG_VERSION}.schema.json": log_schema()}
-    for name in registry():
-        files[f"log-v{LOG_VERSION}-{name}.schema.json"] = variant_schema(name)
-    try:
-        from analyzer.audit.schema import audit_schema
-    except ImportError:
-        pass
-    else:
-        files["audit-v1.schema.json"] = audit_schema()
-    return files
-
-
 def dumps(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    out = Path(argv[0] if argv else "schemas")
-    out.mkdir(exist_ok=True)
-    for name, schema in generated_files().items():
-        (out / name).write_text(dumps(schema), encoding="utf-8")
-        print(out / name)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -301,8 +301,11 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     A path that cannot be read yields one ``io-error`` item and the stream goes on. ``jobs`` > 1
     checks batches in worker processes (records are then dropped unless ``keep_records``).
     """
-    seen: dict[int, str] = {}
-    tables: dict[tuple[str, str], Checked] = {}
+    # Only what the cross-hand checks need, so memory per hand stays a few dozen bytes: a hash of
+    # each hand id with where it was (file number, line), and per table the last hand's outcome.
+    seen: dict[int, tuple[int, int]] = {}
+    files: dict[str, int] = {}
+    tables: dict[tuple[str, str], HandCheck] = {}
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
         for item in batch:
@@ -310,22 +313,23 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 key = hash(item.hand_id)  # 64-bit hash, not the id: memory per hand stays small
                 first = seen.get(key)
                 if first is not None:
+                    where = f"{next(f for f, i in files.items() if i == first[0])}:{first[1]}"
                     item.check.problems.insert(0, Problem(
-                        "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {first}",
+                        "duplicate-hand-id", f"hand id {item.hand_id!r} was already used at {where}",
                         file=item.file, line=item.line, hand_id=item.hand_id))
                 else:
-                    seen[key] = f"{item.file}:{item.line}"
+                    seen[key] = (files.setdefault(item.file, len(files)), item.line)
             if item.table_key is not None and item.variant is not None:
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that
                 # stopped early ends the chain, so the next hand is not compared with an older one
                 replayed = item.check.ok or item.check.outcome is not None
                 prev = tables.pop((item.variant, item.table_key), None)
                 if prev is not None and replayed:
-                    for p in variants[item.variant].check_sequence(prev.check, item.record):
+                    for p in variants[item.variant].check_sequence(prev, item.record):
                         p.file, p.line = item.file, item.line
                         item.check.problems.append(p)
                 if replayed:
-                    tables[(item.variant, item.table_key)] = item
+                    tables[(item.variant, item.table_key)] = item.check
             yield item
 
 

@@ -5,6 +5,9 @@
 legal.jsonl: legal hands covering every multiplier case (no 通, 通, 双通, 三通, 四通, 独头七 stacked,
 独头七 with ``rules: {"dutou": "replace"}``). problems.jsonl: one hand a problem kind, with
 problems.expected.json saying which code each line must raise and at which action.
+heiqi-sample.jsonl: four hands of 信阳黑七 (one table, heuristic players). borrow-sample.jsonl: four legal
+hands of the 借牌 table game at one table (each loser deals the next); borrow-cheat.jsonl: two hands where
+one player borrows while holding live cards (拿着活牌还借牌): invalid by design, for the hand page and audit.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import msgspec
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analyzer.corrupt import PLANTERS  # noqa: E402
 from analyzer.logs import format_record, write_records  # noqa: E402
+from analyzer.simulate import borrow as borrow_sim  # noqa: E402
+from analyzer.simulate import heiqi as heiqi_sim  # noqa: E402
 from analyzer.variants.bieqi import Rules, make_record, play_random, random_deal  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +75,20 @@ def main() -> None:
     expected.append({"line": len(lines), "code": "duplicate-hand-id", "action": None})
     (HERE / "problems.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     (HERE / "problems.expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    other_games()
+
+
+def other_games() -> None:
+    """The samples of the other two games, from their seeded simulators."""
+    write_records(HERE / "heiqi-sample.jsonl", heiqi_sim.simulate(hands=4, players=4, seed=2024, run_length=4).records)
+    write_records(HERE / "borrow-sample.jsonl",
+                  borrow_sim.simulate(hands=4, players=["alice", "bob", "chen", "dong"], seed=11,
+                                      hands_per_table=4).records)
+    cheat = borrow_sim.simulate(hands=2, players=["alice", "bob", "chen", "dong"], seed=12, colluders=1,
+                                style="borrow", cheat_rate=1.0, cheat_limit=1, hands_per_table=2)
+    write_records(HERE / "borrow-cheat.jsonl",  # ids of their own, so both files can be checked together
+                  (msgspec.structs.replace(r, hand_id=f"cheat-{r.hand_id}", table_id=f"cheat-{r.table_id}")
+                   for r in cheat.records))
 
 
 if __name__ == "__main__":

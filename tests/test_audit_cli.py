@@ -21,7 +21,9 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from analyzer.simulate.room import simulate
 
     path = tmp_path_factory.mktemp("room") / "room.jsonl"
-    write_records(path, simulate(hands=60, players=6, seed=4, colluders=1, style="share").records)
+    sim = simulate(hands=60, players=6, seed=4, colluders=1, style="share")
+    write_records(path, sim.records)
+    (path.parent / "truth.json").write_text(json.dumps(sim.truth))
     return path
 
 
@@ -51,6 +53,15 @@ def test_writes_every_file_and_exit_code_matches_flags(audited: tuple[int, Path]
     assert audit["hands"] == 60 and audit["valid_hands"] == 60
 
 
+def test_the_planted_pair_is_flagged_and_no_honest_pair_is(room: Path, audited: tuple[int, Path]) -> None:
+    truth = json.loads((room.parent / "truth.json").read_text())
+    planted = {tuple(sorted(p["players"])) for p in truth["colluding_pairs"]}
+    audit = json.loads((audited[1] / "audit.json").read_text())
+    flagged = {tuple(p["players"]) for p in audit["pairs"] if p["flagged"]}
+    assert len(planted) == 1 and flagged == planted
+    assert audited[0] == 1
+
+
 def test_audit_json_follows_its_schema(audited: tuple[int, Path]) -> None:
     audit = json.loads((audited[1] / "audit.json").read_text())
     jsonschema.Draft202012Validator(audit_schema()).validate(audit)
@@ -78,3 +89,25 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_published_schema_is_current() -> None:
     path = Path(__file__).parent.parent / "schemas" / "audit-v1.schema.json"
     assert path.read_text(encoding="utf-8") == dumps(audit_schema())
+
+
+def test_audit_of_stdin_equals_audit_of_the_path(tmp_path: Path) -> None:
+    """``analyzer audit -`` reads the input once, and every section sees it: a borrow room with cheats gives
+    the same borrow section and exit code from stdin as from its path (it once counted 0 from stdin)."""
+    from analyzer.simulate import borrow, room as standard
+
+    room = tmp_path / "mixed.jsonl"
+    write_records(room, [*standard.simulate(hands=12, players=6, seed=3).records,
+                         *borrow.simulate(hands=40, players=6, seed=11, colluders=1, style="both").records])
+    by_path, by_stdin = tmp_path / "a", tmp_path / "b"
+    code_path, _ = _run(str(room), "--out", str(by_path), "--samples", "2", "--dd-samples", "1")
+    res = CliRunner().invoke(cli, ["audit", "-", "--out", str(by_stdin), "--samples", "2", "--dd-samples", "1"],
+                             input=room.read_bytes())
+    a = json.loads((by_path / "audit.json").read_text())
+    b = json.loads((by_stdin / "audit.json").read_text())
+    assert a["bieqi-borrow"]["illegal_borrows"] > 0, "the simulated cheats borrow while holding a live card"
+    for section in (a, b):  # the first illegal borrow's place names the file: <stdin> or the path
+        for row in section["bieqi-borrow"]["players"]:
+            row["first_illegal"] = row["first_illegal"].split(":", 1)[-1]
+    assert b["bieqi-borrow"] == a["bieqi-borrow"]
+    assert res.exit_code == code_path == 1

@@ -183,7 +183,7 @@ def test_imm_columns_replay_exactly(simulated: dict[str, pd.DataFrame]) -> None:
                                    seek=1.0).records if r.hand_id == first["hand_id"].iloc[0])
     st = State(VARIANT.deal_masks(rec, []))
     got = []
-    for i, a in enumerate(rec.actions):
+    for a in rec.actions:
         c = parse_card(a.card)
         act = COVER + c if a.kind == "cover" else c
         legal = st.legal_actions()

@@ -134,7 +134,8 @@ def test_random_games_are_legal_complete_and_zero_sum(seed):
 def test_compiled_settlement_agrees_with_settle(seed, rules):
     import numpy as np
 
-    from analyzer.variants.bieqi import _settle_batch, make_record
+    from analyzer.kernels.bieqi import settle_batch as _settle_batch
+    from analyzer.variants.bieqi import make_record
 
     rng = random.Random(seed)
     states, recs = [], []

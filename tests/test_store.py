@@ -18,7 +18,7 @@ from analyzer.logs import format_record, write_records
 from analyzer.validate import generate_valid
 
 OPTS = ["--samples", "2", "--dd-samples", "1"]
-SETTINGS = Settings(2, 1, 0)
+SETTINGS = Settings.of(2, 1, 0)
 
 
 @pytest.fixture(scope="module")

@@ -38,19 +38,28 @@ from analyzer.variants.bieqi import (
 COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0", "p1", "p2", "p3", "kind",
            "n_options", "chosen", "best", "rank", "regret", "regret_se", "delta0", "delta1", "delta2", "delta3",
            "dd_delta0", "dd_delta1", "dd_delta2", "dd_delta3", "dd_regret", "imm0", "imm1", "imm2", "imm3", "think_ms",
-           "difficulty", "reasons", "options")
+           "difficulty", "samples_used", "scale", "loss", "reasons", "options")
 #: Points: a decision is hard when the options' values differ by about this much (see ``difficulty``).
 DIFFICULTY_SCALE = 5.0
-# Defaults measured by benchmarks/bench_decisions.py: a noiseless reference policy makes the
-# double-dummy line exact in one rollout and spends the time on sampling what the actor cannot see.
-DEFAULT_SAMPLES = 24
+# Defaults measured by benchmarks/bench_decisions.py and benchmarks/eval_players.py: a noiseless
+# reference policy makes the double-dummy line exact in one rollout and spends the time on sampling
+# what the actor cannot see; sampling is adaptive (at least DEFAULT_SAMPLES deals, more where the
+# chosen option is close to the best, up to DEFAULT_MAX_SAMPLES).
+DEFAULT_SAMPLES = 16
+DEFAULT_MAX_SAMPLES = 48
 DEFAULT_DD_SAMPLES = 1
 DEFAULT_NOISE = 0.0
+#: Stop sampling when the s.e. of best-minus-chosen is below max(TOL_POINTS, TOL_SPREAD x the
+#: options' spread): precision where it changes the normalised loss, not on the rare 通 tails.
+TOL_POINTS = 1.0
+TOL_SPREAD = 0.25
+#: Points: floor of a decision's scale (``scale``), so options that differ only by noise stay close.
+SCALE_FLOOR = 2.0
 _PAD = [0] * MAX_OPTIONS
 #: Reference policies of the rollouts: the kernel's cheap heuristic (empty weights; the default, about
 #: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
 POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
-DEFAULT_POLICY = "fast"
+DEFAULT_POLICY = "strategy"
 
 
 def _beyond(c: int) -> int:
@@ -130,11 +139,12 @@ class _Batch:
     rule_idx: list[int] = field(default_factory=list)
     rules: dict[Rules, int] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=list)
+    chosen: list[int] = field(default_factory=list)  # index of the chosen option, -1 unknown
 
     def __len__(self) -> int:
         return len(self.turn)
 
-    def add(self, state: State, info: InfoSet, options: list[int], seed: int) -> None:
+    def add(self, state: State, info: InfoSet, options: list[int], seed: int, chosen: int = -1) -> None:
         self.hands.extend(state.hands)
         self.cov.extend(state.covered)
         self.last7.extend(state.last_seven)
@@ -151,23 +161,26 @@ class _Batch:
         self.slot_off.append(len(self.slots) // 4)
         self.rule_idx.append(self.rules.setdefault(state.rules, len(self.rules)))
         self.seeds.append(seed)
+        self.chosen.append(chosen)
 
-    def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY) -> Estimates:
+    def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY,
+            max_samples: int | None = None) -> Estimates:
         d = len(self)
-        ev, ev_dd, se, dd_se, relaxed = new_outputs(d)
+        ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
         sl = np.array(self.slots, np.int64).reshape(-1, 4)
         nopt = np.array(self.nopt, np.int64)
         opts = np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS)
         evaluate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
                  np.array(self.last7, np.bool_).reshape(d, SEATS), np.array(self.live, np.int64),
                  np.array(self.table, np.int64), np.array(self.turn, np.int64),
-                 np.array(self.n, np.int64), opts, nopt, np.array(self.hidden, np.int64),
+                 np.array(self.n, np.int64), opts, nopt, np.array(self.chosen, np.int64),
+                 np.array(self.hidden, np.int64),
                  np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
                  sl[:, 3].copy(), np.array(self.rule_idx, np.int64), rule_table(list(self.rules)),
-                 np.array(self.seeds, np.uint64), samples, dd_samples, float(noise), POLICIES[policy], ev, ev_dd, se,
-                 dd_se, relaxed)
-        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se,
-                         relaxed)
+                 np.array(self.seeds, np.uint64), samples, samples if max_samples is None else max_samples,
+                 TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
+                 relaxed, used, ref)
+        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +195,8 @@ class Estimates:
     se: np.ndarray
     dd_se: np.ndarray
     relaxed: np.ndarray
+    used: np.ndarray
+    ref: np.ndarray  # (D, 13) each option's value under the reference policy (strategy features, HONEST)
 
     def values(self, i: int) -> Values:
         k = int(self.nopt[i])
@@ -203,14 +218,14 @@ def decision_seed(seed: int, hand_id: str, action: int) -> int:
 
 def evaluate_position(state: State, info: InfoSet | None = None, *, samples: int = DEFAULT_SAMPLES,
                       dd_samples: int = DEFAULT_DD_SAMPLES, seed: int = 0, noise: float = DEFAULT_NOISE,
-                      policy: str = DEFAULT_POLICY) -> Values:
+                      policy: str = DEFAULT_POLICY, max_samples: int | None = None) -> Values:
     """Estimates for the options of the seat to act at ``state``; ``info`` defaults to a view that
     knows no cover proofs (what a position built by hand, without its history, can offer)."""
     if info is None:
         info = InfoSet.observe(state, state.turn, [[] for _ in range(SEATS)])
     batch = _Batch()
     batch.add(state, info, state.legal_actions(), decision_seed(seed, "", state.n))
-    return batch.run(samples, dd_samples, noise, policy).values(0)
+    return batch.run(samples, dd_samples, noise, policy, max_samples).values(0)
 
 
 def difficulty(values: np.ndarray) -> np.ndarray:
@@ -220,6 +235,18 @@ def difficulty(values: np.ndarray) -> np.ndarray:
     gaps = values.max(axis=1, keepdims=True) - values
     w = np.where(np.isfinite(values), np.exp(-np.where(np.isfinite(gaps), gaps, 0.0) / DIFFICULTY_SCALE), 0.0)
     return (w * np.where(np.isfinite(gaps), gaps, 0.0)).sum(axis=1) / w.sum(axis=1)
+
+
+def decision_scale(values: np.ndarray) -> np.ndarray:
+    """Per row of option values (-inf padding): the decision's own scale in points, the standard
+    deviation of its options' values with a floor (SCALE_FLOOR). Losses divided by it are comparable
+    across decisions: a rare 通 worth hundreds of points does not outweigh a hundred ordinary choices."""
+    ok = np.isfinite(values)
+    v = np.where(ok, values, 0.0)
+    k = ok.sum(axis=1)
+    mean = v.sum(axis=1) / k
+    var = (np.where(ok, v - mean[:, None], 0.0) ** 2).sum(axis=1) / k
+    return np.sqrt(var + SCALE_FLOOR ** 2)
 
 
 def _reasons(state: State, action: int, best: int, regret: float, se: float) -> str:
@@ -237,9 +264,13 @@ def _reasons(state: State, action: int, best: int, regret: float, se: float) -> 
     return "; ".join([head] + [r for r in explain(state, action, top=2) if " rather than " not in r])
 
 
-def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]]) -> str:
-    return orjson.dumps([{"card": format_card(o % COVER), "kind": kind, "ev": e, "ev_dd": d}
-                         for o, e, d in zip(opts, ev, ev_dd)]).decode()
+def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]], loss: list[float],
+                  loss_dd: list[float], loss_ref: list[float]) -> str:
+    return orjson.dumps([{"card": _CODES[o % COVER], "kind": kind, "ev": e, "ev_dd": d, "loss": x, "loss_dd": y,
+                          "loss_ref": r} for o, e, d, x, y, r in zip(opts, ev, ev_dd, loss, loss_dd, loss_ref)]).decode()
+
+
+_CODES = [format_card(c) for c in range(52)]
 
 
 @dataclass(slots=True)
@@ -263,6 +294,7 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
     own, own_dd = est.actor_values(), est.actor_values(dd=True)
     best, best_dd = own.argmax(axis=1), own_dd.argmax(axis=1)
     regret = own[ar, best] - own[ar, ch]
+    scale = decision_scale(own)
     chosen_act, best_act = est.opts[ar, ch], est.opts[ar, best]
     kinds = np.where(chosen_act >= COVER, "cover", "play")
     recs = [p.record for p in pending]
@@ -279,12 +311,20 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
         **{f"dd_delta{k}": est.ev_dd[ar, ch, k] - est.ev_dd[ar, best_dd, k] for k in range(SEATS)},
         "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch],
         **{f"imm{k}": [p.imm[k] for p in pending] for k in range(SEATS)}, "think_ms": [p.think_ms for p in pending],
-        "difficulty": difficulty(own), "reasons": [""] * d,
+        "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
+        "loss": regret / scale, "reasons": [""] * d,
     }
     evr, evd = np.round(est.ev, 2).tolist(), np.round(est.ev_dd, 2).tolist()
+    # both losses on the own-information scale, so the double-dummy view is in the same units
+    lossr = np.round((own[ar, best][:, None] - own) / scale[:, None], 4).tolist()
+    lossd = np.round((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None], 4).tolist()
+    # the reference policy's view, normalised the same way by its own spread
+    ref = np.where(np.isfinite(own), est.ref, -np.inf)
+    lossf = np.round((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None], 4).tolist()
     nopt = est.nopt.tolist()
     opts = est.opts.tolist()
-    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k]) for i, k in enumerate(nopt)]
+    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k], lossr[i][:k], lossd[i][:k],
+                                     lossf[i][:k]) for i, k in enumerate(nopt)]
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())
@@ -313,22 +353,23 @@ def _all_reasons(pending: list[_Pending], chosen: list[int], best: list[int], re
 
 def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samples: int = DEFAULT_DD_SAMPLES,
             seed: int = 0, noise: float = DEFAULT_NOISE, policy: str = DEFAULT_POLICY, reasons: bool = True,
-            batch_decisions: int = 4096,
+            max_samples: int | None = DEFAULT_MAX_SAMPLES, batch_decisions: int = 4096,
             on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """One row per decision with two or more legal options, over valid standard-game hands.
 
     ``items``: from :func:`analyzer.validate.generate_valid`; hands of other variants are skipped.
-    ``samples`` hidden-hand deals per decision (own information), ``dd_samples`` rollouts on the true
-    deal; ``policy`` plays the rollouts (see ``POLICIES``). The same ``seed`` gives the same frame
+    At least ``samples`` hidden-hand deals per decision (own information), more where the chosen
+    option is close to the best, up to ``max_samples`` (None: exactly ``samples``); ``dd_samples``
+    rollouts on the true deal; ``policy`` plays the rollouts (see ``POLICIES``). The same ``seed`` gives the same frame
     whatever the batching.
     """
     frames: list[pd.DataFrame] = []
-    batch, pending = _Batch(), []
+    batch, pending = _Batch(), []  # type: tuple[_Batch, list[_Pending]]
 
     def flush() -> None:
         nonlocal batch, pending
         if pending:
-            frames.append(_frame(pending, batch.run(samples, dd_samples, noise, policy), reasons))
+            frames.append(_frame(pending, batch.run(samples, dd_samples, noise, policy, max_samples), reasons))
         batch, pending = _Batch(), []
 
     hands = 0
@@ -347,8 +388,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             legal = st.legal_actions()
             if len(legal) > 1:
                 think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
-                batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i))
                 k = legal.index(act)
+                batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i), k)
                 pending.append(_Pending(rec, seq, i, k, think, immediate_effects(st, legal, k)))
             prev_ms = a.ms
             obs.push(act)
@@ -359,8 +400,9 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             on_progress(hands)
     flush()
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
-    ints = ["hand_seq", "action", "seat", "n_options", "rank"]
-    floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret", "imm")) or c in ("think_ms", "difficulty")]
+    ints = ["hand_seq", "action", "seat", "n_options", "rank", "samples_used"]
+    floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret", "imm"))
+              or c in ("think_ms", "difficulty", "scale", "loss")]
     strs = [c for c in COLUMNS if c not in ints and c not in floats]
     return frame.astype({**{c: np.int64 for c in ints}, **{c: np.float64 for c in floats},
                          **{c: object for c in strs}})

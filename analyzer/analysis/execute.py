@@ -35,25 +35,38 @@ PARALLEL_MIN_BYTES = 256 << 10
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything the decision rows depend on besides the hands themselves."""
+    """Everything the decision rows depend on besides the hands themselves (``decisions.analyse``'s options)."""
 
     samples: int
     dd_samples: int
-    seed: int = 0
-    noise: float = 0.0
-    policy: str = "fast"
+    seed: int
+    noise: float
+    policy: str
+    max_samples: int | None  # adaptive sampling's ceiling; None: exactly ``samples``
+
+    @classmethod
+    def of(cls, samples: int, dd_samples: int, seed: int = 0, *, noise: float | None = None,
+           policy: str | None = None, max_samples: int | None | str = "default") -> Settings:
+        """Settings with ``decisions.analyse``'s defaults for what is not given."""
+        from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY
+
+        return cls(samples, dd_samples, seed, DEFAULT_NOISE if noise is None else noise,
+                   DEFAULT_POLICY if policy is None else policy,
+                   DEFAULT_MAX_SAMPLES if max_samples == "default" else max_samples)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Settings:
-        return cls(int(d["samples"]), int(d["dd_samples"]), int(d["seed"]), float(d["noise"]), str(d["policy"]))
+        ms = d.get("max_samples")
+        return cls(int(d["samples"]), int(d["dd_samples"]), int(d["seed"]), float(d["noise"]), str(d["policy"]),
+                   None if ms is None else int(ms))
 
     def describe(self) -> str:
         """The options that give these settings, as a user would type them."""
-        return (f"--samples {self.samples} --dd-samples {self.dd_samples} --seed {self.seed} --noise {self.noise:g} "
-                f"--policy {self.policy}")
+        return (f"--samples {self.samples} --max-samples {self.max_samples or self.samples} "
+                f"--dd-samples {self.dd_samples} --seed {self.seed} --noise {self.noise:g} --policy {self.policy}")
 
 
 @dataclass(slots=True)
@@ -89,7 +102,7 @@ def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -
         rec = parse_record(line)
         items.append(Checked("", 0, rec.hand_id, rec, HandCheck()))
     frame = analyse(items, samples=settings.samples, dd_samples=settings.dd_samples, seed=settings.seed,
-                    noise=settings.noise, policy=settings.policy, reasons=reasons)
+                    noise=settings.noise, policy=settings.policy, max_samples=settings.max_samples, reasons=reasons)
     frame["hand_seq"] = np.asarray(batch.seqs, np.int64)[frame["hand_seq"].to_numpy()]
     return frame
 
@@ -184,8 +197,8 @@ def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int)
 
 def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Checked, int, str], bool] | None = None
                  ) -> Iterator[HandBatch]:
-    """Valid standard-game hands (other variants are left out) in batches of ``size``; ``on_hand(item, seq, fingerprint)`` may return
-    False to leave a hand out (e.g. already in a decision store). ``seq`` counts every item, as
+    """Valid standard-game hands (other variants are left out) in batches of ``size``; ``on_hand(item,
+    seq, fingerprint)`` may return False to leave a hand out (e.g. already in a decision store). ``seq`` counts every item, as
     ``decisions.analyse`` does."""
     from analyzer.logs import format_record
     from analyzer.variants.bieqi import NAME

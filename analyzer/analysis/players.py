@@ -1,16 +1,24 @@
-"""Per-player table from decision rows: match rate, regret, accuracy 0-100, a Regan-style skill model and z-scores.
+"""Per-player table from decision rows: the fitted skill with its interval, the figures behind it, and a
+"plays better than their level / than without the partner" signal with a calibrated p-value and a flag.
 
-The model (after Regan's work on chess): at each decision a player of sensitivity ``beta`` picks
-option k with probability proportional to ``exp(-beta * gap_k)``, gap_k being the points option k
-loses against the best by the actor's own information. A player's level is the ``beta`` fitted to
-their choices (maximum likelihood, with a confidence interval from the Fisher information).
-Two z-scores come from the model, never from raw averages:
+One function, :func:`player_table`, serves every surface (``analyzer players``, the audit's
+players.csv and audit.json, the HTML player page), so a figure reads the same everywhere.
 
-- ``z``: the player's total regret against what the model predicts on *these* decisions for players
-  of similar level (the pooled fit of the other players in the same level band); positive = plays
-  better than peers would on the same decisions.
-- ``z_dd``: how often the player chose the option best *by the true deal* beyond what a player of their
-  own fitted level would (a player who sees hidden cards scores high; the pooled-information signal).
+- ``skill``: the headline. The sensitivity of the player's choices to how much an option loses, in
+  units of each decision's own spread (:mod:`analyzer.analysis.skill`); 0 = random, higher = closer
+  to the best option. ``skill_lo``/``skill_hi``: its 95% interval.
+- Behind it: ``match_rate`` (share of decisions where the chosen option is the evaluator's best,
+  i.e. its loss is 0), ``mean_loss`` (normalised), ``mean_regret`` (points) with its 95% interval.
+- The signal. A player who sees hidden cards picks the option that is best *on the true deal* more
+  often than their own-information skill predicts. ``dd_excess``: that surplus (observed minus
+  predicted matches of the true-deal best, per 100 decisions) and ``dd_z`` its z. Honest players
+  of a higher level also beat the model a little (their own judgement is better than ours), so
+  ``level_z`` compares ``dd_z`` with honest players of the same fitted level: a robust regression of
+  dd_z on log skill across the room (scikit-learn's Huber regressor, which few cheaters cannot pull),
+  residuals scaled by their robust spread. ``partner``/``partner_z``: the co-player with whom the
+  player's surplus is largest compared with the hands without them (per-hand Welch z).
+  ``signal_p``: one-sided p of the stronger of the two (Bonferroni over the two and over
+  co-players); ``signal_q``: Benjamini-Hochberg over the players; ``flag``: q <= FLAG_Q.
 """
 
 from __future__ import annotations
@@ -18,137 +26,164 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import orjson
 import pandas as pd
-from scipy.optimize import minimize_scalar
-from scipy.stats import spearmanr
+from scipy.stats import norm, spearmanr
 
-from analyzer.analysis.decisions import MAX_OPTIONS
+from analyzer.analysis.skill import Fit, fit_by, fit_weight, loss_matrix, mix_losses, probabilities
 
-BETA_MAX = 20.0  # per point; beyond this the model is "always the best option"
 Z_95 = 1.959964
-LEVEL_BANDS = 5  # level bands for peers (fewer when there are fewer players)
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
+MIN_PEERS = 8  # players (with MIN_DECISIONS) needed to calibrate against the room's level curve
+MIN_DECISIONS = 50
+MIN_TOGETHER = 15  # hands with and without a co-player before comparing the two
+FLAG_Q = 0.01
+MEANING = ("skill: how closely a player's choices follow the options' values (Regan-style choice model, "
+           "fitted by maximum likelihood; 0 = random, higher = better), with its 95% interval")
 
-COLUMNS = ("player", "decisions", "hands", "match_rate", "mean_regret", "regret_lo", "regret_hi", "accuracy",
-           "accuracy_lo", "accuracy_hi", "level", "level_lo", "level_hi", "z", "z_dd", "mean_think_ms",
-           "think_difficulty_rho", "think_ms_per_difficulty")
+COLUMNS = ("player", "skill", "skill_lo", "skill_hi", "hands", "decisions", "match_rate", "mean_loss",
+           "mean_regret", "regret_lo", "regret_hi", "dd_excess", "dd_z", "level_z", "partner", "partner_hands",
+           "partner_z", "signal_p", "signal_q", "flag", "mean_think_ms", "think_difficulty_rho",
+           "think_ms_per_difficulty")
 
 
-def gaps_matrix(frame: pd.DataFrame, *, dd: bool = False) -> np.ndarray:
-    """(rows, 13): points each option loses against the best for the actor (inf in the padding)."""
-    key = "ev_dd" if dd else "ev"
-    out = np.full((len(frame), MAX_OPTIONS), np.inf)
-    for i, (text, seat) in enumerate(zip(frame["options"].tolist(), frame["seat"].tolist())):
-        vals = [o[key][seat] for o in orjson.loads(text)]
-        top = max(vals)
-        out[i, : len(vals)] = [top - v for v in vals]
+def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
+    ok = np.isfinite(think)
+    rho = slope = math.nan
+    if ok.sum() >= MIN_TIMED and np.ptp(diff[ok]) > 0 and np.ptp(think[ok]) > 0:
+        rho = float(spearmanr(diff[ok], think[ok]).statistic)
+        slope = float(np.polyfit(diff[ok], think[ok], 1)[0])
+    return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
+
+
+def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """dd_z against honest players of the same fitted level: residual of a robust fit of dd_z on log
+    skill over the room, over the residuals' robust spread (at least 1, the spread of a true z)."""
+    out = np.full(len(dd_z), math.nan)
+    x = np.log(np.clip(skill, 1e-3, None))
+    if ok.sum() < MIN_PEERS:  # too few peers for a level curve: the model's own z
+        out[ok] = dd_z[ok]
+        return out
+    from sklearn.linear_model import HuberRegressor
+
+    reg = HuberRegressor().fit(x[ok, None], dd_z[ok])
+    r = dd_z - reg.predict(x[:, None])
+    spread = max(1.0, 1.4826 * float(np.median(np.abs(r[ok] - np.median(r[ok])))))
+    out[ok] = r[ok] / spread
     return out
 
 
-def _probs(gaps: np.ndarray, beta: float) -> np.ndarray:
-    w = np.exp(-beta * gaps)  # gaps >= 0, padding inf -> 0
-    return w / w.sum(axis=1, keepdims=True)
+def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFrame) -> tuple[str, int, float, int]:
+    """The co-player with the largest per-hand surplus together versus apart: (name, hands together, z, tested)."""
+    per_hand = pd.Series(excess).groupby(hand).sum()
+    sat = seats.loc[seats.index.intersection(per_hand.index)]
+    best = ("", 0, math.nan)
+    tested = 0
+    if sat.empty:
+        return (*best, 0)
+    others = pd.unique(sat.to_numpy().ravel())
+    values = per_hand.reindex(sat.index).to_numpy()
+    grid = sat.to_numpy()
+    for other in others:
+        if other == me:
+            continue
+        mask = (grid == other).any(axis=1)
+        a, b = values[mask], values[~mask]
+        if len(a) < MIN_TOGETHER or len(b) < MIN_TOGETHER:
+            continue
+        tested += 1
+        se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        z = (a.mean() - b.mean()) / se if se > 0 else 0.0
+        if not best[0] or z > best[2]:
+            best = (str(other), int(mask.sum()), float(z))
+    return (*best, tested)
 
 
-def _chosen_index(frame: pd.DataFrame) -> np.ndarray:
-    out = np.zeros(len(frame), np.int64)
-    for i, (text, chosen) in enumerate(zip(frame["options"].tolist(), frame["chosen"].tolist())):
-        out[i] = [o["card"] for o in orjson.loads(text)].index(chosen)
-    return out
+def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per player (columns ``COLUMNS``), highest skill first.
 
-
-def fit_level(gaps: np.ndarray, chosen_gap: np.ndarray) -> tuple[float, float]:
-    """Maximum-likelihood sensitivity beta and its standard error for one set of decisions."""
-    if len(gaps) == 0:
-        return math.nan, math.nan
-
-    def nll(log_beta: float) -> float:
-        b = math.exp(log_beta)
-        z = -b * gaps
-        m = z.max(axis=1, keepdims=True)
-        lse = (m[:, 0] + np.log(np.exp(z - m).sum(axis=1)))
-        return float((b * chosen_gap + lse).sum())
-
-    res = minimize_scalar(nll, bounds=(math.log(1e-4), math.log(BETA_MAX)), method="bounded")
-    beta = math.exp(res.x)
-    p = _probs(gaps, beta)
-    g = np.where(np.isfinite(gaps), gaps, 0.0)
-    info = float(((p * g * g).sum(axis=1) - (p * g).sum(axis=1) ** 2).sum())
-    return beta, (1.0 / math.sqrt(info) if info > 0 else math.inf)
-
-
-def _regret_z(gaps: np.ndarray, chosen_gap: np.ndarray, beta: float) -> float:
-    """z of the total regret against the model at ``beta``; positive = less regret than predicted."""
-    p = _probs(gaps, beta)
-    g = np.where(np.isfinite(gaps), gaps, 0.0)
-    mean = (p * g).sum(axis=1)
-    var = (p * g * g).sum(axis=1) - mean ** 2
-    sd = math.sqrt(float(var.sum()))
-    return float((mean.sum() - chosen_gap.sum()) / sd) if sd > 0 else 0.0
-
-
-def _dd_z(gaps: np.ndarray, dd_best: np.ndarray, chosen: np.ndarray, beta: float) -> float:
-    """z of how often the true-deal best was chosen, against the model at the player's own level."""
-    p = _probs(gaps, beta)[np.arange(len(gaps)), dd_best]
-    sd = math.sqrt(float((p * (1 - p)).sum()))
-    return float(((chosen == dd_best).sum() - p.sum()) / sd) if sd > 0 else 0.0
-
-
-def player_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per player (columns ``COLUMNS``), best accuracy first."""
+    ``seating`` (hand_id, p0..p3), when given, counts hands without decisions too and says who sat
+    together; otherwise the decision rows' p0..p3 do.
+    """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    gaps = gaps_matrix(frame)
-    dd_best = gaps_matrix(frame, dd=True).argmin(axis=1)
-    chosen = _chosen_index(frame)
-    chosen_gap = gaps[np.arange(len(frame)), chosen]
-    finite = np.where(np.isfinite(gaps), gaps, np.nan)
-    random_regret = np.nanmean(finite, axis=1)  # what a uniformly random choice loses on average
-    players = frame["player"].to_numpy()
-    names = sorted(set(players.tolist()))
-    idx = {p: np.flatnonzero(players == p) for p in names}
-    levels = {p: fit_level(gaps[i], chosen_gap[i]) for p, i in idx.items()}
-    band = _bands({p: levels[p][0] for p in names})
+    own, chosen = loss_matrix(frame)
+    ref, _ = loss_matrix(frame, key="loss_ref")
+    n = len(frame)
+    ar = np.arange(n)
+    players = frame["player"].astype(str).to_numpy()
+    weight = fit_weight(own, ref, chosen, players)
+    losses = mix_losses(own, ref, weight)
+    fits: dict[str, Fit] = fit_by(losses, chosen, players)
+    chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
+    skill_row = np.array([fits[p].skill for p in players])
+    # the true-deal view: which option was best on the real cards, and how likely the player's own
+    # fitted model made it
+    dd_losses, _ = loss_matrix(frame, dd=True)
+    has_dd = np.isfinite(dd_losses).any(axis=1) & (np.where(np.isfinite(dd_losses), dd_losses, 0) > 0).any(axis=1)
+    dd_best = np.argmin(dd_losses, axis=1)
+    p_dd = probabilities(losses, skill_row)[ar, dd_best]
+    hit = (chosen == dd_best).astype(float)
+    excess = np.where(has_dd, hit - p_dd, 0.0)
+    var = np.where(has_dd, p_dd * (1.0 - p_dd), 0.0)
+    if seating is None:
+        seats = frame.drop_duplicates("hand_id").set_index("hand_id")[[f"p{s}" for s in range(4)]].astype(str)
+    else:
+        seats = seating.drop_duplicates("hand_id").set_index("hand_id")[[f"p{s}" for s in range(4)]].astype(str)
+    hands_all = pd.Series(seats.to_numpy().ravel()).value_counts()
+    names = sorted(set(players.tolist()) | (set(hands_all.index) if seating is not None else set()))
+    order = np.argsort(players, kind="stable")
+    keys, starts = np.unique(players[order], return_index=True)
+    groups = {str(k): order[a:b] for k, a, b in zip(keys, starts, list(starts[1:]) + [n])}
+    hand_ids = frame["hand_id"].astype(str).to_numpy()
+    regret = frame["regret"].to_numpy(float)
+    think = frame["think_ms"].to_numpy(float)
+    diff = frame["difficulty"].to_numpy(float)
     rows = []
     for p in names:
-        i = idx[p]
-        n = len(i)
-        reg = chosen_gap[i]
-        mean = float(reg.mean())
-        half = Z_95 * float(reg.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
-        base = float(random_regret[i].mean())
-
-        def acc(r: float, base: float = base) -> float:
-            return float(np.clip(100.0 * (1.0 - r / base), 0.0, 100.0)) if base > 0 else 100.0
-
-        beta, beta_se = levels[p]
-        peers = np.concatenate([idx[q] for q in names if q != p and band[q] == band[p]] or [np.zeros(0, np.int64)])
-        peer_beta = fit_level(gaps[peers], chosen_gap[peers])[0] if len(peers) else beta
-        sub = frame.iloc[i]
-        think = sub["think_ms"].to_numpy()
-        diff = sub["difficulty"].to_numpy()
-        ok = np.isfinite(think)
-        rho = slope = math.nan
-        if ok.sum() >= MIN_TIMED and np.ptp(diff[ok]) > 0 and np.ptp(think[ok]) > 0:
-            rho = float(spearmanr(diff[ok], think[ok]).statistic)
-            slope = float(np.polyfit(diff[ok], think[ok], 1)[0])
+        i = groups.get(p, np.zeros(0, np.int64))
+        f = fits.get(p, Fit(math.nan, math.nan, math.nan, 0))
+        k = len(i)
+        reg = regret[i]
+        mean = float(reg.mean()) if k else math.nan
+        half = Z_95 * float(reg.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+        sd = math.sqrt(float(var[i].sum()))
+        dd_n = int(has_dd[i].sum())
+        partner, together, pz, tested = _partner_z(excess[i], hand_ids[i], p, seats) if k else ("", 0, math.nan, 0)
+        mt, rho, slope = _think(think[i], diff[i]) if k else (math.nan, math.nan, math.nan)
         rows.append({
-            "player": p, "decisions": n, "hands": int(sub["hand_id"].nunique()),
-            "match_rate": float((chosen[i] == gaps[i].argmin(axis=1)).mean()), "mean_regret": mean,
-            "regret_lo": max(mean - half, 0.0), "regret_hi": mean + half, "accuracy": acc(mean),
-            "accuracy_lo": acc(mean + half), "accuracy_hi": acc(max(mean - half, 0.0)), "level": beta,
-            "level_lo": max(beta - Z_95 * beta_se, 0.0), "level_hi": beta + Z_95 * beta_se,
-            "z": _regret_z(gaps[i], reg, peer_beta), "z_dd": _dd_z(gaps[i], dd_best[i], chosen[i], beta),
-            "mean_think_ms": float(np.nanmean(think)) if ok.any() else math.nan,
-            "think_difficulty_rho": rho, "think_ms_per_difficulty": slope,
+            "player": p, "skill": f.skill, "skill_lo": f.lo, "skill_hi": f.hi,
+            "hands": int(hands_all.get(p, len(set(hand_ids[i].tolist())))), "decisions": k,
+            "match_rate": float((chosen_loss[i] <= 0).mean()) if k else math.nan,
+            "mean_loss": float(chosen_loss[i].mean()) if k else math.nan,
+            "mean_regret": mean, "regret_lo": max(mean - half, 0.0) if k > 1 else math.nan,
+            "regret_hi": mean + half if k > 1 else math.nan,
+            "dd_excess": 100.0 * float(excess[i].sum()) / dd_n if dd_n else math.nan,
+            "dd_z": float(excess[i].sum()) / sd if sd > 0 else math.nan,
+            "partner": partner, "partner_hands": together, "partner_z": pz, "_tested": tested,
+            "mean_think_ms": mt, "think_difficulty_rho": rho, "think_ms_per_difficulty": slope,
         })
-    out = pd.DataFrame(rows, columns=list(COLUMNS))
-    return out.sort_values(["accuracy", "player"], ascending=[False, True], ignore_index=True)
+    out = pd.DataFrame(rows)
+    ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
+    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
+    p_level = norm.sf(out["level_z"].to_numpy(float))
+    p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm.sf(out["partner_z"].to_numpy(float)))
+    both = np.vstack([p_level, p_partner])
+    p = np.minimum(1.0, 2.0 * np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0))
+    p = np.where(np.isfinite(p), p, math.nan)
+    out["signal_p"] = p
+    out["signal_q"] = _bh(p)
+    out["flag"] = (out["signal_q"] <= FLAG_Q).fillna(False).astype(bool)
+    out = out.drop(columns="_tested")[list(COLUMNS)]
+    out.attrs["ref_weight"] = weight
+    return out.sort_values(["skill", "player"], ascending=[False, True], ignore_index=True, na_position="last")
 
 
-def _bands(levels: dict[str, float]) -> dict[str, int]:
-    """Level band of each player: equal-count bands of the fitted level (peers = same band)."""
-    order = sorted(levels, key=lambda p: (levels[p], p))
-    k = max(1, min(LEVEL_BANDS, len(order) // 4))
-    return {p: j * k // len(order) for j, p in enumerate(order)}
+def _bh(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q-values (NaN stays NaN)."""
+    out = np.full(len(p), math.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        from statsmodels.stats.multitest import multipletests
+
+        out[ok] = multipletests(p[ok], method="fdr_bh")[1]
+    return out

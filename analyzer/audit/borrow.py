@@ -136,40 +136,89 @@ class BorrowAudit:
     problems: list[Problem] = field(default_factory=list)
 
 
+class Section:
+    """This variant's audit fed one checked hand at a time, so it shares the audit's one pass over the input
+    (``-`` included). Keeps per-player counts, the illegal-borrow problems and the lends: not the records."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.lends: list[Lend] = []
+        self.borrows: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+        self.hands = 0
+
+    def add(self, item: Any) -> None:
+        """One :class:`~analyzer.validate.Checked` line of the input, valid or not, of any variant."""
+        self.problems.extend(p for p in item.check.problems if p.code == ILLEGAL)
+        rec = item.record
+        if item.variant != NAME or rec is None:
+            return
+        self.hands += 1
+        for name in rec.players:
+            self.seen[name] = self.seen.get(name, 0) + 1
+        for a in rec.actions:
+            if isinstance(a, Borrow):
+                self.borrows[rec.players[a.seat]] = self.borrows.get(rec.players[a.seat], 0) + 1
+        if item.check.outcome is not None:
+            self.lends.extend(generate_lends(rec))
+
+    def audit(self) -> BorrowAudit:
+        return BorrowAudit(illegal_borrows(self.problems, self.borrows, self.seen), lending_favour(self.lends),
+                           self.hands, self.problems)
+
+    def result(self) -> dict[str, Any]:
+        """This variant's part of audit.json: illegal borrows per player (certain cheating, no statistics
+        needed) and per pair the lending favour."""
+        found = self.audit()
+        return {"hands": found.hands, "illegal_borrows": int(found.players["illegal_borrows"].sum()),
+                "players": orjson.loads(found.players.to_json(orient="records")),
+                "pairs": orjson.loads(found.pairs.to_json(orient="records"))}
+
+
 def audit_borrow(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> BorrowAudit:
     """Validate the logs and audit their hands of this variant (illegal borrows, lending favour).
 
     Hands with an illegal borrow still count for lending: the replay goes on past the borrow.
     """
-    problems: list[Problem] = []
-    lends: list[Lend] = []
-    borrows: dict[str, int] = {}
-    seen: dict[str, int] = {}
-    n = 0
+    section = Section()
     for item in generate_checked(paths, max_line_bytes=max_line_bytes):
-        problems.extend(item.check.problems)
-        rec = item.record
-        if item.variant != NAME or rec is None:
-            continue
-        n += 1
-        for name in rec.players:
-            seen[name] = seen.get(name, 0) + 1
-        for a in rec.actions:
-            if isinstance(a, Borrow):
-                borrows[rec.players[a.seat]] = borrows.get(rec.players[a.seat], 0) + 1
-        if item.check.outcome is not None:
-            lends.extend(generate_lends(rec))
-    return BorrowAudit(illegal_borrows(problems, borrows, seen), lending_favour(lends), n, problems)
+        section.add(item)
+    return section.audit()
 
 
 #: validation codes that mean this variant's hands are in the input even when none is valid
 SECTION_CODES = frozenset({"borrow-with-live", "wrong-lender", "bad-lend", "bad-dealer"})
 
+#: The JSON Schema of this section in audit.json (under the variant's name).
+SECTION_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "hands": {"type": "integer", "minimum": 0},
+        "illegal_borrows": {"type": "integer", "minimum": 0, "description": "borrows while holding a live card"},
+        "players": {"type": "array", "items": {"type": "object"},
+                    "description": "per player: hands, borrows, illegal borrows (certain cheating)"},
+        "pairs": {"type": "array", "items": {"type": "object"},
+                  "description": "per pair: how good their lends to each other were vs to others, p-value"},
+    },
+    "required": ["hands", "illegal_borrows", "players", "pairs"],
+}
+
+
+def certain_cheats(section: dict[str, Any]) -> int:
+    """How many cheats the section proves (the audit exits 1 when any)."""
+    return int(section["illegal_borrows"])
+
+
+def summary(section: dict[str, Any]) -> str:
+    """One line for the terminal."""
+    return (f"{NAME}: {section['hands']} hands, {section['illegal_borrows']} illegal borrows (borrowing while "
+            f"holding a live card), by player in audit.json")
+
 
 def variant_section(paths: Iterable[str], **kw: Any) -> dict[str, Any]:
-    """This variant's part of audit.json: illegal borrows per player (certain cheating, no statistics
-    needed) and per pair the lending favour; read in a second pass over the inputs."""
-    found = audit_borrow(paths, **kw)
-    return {"hands": found.hands, "illegal_borrows": int(found.players["illegal_borrows"].sum()),
-            "players": orjson.loads(found.players.to_json(orient="records")),
-            "pairs": orjson.loads(found.pairs.to_json(orient="records"))}
+    """This variant's part of audit.json from a pass of its own over the inputs (:class:`Section` shares
+    the audit's pass instead; this is for callers holding only paths)."""
+    section = Section()
+    for item in generate_checked(paths, **kw):
+        section.add(item)
+    return section.result()

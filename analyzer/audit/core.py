@@ -1,9 +1,10 @@
 """The audit pipeline: logs -> valid hands -> decision rows -> pair signals -> calibrated pairs -> audit.json.
 
-Invalid hands are reported (as ``analyzer validate`` reports them) and left out. Standard hands
-go through :mod:`analyzer.analysis.decisions`; another variant plugs in by naming a module in
-``DECISION_SOURCES`` that exposes ``analyse(items, *, samples, dd_samples, seed) -> DataFrame``
-in the same decision-row shape.
+Invalid hands are reported (as ``analyzer validate`` reports them) and left out. Each variant's
+contract says what it offers (:class:`analyzer.variants.base.Offers`): a decision-row source
+(``analyse(items, *, samples, dd_samples, seed) -> DataFrame``, standard hands through
+:mod:`analyzer.analysis.decisions`) and an audit section fed every checked hand in the same single
+pass over the input (so ``-`` works as well as a path).
 """
 
 from __future__ import annotations
@@ -22,26 +23,17 @@ from scipy import stats
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, Alarm, calibrate
 from analyzer.audit.evidence import DEFAULT_TOP, pair_evidence
 from analyzer.audit.signals import SignalOptions, pair_signals
+from analyzer.logs import expand_paths
 from analyzer.problems import Problem
-from analyzer.validate import Checked, generate_valid
+from analyzer.validate import Checked, generate_checked
+from analyzer.variants import registry
 
 if TYPE_CHECKING:
+    from analyzer.analysis.execute import Execution, Settings
     from analyzer.analysis.store import Store
-    from analyzer.analysis.execute import Execution
 
 FORMAT = "bieqi-audit"
 VERSION = 1
-#: log ``variant`` -> module whose ``analyse`` gives that variant's decision rows.
-DECISION_SOURCES: dict[str, str] = {
-    "bieqi": "analyzer.analysis.decisions",
-}
-#: log ``variant`` -> module with ``variant_section(paths, problems, **kw) -> dict``: findings of a game
-#: that the decision-row pipeline does not cover (e.g. certain cheats the validator proves).
-VARIANT_SECTIONS: dict[str, str] = {
-    "bieqi-borrow": "analyzer.audit.borrow",
-}
-
-
 @dataclass
 class Audit:
     """Everything one audit produced: the audit.json dict and what the report draws from."""
@@ -63,44 +55,45 @@ def _variant(item: Checked) -> str:
 
 def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
                   on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
-                  store: Store | None = None, reasons: bool = False
+                  store: Store | None = None, reasons: bool = False, settings: Settings | None = None
                   ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
-    """Decision rows of every hand whose variant has a source, its seating, and the hands skipped by variant.
+    """Decision rows of every hand whose variant offers them, its seating, and the hands skipped by variant.
 
-    Standard hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do
-    not depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``).
+    The first source is fed as a stream; hands of variants with another source wait for it. Standard
+    hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do not
+    depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``),
+    with ``settings`` (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     Their rows carry no reasons unless ``reasons``: ``run_audit`` fills them for the rows it shows.
     """
-    from analyzer.analysis.store import collect_rows
     from analyzer.analysis.execute import Settings
+    from analyzer.analysis.store import collect_rows
 
+    sources = {name: game.offers.decisions for name, game in registry().items()}
+    streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
     seating: list[tuple[str, str, str, str, str]] = []
-    by_variant: dict[str, list[Checked]] = {}
+    waiting: dict[str, list[Checked]] = {}
     skipped: Counter[str] = Counter()
 
-    def standard() -> Iterator[Checked]:
+    def stream() -> Iterator[Checked]:
         for item in items:
             v = _variant(item)
-            rec = item.record
-            if v == "bieqi":
-                seating.append((rec.hand_id, *map(str, rec.players)))
+            src = sources.get(v)
+            if src is None:
+                skipped[v] += 1
+            elif src == streamed:
+                seating.append((item.record.hand_id, *map(str, item.record.players[:4])))
                 yield item
             else:
-                by_variant.setdefault(v, []).append(item)
+                waiting.setdefault(src, []).append(item)
 
-    frames = []
-    main = import_module(DECISION_SOURCES["bieqi"])
-    frames.append(collect_rows(standard(), Settings(samples, dd_samples, seed), execution, store=store,
-                               reasons=reasons, on_progress=on_progress))
-    for v, its in by_variant.items():
-        try:
-            mod = import_module(DECISION_SOURCES[v]) if v in DECISION_SOURCES else None
-        except ModuleNotFoundError:
-            mod = None
-        if mod is None or not hasattr(mod, "analyse"):
-            skipped[v] += len(its)
-            continue
-        frames.append(mod.analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
+    main = import_module(streamed)
+    if streamed == "analyzer.analysis.decisions":  # in batches over workers, or from the store
+        settings = settings or Settings.of(samples, dd_samples, seed)
+        frames = [collect_rows(stream(), settings, execution, store=store, reasons=reasons, on_progress=on_progress)]
+    else:
+        frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
+    for src, its in waiting.items():
+        frames.append(import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
         seating.extend((it.record.hand_id, *map(str, it.record.players[:4])) for it in its)
     frames = [f for f in frames if len(f)]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(main.COLUMNS))
@@ -149,14 +142,12 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
 
 
 def player_table(df: pd.DataFrame, seating: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per player: hands, decisions, mean regret, match rate with the sensible choice, pace, pairs flagged."""
-    hands = pd.concat([seating[f"p{s}"] for s in range(4)]).value_counts()
-    g = df.groupby("player")
-    out = pd.DataFrame({"hands": hands}).join(pd.DataFrame({
-        "decisions": g.size(), "mean_regret": g["regret"].mean(),
-        "match_rate": g["rank"].apply(lambda r: float((r == 0).mean())),
-        "median_think_ms": g["think_ms"].median()}), how="left")
-    out.index.name = "player"
+    """Per player: the shared table of :func:`analyzer.analysis.players.player_table` (skill, match rate,
+    regret, level/partner signal: the same figures as ``analyzer players``), pace and pairs flagged."""
+    from analyzer.analysis.players import player_table as shared_table
+
+    out = shared_table(df, seating).set_index("player")
+    out["median_think_ms"] = df.groupby("player")["think_ms"].median().reindex(out.index)
     flagged = pairs[pairs["flagged"]]
     names = pd.concat([flagged["a"], flagged["b"]])
     out["flagged_pairs"] = names.value_counts().reindex(out.index).fillna(0).astype(np.int64)
@@ -169,6 +160,8 @@ def player_table(df: pd.DataFrame, seating: pd.DataFrame, pairs: pd.DataFrame) -
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
     return {"player": row["player"], "hands": int(row["hands"]), "decisions": int(row["decisions"]),
             "mean_regret": _num(row["mean_regret"]), "match_rate": _num(row["match_rate"]),
+            "skill": _num(row["skill"]), "skill_lo": _num(row["skill_lo"]), "skill_hi": _num(row["skill_hi"]),
+            "signal_p": _num(row["signal_p"], 6), "signal_flag": bool(row["flag"]),
             "median_think_ms": _num(row["median_think_ms"]), "max_pair_score": _num(row["max_pair_score"]),
             "flagged_with": partners.get(row["player"], [])}
 
@@ -212,30 +205,46 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
-              execution: Execution | None = None, store: Store | None = None) -> Audit:
+              execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None
+              ) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
 
     ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
     decision store whose rows are reused for the hands it holds (it must come from these logs and
-    the same settings, else :class:`analyzer.analysis.store.StoreError`).
+    the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
+    analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     """
     from analyzer.analysis.reasons import fill_reasons, shown_rows
+    from analyzer.validate import generate_valid
 
-    paths = list(paths)  # read twice when a variant adds its own section
+    paths = list(paths)
+    if settings is not None:
+        samples, dd_samples, seed = settings.samples, settings.dd_samples, settings.seed
     problems: list[Problem] = []
-    kw = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
+    kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
+    games = registry()
+    sections = {name: game.offer("audit_section").Section() for name, game in games.items()
+                if game.offers.audit_section}
 
     def counted() -> Iterator[Checked]:
-        for item in generate_valid(paths, problems, **kw):
-            read["valid"] += 1
-            yield item
+        """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
+        for item in generate_checked(expand_paths(paths), **kw):
+            for section in sections.values():
+                section.add(item)
+            if item.ok:
+                read["valid"] += 1
+                yield item
+            else:
+                problems.extend(item.check.problems)
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
                                          on_progress=on_progress, execution=execution, store=store,
-                                         reasons="-" in paths)  # stdin cannot be read again for them
+                                         reasons="-" in paths, settings=settings)  # stdin cannot be read again
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
-    if len(df) and "-" not in paths:  # reasons for the rows shown, from their hands read again (stdin cannot be)
+    # reasons only for the rows shown: the few hundred hands they come from are read again (the one
+    # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
+    if len(df) and "-" not in paths:
         text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, None, **kw))
         for p in result["pairs"]:
             for e in p["evidence"]:
@@ -245,10 +254,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
               "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed}}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
-    for variant, module in VARIANT_SECTIONS.items():
-        mod = import_module(module)
-        if variant in seen or mod.SECTION_CODES & seen:
-            result[variant] = mod.variant_section(paths, **kw)
+    for name, section in sections.items():
+        if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
+            result[name] = section.result()
     return Audit(result, df, pairs, players, problems)
 
 

@@ -1,4 +1,4 @@
-"""JSON Schema of audit.json (published as schemas/audit-v1.schema.json by ``python -m analyzer.schema``)."""
+"""JSON Schema of audit.json (published as schemas/audit-v1.schema.json by ``python -m analyzer.publish``)."""
 
 from __future__ import annotations
 
@@ -72,9 +72,21 @@ PAIR = _obj({
 
 PLAYER = _obj({
     "player": {"type": "string"}, "hands": _COUNT, "decisions": _COUNT, "mean_regret": _NUM, "match_rate": _NUM,
+    "skill": {**_NUM, "description": "analyzer.analysis.players: the fitted choice-model sensitivity (headline)"},
+    "skill_lo": _NUM, "skill_hi": _NUM,
+    "signal_p": {**_NUM, "description": "p of 'plays better than their level / than without the partner'"},
+    "signal_flag": {"type": "boolean"},
     "median_think_ms": _NUM, "max_pair_score": _NUM,
     "flagged_with": {"type": "array", "items": {"type": "string"}},
 })
+
+
+def _sections() -> dict[str, Any]:
+    """The section each variant's contract offers (``offers.audit_section``), under the variant's name."""
+    from analyzer.variants import registry
+
+    return {name: game.offer("audit_section").SECTION_SCHEMA for name, game in registry().items()
+            if game.offers.audit_section}
 
 
 def audit_schema() -> dict[str, Any]:
@@ -93,13 +105,7 @@ def audit_schema() -> dict[str, Any]:
         "problems": {"type": "array", "items": {"type": "object"}},
         "players": {"type": "array", "items": PLAYER},
         "pairs": {"type": "array", "items": PAIR},
-        "bieqi-borrow": _obj({
-            "hands": _COUNT, "illegal_borrows": {**_COUNT, "description": "borrows while holding a live card"},
-            "players": {"type": "array", "items": {"type": "object"},
-                        "description": "per player: hands, borrows, illegal borrows (certain cheating)"},
-            "pairs": {"type": "array", "items": {"type": "object"},
-                      "description": "per pair: how good their lends to each other were vs to others, p-value"},
-        }),
+        **_sections(),
     }, required=["format", "version", "hands", "players", "pairs"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "audit-v1.schema.json",
             "title": "bieqi audit v1: pairs of players ranked by how their decisions helped each other", **body}

@@ -250,14 +250,14 @@ def _per_hand_z(lk: pd.DataFrame, col: str, with_raw: bool = False) -> tuple[pd.
         agg["raw"] = (f"{col}_raw", "sum")
     per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False).agg(**agg)
     per_hand["s2"] = per_hand["s"] ** 2
-    actor_ms = per_hand.groupby(level="actor")["s2"].mean()  # null mean is 0: second moment, not variance
+    actor_mean_sq = per_hand.groupby(level="actor")["s2"].mean()  # null mean is 0: second moment, not variance
     g = per_hand.groupby(level=["actor", "other"])
     out = pd.DataFrame({"hands": g.size(), "decisions": g["n"].sum()})
     if with_raw:
         out["raw_per_hand"] = g["raw"].mean()
-    total, ms = g["s"].sum(), g["s2"].mean()
-    a_ms = actor_ms.reindex(out.index.get_level_values("actor")).to_numpy()
-    var = (out["hands"] * ms + SHRINK_HANDS * a_ms) / (out["hands"] + SHRINK_HANDS)
+    total, mean_sq = g["s"].sum(), g["s2"].mean()
+    actor_sq = actor_mean_sq.reindex(out.index.get_level_values("actor")).to_numpy()
+    var = (out["hands"] * mean_sq + SHRINK_HANDS * actor_sq) / (out["hands"] + SHRINK_HANDS)
     se_sum = np.sqrt(out["hands"] * var)
     out["z"] = np.where(se_sum > 0, total / se_sum.where(se_sum > 0, 1.0), 0.0)
     return out, se_sum, total

@@ -16,8 +16,8 @@ from analyzer.commands.common import (
     execution_for,
     fail,
     jobs_option,
-    open_decision_store,
     max_line_option,
+    open_decision_store,
     paths_argument,
     progress,
     refuse_inputs,
@@ -28,7 +28,9 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
 
-SAMPLES, DD_SAMPLES = 16, 8  # the decision analysis' defaults, repeated so --help needs no numba import
+# The audit's own defaults (more double-dummy rollouts than the decision analysis' 24/1): literals
+# here so --help needs no numba import.
+SAMPLES, DD_SAMPLES = 16, 8
 
 
 @click.command("audit")
@@ -58,29 +60,26 @@ def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: flo
             samples: int, dd_samples: int, seed: int, top: int, lang: str, store_path: str | None, jobs: int | None,
             dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+    from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
-    from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.logs import atomic_write_bytes
 
     files = resolve_paths(paths)
     out = Path(out_dir)
     refuse_inputs([out / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
-    store = None
-    if store_path is not None:
+    store, settings = None, None
+    if store_path is not None:  # the store's settings, but for the options given on the command line
         store = open_decision_store("audit", store_path)
-        asked = store_settings(ctx, store, Settings(samples, dd_samples, seed),
-                               {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
-        samples, dd_samples, seed = asked.samples, asked.dd_samples, asked.seed
-        if (asked.noise, asked.policy) != (Settings(1, 1).noise, Settings(1, 1).policy):
-            fail("audit", f"{store_path} was written with --noise {asked.noise:g} --policy {asked.policy}; the audit "
-                          f"analyses with the defaults (--noise 0 --policy fast): use a store written with them")
+        settings = store_settings(ctx, store, Settings.of(samples, dd_samples, seed),
+                                  {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
     tick = progress("audit")
     try:
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
-                           on_progress=tick, execution=execution_for(files, jobs, dask_address), store=store)
+                           on_progress=tick, execution=execution_for(files, jobs, dask_address), store=store,
+                           settings=settings)
     except (StoreError, DaskUnavailable) as e:
         end_progress(tick)
         fail("audit", str(e))
@@ -104,11 +103,14 @@ def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: flo
     for p in flagged:
         click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
-    borrow = audit.get("bieqi-borrow")
-    cheats = borrow["illegal_borrows"] if borrow else 0
-    if borrow:
-        click.echo(f"bieqi-borrow: {borrow['hands']} hands, {cheats} illegal borrows (borrowing while holding a live "
-                   f"card), by player in audit.json")
+    from analyzer.variants import registry
+
+    cheats = 0
+    for name, game in registry().items():  # each variant's own audit section, as its contract offers
+        if game.offers.audit_section and name in audit:
+            section = game.offer("audit_section")
+            cheats += section.certain_cheats(audit[name])
+            click.echo(section.summary(audit[name]))
     click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
     sys.exit(1 if flagged or cheats else 0)
 

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES
+from analyzer.analysis.decisions import (
+    DEFAULT_DD_SAMPLES,
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_NOISE,
+    DEFAULT_POLICY,
+    DEFAULT_SAMPLES,
+    POLICIES,
+)
+from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 from analyzer.commands.common import (
     dask_option,
     end_progress,
@@ -21,16 +29,19 @@ from analyzer.commands.common import (
     refuse_inputs,
     resolve_paths,
 )
-from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analyzer.analysis.store import Store
     from analyzer.analysis.execute import Execution
+    from analyzer.analysis.store import Store
 
 samples_option = click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES, show_default=True,
-                              help="Hidden-hand deals per decision (own-information estimate).")
+                              help="Hidden-hand deals per decision at least (own-information estimate).")
+max_samples_option = click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES,
+                                  show_default=True,
+                                  help="Adaptive sampling: up to this many deals where the chosen option is close "
+                                       "to the best.")
 dd_samples_option = click.option("--dd-samples", type=click.IntRange(min=0), default=DEFAULT_DD_SAMPLES, show_default=True,
                                  help="Rollouts per option on the true deal (double-dummy estimate).")
 seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same rows.")
@@ -42,12 +53,12 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-                  max_line_bytes: int, reasons: bool = True, execution: Execution | None = None,
-                  store: Store | None = None) -> tuple[pd.DataFrame, int]:
+                  max_line_bytes: int, reasons: bool = True, max_samples: int | None = DEFAULT_MAX_SAMPLES,
+                  execution: Execution | None = None, store: Store | None = None) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS (from ``store`` for the hands it holds), and how
     many hands were left out as invalid. A store from other logs or settings exits 2."""
-    from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.analysis.execute import Settings
+    from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.problems import Problem
     from analyzer.validate import generate_valid
 
@@ -56,7 +67,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     tick = progress("decisions")
     try:
         frame = collect_rows(generate_valid(files, problems, max_line_bytes=max_line_bytes),
-                             Settings(samples, dd_samples, seed, noise, policy), execution, store=store,
+                             Settings(samples, dd_samples, seed, noise, policy, max_samples), execution, store=store,
                              reasons=reasons, on_progress=tick)
     except StoreError as e:
         end_progress(tick)
@@ -74,6 +85,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
               help="Decision store to write: a folder of Parquet parts (pandas reads it as one table). When it "
                    "exists, only the hands it does not hold are analysed and added.")
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
@@ -83,20 +95,21 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @click.option("--batch-hands", type=click.IntRange(min=1), default=DEFAULT_BATCH_HANDS, show_default=True,
               help="Hands per task and per Parquet part.")
 @max_line_option
-def command(paths: tuple[str, ...], output: str, samples: int, dd_samples: int, seed: int, noise: float,
-            policy: str, jobs: int | None, dask_address: str | None, batch_hands: int, max_line_bytes: int) -> None:
+def command(paths: tuple[str, ...], output: str, samples: int, max_samples: int, dd_samples: int, seed: int,
+            noise: float, policy: str, jobs: int | None, dask_address: str | None, batch_hands: int,
+            max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from dataclasses import replace
 
-    from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
+    from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.problems import Problem
     from analyzer.validate import Checked, generate_valid
 
     target = Path(output)
     files = resolve_paths(paths)
     refuse_inputs([target], files)
-    settings = Settings(samples, dd_samples, seed, noise, policy)
+    settings = Settings(samples, dd_samples, seed, noise, policy, max_samples)
     execution = replace(execution_for(files, jobs, dask_address), batch_hands=batch_hands)
     problems: list[Problem] = []
     reused = [0]

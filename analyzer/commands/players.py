@@ -1,4 +1,4 @@
-"""``analyzer players``: the per-player table (decisions, match rate, regret, accuracy, level, z-scores)."""
+"""``analyzer players``: the per-player table (skill with its interval, the figures behind it, the level/partner signal)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,22 @@ from analyzer.commands.common import (
     resolve_paths,
     store_settings,
 )
-from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_option, policy_option, samples_option, \
-    seed_option
+from analyzer.commands.decisions import (
+    analyse_paths,
+    dd_samples_option,
+    max_samples_option,
+    noise_option,
+    policy_option,
+    samples_option,
+    seed_option,
+)
 
 
 @click.command("players")
 @click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @samples_option
+@max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
@@ -34,16 +42,24 @@ from analyzer.commands.decisions import analyse_paths, dd_samples_option, noise_
 @dask_option
 @max_line_option
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, dd_samples: int, seed: int,
-            noise: float, policy: str, store_path: str | None, jobs: int | None, dask_address: str | None,
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int,
+            seed: int, noise: float, policy: str, store_path: str | None, jobs: int | None, dask_address: str | None,
             max_line_bytes: int) -> None:
-    """Per-player statistics from the logs in PATHS (with --decisions STORE: its rows, checked against the
-    logs), from a decision store alone (--decisions STORE, no PATHS), or from Parquet files of `decisions`."""
+    """Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs),
+    from a decision store alone (--decisions STORE, no PATHS), or from decision files (*.parquet).
+
+    \b
+    skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
+    by maximum likelihood; 0 = random, higher = better), with its 95% interval skill_lo..skill_hi.
+    Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
+    their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
+    (see docs/analysis.md).
+    """
     import pandas as pd
 
-    from analyzer.analysis.players import player_table
-    from analyzer.analysis.store import looks_like_store, read_rows
     from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.players import MEANING, player_table
+    from analyzer.analysis.store import looks_like_store, read_rows
 
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
@@ -59,13 +75,15 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, 
         store = None
         if store_path is not None:
             store = open_decision_store("players", store_path)
-            asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy),
-                                   {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy")})
+            asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy, max_samples),
+                                   {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")})
             samples, dd_samples, seed, noise, policy = (asked.samples, asked.dd_samples, asked.seed, asked.noise,
                                                         asked.policy)
+            max_samples = asked.max_samples  # type: ignore[assignment]
         try:
             frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                      policy=policy, max_line_bytes=max_line_bytes, reasons=False,
+                                     max_samples=max_samples,
                                      execution=execution_for(resolve_paths(paths), jobs, dask_address), store=store)
         except DaskUnavailable as e:
             fail("players", str(e))
@@ -77,4 +95,5 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, 
     elif table.empty:
         click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
     else:
-        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+        click.echo(MEANING)
+        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))

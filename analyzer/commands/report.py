@@ -73,6 +73,29 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
     return None
 
 
+def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: int | None, seed: int,
+                max_line_bytes: int, store: Store | None = None) -> None:
+    """The replay page of one hand of any game (its variant's hand view); an invalid hand is shown up to
+    its first illegal action, with its problems marked there."""
+    from analyzer.report.hand import write_hand_report
+    from analyzer.validate import generate_checked
+
+    found = next((it for it in generate_checked(files, max_line_bytes=max_line_bytes) if it.hand_id == hand_id), None)
+    if found is None:
+        raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
+    if found.variant is None:
+        raise click.ClickException(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
+                                   f"`analyzer validate` explains why")
+    decisions = analyse_if_available([found], samples, seed, store) if found.ok else None
+    try:
+        write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    if not found.ok:
+        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
+                   f"first illegal action", err=True)
+
+
 @click.command("report")
 @paths_argument
 @click.option("--hand", "hand_id", default=None, help="Replay this hand.")
@@ -91,7 +114,8 @@ def _audit_entry(path: str | None, a: str, b: str) -> dict[str, Any] | None:
 def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pair: str | None,
             audit_file: str | None, out: str, lang: str, samples: int | None, seed: int | None, store_path: str | None,
             max_line_bytes: int) -> None:
-    """Write one self-contained HTML page about the valid hands in PATHS (invalid ones are left out)."""
+    """Write one self-contained HTML page about the hands in PATHS: a hand of any game (--hand; an invalid one
+    up to its first illegal action), or a player's or a pair's page (valid hands only)."""
     from analyzer.validate import generate_valid
 
     store = open_decision_store("report", store_path) if store_path is not None else None
@@ -103,18 +127,12 @@ def command(paths: tuple[str, ...], hand_id: str | None, player: str | None, pai
     files = resolve_paths(paths)
     refuse_inputs([out, *([audit_file] if audit_file else [])], files)
     problems: list[Any] = []
-    items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
     if hand_id is not None:
-        from analyzer.report.hand import write_hand_report
-
-        found = next((it for it in items if it.hand_id == hand_id), None)
-        if found is None:
-            raise click.BadParameter(f"no valid hand {hand_id!r} in the input", param_hint="--hand")
-        try:
-            write_hand_report(out, found.record, decisions=analyse_if_available([found], samples, seed, store), lang=lang)
-        except ValueError as e:
-            raise click.ClickException(str(e)) from e
-    elif player is not None:
+        _write_hand(files, hand_id, out, lang, samples, seed, max_line_bytes, store)
+        click.echo(out)
+        return
+    items = generate_valid(files, problems, max_line_bytes=max_line_bytes)
+    if player is not None:
         from analyzer.report.player import write_player_report
 
         room = list(items)

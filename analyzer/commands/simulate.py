@@ -9,7 +9,7 @@ import click
 import orjson
 
 from analyzer.commands.common import end_progress, progress
-from analyzer.simulate import SIMULATORS, simulator
+from analyzer.simulate import simulator, simulators
 
 
 def _counted(records: Any, tick: Any) -> Any:
@@ -20,7 +20,7 @@ def _counted(records: Any, tick: Any) -> Any:
 
 
 @click.command("simulate")
-@click.option("--variant", type=click.Choice(sorted(SIMULATORS)), default="bieqi", show_default=True,
+@click.option("--variant", type=click.Choice(sorted(simulators())), default="bieqi", show_default=True,
               help="Which game the room plays.")
 @click.option("--hands", type=click.IntRange(min=0), default=1000, show_default=True, help="Hands in the room.")
 @click.option("--players", type=click.IntRange(min=4), default=16, show_default=True,

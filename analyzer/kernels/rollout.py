@@ -12,18 +12,19 @@ A little seeded noise makes rollouts differ, so averages over many are expectati
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit
 
-from analyzer.cards import NUM_CARDS, SEVEN
-from analyzer.strategy import NF, decision_features, option_values
+from analyzer.kernels.features import NF, decision_features, option_values
 from analyzer.kernels.scoring import rule_table, settle_into  # noqa: F401 (rule_table: re-exported)
-from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, NEXT_LIVE, SEATS
+from analyzer.kernels.tables import BEYOND13 as BEYOND
+from analyzer.kernels.tables import NEXT, mask_points, popcount
+from analyzer.kernels.tables import SUIT_COUNT as POP13
+from analyzer.kernels.tables import SUIT_POINTS as PTS13
+from analyzer.kernels.tables import apply as apply_action
+from analyzer.cards import RANKS_PER_SUIT, SUIT_BITS
+from analyzer.rules import ACTIONS_PER_HAND, COVER, MAX_OPTIONS, SEATS
 
-NEXT = np.array(NEXT_LIVE, np.int64)
-SUIT_BITS = 0x1FFF
-MAX_OPTIONS = 13  # a hand never holds more than 13 cards, so never more options than that
 MAX_TRIES = 64  # sampling restarts before the hidden cards are dealt ignoring what covers prove
 
 # Weights of the fast reference policy (points-like units) and the size of its noise.
@@ -32,39 +33,7 @@ PLAY_OUT = 1.0
 PLAY_NOISE = 1.0
 COVER_NOISE = 3.0
 
-
-def _beyond() -> np.ndarray:
-    """BEYOND[c]: 13-bit mask, within c's suit, of the ranks that only become live after c (7: all others)."""
-    out = np.zeros(NUM_CARDS, np.int64)
-    for c in range(NUM_CARDS):
-        r = c % 13
-        if r == SEVEN:
-            out[c] = SUIT_BITS & ~(1 << r)
-        elif r < SEVEN:
-            out[c] = (1 << r) - 1
-        else:
-            out[c] = SUIT_BITS & ~((2 << r) - 1)
-    return out
-
-
-BEYOND = _beyond()
-POP13 = np.array([bin(m).count("1") for m in range(1 << 13)], np.int64)
-PTS13 = np.array([sum(r + 1 for r in range(13) if m >> r & 1) for m in range(1 << 13)], np.int64)
-
 # --------------------------------------------------------------------------- small helpers
-
-@njit(cache=True, nogil=True)
-def popcount(x):  # pragma: no cover - compiled
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return (x * 0x0101010101010101) >> 56
-
-
-@njit(cache=True, nogil=True)
-def mask_points(m, pts13):  # pragma: no cover - compiled
-    return pts13[m & 0x1FFF] + pts13[(m >> 13) & 0x1FFF] + pts13[(m >> 26) & 0x1FFF] + pts13[(m >> 39) & 0x1FFF]
-
 
 @njit(cache=True, nogil=True)
 def mix(seed, i):  # pragma: no cover - compiled
@@ -105,8 +74,8 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
             c = popcount(low - 1)
             sh = 13 * (c // 13)
             b = beyond[c]
-            h13 = (hand >> sh) & 0x1FFF
-            out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+            h13 = (hand >> sh) & SUIT_BITS
+            out = b & ~h13 & ~((gone >> sh) & SUIT_BITS)
             v = PLAY_OWN * pop13[h13 & b] - PLAY_OUT * pop13[out] + noise * PLAY_NOISE * next_uniform(rng)
             if best < 0 or v > best_v:
                 best, best_v = c, v
@@ -118,8 +87,8 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
         c = popcount(low - 1)
         sh = 13 * (c // 13)
         b = beyond[c]
-        h13 = (hand >> sh) & 0x1FFF
-        out = b & ~h13 & ~((gone >> sh) & 0x1FFF)
+        h13 = (hand >> sh) & SUIT_BITS
+        out = b & ~h13 & ~((gone >> sh) & SUIT_BITS)
         v = (c % 13 + 1) + pts13[h13 & b] - pts13[out] + noise * COVER_NOISE * next_uniform(rng)
         if best < 0 or v < best_v:
             best, best_v = c, v
@@ -128,22 +97,22 @@ def choose(hand, own_covered, live, table, rng, noise, beyond, pop13, pts13):  #
 
 @njit(cache=True, nogil=True)
 def apply(action, hands, cov, pts, last7, live, table, turn):  # pragma: no cover - compiled
-    """Push one action on the array state; returns the new (live, table). The caller advances the turn."""
-    c = action % COVER
-    b = np.int64(1) << c
-    hands[turn] &= ~b
+    """Push one action on the array state (the one move, plus the cover points it costs); returns the
+    new (live, table). The caller advances the turn."""
     if action >= COVER:
-        cov[turn] |= b
-        pts[turn] += c % 13 + 1
-        last7[turn] = False
-        return live, table
-    last7[turn] = c % 13 == 6
-    return (live & ~b) | NEXT[c], table | b
+        pts[turn] += action % COVER % RANKS_PER_SUIT + 1
+    return apply_action(action, NEXT, hands, cov, last7, live, table, turn)
 
 
 @njit(cache=True, nogil=True)
 def choose_weighted(hands, cov, live, table, turn, weights, rng, noise, opts, feats, vals):  # pragma: no cover
     """The strategy module's policy (the simulator's honest bot with ``weights``), plus noise."""
+    lv = hands[turn] & live
+    if lv != 0 and lv & (lv - 1) == 0:  # one live card: forced, no features needed (most rollout moves)
+        return popcount(lv - 1)
+    h = hands[turn]
+    if lv == 0 and h & (h - 1) == 0:
+        return COVER + popcount(h - 1)
     tongable = 0
     for s in range(4):
         if s != turn and cov[s] == 0:
@@ -232,17 +201,62 @@ def sample_hidden(hidden, lo, hi, slot_seat, slot_cover, slot_allowed, slot_size
 # --------------------------------------------------------------------------- decisions
 
 @njit(cache=True, nogil=True)
-def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_off, slot_seat, slot_cover,
-             slot_allowed, slot_size, rule_idx, rules, seeds, samples, dd_samples, noise, weights,
-             ev, ev_dd, se, dd_se, relaxed):  # pragma: no cover - compiled
+def _precise(vals, ns, k, target, tol_abs, tol_rel):  # pragma: no cover - compiled
+    """Whether ``ns`` samples pin down the gap that matters: best minus ``target`` (the chosen option;
+    the runner-up when the chosen one is best or unknown), to within max(tol_abs, tol_rel x spread of
+    the options' means); ``vals`` (samples, options) holds the actor's scores."""
+    if k < 2:
+        return True
+    means = np.zeros(k)
+    for j in range(k):
+        for i in range(ns):
+            means[j] += vals[i, j]
+        means[j] /= ns
+    best = 0
+    for j in range(1, k):
+        if means[j] > means[best]:
+            best = j
+    t = target
+    if t < 0 or t == best:
+        t = -1
+        for j in range(k):
+            if j != best and (t < 0 or means[j] > means[t]):
+                t = j
+    mu = 0.0
+    for j in range(k):
+        mu += means[j]
+    mu /= k
+    spread = 0.0
+    for j in range(k):
+        spread += (means[j] - mu) ** 2
+    spread = np.sqrt(spread / k)
+    m = means[best] - means[t]
+    var = 0.0
+    for i in range(ns):
+        x = vals[i, best] - vals[i, t] - m
+        var += x * x
+    se = np.sqrt(var / max(ns - 1, 1) / ns)
+    return se <= max(tol_abs, tol_rel * spread)
+
+
+@njit(cache=True, nogil=True)
+def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden, slot_off, slot_seat, slot_cover,
+             slot_allowed, slot_size, rule_idx, rules, seeds, samples, max_samples, tol_abs, tol_rel, dd_samples,
+             noise, weights, ref_weights, ev, ev_dd, se, dd_se, relaxed, used, ref):  # pragma: no cover - compiled
     """Expected score of every seat after each option of D decisions.
 
-    Own information: ``samples`` deals of the hidden cards consistent with the actor's information
-    set (slots from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option
-    with the same random stream (common random numbers, so differences between options are sharp).
+    Own information: deals of the hidden cards consistent with the actor's information set (slots
+    from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option with the
+    same random stream (common random numbers, so differences between options are sharp). Adaptive:
+    at least ``samples`` deals, then blocks of ``samples // 2`` more until the gap between the best
+    and the chosen option (``chosen``, -1 unknown) is known to within max(tol_abs, tol_rel x the
+    options' spread) (:func:`_precise`), at most ``max_samples``: rollouts go where options are close.
+    Sample i's deal and stream depend only on (seed, i), so the result is a function of the seed.
     Double dummy: the true deal, ``dd_samples`` rollouts after every option, again with common streams.
     Writes ev/ev_dd (D, 13, 4); se/dd_se (D, 13): standard error of (best minus option) for the actor;
-    relaxed (D,): how many samples had to ignore what covers prove.
+    relaxed (D,): how many samples had to ignore what covers prove; used (D,): samples spent;
+    ref (D, 13): each option's value under the reference policy ``ref_weights`` (the strategy features
+    from the actor's own information, as :func:`analyzer.strategy.score` gives them).
     """
     D = hands.shape[0]
     rng = np.zeros(1, np.uint64)
@@ -255,18 +269,35 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
     sc = np.empty(4, np.float64)
     mult = np.empty(4, np.int64)
     empty = np.empty(0, np.int64)
+    step = max(samples // 2, 1)
+    cap = max(samples, max_samples)
+    vals_buf = np.zeros((max(cap, dd_samples), MAX_OPTIONS))
+    ropts = np.zeros(MAX_OPTIONS, np.int64)
+    rfeats = np.zeros((MAX_OPTIONS, NF))
+    rvals = np.zeros(MAX_OPTIONS)
     for d in range(D):
         a = turn[d]
         k = nopt[d]
         rv = rules[rule_idx[d]]
+        tongable = 0
+        for s in range(4):
+            if s != a and cov[d, s] == 0:
+                tongable += 1
+        kr = decision_features(hands[d, a], live[d], table[d], cov[d, a], 0, 0, tongable, ropts, rfeats)
+        option_values(rfeats, kr, ref_weights, rvals)
+        for j in range(k):  # the same legal options in the same (card) order
+            ref[d, j] = rvals[j] if j < kr and ropts[j] == opts[d, j] else np.nan
         for mode in range(2):
             dd = mode == 1
-            ns = dd_samples if dd else samples
-            if ns == 0:
+            lo = dd_samples if dd else samples
+            hi = dd_samples if dd else cap
+            if lo == 0:
                 continue
-            vals = np.zeros((ns, k))
+            vals = vals_buf
             out = ev_dd if dd else ev
-            for i in range(ns):
+            ns = 0
+            while ns < hi:
+                i = ns
                 if dd:
                     h0[:] = hands[d]
                     c0[:] = cov[d]
@@ -284,7 +315,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
                     h[:] = h0
                     c[:] = c0
                     for s in range(4):
-                        p[s] = mask_points(c[s], PTS13)
+                        p[s] = mask_points(c[s])
                         l7[s] = last7[d, s]
                     lv, tb = apply(opts[d, j], h, c, p, l7, live[d], table[d], a)
                     rng[0] = stream
@@ -293,6 +324,12 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
                     for s in range(4):
                         out[d, j, s] += sc[s]
                     vals[i, j] = sc[a]
+                ns += 1
+                if not dd and ns >= lo and (ns - lo) % step == 0 and _precise(vals, ns, k, chosen[d], tol_abs,
+                                                                                tol_rel):
+                    break
+            if not dd:
+                used[d] = ns
             for j in range(k):
                 for s in range(4):
                     out[d, j, s] /= ns
@@ -318,4 +355,4 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, hidden, slot_o
 def new_outputs(d: int) -> tuple[np.ndarray, ...]:
     """Zeroed output arrays of :func:`evaluate` for d decisions."""
     return (np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS)),
-            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64))
+            np.zeros((d, MAX_OPTIONS)), np.zeros(d, np.int64), np.zeros(d, np.int64), np.zeros((d, MAX_OPTIONS)))

@@ -40,6 +40,7 @@ LABELS: dict[str, dict[str, str]] = {
         "final_points": "final points", "score": "score", "place": "place",
         "hand_not_embedded": "this hand is not in the page", "summary": "Summary",
         "match_rate": "match rate", "mean_regret": "mean regret", "room_mean_regret": "room mean regret",
+        "skill": "skill (95% interval)", "signal_p": "plays better than their level: p",
         "room_percentile": "share of the room with lower mean regret", "over_time": "Accuracy and regret over time",
         "think_vs_difficulty": "Think time against difficulty", "no_think": "The logs carry no action times.",
         "regret_vs_room": "Regret against the room", "hand_number": "hand (in the player's order)",
@@ -58,7 +59,7 @@ LABELS: dict[str, dict[str, str]] = {
         "valid_hands": "valid", "problems": "Problems", "by_code": "Problems by code", "code": "code",
         "count": "count", "meaning": "meaning", "where": "file:line", "message": "message",
         "all_valid": "Every hand is valid.", "truncated": "{0} more problems are not shown.",
-        "back_overview": "back to the overview",
+        "back_overview": "back to the overview", "trick": "trick",
     },
     "zh": {
         "title_hand": "牌局回放", "title_player": "玩家报告", "title_pair": "玩家组合报告",
@@ -79,6 +80,7 @@ LABELS: dict[str, dict[str, str]] = {
         "final_points": "最终扣牌分", "score": "得分", "place": "名次",
         "hand_not_embedded": "此牌局未包含在本页", "summary": "概况",
         "match_rate": "吻合率", "mean_regret": "平均损失", "room_mean_regret": "全房间平均损失",
+        "skill": "水平（95% 区间）", "signal_p": "超出自身水平：p",
         "room_percentile": "房间中平均损失更低的比例", "over_time": "准确率和损失随时间变化",
         "think_vs_difficulty": "思考时间与难度", "no_think": "日志中没有出牌时间。",
         "regret_vs_room": "损失分布与全房间对比", "hand_number": "牌局（该玩家的顺序）",
@@ -96,7 +98,7 @@ LABELS: dict[str, dict[str, str]] = {
         "valid_hands": "有效", "problems": "问题", "by_code": "按代码统计", "code": "代码",
         "count": "数量", "meaning": "含义", "where": "文件:行", "message": "说明",
         "all_valid": "所有牌局均有效。", "truncated": "还有 {0} 个问题未显示。",
-        "back_overview": "返回概览",
+        "back_overview": "返回概览", "trick": "墩",
     },
 }
 
@@ -126,7 +128,7 @@ def clean(x: Any) -> Any:
 
 @cache
 def _asset(name: str) -> str:
-    return files("analyzer.report").joinpath("static", name).read_text(encoding="utf-8")
+    return files("analyzer.report").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 @cache
@@ -151,9 +153,15 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
     """
     if lang not in LANGS:
         raise ValueError(f"lang must be one of {LANGS}, not {lang!r}")
-    labels = LABELS[lang]
+    # the games' hand views: their scripts, styles and labels
+    from analyzer.report.views import page_assets
+
+    view_js, view_css, view_labels = page_assets()
+    labels = {**LABELS[lang], **view_labels.get(lang, {})}
     main_data = {"page": kind, "lang": lang, "labels": labels, "threshold": BIG_DEVIATION, **data}
-    scripts = ([_plotly_js()] if plotly else []) + [_asset("report.js")]
+    # one script: the games' views first (they register in HAND_VIEWS), then report.js, which routes
+    own = "\n".join([*(_asset(name) for name in view_js), _asset("report.js")])
+    scripts = ([_plotly_js()] if plotly else []) + [own]
     # report.js runs plotly.js (kept as text below) itself, after the first paint
     csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src "
            + " ".join(_sha256(s) for s in scripts))
@@ -162,7 +170,7 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
         "<!doctype html>\n<html lang=\"", "zh-CN" if lang == "zh" else "en", "\"><head><meta charset=\"utf-8\">",
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        f"<title>{title}</title><style>{_asset('report.css')}</style></head><body>",
+        f"<title>{title}</title><style>{''.join(_asset(n) for n in ('report.css', *view_css))}</style></head><body>",
         f"<header class=\"top\"><h1>{title}</h1><div class=\"sub\">{html.escape(subtitle)}</div></header>",
         "<main><div id=\"overview\"></div><div id=\"detail\"></div></main>",
         f"<script type=\"application/json\" id=\"report-data\">{json_for_script(main_data)}</script>",
@@ -172,7 +180,7 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
             parts.append(f"<script type=\"application/json\" id=\"s-{name}-{i}\">{json_for_script(item)}</script>")
     if plotly:
         parts.append(f"<script type=\"text/plain\" id=\"plotly-js\">{_plotly_js()}</script>")
-    parts.append(f"<script>{_asset('report.js')}</script>")
+    parts.append(f"<script>{own}</script>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

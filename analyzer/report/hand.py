@@ -11,8 +11,11 @@ import orjson
 
 from analyzer.cards import CardError, parse_card, scan
 from analyzer.problems import Problem
+from analyzer.report import views
 from analyzer.report.common import clean, render_page, write_page
-from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Record, State
+from analyzer.report.views import HandView
+from analyzer.variants import game_of
+from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, State
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,8 +70,11 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     The replay stops at the first action that is not legal (as the validator does), so a bad hand
     shows up to its failing action. ``live[k]`` is the live cards still to come after k actions.
     """
-    if not isinstance(record, Record):
+    game = game_of(record)
+    if game is None or game.offers.hand_view is None:
         return None
+    if game.offers.hand_view != __name__:  # another game's page: its contract names the module
+        return game.offer("hand_view").hand_data(record, decisions, problems)
     masks = VARIANT.deal_masks(record, [])
     if masks is None:
         return None
@@ -112,19 +118,33 @@ def hand_store(records: Iterable[Any], decisions: pd.DataFrame | None = None,
     ids: list[str] = []
     data: list[dict[str, Any]] = []
     for rec in picked:
-        hd = hand_data(rec, by_hand.get(rec.hand_id))
+        hd = views.hand_data(rec, by_hand.get(rec.hand_id))  # any game's hand, through its view
         if hd is not None:
             ids.append(rec.hand_id)
             data.append(hd)
     return ids, data
 
 
+def _view_data(record: Any, decisions: Any = None, problems: Sequence[Problem] = ()) -> dict[str, Any] | None:
+    """The standard game's hand view: ``decisions`` may be decision rows (a frame) or one hand's entries."""
+    if decisions is not None and hasattr(decisions, "columns"):
+        hand_id = str(getattr(record, "hand_id", ""))
+        decisions = decisions_by_hand(decisions, [hand_id]).get(hand_id)
+    return hand_data(record, decisions, problems)
+
+
+#: The standard game's hand view (named by ``analyzer.variants.bieqi.VARIANT.offers.hand_view``).
+VIEW = HandView("bieqi", _view_data)
+
+
 def write_hand_report(path: str | os.PathLike[str], record: Any, *, decisions: pd.DataFrame | None = None,
-                      lang: str = "en") -> None:
-    """Write the replayer page of one hand (decision analysis shown when ``decisions`` has its rows)."""
-    ids, data = hand_store([record], decisions)
-    if not data:
-        raise ValueError("the replayer shows standard 憋七 hands with a valid deal")
-    page = render_page("hand", lang=lang, data={"hand_ids": ids, "default_view": ["hand", 0]},
-                       stores={"hand": data})
+                      lang: str = "en", problems: Sequence[Problem] = ()) -> None:
+    """Write the replay page of one hand of any game, through its variant's hand view (decision analysis
+    shown when the game has one and ``decisions`` has its rows; ``problems`` marked where they happen)."""
+    data = views.hand_data(record, decisions, problems)
+    if data is None:
+        raise ValueError(f"hand {getattr(record, 'hand_id', '?')!r} cannot be replayed: its deal is not valid "
+                         "or its game has no hand view")
+    page = render_page("hand", lang=lang, data={"hand_ids": [data["id"]], "default_view": ["hand", 0]},
+                       stores={"hand": [data]})
     write_page(path, page)

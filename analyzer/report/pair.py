@@ -31,7 +31,7 @@ def _roles(names: pd.Series, a: str, b: str) -> np.ndarray:
     return np.where(names == a, A, np.where(names == b, B, OTHERS))
 
 
-def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict[str, float] | None]]:
+def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict[str, float | None] | None]]:
     """Cell [actor role][recipient role]: points the actor's decisions gave the recipient against the
     sensible choice (``delta`` columns), per hand and per (actor, recipient) player combination, with
     standard errors. A player's effect on themselves is left out: this is about the others."""
@@ -48,7 +48,7 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
     per_hand = effects.groupby(["actor", "to", "hand"])["delta"].sum()
     # (actor player, recipient player) combinations in one hand: two "others" on either side
     combos = {(A, B): 1, (B, A): 1, (A, OTHERS): 2, (B, OTHERS): 2, (OTHERS, A): 2, (OTHERS, B): 2, (OTHERS, OTHERS): 2}
-    cells: list[list[dict[str, float] | None]] = [[None] * 3 for _ in range(3)]
+    cells: list[list[dict[str, float | None] | None]] = [[None] * 3 for _ in range(3)]
     for (i, j), k in combos.items():
         d = effects.loc[(effects["actor"] == i) & (effects["to"] == j), "delta"].to_numpy(float)
         if not len(d) or hands <= 0:

@@ -27,7 +27,8 @@ def _floats(values: Any) -> list[float | None]:
 
 
 def _match(df: pd.DataFrame) -> pd.Series:
-    return df["chosen"] == df["best"]
+    """The evaluator's best was chosen: loss 0, as in :func:`analyzer.analysis.players.player_table`."""
+    return df["loss"] <= 0 if "loss" in df else df["rank"] == 0
 
 
 def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
@@ -45,7 +46,11 @@ class Room:
     """What every player of a room is compared with, computed once for all the room's players."""
 
     def __init__(self, decisions: pd.DataFrame) -> None:
+        from analyzer.analysis.players import player_table
+
         self.decisions = decisions
+        # the figures every surface shows (analyzer players, the audit's players.csv, this page)
+        self.table = player_table(decisions).set_index("player")
         self.by_player = decisions.groupby("player")["regret"].agg(["mean", "size"])
         self.mean_regret = clean(float(decisions["regret"].mean()))
         self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))
@@ -90,11 +95,15 @@ def player_data(decisions: pd.DataFrame, player: str, *, room: Room | None = Non
     if mine.empty:
         raise ValueError(f"no decisions by player {player!r}")
     n = len(mine)
-    mean_regret = float(mine["regret"].mean())
+    row = room.table.loc[player]
+    mean_regret = float(row["mean_regret"])
     top = mine.nlargest(worst, "regret")
     return {
         "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
-        "match_rate": clean(float(_match(mine).mean())), "mean_regret": clean(mean_regret),
+        "skill": clean(float(row["skill"])), "skill_lo": clean(float(row["skill_lo"])),
+        "skill_hi": clean(float(row["skill_hi"])), "signal_p": clean(float(row["signal_p"])),
+        "signal_flag": bool(row["flag"]),
+        "match_rate": clean(float(row["match_rate"])), "mean_regret": clean(mean_regret),
         "regret_se": clean(float(mine["regret"].std(ddof=1) / math.sqrt(n))) if n > 1 else None,
         "mean_dd_regret": clean(float(mine["dd_regret"].mean())) if "dd_regret" in mine else None,
         "room": {"mean_regret": room.mean_regret, "percentile": room.percentile(player, mean_regret)},

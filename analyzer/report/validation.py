@@ -12,7 +12,7 @@ import msgspec
 from analyzer.logs import decoder, generate_lines
 from analyzer.problems import CODES, Problem
 from analyzer.report.common import render_page, write_page
-from analyzer.report.hand import hand_data
+from analyzer.report.views import hand_data
 from analyzer.validate import Summary
 
 #: Problem rows listed on the page, and hands embedded for replay; the counts cover everything.
@@ -20,8 +20,10 @@ MAX_PROBLEM_ROWS = 5000
 MAX_REPLAYED_HANDS = 300
 
 
-def _replayable(files: Sequence[str], problems: Sequence[Problem]) -> dict[tuple[str, int], dict[str, Any]]:
-    """Re-read only the lines with problems (up to MAX_REPLAYED_HANDS) and replay them to the failure.
+def _replayable(files: Sequence[str], problems: Sequence[Problem],
+                steps: dict[int, int | None]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Re-read only the lines with problems (up to MAX_REPLAYED_HANDS) and replay them to the failure,
+    each through its game's hand view; ``steps`` gets, by ``id(problem)``, the step its link opens.
 
     Standard input cannot be read twice, so its hands are listed without a replay.
     """
@@ -48,6 +50,8 @@ def _replayable(files: Sequence[str], problems: Sequence[Problem]) -> dict[tuple
                     continue  # a line that is not a record has nothing to replay
                 if hd is not None:
                     out[key] = hd
+                    for p, shown in zip(by_line[key], hd["problems"]):
+                        steps[id(p)] = shown.get("step", p.action)
         except (OSError, EOFError, ValueError):
             continue  # the summary already reports the unreadable file
     return out
@@ -57,11 +61,13 @@ def write_validation_report(path: str | os.PathLike[str], files: Sequence[str], 
                             lang: str = "en", inputs: Sequence[str] = ()) -> None:
     """Write the HTML validation report for ``summary`` (from ``validate(files)``); ``inputs`` names
     the paths as the user gave them."""
-    hands = _replayable(files, summary.problems)
+    steps: dict[int, int | None] = {}
+    hands = _replayable(files, summary.problems, steps)
     keys = list(hands)
     index = {k: i for i, k in enumerate(keys)}
     shown = summary.problems[:MAX_PROBLEM_ROWS]
-    rows = [{"file": p.file, "line": p.line, "hand_id": p.hand_id, "action": p.action, "seat": p.seat,
+    rows = [{"file": p.file, "line": p.line, "hand_id": p.hand_id, "action": p.action, "trick": p.trick,
+             "step": steps.get(id(p), p.action), "seat": p.seat,
              "player": p.player, "code": p.code, "message": p.message, "h": index.get((p.file or "", p.line or 0))}
             for p in shown]
     counts = Counter(p.code for p in summary.problems)

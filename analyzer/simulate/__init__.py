@@ -1,7 +1,8 @@
 """Simulated rooms of honest players and colluders, with the truth: one module per game variant.
 
-Each module named in ``SIMULATORS`` exposes ``simulate(*, hands, players, seed, **options) ->
-Simulation``; ``analyzer simulate --variant NAME`` dispatches here.
+Each variant names its simulator in its contract (``VARIANT.offers.simulator``), a module exposing
+``simulate(*, hands, players, seed, **options) -> Simulation``; ``analyzer simulate --variant NAME``
+asks it here.
 """
 
 from __future__ import annotations
@@ -11,12 +12,18 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-#: log ``variant`` value -> module under analyzer.simulate
-SIMULATORS: dict[str, str] = {
-    "bieqi": "room",
-    "bieqi-borrow": "borrow",
-    "xinyang-heiqi": "heiqi",
-}
+
+def simulators() -> dict[str, str]:
+    """Log ``variant`` value -> the module simulating it, for every variant that offers one."""
+    from analyzer.variants import registry
+
+    return {name: v.offers.simulator for name, v in registry().items() if v.offers.simulator}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SIMULATORS":  # the old name of simulators()
+        return simulators()
+    raise AttributeError(name)
 
 
 @dataclass
@@ -29,4 +36,4 @@ class Simulation:
 
 def simulator(variant: str) -> Any:
     """The simulator module of a variant; KeyError when there is none."""
-    return import_module(f"analyzer.simulate.{SIMULATORS[variant]}")
+    return import_module(simulators()[variant])

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from analyzer.cards import BIG_JOKER, FULL_DECK, SMALL_JOKER, parse_card, scan
 from analyzer.simulate import Simulation
-from analyzer.variants.bieqi import NEXT_LIVE, SEATS
+from analyzer.rules import NEXT_LIVE, SEATS
 from analyzer.variants.borrow import (
     BORROW,
     DEFAULT_RULES,

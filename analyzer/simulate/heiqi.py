@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 
@@ -13,8 +13,8 @@ from analyzer.cards import SUITS, format_card
 from analyzer.simulate import Simulation
 from analyzer.variants.heiqi import (
     BOTTOM_SIZE,
-    COPIES,
-    HAND_SIZE,
+    BidValue,
+    TrumpCode,
     KINDS,
     ORDERS,
     SEATS,
@@ -32,6 +32,7 @@ from analyzer.variants.heiqi import (
     card_points,
     deal_to_codes,
     play_action,
+    random_deal,
     shape_of,
     shaped_plays,
     suit_cards,
@@ -44,14 +45,8 @@ Policy = Literal["heuristic", "random"]
 BID_THRESHOLDS = ((80, 17.0), (90, 15.0), (100, 13.0), (110, 11.5))
 
 
-def deal(rng: random.Random) -> tuple[list[list[int]], list[int]]:
-    """Shuffle the 108 cards: 4 hands of 25 as counts, and the 8-card bottom."""
-    cards = [c for c in range(KINDS) for _ in range(COPIES)]
-    rng.shuffle(cards)
-    hands = [[0] * KINDS for _ in range(SEATS)]
-    for i, c in enumerate(cards[: SEATS * HAND_SIZE]):
-        hands[i // HAND_SIZE][c] += 1
-    return hands, sorted(cards[SEATS * HAND_SIZE:])
+#: Shuffle the 108 cards: 4 hands of 25 as counts, and the 8-card bottom (the variant's one definition).
+deal = random_deal
 
 
 def strength(hand: Sequence[int], trump: int) -> float:
@@ -185,7 +180,7 @@ def play_hand(st: State, players: Sequence[Player]) -> tuple[list[HeiqiBid], lis
     while st.phase == "bid":
         seat = st.current_player()
         b = players[seat].bid(st)
-        bids.append(HeiqiBid(seat=seat, bid=b))
+        bids.append(HeiqiBid(seat=seat, bid=cast(BidValue | None, b)))
         st.push(bid_action(b))
     if st.is_terminal():
         return bids, [], None
@@ -258,7 +253,7 @@ def _record(hand_id: str, table: str, seated: list[str], dealt: list[list[int]],
         deal=deal_to_codes(dealt), bottom=[format_card(c) for c in bottom], first_bidder=first,
         bids=bids, dealer=out.dealer,
         buried=[format_card(c) for c in buried] if played else None,
-        trump=SUITS[trump] if trump is not None else None,
+        trump=cast(TrumpCode, SUITS[trump]) if trump is not None else None,
         tricks=[HeiqiTrick(leader=ld, plays=[[format_card(c) for c in p] for p in ps]) for ld, ps in st.tricks]
         if played else None,
         result=HeiqiResult(settlement=list(out.settlement), defender_points=out.defender_points,

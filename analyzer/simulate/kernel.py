@@ -12,13 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from analyzer.cards import SEVEN_OF_SPADES
+from analyzer.cards import NUM_CARDS, SEVEN_OF_SPADES
+from analyzer.kernels.features import HONEST, NF, decision_features, option_values
 from analyzer.kernels.scoring import rule_table, settle_into
-from analyzer.strategy import HONEST, NF, decision_features, mask_count, mask_pts, option_values
-from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, NEXT_LIVE, SEATS, Rules
-
-NEXT = np.array(NEXT_LIVE, np.int64)
-MAX_OPTIONS = 13
+from analyzer.kernels.tables import NEXT, apply, mask_count
+from analyzer.kernels.tables import mask_points as mask_pts
+from analyzer.rules import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, MAX_OPTIONS, SEATS, Rules
 
 
 @njit(cache=True)
@@ -73,20 +72,11 @@ def _tongable(covered, seat, partner):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _push(hands, covered, notheld, last7, last_act, live, table, n, seat, a):  # pragma: no cover - compiled
-    """Apply action ``a`` of ``seat``; returns the new (live, table)."""
-    c = a % COVER
-    b = np.int64(1) << c
-    hands[seat] &= ~b
+    """Apply action ``a`` of ``seat`` (the one move, plus what a cover proves); returns the new (live, table)."""
     if a >= COVER:
-        covered[seat] |= b
         notheld[seat] |= live  # a cover proves the seat held no live card
-        last7[seat] = False
-    else:
-        table |= b
-        live = (live & ~b) | NEXT[c]
-        last7[seat] = c % 13 == 6
     last_act[seat] = n
-    return live, table
+    return apply(a, NEXT, hands, covered, last7, live, table, seat)
 
 
 @njit(cache=True)
@@ -112,9 +102,9 @@ def _determinize(hands, covered, notheld, table, seat, partner, out_hands, out_c
     known = hands[seat] | covered[seat] | table
     if partner >= 0:
         known |= hands[partner] | covered[partner]
-    pool = np.empty(52, np.int64)
+    pool = np.empty(NUM_CARDS, np.int64)
     m = 0
-    for c in range(52):
+    for c in range(NUM_CARDS):
         if not (known >> c) & 1:
             pool[m] = c
             m += 1

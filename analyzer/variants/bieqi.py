@@ -16,67 +16,44 @@ from msgspec import Meta
 from analyzer.cards import (
     FULL_DECK,
     NUM_CARDS,
-    SEVEN,
     SEVEN_OF_SPADES,
-    SEVENS,
     CardError,
     format_card,
+    mask_points,
     parse_card,
     pretty_card,
     scan,
 )
 from analyzer.problems import Problem
-from analyzer.variants.base import HandCheck, VariantBase
-from analyzer.variants.record import Card, HandHeader, Ms, Seat, SeatInts
+from analyzer.rules import (  # noqa: F401 (NEXT_LIVE, Rules: re-exported, this module's public names)
+    ACTIONS_PER_HAND,
+    COVER,
+    DEFAULT_RULES,
+    HAND_SIZE,
+    NEXT_LIVE,
+    SEATS,
+    Rules,
+    apply_action,
+)
+from analyzer.variants.base import (  # noqa: F401 (holder_of, cards_text, deal_to_codes: re-exported)
+    Clock,
+    HandCheck,
+    Offers,
+    VariantBase,
+    cards_text,
+    deal_from,
+    deal_to_codes,
+    holder_of,
+    players_problems,
+    result_problems,
+    rng_of,
+)
+from analyzer.variants.base import play_random as _play_random
+from analyzer.variants.record import Card, HandHeader, Ms, Seat, SeatInts, player_of
 
 NAME = "bieqi"
-SEATS = 4
-HAND_SIZE = 13
-ACTIONS_PER_HAND = 52
-COVER = 52  # action = COVER + card covers the card
-
-
-def _next_live() -> tuple[int, ...]:
-    """NEXT_LIVE[c]: the cards that become live when c is played (A low, K high, no wrap)."""
-    nxt = []
-    for c in range(NUM_CARDS):
-        r = c % 13
-        if r == SEVEN:
-            m = (1 << (c - 1)) | (1 << (c + 1))
-            if c == SEVEN_OF_SPADES:  # the opening 7 makes the other three 7s live
-                m |= SEVENS & ~(1 << c)
-        elif 0 < r < SEVEN:
-            m = 1 << (c - 1)
-        elif SEVEN < r < 12:
-            m = 1 << (c + 1)
-        else:
-            m = 0
-        nxt.append(m)
-    return tuple(nxt)
-
-
-#: Shared with the compiled kernel and the table variant: the one definition of 活牌.
-NEXT_LIVE = _next_live()
-
-
-# --------------------------------------------------------------------------- rule options
-
-class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Rule options. A log may name any of them in its ``rules`` object; the rest keep defaults."""
-
-    dutou: Annotated[Literal["stack", "replace"], Meta(
-        description="How a 独头七 combines with the 通 factor: 'stack' multiplies both (x2 x8 = x16), "
-        "'replace' uses the 独头七 factor instead of the 通 factor")] = "stack"
-    tong_factors: Annotated[tuple[Annotated[int, Meta(ge=1)], ...], Meta(
-        min_length=5, max_length=5,
-        description="Factor on the points of players who are not 通, by the number of 通 players 0..4")] = (1, 2, 4, 8, 1)
-    dutou_factor: Annotated[int, Meta(ge=1, description="Factor per 独头七 on every player who is not 通")] = 8
-    cover_doubling: Annotated[tuple[Annotated[int, Meta(ge=0)], ...], Meta(
-        description="House rule: each threshold a player's raw cover points exceed doubles that player's points "
-        "(e.g. [30, 50, 70]); empty by default")] = ()
-
-
-DEFAULT_RULES = Rules()
+#: Batches this small skip the compiled check (see ``BieqiVariant.check_batch``).
+FAST_PATH_MIN = 64
 
 
 # --------------------------------------------------------------------------- outcome
@@ -127,13 +104,6 @@ def settle(points: Sequence[int], last_play_was_seven: Sequence[bool], finish: S
 
 
 # --------------------------------------------------------------------------- the game state
-
-def holder_of(hands: Sequence[int], card: int) -> int:
-    for s, h in enumerate(hands):
-        if h >> card & 1:
-            return s
-    return -1
-
 
 class State:
     """A position in a hand of 憋七. ``push`` does not check; ask ``is_legal`` first."""
@@ -193,16 +163,8 @@ class State:
 
     def push(self, action: int) -> None:
         t = self.turn
-        c = action % COVER
-        b = 1 << c
-        self.hands[t] &= ~b
-        if action >= COVER:
-            self.covered[t] |= b
-            self.last_seven[t] = False
-        else:
-            self.table |= b
-            self.live = (self.live & ~b) | NEXT_LIVE[c]
-            self.last_seven[t] = c % 13 == SEVEN
+        self.live, self.table = apply_action(action, NEXT_LIVE, self.hands, self.covered, self.last_seven,
+                                             self.live, self.table, t)
         self.last_action[t] = self.n
         self.history.append(action)
         self.n += 1
@@ -212,7 +174,7 @@ class State:
         return self.n >= ACTIONS_PER_HAND
 
     def points(self) -> list[int]:
-        return [sum(c % 13 + 1 for c in scan(m)) for m in self.covered]
+        return [mask_points(m) for m in self.covered]
 
     def outcome(self) -> Outcome:
         return settle(self.points(), self.last_seven, self.last_action, self.rules)
@@ -256,18 +218,10 @@ class Record(HandHeader, tag=NAME, kw_only=True):
 
 # --------------------------------------------------------------------------- replay check
 
-def cards_text(mask: int) -> str:
-    return " ".join(pretty_card(c) for c in scan(mask)) or "none"
-
-
 def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
     res = rec.result
     if res is None:
         return []
-    found: list[Problem] = []
-    if sum(res.scores) != 0:
-        found.append(Problem("result-not-zero-sum", f"recorded scores {res.scores} sum to {sum(res.scores)}, not 0",
-                             hand_id=hand))
     checks: list[tuple[str, Any, Any]] = [
         ("scores", res.scores, list(out.scores)),
         ("points", res.points, list(out.points)),
@@ -276,18 +230,34 @@ def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
         ("dutou", None if res.dutou is None else sorted(res.dutou), list(out.dutou)),
         ("ranking", res.ranking, list(out.ranking)),
     ]
-    for name, recorded, replayed in checks:
-        if recorded is not None and list(recorded) != replayed:
-            why = f"(points {list(out.points)}, {out.explain()}, multipliers {list(out.multipliers)})"
-            found.append(Problem("result-mismatch", f"result.{name} is recorded as {list(recorded)} but the replay "
-                                 f"gives {replayed} {why}", hand_id=hand))
-    return found
+    why = f"(points {list(out.points)}, {out.explain()}, multipliers {list(out.multipliers)})"
+    return result_problems(hand, checks, why, zero_sum=("scores", res.scores))
 
 
 class BieqiVariant(VariantBase):
     name = NAME
     record_type = Record
     description = "憋七, the standard computer game: 52 cards, covers scored, 通/双通/三通/独头七 multipliers"
+    num_players = SEATS
+    max_game_length = ACTIONS_PER_HAND
+    offers = Offers(decisions="analyzer.analysis.decisions", hand_view="analyzer.report.hand",
+                    simulator="analyzer.simulate.room")
+
+    def new_initial_state(self, deal: Sequence[int], rules: Rules | None = None) -> State:
+        return State(deal, rules or DEFAULT_RULES)
+
+    def random_deal(self, seed: int | Any) -> list[int]:
+        return random_deal(rng_of(seed))
+
+    def deal_of(self, rec: Record) -> list[int]:
+        return [sum(1 << parse_card(code) for code in codes) for codes in rec.deal]
+
+    def actions_of(self, rec: Record) -> list[int]:
+        return [parse_card(a.card) + (COVER if a.kind == "cover" else 0) for a in rec.actions]
+
+    def make_record(self, state: State, deal: Sequence[int], *, hand_id: str, players: Sequence[str],
+                    **fields: Any) -> Record:
+        return make_record(state, deal, hand_id=hand_id, players=players, **fields)
 
     def deal_masks(self, rec: Record, problems: list[Problem]) -> list[int] | None:
         """The deal as 4 masks, or None after adding bad-card / bad-deal problems."""
@@ -327,14 +297,12 @@ class BieqiVariant(VariantBase):
 
     def check(self, rec: Record) -> HandCheck:
         hand = rec.hand_id
-        problems: list[Problem] = []
-        if len(set(rec.players)) != len(rec.players):
-            problems.append(Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=hand))
+        problems = players_problems(rec)
         masks = self.deal_masks(rec, problems)
         if masks is None:
             return HandCheck(problems)
         st = State(masks, rec.rules or DEFAULT_RULES)
-        prev_ms: int | None = None
+        clock = Clock()
         stopped = False
 
         def stop(code: str, i: int, seat: int, msg: str) -> None:
@@ -352,10 +320,9 @@ class BieqiVariant(VariantBase):
                 stop("bad-card", i, a.seat, str(e))
                 stopped = True
                 break
-            if a.ms is not None:
-                if prev_ms is not None and a.ms < prev_ms:
-                    stop("time-backwards", i, a.seat, f"ms {a.ms} is earlier than the previous action's {prev_ms}")
-                prev_ms = a.ms
+            late = clock.backwards(a.ms)
+            if late:
+                stop("time-backwards", i, a.seat, late)
             what = f"{a.kind} {pretty_card(c)}"
             t = st.turn
             if i == 0 and not (a.kind == "play" and c == SEVEN_OF_SPADES and a.seat == t):
@@ -403,94 +370,15 @@ class BieqiVariant(VariantBase):
         return HandCheck(problems, out)
 
     def check_batch(self, records: Sequence[Record]) -> list[HandCheck]:
-        """Compiled fast path for legal hands in canonical 2-character codes; anything else, and
-        anything the kernel rejects, goes through ``check``, which explains."""
-        import numpy as np
+        """The compiled fast path (:func:`analyzer.kernels.bieqi.check_records`) for legal hands; it
+        sends everything else through ``check``, which explains. A batch smaller than
+        ``FAST_PATH_MIN`` goes through ``check`` alone: loading numba (about 1 s) costs more than
+        the engine spends on a few dozen hands, so a small file never imports it."""
+        if len(records) < FAST_PATH_MIN:
+            return [self.check(r) for r in records]
+        from analyzer.kernels.bieqi import check_records
 
-        from analyzer.kernels.bieqi import NEXT, RANK_OF, SUIT_OF, check_hands
-
-        checks: list[HandCheck | None] = [None] * len(records)
-        fast: list[int] = []
-        deal: list[str] = []
-        cards: list[str] = []
-        kinds: list[str] = []
-        seats: list[bytes] = []
-        offsets = [0]
-        sizes = [HAND_SIZE] * SEATS
-        for k, rec in enumerate(records):
-            acts = rec.actions
-            d = rec.deal
-            ds = "".join(["".join(x) for x in d])
-            cs = "".join([a.card for a in acts])
-            n = len(acts)
-            if (len(ds) != 2 * NUM_CARDS or len(cs) != 2 * n or [len(x) for x in d] != sizes
-                    or not (ds.isascii() and cs.isascii()) or len(set(rec.players)) != SEATS):
-                checks[k] = self.check(rec)
-                continue
-            t = [a.ms for a in acts]
-            if None in t:
-                t = [x for x in t if x is not None]
-            if t != sorted(t):  # time going backwards: the engine reports where
-                checks[k] = self.check(rec)
-                continue
-            fast.append(k)
-            deal.append(ds)
-            cards.append(cs)
-            kinds += [a.kind for a in acts]
-            seats.append(bytes([a.seat for a in acts]))
-            offsets.append(offsets[-1] + n)
-        if fast:
-            m = len(fast)
-            pts = np.zeros((m, SEATS), np.int64)
-            l7 = np.zeros((m, SEATS), np.bool_)
-            status = check_hands(
-                np.frombuffer("".join(deal).encode(), np.uint8), np.array(offsets, np.int64),
-                np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
-                np.frombuffer("".join(kinds).encode(), np.uint8),
-                NEXT, RANK_OF, SUIT_OF, pts, l7)
-            scored = [j for j, k in enumerate(fast) if not status[j] and records[k].result is not None]
-            settled = _settle_batch([records[fast[j]] for j in scored], pts[scored], l7[scored])
-            agrees = {j: _result_agrees(records[fast[j]].result, settled, i) for i, j in enumerate(scored)}
-            for j, k in enumerate(fast):
-                if status[j] or not agrees.get(j, True):
-                    checks[k] = self.check(records[k])  # the engine says what is wrong
-                else:
-                    checks[k] = HandCheck([])  # legal; the outcome is not kept (the engine gives it)
-        return checks  # type: ignore[return-value]
-
-
-def _settle_batch(records: Sequence[Record], pts: Any, l7: Any) -> tuple[list[list[int]], ...]:
-    """points, last-play-was-a-7, multipliers, scores, ranking of legal hands, compiled (``settle`` is
-    the reference; a test checks they agree)."""
-    import numpy as np
-
-    from analyzer.kernels.bieqi import settle_hands
-    from analyzer.kernels.scoring import rule_table
-
-    rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
-    idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
-    first = np.array([r.actions[0].seat for r in records], np.int64)
-    mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
-    settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)
-    return pts.tolist(), l7.tolist(), mult.tolist(), scores.tolist(), ranking.tolist()
-
-
-def _result_agrees(res: Result | None, settled: tuple[list[list[int]], ...], j: int) -> bool:
-    points, last7, mult, scores, ranking = (x[j] for x in settled)
-    return res is not None and (res.scores == scores and (res.points is None or res.points == points)
-            and (res.multipliers is None or res.multipliers == mult)
-            and (res.ranking is None or res.ranking == ranking)
-            and (res.tong is None or sorted(res.tong) == [s for s in range(SEATS) if not points[s]])
-            and (res.dutou is None or sorted(res.dutou) == [s for s in range(SEATS) if not points[s] and last7[s]]))
-
-
-def player_of(rec: Record, seat: int) -> str | None:
-    return rec.players[seat] if 0 <= seat < len(rec.players) else None
-
-
-def deal_to_codes(deal: Sequence[int]) -> list[list[str]]:
-    """4 masks -> the log's ``deal`` (sorted codes by seat)."""
-    return [[format_card(c) for c in scan(m)] for m in deal]
+        return check_records(records, self.check, HandCheck)
 
 
 def actions_to_log(actions: Sequence[int], first_seat: int, ms: Sequence[int] | None = None) -> list[Action]:
@@ -504,18 +392,12 @@ def actions_to_log(actions: Sequence[int], first_seat: int, ms: Sequence[int] | 
 
 def random_deal(rng: Any) -> list[int]:
     """A shuffled deal (4 masks of 13) from a ``random.Random``-like generator."""
-    deck = list(range(NUM_CARDS))
-    rng.shuffle(deck)
-    return [sum(1 << c for c in deck[s * HAND_SIZE:(s + 1) * HAND_SIZE]) for s in range(SEATS)]
+    return deal_from(range(NUM_CARDS), [HAND_SIZE] * SEATS, rng)
 
 
 def play_random(deal: Sequence[int], rng: Any, rules: Rules = DEFAULT_RULES) -> State:
     """Play a hand to the end with uniformly random legal actions (for tests and benchmarks)."""
-    st = State(deal, rules)
-    while not st.is_terminal():
-        la = st.legal_actions()
-        st.push(la[rng.randrange(len(la))])
-    return st
+    return _play_random(State(deal, rules), rng)
 
 
 def make_record(state: State, deal: Sequence[int], *, hand_id: str, players: Sequence[str],

@@ -29,10 +29,23 @@ from analyzer.cards import (
     suit_mask,
 )
 from analyzer.problems import Problem
-from analyzer.variants.base import HandCheck, VariantBase
-from analyzer.variants.bieqi import NEXT_LIVE, SEATS, cards_text, holder_of, player_of
+from analyzer.rules import NEXT_LIVE, SEATS
+from analyzer.variants.base import (  # noqa: F401 (deal_to_codes: re-exported)
+    Clock,
+    HandCheck,
+    Offers,
+    VariantBase,
+    cards_text,
+    deal_from,
+    deal_to_codes,
+    holder_of,
+    players_problems,
+    result_problems,
+    rng_of,
+)
+from analyzer.variants.base import play_random as _play_random
 from analyzer.variants.record import CardOrJoker as Card
-from analyzer.variants.record import HandHeader, Ms, Seat
+from analyzer.variants.record import HandHeader, Ms, Seat, player_of
 
 NAME = "bieqi-borrow"
 HAND_SIZE = 13
@@ -69,6 +82,14 @@ class Outcome:
     @property
     def ranking(self) -> tuple[int, ...]:
         return (*self.finish_order, self.loser)
+
+
+@dataclass(frozen=True, slots=True)
+class BorrowDeal:
+    """A deal of this variant: 4 masks (the 52 and one joker) and the dealer, who holds 14."""
+
+    hands: list[int]
+    dealer: int
 
 
 # --------------------------------------------------------------------------- the game state
@@ -269,14 +290,9 @@ def _result_problems(rec: BorrowRecord, out: Outcome) -> list[Problem]:
     res = rec.result
     if res is None:
         return []
-    found = []
-    for name, recorded, replayed in (("finish_order", res.finish_order, list(out.finish_order)),
-                                     ("loser", res.loser, out.loser)):
-        if recorded != replayed:
-            found.append(Problem("result-mismatch", f"result.{name} is recorded as {recorded} but the replay gives "
-                                 f"{replayed} (finish order {list(out.finish_order)}, joker left with seat "
-                                 f"{out.loser})", hand_id=rec.hand_id))
-    return found
+    return result_problems(rec.hand_id, [("finish_order", res.finish_order, list(out.finish_order)),
+                                         ("loser", res.loser, out.loser)],
+                           f"(finish order {list(out.finish_order)}, joker left with seat {out.loser})")
 
 
 class BorrowVariant(VariantBase):
@@ -284,17 +300,43 @@ class BorrowVariant(VariantBase):
     record_type = BorrowRecord
     description = ("憋七, the table variant (第二种玩法): 52 cards and one joker, 借牌 instead of covering; "
                    "the joker holder loses and deals next")
+    num_players = SEATS
+    #: No bound: a borrow moves a card between hands, and lenders may hand over dead cards for ever.
+    max_game_length = None
+    offers = Offers(audit_section="analyzer.audit.borrow", hand_view="analyzer.report.hand_borrow",
+                    simulator="analyzer.simulate.borrow")
+
+    def new_initial_state(self, deal: BorrowDeal, rules: BorrowRules | None = None) -> State:
+        return State(deal.hands, rules or DEFAULT_RULES)
+
+    def random_deal(self, seed: int | Any) -> BorrowDeal:
+        rng = rng_of(seed)
+        dealer = rng.randrange(SEATS)
+        return BorrowDeal(random_deal(rng, dealer, rng.choice((SMALL_JOKER, BIG_JOKER))), dealer)
+
+    def deal_of(self, rec: BorrowRecord) -> BorrowDeal:
+        return BorrowDeal([sum(1 << parse_card(code, jokers=True) for code in codes) for codes in rec.deal],
+                          rec.dealer)
+
+    def actions_of(self, rec: BorrowRecord) -> list[int]:
+        out: list[int] = []
+        for a in rec.actions:
+            c = parse_card(a.card, jokers=True)
+            out += [BORROW, LEND + c] if isinstance(a, Borrow) else [c]
+        return out
+
+    def make_record(self, state: State, deal: BorrowDeal, *, hand_id: str, players: Sequence[str],
+                    **fields: Any) -> BorrowRecord:
+        return make_record(state, deal.hands, hand_id=hand_id, players=players, dealer=deal.dealer, **fields)
 
     def check(self, rec: BorrowRecord) -> HandCheck:
         hand = rec.hand_id
-        problems: list[Problem] = []
-        if len(set(rec.players)) != len(rec.players):
-            problems.append(Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=hand))
+        problems = players_problems(rec)
         masks = deal_masks(rec, problems)
         if masks is None:
             return HandCheck(problems)
         st = State(masks, rec.rules or DEFAULT_RULES)
-        prev_ms: int | None = None
+        clock = Clock()
 
         def flag(code: str, i: int, seat: int, msg: str) -> None:
             problems.append(Problem(code, msg, hand_id=hand, action=i, seat=seat, player=player_of(rec, seat)))
@@ -309,10 +351,9 @@ class BorrowVariant(VariantBase):
             except CardError as e:
                 flag("bad-card", i, a.seat, str(e))
                 return HandCheck(problems)
-            if a.ms is not None:
-                if prev_ms is not None and a.ms < prev_ms:
-                    flag("time-backwards", i, a.seat, f"ms {a.ms} is earlier than the previous action's {prev_ms}")
-                prev_ms = a.ms
+            late = clock.backwards(a.ms)
+            if late:
+                flag("time-backwards", i, a.seat, late)
             what = (f"borrow {pretty_card(c)} from seat {a.lender}" if isinstance(a, Borrow) else
                     f"play {pretty_card(c)}")
             t = st.turn
@@ -391,11 +432,6 @@ class BorrowVariant(VariantBase):
 
 # --------------------------------------------------------------------------- engine <-> log
 
-def deal_to_codes(deal: Sequence[int]) -> list[list[str]]:
-    """4 masks -> the log's ``deal`` (sorted codes by seat, the joker last)."""
-    return [[format_card(c) for c in scan(m)] for m in deal]
-
-
 def actions_to_log(deal: Sequence[int], history: Sequence[int], rules: BorrowRules = DEFAULT_RULES,
                    ms: Sequence[int] | None = None) -> list[Play | Borrow]:
     """Engine actions from a deal -> log actions (a BORROW and its LEND become one borrow)."""
@@ -425,24 +461,13 @@ def make_record(state: State, deal: Sequence[int], *, hand_id: str, players: Seq
 
 def random_deal(rng: Any, dealer: int, joker: int = BIG_JOKER) -> list[int]:
     """A shuffled deal of the 52 and ``joker`` (14 cards to ``dealer``) from a ``random.Random``-like generator."""
-    deck = [*range(NUM_CARDS), joker]
-    rng.shuffle(deck)
-    masks = [0] * SEATS
-    k = 0
-    for s in range(SEATS):
-        n = DEALER_HAND_SIZE if s == dealer else HAND_SIZE
-        masks[s] = sum(1 << c for c in deck[k:k + n])
-        k += n
-    return masks
+    return deal_from([*range(NUM_CARDS), joker], [DEALER_HAND_SIZE if s == dealer else HAND_SIZE
+                                                   for s in range(SEATS)], rng)
 
 
 def play_random(deal: Sequence[int], rng: Any, rules: BorrowRules = DEFAULT_RULES) -> State:
     """Play a hand to the end with uniformly random legal actions (for tests and benchmarks)."""
-    st = State(deal, rules)
-    while not st.is_terminal():
-        la = st.legal_actions()
-        st.push(la[rng.randrange(len(la))])
-    return st
+    return _play_random(State(deal, rules), rng)
 
 
 VARIANT = BorrowVariant()

@@ -7,10 +7,11 @@ say the kind (bid, bury one card, name trump, play) and whose other bits carry t
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from msgspec import Meta
@@ -28,9 +29,9 @@ from analyzer.cards import (
     suit_of,
 )
 from analyzer.problems import Problem
+from analyzer.variants.base import HandCheck, Offers, VariantBase, players_problems, result_problems, rng_of
 from analyzer.variants.record import CardOrJoker as Card
-from analyzer.variants.record import HandHeader, Seat
-from analyzer.variants.base import HandCheck, VariantBase
+from analyzer.variants.record import HandHeader, Seat, player_of
 
 NAME = "xinyang-heiqi"
 SEATS = 4
@@ -51,6 +52,8 @@ _SEGMENT = tuple(0 if lv <= 10 else 1 if lv <= TRUMP_TWO else 2 if lv <= TRUMP_S
                  for lv in range(BJ_LEVEL + 1))
 
 BID, BURY, NAME_TRUMP, PLAY = range(4)  # action kinds (low two bits)
+BidValue = Literal[80, 90, 100, 110]
+TrumpCode = Literal["S", "H", "D", "C"]
 
 
 # --------------------------------------------------------------------------- rule options
@@ -429,7 +432,7 @@ class State:
     """One hand from the deal: bidding, burying, naming trump, then tricks. ``push`` does not check."""
 
     __slots__ = ("hands", "bottom", "first_bidder", "rules", "bidding", "phase", "dealer", "contract", "buried", "order",
-                 "leader", "trick", "tricks", "defender_points", "last_lead", "last_winner", "n")
+                 "leader", "trick", "tricks", "defender_points", "last_lead", "last_winner", "n", "history", "bids")
 
     def __init__(self, deal: Sequence[Sequence[int]], bottom: Sequence[int], first_bidder: int,
                  rules: HeiqiRules = DEFAULT_RULES):
@@ -451,6 +454,22 @@ class State:
         self.last_lead: tuple[int, ...] = ()
         self.last_winner = -1
         self.n = 0
+        self.history: list[int] = []
+        self.bids: list[tuple[int, int | None]] = []  # (seat, bid or None for a pass)
+
+    def copy(self) -> State:
+        """An independent copy (lists copied, immutable parts shared)."""
+        s = State.__new__(State)
+        for name in State.__slots__:
+            setattr(s, name, getattr(self, name))
+        s.hands = [h[:] for h in self.hands]
+        b = Bidding.__new__(Bidding)
+        b.turn, b.passed, b.lowest, b.bidder, b.over = (self.bidding.turn, self.bidding.passed[:], self.bidding.lowest,
+                                                        self.bidding.bidder, self.bidding.over)
+        s.bidding = b
+        s.buried, s.trick, s.history, s.bids = self.buried[:], self.trick[:], self.history[:], self.bids[:]
+        s.tricks = [(ld, ps[:]) for ld, ps in self.tricks]
+        return s
 
     def current_player(self) -> int:
         if self.phase == "bid":
@@ -498,19 +517,28 @@ class State:
         if self.phase == "trump":
             return [trump_action(s) for s in range(4)]
         if self.phase == "play":
-            return [play_action(p) for p in self.generate_plays()]
+            return sorted(play_action(p) for p in self.generate_plays())
         return []
 
-    def play_error(self, cards: Sequence[int]) -> str | None:
-        """Why the seat to act may not play ``cards`` now, or None."""
+    def play_problem(self, cards: Sequence[int]) -> tuple[str, str] | None:
+        """(problem code, why) when the seat to act may not play ``cards`` now, or None. The code is
+        ``card-not-held``, ``bad-lead`` or ``bad-follow`` (see :mod:`analyzer.problems`)."""
         assert self.order is not None
         hand = self.hands[self.current_player()]
         for c, k in Counter(cards).items():
             if not 0 <= c < KINDS or hand[c] < k:
-                return f"does not hold {'two of ' if k > 1 else ''}{format_card(c) if 0 <= c < KINDS else c}"
+                return "card-not-held", (f"does not hold {'two of ' if k > 1 else ''}"
+                                         f"{format_card(c) if 0 <= c < KINDS else c}")
         if not self.trick:
-            return lead_error(cards, self.order, self.rules)
-        return follow_error(hand, self.trick[0], cards, self.order)
+            why = lead_error(cards, self.order, self.rules)
+            return None if why is None else ("bad-lead", why)
+        why = follow_error(hand, self.trick[0], cards, self.order)
+        return None if why is None else ("bad-follow", why)
+
+    def play_error(self, cards: Sequence[int]) -> str | None:
+        """Why the seat to act may not play ``cards`` now, or None."""
+        found = self.play_problem(cards)
+        return None if found is None else found[1]
 
     def is_legal(self, action: int) -> bool:
         kind, payload = action & 3, action >> 2
@@ -525,7 +553,9 @@ class State:
     def push(self, action: int) -> None:
         kind, payload = action & 3, action >> 2
         self.n += 1
+        self.history.append(action)
         if kind == BID:
+            self.bids.append((self.bidding.turn, payload or None))
             self.bidding.push(payload or None)
             if self.bidding.over:
                 if self.bidding.bidder is None:
@@ -586,7 +616,7 @@ class State:
 
 class HeiqiBid(msgspec.Struct, forbid_unknown_fields=True):
     seat: Annotated[Seat, Meta(description="Seat that speaks")]
-    bid: Annotated[Literal[80, 90, 100, 110] | None, Meta(description="The bid, or null for a (final) pass")]
+    bid: Annotated[BidValue | None, Meta(description="The bid, or null for a (final) pass")]
 
 
 class HeiqiTrick(msgspec.Struct, forbid_unknown_fields=True):
@@ -615,16 +645,12 @@ class HeiqiRecord(HandHeader, tag=NAME, kw_only=True):
     bids: Annotated[list[HeiqiBid], Meta(description="Every bid and pass in order")]
     dealer: Annotated[Seat | None, Meta(description="The lowest bidder (庄家), or null when all four passed")]
     buried: Annotated[list[Card], Meta(description="The 8 cards the dealer buried")] | None = None
-    trump: Annotated[Literal["S", "H", "D", "C"], Meta(description="Trump suit named by the dealer")] | None = None
+    trump: Annotated[TrumpCode, Meta(description="Trump suit named by the dealer")] | None = None
     tricks: Annotated[list[HeiqiTrick], Meta(description="Every trick in order")] | None = None
     result: HeiqiResult | None = None
 
 
 # --------------------------------------------------------------------------- replay check
-
-def _player(rec: HeiqiRecord, seat: int) -> str | None:
-    return rec.players[seat] if 0 <= seat < len(rec.players) else None
-
 
 def _parse_cards(codes: Sequence[str]) -> tuple[list[int], str | None]:
     """Card ints of some codes, or the first code's error."""
@@ -648,11 +674,6 @@ def _result_problems(rec: HeiqiRecord, out: Outcome) -> list[Problem]:
     res = rec.result
     if res is None:
         return []
-    hand = rec.hand_id
-    found = []
-    if sum(res.settlement) != 0:
-        found.append(Problem("result-not-zero-sum", f"recorded settlement {res.settlement} sums to "
-                             f"{sum(res.settlement)}, not 0", hand_id=hand))
     why = (f"(contract {out.contract}, defenders {out.defender_points} points incl. bottom {out.bottom_points} "
            f"x{out.bottom_factor})")
     checks: list[tuple[str, Any, Any]] = [
@@ -662,17 +683,76 @@ def _result_problems(rec: HeiqiRecord, out: Outcome) -> list[Problem]:
         ("bottom_factor", res.bottom_factor, out.bottom_factor),
         ("outcome", res.outcome, out.outcome),
     ]
-    for name, recorded, replayed in checks:
-        if recorded is not None and recorded != replayed:
-            found.append(Problem("result-mismatch", f"result.{name} is recorded as {recorded!r} but the replay "
-                                 f"gives {replayed!r} {why}", hand_id=hand))
-    return found
+    return result_problems(rec.hand_id, checks, why, zero_sum=("settlement", res.settlement))
+
+
+@dataclass(frozen=True, slots=True)
+class HeiqiDeal:
+    """A deal of 信阳黑七: 4 hands of 25 as count lists, the 8-card bottom, and the seat that bids first."""
+
+    hands: list[list[int]]
+    bottom: list[int]
+    first_bidder: int
+
+
+def random_deal(rng: random.Random) -> tuple[list[list[int]], list[int]]:
+    """Shuffle the 108 cards: 4 hands of 25 as counts, and the 8-card bottom."""
+    cards = [c for c in range(KINDS) for _ in range(COPIES)]
+    rng.shuffle(cards)
+    hands = [[0] * KINDS for _ in range(SEATS)]
+    for i, c in enumerate(cards[: SEATS * HAND_SIZE]):
+        hands[i // HAND_SIZE][c] += 1
+    return hands, sorted(cards[SEATS * HAND_SIZE:])
 
 
 class HeiqiVariant(VariantBase):
     name = NAME
     record_type = HeiqiRecord
     description = "信阳黑七: two decks, 1 dealer against 3, bids 80-110, buried bottom, pairs and tractors"
+    num_players = SEATS
+    #: At most 4 bids and 4 passes, the 8 buried cards, the trump, and 25 tricks of 4 plays.
+    max_game_length = 2 * len(BIDS) + BOTTOM_SIZE + 1 + SEATS * HAND_SIZE
+    offers = Offers(hand_view="analyzer.report.hand_heiqi", simulator="analyzer.simulate.heiqi")
+
+    def new_initial_state(self, deal: HeiqiDeal, rules: HeiqiRules | None = None) -> State:
+        return State(deal.hands, deal.bottom, deal.first_bidder, rules or DEFAULT_RULES)
+
+    def random_deal(self, seed: int | random.Random) -> HeiqiDeal:
+        rng = rng_of(seed)
+        hands, bottom = random_deal(rng)
+        return HeiqiDeal(hands, bottom, rng.randrange(SEATS))
+
+    def deal_of(self, rec: HeiqiRecord) -> HeiqiDeal:
+        return HeiqiDeal([_counts([parse_card(c, jokers=True) for c in h]) for h in rec.deal],
+                         [parse_card(c, jokers=True) for c in rec.bottom], rec.first_bidder)
+
+    def actions_of(self, rec: HeiqiRecord) -> list[int]:
+        out = [bid_action(b.bid) for b in rec.bids]
+        if rec.buried is not None and rec.trump is not None:
+            out += [bury_action(parse_card(c, jokers=True)) for c in rec.buried]
+            out.append(trump_action(SUITS.index(rec.trump)))
+        for tr in rec.tricks or ():
+            out += [play_action([parse_card(c, jokers=True) for c in p]) for p in tr.plays]
+        return out
+
+    def make_record(self, state: State, deal: HeiqiDeal, *, hand_id: str, players: Sequence[str],
+                    table_id: str | None = None, with_result: bool = True, **fields: Any) -> HeiqiRecord:
+        out = state.outcome()
+        played = out.dealer is not None
+        done = played and state.is_terminal()
+        return HeiqiRecord(
+            format="bieqi-log", version=1, hand_id=hand_id, table_id=table_id, players=list(players),
+            rules=None if state.rules == DEFAULT_RULES else state.rules, **fields,
+            deal=deal_to_codes(deal.hands), bottom=[format_card(c) for c in deal.bottom],
+            first_bidder=deal.first_bidder, bids=[HeiqiBid(seat=s, bid=cast(BidValue | None, b)) for s, b in state.bids],
+            dealer=state.bidding.bidder if state.bidding.over else None,
+            buried=[format_card(c) for c in state.buried] if played else None,
+            trump=cast(TrumpCode, SUITS[state.order.trump]) if played and state.order is not None else None,
+            tricks=[HeiqiTrick(leader=ld, plays=[[format_card(c) for c in p] for p in ps]) for ld, ps in state.tricks]
+            if played else None,
+            result=HeiqiResult(settlement=list(out.settlement), defender_points=out.defender_points,
+                               bottom_points=out.bottom_points, bottom_factor=out.bottom_factor, outcome=out.outcome)
+            if done and with_result else None)
 
     def deal_counts(self, rec: HeiqiRecord, problems: list[Problem]) -> tuple[list[list[int]], list[int]] | None:
         """Hands as counts and the bottom, or None after adding bad-card / bad-deal problems."""
@@ -681,7 +761,7 @@ class HeiqiVariant(VariantBase):
         for s, codes in enumerate(rec.deal):
             cards, err = _parse_cards(codes)
             if err:
-                problems.append(Problem("bad-card", f"deal[{s}]: {err}", hand_id=hand, seat=s, player=_player(rec, s)))
+                problems.append(Problem("bad-card", f"deal[{s}]: {err}", hand_id=hand, seat=s, player=player_of(rec, s)))
             hands.append(cards)
         bottom, err = _parse_cards(rec.bottom)
         if err:
@@ -707,9 +787,7 @@ class HeiqiVariant(VariantBase):
 
     def check(self, rec: HeiqiRecord) -> HandCheck:
         hand = rec.hand_id
-        problems: list[Problem] = []
-        if len(set(rec.players)) != len(rec.players):
-            problems.append(Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=hand))
+        problems = players_problems(rec)
         dealt = self.deal_counts(rec, problems)
         if dealt is None:
             return HandCheck(problems)
@@ -717,7 +795,7 @@ class HeiqiVariant(VariantBase):
 
         def add(code: str, msg: str, seat: int | None = None, trick: int | None = None) -> HandCheck:
             problems.append(Problem(code, msg, hand_id=hand, seat=seat,
-                                    player=None if seat is None else _player(rec, seat), trick=trick))
+                                    player=None if seat is None else player_of(rec, seat), trick=trick))
             return HandCheck(problems)
 
         for i, b in enumerate(rec.bids):
@@ -776,15 +854,14 @@ class HeiqiVariant(VariantBase):
                 why = "the dealer leads the first trick" if t == 0 else "the winner of the trick before leads"
                 return add("wrong-leader", f"trick led by seat {tr.leader}, expected seat {st.leader}: {why}",
                            tr.leader, t)
-            for k, codes in enumerate(tr.plays):
+            for codes in tr.plays:
                 seat = st.current_player()
                 cards, err = _parse_cards(codes)
                 if err:
                     return add("bad-card", f"seat {seat}: {err}", seat, t)
-                why = st.play_error(cards)
-                if why is not None:
-                    code = "card-not-held" if why.startswith("does not hold") else "bad-lead" if k == 0 else "bad-follow"
-                    return add(code, f"seat {seat} {why}", seat, t)
+                found = st.play_problem(cards)
+                if found is not None:
+                    return add(found[0], f"seat {seat} {found[1]}", seat, t)
                 st.push(play_action(cards))
         if not st.is_terminal():
             seat = st.current_player()
@@ -811,7 +888,7 @@ class HeiqiVariant(VariantBase):
         return [Problem("bad-first-bidder", f"seat {record.first_bidder} bids first, but after the table's previous "
                         f"hand (first bidder seat {prev.first_bidder}"
                         f"{', passed out' if prev.dealer is None else ''}) it is seat {expected}",
-                        hand_id=record.hand_id, seat=record.first_bidder, player=_player(record, record.first_bidder))]
+                        hand_id=record.hand_id, seat=record.first_bidder, player=player_of(record, record.first_bidder))]
 
 
 def deal_to_codes(hands: Sequence[Sequence[int]]) -> list[list[str]]:

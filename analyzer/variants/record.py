@@ -34,3 +34,8 @@ class HandHeader(msgspec.Struct, tag_field="variant", forbid_unknown_fields=True
     started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
     players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
         min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
+
+
+def player_of(rec: HandHeader, seat: int) -> str | None:
+    """The id of the player in ``seat``, or None for a seat the record does not have."""
+    return rec.players[seat] if 0 <= seat < len(rec.players) else None

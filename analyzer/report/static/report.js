@@ -370,8 +370,10 @@ function explainOutcome(out) {
 function renderPlayer(root, p) {
   root.append(el("h2", {}, t("player") + " ", el("span", { dataset: { role: "player-id" }, text: p.player })));
   root.append(box(t("summary"),
+    stat(t("skill"), p.skill == null ? "–" : `${fmt(p.skill, 2)} (${fmt(p.skill_lo, 2)}–${fmt(p.skill_hi, 2)})`, "skill"),
     stat(t("decisions"), String(p.decisions)), stat(t("hands"), String(p.hands)),
     stat(t("match_rate"), pct(p.match_rate), "match-rate"),
+    stat(t("signal_p"), p.signal_p == null ? "–" : `${fmt(p.signal_p, 4)}${p.signal_flag ? " ⚑" : ""}`, "signal"),
     stat(t("mean_regret"), `${fmt(p.mean_regret, 2)} ± ${fmt(p.regret_se, 2)}`),
     stat(t("dd_regret"), fmt(p.mean_dd_regret, 2)),
     stat(t("room_mean_regret"), fmt(p.room.mean_regret, 2)),
@@ -530,8 +532,8 @@ function renderValidation(root, v) {
   }
   const rows = v.problems.map((p) => el("tr", { dataset: { role: "problem-row" } },
     td(el("span", { class: "mono", text: `${p.file || "-"}:${p.line || 0}` })),
-    td(p.hand_id == null ? "–" : handAnchor(p.h, p.action, p.hand_id)),
-    td(p.action == null ? "–" : String(p.action + 1), true),
+    td(p.hand_id == null ? "–" : handAnchor(p.h, p.step ?? p.action, p.hand_id)),
+    td(p.action != null ? String(p.action + 1) : p.trick != null ? `${t("trick")}\u00a0${p.trick + 1}` : "–", true),
     td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : el("span", { text: p.player }))),
     td(el("span", { class: "mono", text: p.code })), td(el("span", { text: p.message }))));
   root.append(box(t("problems"), v.problems.length ? table(
@@ -544,7 +546,9 @@ function renderValidation(root, v) {
 
 /* Each view draws into a node already in the document, so plots can measure their width. */
 const ROUTES = {
-  hand: (node, hand, i, params) => new Replayer(node, hand, params.has("step") ? Number(params.get("step")) : null,
+  /* each game's view: HAND_VIEWS (set by the games' scripts, loaded first) by the hand's "view", else 憋七's */
+  hand: (node, hand, i, params) => new ((typeof HAND_VIEWS !== "undefined" && HAND_VIEWS[hand.view]) || Replayer)(
+    node, hand, params.has("step") ? Number(params.get("step")) : null,
     (k) => history.replaceState(null, "", `#hand=${i}&step=${k}`)),
   player: (node, p) => renderPlayer(node, p),
   pair: (node, p) => renderPair(node, p),
