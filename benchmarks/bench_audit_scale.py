@@ -1,6 +1,7 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
+(``--phases``: only the split of the smallest size's CPU time into analysis and aggregation)
 
 One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
@@ -27,7 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def room(cache: Path, players: int, hands: int, seed: int) -> Path:
-    """The whole room's log (simulated once, then reused)."""
+    """The whole room's log (simulated once, then reused; a longer one of the same room serves too)."""
+    for have in sorted(cache.glob(f"room-{players}p-seed{seed}-*.jsonl.gz")):
+        if int(have.name.rsplit("-", 1)[1].split(".")[0]) >= hands:
+            return have
     path = cache / f"room-{players}p-seed{seed}-{hands}.jsonl.gz"
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
@@ -38,7 +42,7 @@ def room(cache: Path, players: int, hands: int, seed: int) -> Path:
 
 def cut(src: Path, hands: int, dest: Path) -> Path:
     """The first ``hands`` hands of the room as their own log."""
-    out = dest / f"first-{hands}.jsonl"
+    out = dest / f"first-{hands}-of-{src.name.split('.')[0]}.jsonl"
     if not out.exists():
         with gzip.open(src, "rb") as f, open(out, "wb") as g:
             for n, line in enumerate(f):
@@ -68,6 +72,24 @@ def audit_once(log: Path, extra: list[str]) -> dict[str, float]:
             "load": (load + os.getloadavg()[0]) / 2}
 
 
+def phases(log: Path) -> None:
+    """In this process: CPU time of the decision analysis (parallel on workers) against the aggregation
+    (pair signals, calibration, evidence: on the client), for Amdahl's law."""
+    sys.path.insert(0, str(ROOT))
+    from analyzer.analysis.execute import Settings, analyse_items
+    from analyzer.audit.core import audit_frame
+    from analyzer.validate import generate_valid
+
+    t0 = time.process_time()
+    df = analyse_items(generate_valid([str(log)]), Settings.of(16, 8, 0))
+    t1 = time.process_time()
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    audit_frame(df, seating)
+    t2 = time.process_time()
+    print(f"phases at {seating.shape[0]} hands: analysis {t1 - t0:.1f} CPU-s, aggregation {t2 - t1:.1f} CPU-s "
+          f"({100 * (t2 - t1) / (t2 - t0):.0f}% of the audit runs on the client)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
@@ -77,10 +99,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes of the ordinary runs")
     ap.add_argument("--dask", action="store_true", help="also --dask local at 1 and 2 workers (smallest size)")
     ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
+    ap.add_argument("--phases", action="store_true", help="only: split the smallest size's CPU into analysis "
+                                                          "and aggregation (in this process)")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
     src = room(args.cache, args.players, max(sizes), args.seed)
+    if args.phases:
+        phases(cut(src, sizes[0], args.cache))
+        return
     warm = cut(src, 40, args.cache)
     audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
     print(f"room: {args.players} players, seed {args.seed}; audit defaults; cores: {os.cpu_count()}")
