@@ -44,7 +44,20 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bieqi-analyzer")
 def cli() -> None:
-    """Replay, validate and audit 憋七 (Bie Qi) game logs."""
+    """Replay, validate and audit 憋七 (Bie Qi) game logs.
+
+    \b
+    One vocabulary in every command:
+      -o/--out PATH         where the command writes (a file; a folder for audit)
+      --samples 16          hidden-hand deals per decision (at least), own information
+      --max-samples 32      adaptive sampling's ceiling per decision
+      --dd-samples 1        rollouts per option on the true deal (exact at --noise 0)
+      --seed 0              every random choice; the same seed gives the same output
+      --lang en|zh          the language HTML pages open in (each page has a switch)
+    Moves count from 1 wherever people read them ("move 10"); machine outputs
+    (JSON, Parquet, audit.json) also carry "action", the 0-based index into the
+    log's actions: move 10 is action 9, $.actions[9].
+    Progress goes to standard error, only on a terminal."""
 
 
 def main(argv: list[str] | None = None) -> Any:

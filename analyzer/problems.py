@@ -70,13 +70,16 @@ class Problem:
     trick: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The problem for programs: ``action`` is the 0-based index into the log's ``actions``
+        (the ``$.actions[i]`` of messages) and ``move`` the same action counted from 1, as people read it."""
         d = asdict(self)
         if d["trick"] is None:
             del d["trick"]
+        d["move"] = None if self.action is None else self.action + 1
         return d
 
     def format(self) -> str:
-        """One line for people: ``file:line: hand H, action 7 (seat 2, p3): [code] message``."""
+        """One line for people: ``file:line: hand H, move 8 (seat 2, p3): [code] message`` (moves count from 1)."""
         where = f"{self.file or '-'}:{self.line or 0}"
         parts = []
         if self.hand_id is not None:
@@ -84,7 +87,7 @@ class Problem:
         if self.trick is not None:
             parts.append(f"trick {self.trick}")
         if self.action is not None:
-            parts.append(f"action {self.action}")
+            parts.append(f"move {self.action + 1}")
         if self.seat is not None:
             parts.append(f"seat {self.seat}" + (f" ({self.player})" if self.player is not None else ""))
         ctx = ", ".join(parts)

@@ -6,8 +6,9 @@ The audit has no trained part, so every style is "held out"; the honest populati
 nothing. Rooms are analysed once (cached as Parquet under --cache); each colluding pair is scored
 on the room cut where it had sat together L hands, for L in --levels.
 
-    python3 benchmarks/eval_audit.py            # full run (~20 min on 2 cores)
-    python3 benchmarks/eval_audit.py --quick    # smaller rooms (~5 min)
+    python3 benchmarks/eval_audit.py            # full run (~1 h on 2 cores with the rooms analysed)
+    python3 benchmarks/eval_audit.py --quick    # smaller rooms
+    python3 benchmarks/eval_audit.py --sets extra --levels 50,150,500   # issue 12's styles only
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from analyzer.audit.calibrate import Alarm, calibrate
 from analyzer.audit.signals import pair_signals
 
-LEVELS = (25, 50, 100, 200, 500)
+LEVELS = (25, 50, 100, 150, 200, 500)
 #: Part of every cache key: bump it when the decision rows change (v2: the imm columns).
 CACHE_VERSION = 4
+#: Part of the key of cached room results: bump it when the audit's method changes.
+METHOD_VERSION = 1
 
 
 def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
@@ -42,7 +45,7 @@ def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.Data
     f_df, f_seat, f_truth = cache / f"{key}.parquet", cache / f"{key}.seating.parquet", cache / f"{key}.truth.json"
     if f_df.exists():
         return pd.read_parquet(f_df), pd.read_parquet(f_seat), json.loads(f_truth.read_text())
-    opts = dict(spec)
+    opts = {k: v for k, v in spec.items() if k != "label"}
     sim = simulate(**opts)
     recs = list(sim.records)
     seating = pd.DataFrame([(r.hand_id, k, *r.players) for k, r in enumerate(recs)],
@@ -69,34 +72,60 @@ def cut_for(seating: pd.DataFrame, pair: list[str], level: int) -> int | None:
     return int(seating["hand_seq"].iloc[idx[level - 1]]) + 1 if len(idx) >= level else None
 
 
-def evaluate_room(spec: dict[str, Any], cache: Path) -> dict[str, Any]:
-    """Scores of every colluding pair at every level, with the honest pairs' scores at the same cuts."""
+def _key(t: pd.DataFrame) -> np.ndarray:
+    """The audit's ranking as one number: score, ties broken by effect size (as ``rank_pairs`` does)."""
+    return t["score"].to_numpy(np.float64) + 1e-3 * np.arctan(t["effect_size"].to_numpy(np.float64))
+
+
+def _tiers(t: pd.DataFrame, colluding: set[tuple[str, str]]) -> dict[str, int]:
+    """Honest and colluding pairs in each verdict of one calibrated table."""
+    out: dict[str, int] = {}
+    for a, b, v in zip(t["a"], t["b"], t["verdict"]):
+        k = f"{'colluding' if (a, b) in colluding else 'honest'}_{v}"
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def evaluate_room(spec: dict[str, Any], cache: Path, levels: tuple[int, ...] = LEVELS) -> dict[str, Any]:
+    """Scores and verdicts of every colluding pair at every level, with the honest pairs' at the same cuts.
+
+    The result is cached next to the room (``METHOD_VERSION`` in the key), so a run can be resumed."""
+    key = f"m{METHOD_VERSION}_v{CACHE_VERSION}_" + "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(
+        ":", "").replace(",", "") + "_L" + "-".join(map(str, levels))
+    f_res = cache / f"{key}.result.json"
+    if f_res.exists():
+        return json.loads(f_res.read_text())
     df, seating, truth = room_frame(spec, cache)
     colluding = {tuple(p["players"]): p for p in truth["colluding_pairs"]}
     friends = {tuple(p["players"]) for p in truth["friend_pairs"]}
-    out: dict[str, Any] = {"spec": spec, "positives": [], "negatives": [], "full": None}
+    label = spec.get("label", spec.get("style"))
+    out: dict[str, Any] = {"spec": spec, "positives": [], "negatives": [], "cuts": [], "full": None}
     full = scored(df, seating, len(seating))
-    out["full"] = {"flagged_honest": int(sum(f for a, b, f in zip(full["a"], full["b"], full["flagged"])
-                                         if (a, b) not in colluding)),
-                   "flagged_colluding": int(sum(f for a, b, f in zip(full["a"], full["b"], full["flagged"])
-                                             if (a, b) in colluding)),
-                   "honest_pairs": int(sum((a, b) not in colluding for a, b in zip(full["a"], full["b"]))),
-                   "max_honest_score": float(max((s for a, b, s in zip(full["a"], full["b"], full["score"])
-                                                  if (a, b) not in colluding), default=float("nan")))}
+    honest_full = [(a, b) not in colluding for a, b in zip(full["a"], full["b"])]
+    out["full"] = {"tiers": _tiers(full, set(colluding)), "honest_pairs": int(sum(honest_full)),
+                   "colluding": [{"pair": list(p), "style": label, "hands": int(i["hands_together"]),
+                                  "verdict": str(full[(full["a"] == p[0]) & (full["b"] == p[1])]["verdict"].iloc[0])}
+                                 for p, i in colluding.items()],
+                   "max_honest_score": float(max((s for s, h in zip(full["score"], honest_full) if h),
+                                                 default=float("nan")))}
     for pair, info in colluding.items():
-        for level in LEVELS:
+        for level in levels:
             cut = cut_for(seating, list(pair), level)
             if cut is None:
                 continue
             t = scored(df, seating, cut)
-            is_pos = [(a, b) == pair for a, b in zip(t["a"], t["b"])]
+            keys = _key(t)
+            is_pos = np.array([(a, b) == pair for a, b in zip(t["a"], t["b"])])
             pos = t[is_pos].iloc[0]
-            out["positives"].append({"style": info["style"], "slow": info["slow"], "level": level,
-                                     "score": float(pos["score"]), "flagged": bool(pos["flagged"])})
-            honest = t[[(a, b) not in colluding and h >= 10 for a, b, h in zip(t["a"], t["b"], t["hands_together"])]]
-            for a, b, h, s in zip(honest["a"], honest["b"], honest["hands_together"], honest["score"]):
-                out["negatives"].append({"level": level, "score": float(s), "hands": int(h),
-                                         "friend": (a, b) in friends})
+            out["positives"].append({"style": label, "slow": info["slow"], "level": level,
+                                     "score": float(keys[is_pos][0]), "verdict": str(pos["verdict"])})
+            out["cuts"].append({"style": label, "level": level, **_tiers(t, set(colluding))})
+            honest = [(a, b) not in colluding and h >= 10 for a, b, h in zip(t["a"], t["b"], t["hands_together"])]
+            for (a, b, h, v), s in zip(t[honest][["a", "b", "hands_together", "verdict"]].itertuples(index=False),
+                                       keys[np.array(honest, bool)]):
+                out["negatives"].append({"style": label, "level": level, "score": float(s), "hands": int(h),
+                                         "verdict": str(v), "friend": (a, b) in friends})
+    f_res.write_text(json.dumps(out))
     return out
 
 
@@ -126,6 +155,87 @@ def room_specs(hands: int, weaker: dict[str, float]) -> tuple[list[dict[str, Any
     return rooms, honest_room
 
 
+def extra_room_specs(hands: int) -> list[dict[str, Any]]:
+    """Rooms of the styles issue 12 names, each with honest confounders of its own.
+
+    partial: the partner's hand is used in a share of the decisions only (every hand together);
+    occasional: collusion in 1 hand of 10 (small rooms, so pairs reach ~500 hands together);
+    harm: the partner's hand is spent on hurting both opponents. Confounders: weak friends who sit
+    together as often as colluders, and bot-like friends (strong, near-deterministic players who
+    always sit together). ``label`` names the style in the tables; it is no simulator option.
+    """
+    rooms: list[dict[str, Any]] = []
+    seed = 300
+    bots = {"friend_skill": "strong", "friend_together": 0.85}
+    for label, style, opts in (("partial", "share", {"decisions": 0.4, "share": 1.0}),
+                               ("partial", "feed", {"decisions": 0.4, "share": 1.0}),
+                               ("harm", "harm", {}), ("harm", "harm", {"strength": 0.5})):
+        for friends in ({}, bots):
+            rooms.append({"hands": hands, "players": 20, "colluders": 3, "friends": 3, "style": style,
+                          "slow": "no", "seed": seed, "label": label, **opts, **friends})
+            seed += 1
+    for style in ("share", "feed"):
+        for friends in ({}, bots):
+            rooms.append({"hands": int(hands * 1.5), "players": 12, "colluders": 2, "friends": 2, "style": style,
+                          "slow": "no", "share": 0.1, "seed": seed, "label": "occasional", **friends})
+            seed += 1
+    return rooms
+
+
+def _job(args: tuple[dict[str, Any], Path, tuple[int, ...]]) -> dict[str, Any]:
+    return evaluate_room(*args)
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    """Print the tables: per style and hands together, then whole rooms."""
+    pos = pd.DataFrame([p for r in results for p in r["positives"]])
+    neg = pd.DataFrame([n for r in results for n in r["negatives"]])
+    cuts = pd.DataFrame([c for r in results for c in r["cuts"]]).fillna(0)
+    print("\nby style and hands together L (positives: colluding pairs at the cut where they had sat L hands; "
+          "negatives: honest pairs with >= 10 hands in the same rooms' cuts). flagged / review / marked: share of the "
+          "colluding pairs with that verdict (marked = flagged or review); honest F / R: honest pairs flagged / in "
+          "review over those cuts; FDR: honest pairs among all pairs marked in those cuts")
+    print(f"{'style':<12}{'L':>5}{'n+':>5}{'n-':>7}{'AUC':>8}{'TPR@.1%':>9}{'flagged':>9}{'review':>8}{'marked':>8}"
+          f"{'honestF':>9}{'honestR':>9}{'FDR':>7}")
+    for style, g in pos.groupby("style"):
+        for level, gl in g.groupby("level"):
+            ng = neg[(neg["style"] == style) & (neg["level"] == level)]
+            m = metrics(gl["score"].to_numpy(), ng["score"].to_numpy())
+            c = cuts[(cuts["style"] == style) & (cuts["level"] == level)]
+            hf, hr = int(c.get("honest_flagged", pd.Series(0)).sum()), int(c.get("honest_review", pd.Series(0)).sum())
+            marked = hf + hr + int(c.get("colluding_flagged", pd.Series(0)).sum()) + int(
+                c.get("colluding_review", pd.Series(0)).sum())
+            v = gl["verdict"]
+            print(f"{style:<12}{level:>5}{m['n_pos']:>5}{m['n_neg']:>7}{m['auc']:>8.3f}{m['tpr_at_0.1pct_fpr']:>9.2f}"
+                  f"{(v == 'flagged').mean():>9.2f}{(v == 'review').mean():>8.2f}{(v != 'clear').mean():>8.2f}"
+                  f"{hf:>9}{hr:>9}{(hf + hr) / marked if marked else 0.0:>7.3f}")
+    print("\nall styles, by hands together")
+    for level, gl in pos.groupby("level"):
+        m = metrics(gl["score"].to_numpy(), neg[neg["level"] == level]["score"].to_numpy())
+        v = gl["verdict"]
+        print(f"L={level:<4} AUC {m['auc']:.3f}  TPR@1% {m['tpr_at_1pct_fpr']:.2f}  TPR@0.1% {m['tpr_at_0.1pct_fpr']:.2f}"
+              f"  flagged {(v == 'flagged').mean():.2f}  flagged-or-review {(v != 'clear').mean():.2f}")
+    tiers: dict[str, int] = {}
+    for r in results:
+        for k, n in r["full"]["tiers"].items():
+            tiers[k] = tiers.get(k, 0) + n
+    nh = sum(r["full"]["honest_pairs"] for r in results)
+    print(f"\nwhole rooms ({len(results)}): honest pairs {nh}: flagged {tiers.get('honest_flagged', 0)}, review "
+          f"{tiers.get('honest_review', 0)}; colluding pairs flagged {tiers.get('colluding_flagged', 0)}, review "
+          f"{tiers.get('colluding_review', 0)}, clear {tiers.get('colluding_clear', 0)}")
+    by_style: dict[str, list[str]] = {}
+    for r in results:
+        for c in r["full"]["colluding"]:
+            by_style.setdefault(c["style"], []).append(c["verdict"])
+    for style, vs in sorted(by_style.items()):
+        print(f"  {style:<12} {len(vs)} pairs: flagged {vs.count('flagged')}, review {vs.count('review')}")
+    honest_rooms = [r for r in results if not r["full"]["colluding"]]
+    for r in honest_rooms:
+        print(f"honest room of {r['spec']['players']} players: {r['full']['honest_pairs']} pairs, flagged "
+              f"{r['full']['tiers'].get('honest_flagged', 0)}, review {r['full']['tiers'].get('honest_review', 0)}, "
+              f"top score {r['full']['max_honest_score']:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -133,40 +243,24 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--strength", type=float, default=None, help="colluders' lambda (the simulator's default: 1.0)")
     ap.add_argument("--share", type=float, default=None, help="share of hands together they collude (default 0.7)")
+    ap.add_argument("--levels", default=",".join(map(str, LEVELS)), help="hands together at which pairs are scored")
+    ap.add_argument("--sets", default="styles,extra,honest",
+                    help="room sets: styles (share/feed/block), extra (partial/occasional/harm), honest")
     args = ap.parse_args()
     weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
+    levels = tuple(int(x) for x in args.levels.split(","))
     rooms, honest_room = room_specs(hands, weaker)
+    sets = set(args.sets.split(","))
+    specs = (extra_room_specs(hands) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
+        [honest_room] if "honest" in sets else [])
     t0 = time.time()
+    cache = Path(args.cache)
     with ProcessPoolExecutor(args.workers) as ex:
-        results = list(ex.map(evaluate_room, rooms, [Path(args.cache)] * len(rooms)))
-        honest = ex.submit(evaluate_room, honest_room, Path(args.cache)).result()
-    pos = pd.DataFrame([p for r in results for p in r["positives"]])
-    neg = pd.DataFrame([n for r in results for n in r["negatives"]])
-    print(f"rooms: {len(rooms)} with colluders ({hands} hands, 20 players, 3 colluding + 3 friend pairs), "
-          f"1 honest room of 40 players; {time.time() - t0:.0f} s")
-    print("\nby style and hands together (positives: colluding pairs at the cut where they had sat L hands; "
-          "negatives: honest pairs with >= 10 hands in the same cuts)")
-    print(f"{'style':<12}{'L':>5}{'n+':>5}{'n-':>7}{'AUC':>8}{'P@top':>8}{'TPR@1%':>8}{'TPR@.1%':>9}{'flagged':>9}")
-    for (style, slow), g in pos.groupby(["style", "slow"]):
-        for level, gl in g.groupby("level"):
-            m = metrics(gl["score"].to_numpy(), neg[neg["level"] == level]["score"].to_numpy())
-            name = f"{style}{'+slow' if slow else ''}"
-            print(f"{name:<12}{level:>5}{m['n_pos']:>5}{m['n_neg']:>7}{m['auc']:>8.3f}{m['precision_at_top']:>8.2f}"
-                  f"{m['tpr_at_1pct_fpr']:>8.2f}{m['tpr_at_0.1pct_fpr']:>9.2f}{gl['flagged'].mean():>9.2f}")
-    print("\nall styles, by hands together; and against honest friend pairs only")
-    for level, gl in pos.groupby("level"):
-        m = metrics(gl["score"].to_numpy(), neg[neg["level"] == level]["score"].to_numpy())
-        nf = neg[(neg["level"] == level) & neg["friend"]]["score"].to_numpy()
-        mf = metrics(gl["score"].to_numpy(), nf) if len(nf) else {"auc": float("nan")}
-        print(f"L={level:<4} AUC {m['auc']:.3f}  TPR@1% {m['tpr_at_1pct_fpr']:.2f}  TPR@0.1% {m['tpr_at_0.1pct_fpr']:.2f}"
-              f"  flagged {gl['flagged'].mean():.2f}  AUC vs friends {mf['auc']:.3f}")
-    fh = sum(r["full"]["flagged_honest"] for r in results)
-    nh = sum(r["full"]["honest_pairs"] for r in results)
-    print(f"\nwhole rooms: honest pairs flagged {fh} of {nh}; colluding pairs flagged "
-          f"{sum(r['full']['flagged_colluding'] for r in results)} of {3 * len(rooms)}")
-    print(f"honest room of 40 players: {honest['full']['honest_pairs']} pairs, flagged {honest['full']['flagged_honest']},"
-          f" top score {honest['full']['max_honest_score']:.2f}")
+        results = list(ex.map(_job, [(s, cache, levels) for s in specs]))
+    print(f"rooms: {len(specs)} ({hands} hands, 20 players; occasional: {int(hands * 1.5)} hands, 12 players); "
+          f"levels {levels}; {time.time() - t0:.0f} s")
+    report(results)
 
 
 if __name__ == "__main__":

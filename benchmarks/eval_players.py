@@ -52,6 +52,7 @@ def eval_model(model: str, args: argparse.Namespace, kw: dict) -> dict:
     df = analyse(items, seed=args.eval_seeds[0], reasons=False, **kw)
     cpu = time.process_time() - t
     tab = player_table(df).set_index("player")
+    auto = player_table(df, ref_weight=None).set_index("player").reindex(tab.index)
     noise = np.array([room.level[p] for p in tab.index])
     scores: dict[str, list[float]] = {}
     for r in room.records:
@@ -61,6 +62,8 @@ def eval_model(model: str, args: argparse.Namespace, kw: dict) -> dict:
     out = {"model": model, "players": len(tab), "hands": len(items), "decisions": len(df),
            "hands/s (CPU)": len(items) / cpu,
            "skill": _rho(noise, tab["skill"].to_numpy()),
+           "skill, ref weight auto": _rho(noise, auto["skill"].to_numpy()),
+           "fitted ref weight": float(auto.attrs.get("ref_weight", np.nan)),
            "match_rate": _rho(noise, tab["match_rate"].to_numpy()),
            "mean_loss": _rho(noise, tab["mean_loss"].to_numpy(), False),
            "mean_regret": _rho(noise, tab["mean_regret"].to_numpy(), False),
@@ -86,7 +89,8 @@ def precision(args: argparse.Namespace, kw: dict) -> None:
     lr, _ = loss_matrix(ref)
     ar = np.arange(len(a))
     d = np.abs(la[ar, ca] - lr[ar, ca])
-    allopt = np.abs(np.where(np.isfinite(la), la - lr, 0.0)).max(axis=1)
+    ok = np.isfinite(la) & np.isfinite(lr)
+    allopt = np.abs(np.where(ok, np.where(ok, la, 0.0) - np.where(ok, lr, 0.0), 0.0)).max(axis=1)
     print(f"\nper-decision precision vs 10x samples ({len(a)} decisions, {len(items)} hands; loss in units of "
           f"the decision's spread): chosen option's loss within 0.1: {(d <= 0.1).mean():.1%}, within 0.25: "
           f"{(d <= 0.25).mean():.1%}; quantiles 50/90/95%: {np.quantile(d, [0.5, 0.9, 0.95]).round(3)}; "
@@ -101,13 +105,23 @@ def cheat_room(args: argparse.Namespace, kw: dict) -> None:
     sim = simulate(hands=args.cheat_hands, players=16, seed=args.seed, colluders=2, friends=1, style="share",
                    skill_mix="novice:0.2,casual:0.2,regular:0.3,strong:0.15,expert:0.15")
     recs = list(sim.records)
-    tab = player_table(analyse(_items(recs), seed=args.eval_seeds[0], reasons=False, **kw))
+    df = analyse(_items(recs), seed=args.eval_seeds[0], reasons=False, **kw)
+    tab = player_table(df)
     truth = sim.truth["players"]
     tab["role"] = tab["player"].map(lambda p: truth[p]["role"])
     tab["level"] = tab["player"].map(lambda p: truth[p]["level"])
     print(f"\ncollusion room ({len(recs)} hands, 16 players, 2 'share' pairs): signal by player")
     cols = ["player", "role", "level", "skill", "dd_z", "level_z", "partner", "partner_z", "signal_p", "flag"]
     print(tab[cols].sort_values("signal_p").to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    lv = {"novice": 0, "casual": 1, "regular": 2, "strong": 3, "expert": 4}
+    honest = tab[tab.role != "colluder"]
+    auto = player_table(df, ref_weight=None)
+    auto_rank = auto["player"].tolist()
+    print(f"Spearman(level, skill) over the other players: "
+          f"{spearmanr(honest.level.map(lv), honest.skill).statistic:.3f}; experts' places by skill "
+          f"(1 = best of {len(tab)}): {[tab['player'].tolist().index(p) + 1 for p in tab.player[tab.level == 'expert']]}"
+          f", with ref weight auto ({auto.attrs.get('ref_weight', float('nan')):.2f}): "
+          f"{[auto_rank.index(p) + 1 for p in tab.player[tab.level == 'expert']]}")
 
 
 def main() -> None:

@@ -75,7 +75,7 @@ def test_illegal_borrow_table_counts_from_problems() -> None:
     df = illegal_borrows(problems, borrows={"x": 5, "y": 2}, hands={"x": 3, "y": 3})
     assert df.to_dict("records") == [
         {"player": "x", "hands": 3, "borrows": 5, "illegal_borrows": 3, "hands_with_illegal": 2,
-         "first_illegal": "-:0 hand 1 action 3"},
+         "first_illegal": "-:0 hand 1 move 4"},
         {"player": "y", "hands": 3, "borrows": 2, "illegal_borrows": 0, "hands_with_illegal": 0, "first_illegal": ""},
     ]
 

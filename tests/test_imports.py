@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyzer.rules",),
     ("analyzer.kernels",),
     ("analyzer.variants",),
-    ("analyzer.logs", "analyzer.schema", "analyzer.corrupt"),
+    ("analyzer.logs", "analyzer.schema", "analyzer.corrupt", "analyzer.progress"),
     ("analyzer.validate",),
     ("analyzer.strategy",),
     ("analyzer.simulate", "analyzer.analysis"),

@@ -5,10 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
-from report_fixtures import EVIL_HAND, EVIL_PLAYER, EVIL_TABLE, PLAYERS, audit_dict, big_room, decision_rows, room
+from report_fixtures import (
+    EVIL_HAND,
+    EVIL_PLAYER,
+    EVIL_TABLE,
+    PLAYERS,
+    audit_dict,
+    big_room,
+    decision_rows,
+    room,
+)
 
 from analyzer.cards import scan
 from analyzer.logs import format_record
@@ -177,7 +187,7 @@ def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, sit
     assert_no_injection(page)
     shot(page, "pair")
     first = page.locator("[data-role=evidence] a").first  # type: ignore[attr-defined]
-    step = int(first.get_attribute("href").split("step=")[1])
+    step = int(parse_qs(first.get_attribute("href").lstrip("#"))["step"][0])
     first.click()
     expect(page.locator("[data-role=step]")).to_have_text(f"step {step} / 52")  # type: ignore[attr-defined]
 

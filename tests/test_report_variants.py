@@ -229,3 +229,14 @@ def test_pages_that_embed_hands_take_any_game(bw: list, hq: list) -> None:
 
     ids, data = hand_store([bw[1], hq[1]])
     assert ids == [bw[1].hand_id, hq[1].hand_id] and [d["view"] for d in data] == ["borrow", "heiqi"]
+
+
+def test_a_borrow_cannot_open_the_hand(bw: list) -> None:
+    obj = orjson.loads(format_record(bw[0]))
+    opener = obj["actions"][0]["seat"]
+    nxt = (opener + 1) % 4
+    obj["actions"][0] = {"kind": "borrow", "seat": opener, "from": nxt, "card": obj["deal"][nxt][0]}
+    rec = decoder().decode(orjson.dumps(obj))
+    problems = borrow.VARIANT.check(rec).problems
+    hd = hand_data(rec, problems=problems)
+    assert problems[0].code == "first-action" and len(hd["steps"]) == 1 and hd["attempted"]["kind"] == "borrow"

@@ -3,8 +3,8 @@
 ``analyse`` replays valid hands, asks each actor's information set (:mod:`analyzer.analysis.infoset`),
 and lets the compiled kernel (:mod:`analyzer.kernels.rollout`) estimate, for each option, every seat's
 expected final score twice: from the actor's own information (sampled hidden hands) and from the true
-deal (double dummy). ``immediate_effects`` adds the exact immediate effect of the choice on each
-seat (no rollouts). The rows are the table "Decision rows" of docs/design.md.
+deal (double dummy). The exact immediate effect of the choice on each seat (no rollouts;
+``immediate_effects``, batched in the kernel) is added. The rows are the table "Decision rows" of docs/design.md.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet, Observer
-from analyzer.cards import SEVEN, format_card, parse_card, scan
-from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, new_outputs, rule_table
+from analyzer.cards import format_card, parse_card, scan
+from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_outputs, rule_table
+from analyzer.kernels.tables import BEYOND_MASK, NEXT
+from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
 from analyzer.strategy import HONEST
 from analyzer.validate import Checked
 from analyzer.variants.bieqi import (
@@ -45,8 +47,8 @@ DIFFICULTY_SCALE = 5.0
 # reference policy makes the double-dummy line exact in one rollout and spends the time on sampling
 # what the actor cannot see; sampling is adaptive (at least DEFAULT_SAMPLES deals, more where the
 # chosen option is close to the best, up to DEFAULT_MAX_SAMPLES).
-DEFAULT_SAMPLES = 16
-DEFAULT_MAX_SAMPLES = 48
+DEFAULT_SAMPLES = 8
+DEFAULT_MAX_SAMPLES = 32
 DEFAULT_DD_SAMPLES = 1
 DEFAULT_NOISE = 0.0
 #: Stop sampling when the s.e. of best-minus-chosen is below max(TOL_POINTS, TOL_SPREAD x the
@@ -60,20 +62,6 @@ _PAD = [0] * MAX_OPTIONS
 #: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
 POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
 DEFAULT_POLICY = "strategy"
-
-
-def _beyond(c: int) -> int:
-    """The cards of c's suit further from the 7 than c (for a 7: the rest of its suit): covering c
-    leaves them unplayable for the rest of the hand."""
-    r, base = c % 13, c - c % 13
-    if r == SEVEN:
-        ranks = [x for x in range(13) if x != SEVEN]
-    else:
-        ranks = list(range(r)) if r < SEVEN else list(range(r + 1, 13))
-    return sum(1 << (base + x) for x in ranks)
-
-
-BEYOND = tuple(_beyond(c) for c in range(52))
 
 
 def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:
@@ -180,7 +168,11 @@ class _Batch:
                  np.array(self.seeds, np.uint64), samples, samples if max_samples is None else max_samples,
                  TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
                  relaxed, used, ref)
-        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref)
+        imm = np.zeros((d, SEATS))
+        immediate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
+                  np.array(self.turn, np.int64), opts, nopt, np.maximum(np.array(self.chosen, np.int64), 0),
+                  BEYOND_MASK, NEXT, imm)
+        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +189,7 @@ class Estimates:
     relaxed: np.ndarray
     used: np.ndarray
     ref: np.ndarray  # (D, 13) each option's value under the reference policy (strategy features, HONEST)
+    imm: np.ndarray  # (D, 4) immediate effects of the chosen option (kernels.rollout.immediate)
 
     def values(self, i: int) -> Values:
         k = int(self.nopt[i])
@@ -282,7 +275,6 @@ class _Pending:
     action: int
     chosen: int  # index into the options
     think_ms: float
-    imm: list[float]  # immediate_effects, by seat
 
 
 def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFrame:
@@ -310,7 +302,7 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
         **{f"delta{k}": est.ev[ar, ch, k] - est.ev[ar, best, k] for k in range(SEATS)},
         **{f"dd_delta{k}": est.ev_dd[ar, ch, k] - est.ev_dd[ar, best_dd, k] for k in range(SEATS)},
         "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch],
-        **{f"imm{k}": [p.imm[k] for p in pending] for k in range(SEATS)}, "think_ms": [p.think_ms for p in pending],
+        **{f"imm{k}": est.imm[:, k] for k in range(SEATS)}, "think_ms": [p.think_ms for p in pending],
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
@@ -390,7 +382,7 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
                 think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
                 k = legal.index(act)
                 batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i), k)
-                pending.append(_Pending(rec, seq, i, k, think, immediate_effects(st, legal, k)))
+                pending.append(_Pending(rec, seq, i, k, think))
             prev_ms = a.ms
             obs.push(act)
         hands += 1

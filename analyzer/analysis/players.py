@@ -37,6 +37,10 @@ MIN_PEERS = 8  # players (with MIN_DECISIONS) needed to calibrate against the ro
 MIN_DECISIONS = 50
 MIN_TOGETHER = 15  # hands with and without a co-player before comparing the two
 FLAG_Q = 0.01
+#: Weight of the reference policy's judgement in the headline's loss: 0 (default) = the rollouts'
+#: values alone; None = fitted on the room (analysis.skill.fit_weight). Any weight lets players who
+#: copy the heuristic catch up with a search expert whose choices the rollouts prefer (docs/analysis.md).
+REF_WEIGHT: float | None = 0.0
 MEANING = ("skill: how closely a player's choices follow the options' values (Regan-style choice model, "
            "fitted by maximum likelihood; 0 = random, higher = better), with its 95% interval")
 
@@ -98,7 +102,8 @@ def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFram
     return (*best, tested)
 
 
-def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd.DataFrame:
+def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
+                 ref_weight: float | None = REF_WEIGHT) -> pd.DataFrame:
     """One row per player (columns ``COLUMNS``), highest skill first.
 
     ``seating`` (hand_id, p0..p3), when given, counts hands without decisions too and says who sat
@@ -111,17 +116,19 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd
     n = len(frame)
     ar = np.arange(n)
     players = frame["player"].astype(str).to_numpy()
-    weight = fit_weight(own, ref, chosen, players)
+    weight = fit_weight(own, ref, chosen, players) if ref_weight is None else float(ref_weight)
     losses = mix_losses(own, ref, weight)
     fits: dict[str, Fit] = fit_by(losses, chosen, players)
+    # the signal is judged on values alone: "better than their level" must not mean "unlike the heuristic"
+    own_fits = fits if weight == 0 else fit_by(own, chosen, players)
     chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
-    skill_row = np.array([fits[p].skill for p in players])
+    skill_row = np.array([own_fits[p].skill for p in players])
     # the true-deal view: which option was best on the real cards, and how likely the player's own
     # fitted model made it
     dd_losses, _ = loss_matrix(frame, dd=True)
     has_dd = np.isfinite(dd_losses).any(axis=1) & (np.where(np.isfinite(dd_losses), dd_losses, 0) > 0).any(axis=1)
     dd_best = np.argmin(dd_losses, axis=1)
-    p_dd = probabilities(losses, skill_row)[ar, dd_best]
+    p_dd = probabilities(own, skill_row)[ar, dd_best]
     hit = (chosen == dd_best).astype(float)
     excess = np.where(has_dd, hit - p_dd, 0.0)
     var = np.where(has_dd, p_dd * (1.0 - p_dd), 0.0)
@@ -164,7 +171,8 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None) -> pd
         })
     out = pd.DataFrame(rows)
     ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
-    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
+    own_skill = np.array([own_fits[p].skill if p in own_fits else math.nan for p in out["player"]])
+    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), own_skill, ok)
     p_level = norm.sf(out["level_z"].to_numpy(float))
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm.sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])

@@ -57,7 +57,10 @@ def loss_matrix(frame: pd.DataFrame, *, dd: bool = False, key: str | None = None
     seats = frame["seat"].tolist()
     for i, (text, card, seat) in enumerate(zip(texts, cards, seats)):
         opts = orjson.loads(text)
-        if opts and key in opts[0]:
+        if not opts:  # no options recorded: one certain choice, no information about skill
+            out[i, 0] = 0.0
+            continue
+        if key in opts[0]:
             vals = [o[key] if o[key] is not None else 0.0 for o in opts]
         elif key == "loss_ref":
             vals = [0.0] * len(opts)

@@ -98,7 +98,8 @@ def illegal_borrows(problems: Iterable[Problem], borrows: dict[str, int] | None 
             continue
         count[p.player] = count.get(p.player, 0) + 1
         in_hands.setdefault(p.player, set()).add(str(p.hand_id))
-        first.setdefault(p.player, f"{p.file or '-'}:{p.line or 0} hand {p.hand_id} action {p.action}")
+        first.setdefault(p.player, f"{p.file or '-'}:{p.line or 0} hand {p.hand_id}"
+                                  + ("" if p.action is None else f" move {p.action + 1}"))
     names = sorted(set(count) | set(borrows or {}) | set(hands or {}))
     rows = [(n, (hands or {}).get(n, 0), (borrows or {}).get(n, 0), count.get(n, 0), len(in_hands.get(n, ())),
              first.get(n, "")) for n in names]

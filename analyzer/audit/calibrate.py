@@ -1,4 +1,5 @@
-"""From pair signals to a calibrated score: per-pair p-values, Benjamini-Hochberg q-values, the alarm.
+"""From pair signals to calibrated verdicts: per-pair p-values in log space, Benjamini-Hochberg q-values,
+the alarm (``flagged``) and the review tier.
 
 Each directed z is first read against the room itself (Efron's empirical null: most pairs in a
 room are honest, so the spread of their z's shows how far the theoretical N(0, 1) can be trusted;
@@ -7,37 +8,45 @@ actor's choices helped the partner, are summed per direction (Stouffer, with the
 sum read from their correlation across the room's pairs). Each signal's two directions are
 combined so that one-way help (feeding) and two-way help (hand sharing) both count; the pair's
 p-value is the best signal's, Bonferroni-corrected for the number of signals, so no single style
-is assumed.
+is assumed. Everything is carried as log p (``scipy.stats.norm.logsf``, ``scipy.special.ndtri_exp``),
+so the strongest cases keep their order instead of meeting a floor of 1e-300.
+
+Two verdicts are drawn from one p-value: **flagged** (family-wise: p <= alpha, 1e-5 by default, a false
+alarm well under once in 10,000 honest pairs) and **review** (a false-discovery tier: Benjamini-Hochberg
+q <= fdr over the room's pairs, for a person to look at); the rest are **clear**.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
+from scipy import special, stats
 
 #: Signals in the pair score (directed ones are combined over both directions). Total impact is
 #: reported but left out: given the regret, it carries the same information as marginal impact.
 #: Think time counts only when the rows carry times (else its z is 0 and its p is 1/2 or more).
 #: The exact immediate favour also counts on its own: it is far less noisy than the rollout-based
-#: favour signals, and an equal-weight sum with them would dilute it.
-SCORE_SIGNALS = ("favour", "imm_marginal", "marginal", "codev", "think")
+#: favour signals, and an equal-weight sum with them would dilute it. ``burst`` is the statistic of
+#: occasional collusion (a few extreme hands, see ``signals._burst``).
+SCORE_SIGNALS = ("favour", "imm_marginal", "marginal", "codev", "think", "burst")
 DIRECTED = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled", "think")
 #: Directed signals summed into ``favour``: true-deal favour to the partner (rollouts, and the exact
 #: immediate effect) and the pair's gain beyond the actor's own information.
 FAVOUR = ("dd_marginal", "imm_marginal", "pooled")
 #: Fewer pairs than this and the room cannot estimate its own null; the theoretical one is used.
 MIN_PAIRS_EMPIRICAL = 30
-P_FLOOR = 1e-300
+#: log p of a z that nothing at all points to (keeps z finite for a p of 1).
+LOG_P_MAX = math.log1p(-1e-12)
+VERDICTS = ("flagged", "review", "clear")
 
 
 @dataclass(frozen=True, slots=True)
 class Alarm:
-    """When a pair is flagged. The default gives well under one false alarm per 10,000 honest
-    pairs (a per-pair p of 1e-5), and the q-value keeps a room's alarms mostly true."""
+    """When a pair is flagged (p <= alpha), or marked for review (q <= fdr); both need min_hands.
+    The default alpha gives well under one false alarm per 10,000 honest pairs (a per-pair p of 1e-5)."""
 
     alpha: float = 1e-5
     fdr: float = 0.05
@@ -54,15 +63,23 @@ def empirical_null(z: pd.Series, weights: pd.Series | None = None) -> tuple[floa
     return max(med, 0.0), max(mad, 1.0)
 
 
-def _sf(z: np.ndarray) -> np.ndarray:
-    return np.clip(stats.norm.sf(z), P_FLOOR, 1.0)
+def z_of_logp(logp: np.ndarray | float) -> np.ndarray:
+    """The one-sided normal z of a log p-value, without ceiling (p = 1e-400 gives z ~ 42.8)."""
+    return -special.ndtri_exp(np.minimum(np.asarray(logp, np.float64), LOG_P_MAX))
+
+
+def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
+    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2."""
+    z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
+    log_one = stats.norm.logsf(np.maximum(z_ab, z_ba))
+    log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
+    log_both = stats.norm.logsf((z_ab + z_ba) / np.sqrt(2))
+    return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
 
 
 def combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
-    """One p per pair from its two directed z's: the better of 'either side' and 'both sides'."""
-    p_either = 1 - (1 - _sf(np.maximum(z_ab, z_ba))) ** 2
-    p_both = _sf((z_ab + z_ba) / np.sqrt(2))
-    return np.clip(2 * np.minimum(p_either, p_both), P_FLOOR, 1.0)
+    """One p per pair from its two directed z's (see :func:`log_combine_directions`)."""
+    return np.exp(log_combine_directions(z_ab, z_ba))
 
 
 def stouffer_variance(z: np.ndarray) -> float:
@@ -83,9 +100,33 @@ def stouffer_variance(z: np.ndarray) -> float:
     return float(r.sum())
 
 
+def q_values(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control)."""
+    p = np.asarray(p, np.float64)
+    return stats.false_discovery_control(p, method="bh") if len(p) else p
+
+
+def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, n_signals: int = len(SCORE_SIGNALS)
+                   ) -> np.ndarray:
+    """More hands together the pair needs before its p could reach alpha, if its effect per hand stays.
+
+    The pair's p is read back as the z of one directed signal (undoing the x 2 of the directions and the
+    Bonferroni factor); a z grows as the square root of the hands, so n' = n (z_alpha / z)^2. NaN when
+    the pair shows no effect to scale up (its p is 1/2 or more); 0 when it is already there.
+    """
+    log_p = np.asarray(log_p, np.float64)
+    z = np.where(log_p < np.log(0.5), z_of_logp(log_p - np.log(2.0 * n_signals)), 0.0)
+    z_alpha = float(stats.norm.isf(alpha / (2.0 * n_signals)))
+    n = np.asarray(hands, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(z > 0, np.ceil(n * (z_alpha / np.where(z > 0, z, 1.0)) ** 2 - n), np.nan)
+    return np.where(np.isnan(need), np.nan, np.maximum(need, 0.0))
+
+
 def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
-    """Add ``<signal>_p`` for every signal, the empirical-null scales, and ``p_value``, ``q_value``,
-    ``z``, ``score``, ``flagged`` to a pair-signal table (a copy)."""
+    """Add ``<signal>_p`` (and ``_logp``) for every signal, the empirical-null scales, and ``log10_p``,
+    ``p_value``, ``q_value``, ``score`` (-log10 p), ``z``, ``effect_size``, ``verdict``, ``flagged``,
+    ``hands_to_alarm`` to a pair-signal table (a copy)."""
     out = pairs.copy()
     for name in DIRECTED:
         zs = []
@@ -96,7 +137,7 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
         out[f"{name}_null_scale"] = scale
         adj = [(z - centre) / scale for z in zs]
         out[f"{name}_ab_z_adj"], out[f"{name}_ba_z_adj"] = adj
-        out[f"{name}_p"] = combine_directions(*adj)
+        out[f"{name}_logp"] = log_combine_directions(*adj)
     fav = [out[[f"{name}_{tag}_z_adj" for name in FAVOUR]].to_numpy(np.float64) for tag in ("ab", "ba")]
     var = stouffer_variance(np.concatenate(fav))
     out["favour_corr_factor"] = var / len(FAVOUR)  # 1 when the favour signals are uncorrelated
@@ -104,17 +145,40 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     centre, scale = empirical_null(pd.Series(np.concatenate(zs)))
     out["favour_null_scale"] = scale
     out["favour_ab_z"], out["favour_ba_z"] = [(z - centre) / scale for z in zs]
-    out["favour_p"] = combine_directions(out["favour_ab_z"].to_numpy(), out["favour_ba_z"].to_numpy())
+    out["favour_logp"] = log_combine_directions(out["favour_ab_z"].to_numpy(), out["favour_ba_z"].to_numpy())
     centre, scale = empirical_null(out["codev_z"])
     out["codev_null_scale"] = scale
-    out["codev_p"] = _sf((out["codev_z"].to_numpy(np.float64) - centre) / scale)
-    p_min = out[[f"{s}_p" for s in SCORE_SIGNALS]].min(axis=1).to_numpy()
-    out["p_value"] = np.clip(len(SCORE_SIGNALS) * p_min, P_FLOOR, 1.0)
-    out["z"] = stats.norm.isf(out["p_value"].clip(upper=1 - 1e-12))
-    out["score"] = out["z"]
-    winner = out[[f"{s}_p" for s in SCORE_SIGNALS]].to_numpy().argmin(axis=1)
+    out["codev_logp"] = stats.norm.logsf((out["codev_z"].to_numpy(np.float64) - centre) / scale)
+    # burst is calibrated already (each actor against its own hands with others), so no room null here
+    if "burst_ab_z" not in out.columns:
+        out["burst_ab_z"] = out["burst_ba_z"] = 0.0
+    out["burst_logp"] = log_combine_directions(out["burst_ab_z"].to_numpy(np.float64),
+                                               out["burst_ba_z"].to_numpy(np.float64))
+    for s in (*DIRECTED, "favour", "codev", "burst"):
+        out[f"{s}_p"] = np.exp(out[f"{s}_logp"])
+    logs = out[[f"{s}_logp" for s in SCORE_SIGNALS]].to_numpy(np.float64)
+    log_p = np.minimum(np.log(len(SCORE_SIGNALS)) + logs.min(axis=1), 0.0) if len(out) else np.zeros(0)
+    out["log10_p"] = log_p / np.log(10.0)
+    out["p_value"] = np.exp(log_p)  # may underflow to 0 for the strongest cases: log10_p keeps them apart
+    out["score"] = -out["log10_p"] + 0.0  # + 0.0: no negative zero
+    out["z"] = z_of_logp(log_p)
+    # tie-break for equal scores (many clear pairs sit at p = 1): the favour per hand together, in
+    # units of an honest hand's spread (the stronger direction's room-adjusted z over sqrt(hands))
+    fz = np.maximum(out["favour_ab_z"].to_numpy(np.float64), out["favour_ba_z"].to_numpy(np.float64))
+    out["effect_size"] = fz / np.sqrt(np.maximum(out["hands_together"].to_numpy(np.float64), 1.0))
+    winner = logs.argmin(axis=1) if len(out) else np.zeros(0, np.int64)
     out["main_signal"] = [SCORE_SIGNALS[k] for k in winner]
-    out["q_value"] = multipletests(out["p_value"], method="fdr_bh")[1] if len(out) else []
-    out["flagged"] = ((out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr)
-                      & (out["hands_together"] >= alarm.min_hands))
+    out["q_value"] = q_values(out["p_value"].to_numpy())
+    enough = out["hands_together"] >= alarm.min_hands
+    out["flagged"] = (out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr) & enough
+    review = ~out["flagged"] & (out["q_value"] <= alarm.fdr) & enough
+    out["verdict"] = np.where(out["flagged"], "flagged", np.where(review, "review", "clear"))
+    out["hands_to_alarm"] = hands_to_alarm(log_p, out["hands_together"].to_numpy(), alarm.alpha)
+    out.loc[out["flagged"], "hands_to_alarm"] = 0.0
     return out
+
+
+def rank_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Calibrated pairs, most suspicious first: by score, ties by effect size, then by name."""
+    return pairs.sort_values(["score", "effect_size", "a", "b"], ascending=[False, False, True, True],
+                             kind="stable").reset_index(drop=True)

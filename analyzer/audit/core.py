@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, Alarm, calibrate
-from analyzer.audit.evidence import DEFAULT_TOP, pair_evidence
+from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
+from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
+from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
+from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions, pair_signals
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
@@ -70,7 +71,7 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
 
     sources = {name: game.offers.decisions for name, game in registry().items()}
     streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
-    seating: list[tuple[str, str, str, str, str]] = []
+    seating: list[tuple[Any, ...]] = []
     waiting: dict[str, list[Checked]] = {}
     skipped: Counter[str] = Counter()
 
@@ -81,7 +82,7 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
             if src is None:
                 skipped[v] += 1
             elif src == streamed:
-                seating.append((item.record.hand_id, *map(str, item.record.players[:4])))
+                seating.append(outcome_row(item))
                 yield item
             else:
                 waiting.setdefault(src, []).append(item)
@@ -94,10 +95,10 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
         frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
     for src, its in waiting.items():
         frames.append(import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
-        seating.extend((it.record.hand_id, *map(str, it.record.players[:4])) for it in its)
+        seating.extend(outcome_row(it) for it in its)
     frames = [f for f in frames if len(f)]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(main.COLUMNS))
-    return df, pd.DataFrame(seating, columns=["hand_id", "p0", "p1", "p2", "p3"]), skipped
+    return df, pd.DataFrame(seating, columns=list(SEATING_COLUMNS)), skipped
 
 
 def _num(x: Any, digits: int = 4) -> float | None:
@@ -135,9 +136,20 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
     signals["codev"] = {"p": _p(row["codev_p"]), "z": _num(row["codev_z"]), "null_scale": _num(row["codev_null_scale"]),
                         "both_deviated": int(row["codev_both_deviated"]), "observed": int(row["codev_observed"]),
                         "expected": _num(row["codev_expected"])}
+    burst: dict[str, Any] = {"p": _p(row["burst_p"])}
+    for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
+        burst[tag] = {"actor": row[x], "partner": row[y], "z": _num(row[f"burst_{tag}_z"]),
+                      "hands": int(np.nan_to_num(row[f"burst_{tag}_hands"])),
+                      "above": int(np.nan_to_num(row[f"burst_{tag}_above"])),
+                      "expected": _num(np.nan_to_num(row[f"burst_{tag}_expected"])),
+                      "level": _num(np.nan_to_num(row[f"burst_{tag}_level"], nan=1.0))}
+    signals["burst"] = burst
+    more = row["hands_to_alarm"]
     return {"players": [row["a"], row["b"]], "hands_together": int(row["hands_together"]),
-            "score": _num(row["score"]), "z": _num(row["z"]), "p_value": _p(row["p_value"]),
-            "q_value": _p(row["q_value"]), "flagged": bool(row["flagged"]), "main_signal": row["main_signal"],
+            "verdict": str(row["verdict"]), "flagged": bool(row["flagged"]),
+            "score": _num(row["score"]), "log10_p": _num(row["log10_p"]), "z": _num(row["z"]),
+            "p_value": _p(row["p_value"]), "q_value": _p(row["q_value"]), "effect_size": _num(row["effect_size"]),
+            "hands_to_alarm": int(more) if np.isfinite(more) else None, "main_signal": row["main_signal"],
             "signals": signals, "evidence": []}
 
 
@@ -173,15 +185,19 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
     table and the player table."""
     if len(df):
         sig = pair_signals(df, seating=seating, options=signal_options)
-        pairs = calibrate(sig.pairs, alarm).sort_values(["score", "a", "b"], ascending=[False, True, True],
-                                                        kind="stable").reset_index(drop=True)
+        pairs = rank_pairs(calibrate(sig.pairs, alarm))
     else:
-        sig, pairs = None, pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged"])
+        sig, pairs = None, pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
+    room = room_outcomes(seating)
     entries = []
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
-        if sig is not None and (row["flagged"] or k < top):  # the top of the ranking gets evidence too
-            e["evidence"] = pair_evidence(sig, df, row["a"], row["b"], row["main_signal"], top)
+        if sig is not None and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
+            a, b = str(row["a"]), str(row["b"])
+            who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+            e["evidence"] = pair_evidence(df, a, b, actors=who, top=top)
+            e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
+                         "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
         entries.append(e)
     partners: dict[str, list[str]] = {}
     for e in entries:
@@ -194,8 +210,10 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
         "format": FORMAT, "version": VERSION, "hands": int(seating["hand_id"].nunique()) if len(seating) else 0,
         "decisions": len(df),
         "alarm": {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands,
-                  "score": _num(stats.norm.isf(alarm.alpha)),  # the score a p-value of alpha gives
+                  "score": _num(-math.log10(alarm.alpha)),  # the score (-log10 p) a p-value of alpha gives
                   "score_signals": list(SCORE_SIGNALS)},
+        "verdicts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
+        "room": room,
         "players": [_player_entry(r, partners) for _, r in players.iterrows()],
         "pairs": entries,
     }
@@ -205,14 +223,15 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
-              execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None
-              ) -> Audit:
+              execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
+              on_phase: Callable[[str], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
 
     ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
     decision store whose rows are reused for the hands it holds (it must come from these logs and
     the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
     analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
+    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start.
     """
     from analyzer.analysis.reasons import fill_reasons, shown_rows
     from analyzer.validate import generate_valid
@@ -241,6 +260,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
                                          on_progress=on_progress, execution=execution, store=store,
                                          reasons="-" in paths, settings=settings)  # stdin cannot be read again
+    if on_phase is not None:
+        on_phase("signals")
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)

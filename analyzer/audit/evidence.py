@@ -1,20 +1,27 @@
 """The decisions that carry a pair's evidence: what was chosen, the sensible alternative, and what
-the choice did in points to the partner and to each of the two others."""
+the choice did on the true deal to the partner and to each of the two others.
+
+Decisions are ranked by their *edge*: the partner's gain minus the mean of the two opponents' on the
+true deal (with every hand known), chosen option against the sensible one, in points and uncapped.
+Decisions with no edge (the sensible choice itself, or nothing that helped the partner more than
+the opponents) are left out, and so are the moves of a player who shows no sign of knowing the
+other's hand (in one-way feeding only the feeder's moves are evidence).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from analyzer.audit.signals import Signals
+from analyzer.audit.signals import seat_effects
 
 SEATS = 4
 DEFAULT_TOP = 12
-#: Signals whose evidence is a list of decisions, and the link column each ranks them by.
-RANKED_BY = {"marginal": "marginal", "dd_marginal": "dd_marginal", "pooled": "pooled", "total": "total",
-             "imm_marginal": "imm_marginal", "favour": "imm_marginal"}  # favour: its exact, least noisy part
+#: A direction's moves are listed when its z is at least this (one-sided 5%) or it is the pair's stronger one.
+DIRECTION_Z = 1.645
 
 
 def _effects(values: np.ndarray, actor: int, partner: int) -> dict[str, Any]:
@@ -23,37 +30,59 @@ def _effects(values: np.ndarray, actor: int, partner: int) -> dict[str, Any]:
             "others": [round(float(values[s]), 2) for s in others]}
 
 
-def pair_evidence(sig: Signals, decisions: pd.DataFrame, a: str, b: str, signal: str,
-                  top: int = DEFAULT_TOP) -> list[dict[str, Any]]:
-    """The ``top`` decisions of a and b towards each other that weigh most in ``signal``.
+def edge(values: np.ndarray, actor: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """Per row of (rows, 4) seat values: the partner's value minus the mean of the two opponents'."""
+    rows = np.arange(len(values))
+    total = values.sum(axis=1)
+    rest = (total - values[rows, actor] - values[rows, partner]) / 2
+    return values[rows, partner] - rest
 
-    Effects are in points against the sensible choice: ``effect`` by the actor's own
-    information, ``effect_true_deal`` with every hand known; ``effect_immediate`` is the exact
-    immediate effect (cards made live or dead in each hand) against the average option. For co-deviation and think time
-    the decisions are ranked by the true-deal favour (where a partner's hand shows).
+
+def directions(z_ab: float, z_ba: float) -> list[int]:
+    """Which actors' moves are evidence: 0 (a towards b), 1 (b towards a), from their directed z's."""
+    best = 0 if z_ab >= z_ba else 1
+    keep = {best} | {k for k, z in ((0, z_ab), (1, z_ba)) if z >= DIRECTION_Z}
+    return sorted(keep)
+
+
+def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[str] | None = None,
+                  top: int = DEFAULT_TOP) -> list[dict[str, Any]]:
+    """The ``top`` decisions by ``actors`` (default both) towards the other in their hands together,
+    ranked by the true-deal edge (see the module doc); rows without a positive edge are dropped.
+
+    Each row: the hand, action, ``direction`` (actor -> partner), what was chosen and the sensible
+    alternative, the regret, ``effect`` (own information), ``effect_true_deal`` and ``effect_immediate``
+    (exact cards made playable (+) or stranded (-) in each hand, against the average option), ``edge``
+    (the ranking key, points) and ``edge_immediate`` (cards).
     """
-    col = RANKED_BY.get(signal, "dd_marginal")
-    links = sig.links
-    lk = links[((links["actor"] == a) & (links["other"] == b)) | ((links["actor"] == b) & (links["other"] == a))]
-    lk = lk.nlargest(top, col)
-    lk = lk[lk[col] > 0]
-    own, dd = sig.effects.own, sig.effects.dd
-    imm_cols = [f"imm{s}" for s in range(SEATS)]
-    imm = decisions[imm_cols].to_numpy(np.float64) if set(imm_cols) <= set(decisions.columns) else None
+    actors = {a, b} if actors is None else set(actors)
+    seats = decisions[[f"p{s}" for s in range(SEATS)]].astype(str)
+    together = (seats == a).any(axis=1) & (seats == b).any(axis=1)
+    rows = decisions[together.to_numpy() & decisions["player"].astype(str).isin(actors).to_numpy()]
+    if rows.empty:
+        return []
+    eff = seat_effects(rows)
+    names = rows[[f"p{s}" for s in range(SEATS)]].astype(str).to_numpy()
+    actor_name = rows["player"].astype(str).to_numpy()
+    partner_name = np.where(actor_name == a, b, a)
+    partner = (names == partner_name[:, None]).argmax(axis=1)
+    seat = rows["seat"].to_numpy(np.int64)
+    e_dd = edge(eff.dd, seat, partner)
+    e_imm = edge(eff.imm, seat, partner)
+    order = [i for i in np.argsort(-e_dd, kind="stable") if e_dd[i] > 1e-9][:top]
     out = []
-    for r in lk.itertuples(index=False):
-        d = decisions.iloc[r.row]
-        seat = int(d["seat"])
-        partner = (seat + int(r.offset)) % SEATS
+    for i in order:
+        d = rows.iloc[i]
+        s, p = int(seat[i]), int(partner[i])
         out.append({
-            "hand_id": str(r.hand_id), "action": int(r.action), "actor": r.actor, "partner": r.other,
-            "seat": seat, "kind": str(r.kind), "chosen": str(r.chosen), "alternative": str(r.best),
-            "regret": round(float(r.regret), 2),
-            "effect": _effects(own[r.row], seat, partner),
-            "effect_true_deal": _effects(dd[r.row], seat, partner),
-            "effect_immediate": None if imm is None else _effects(imm[r.row], seat, partner),
-            "weight": round(float(getattr(r, col)), 2), "signal": col,
-            "think_ms": None if pd.isna(r.think_ms) else float(r.think_ms),
-            "reasons": str(d["reasons"]) if "reasons" in decisions.columns else "",
+            "hand_id": str(d["hand_id"]), "action": int(d["action"]), "actor": actor_name[i],
+            "partner": str(partner_name[i]), "direction": f"{actor_name[i]} -> {partner_name[i]}", "seat": s,
+            "kind": str(d["kind"]), "chosen": str(d["chosen"]), "alternative": str(d["best"]),
+            "regret": round(float(d["regret"]), 2),
+            "effect": _effects(eff.own[i], s, p), "effect_true_deal": _effects(eff.dd[i], s, p),
+            "effect_immediate": _effects(eff.imm[i], s, p),
+            "edge": round(float(e_dd[i]), 2), "edge_immediate": round(float(e_imm[i]), 2),
+            "think_ms": None if pd.isna(d["think_ms"]) else float(d["think_ms"]),
+            "reasons": str(d["reasons"]) if "reasons" in rows.columns and d["reasons"] is not None else "",
         })
     return out

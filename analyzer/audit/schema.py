@@ -38,25 +38,59 @@ def _directed(think: bool) -> dict[str, Any]:
 
 EVIDENCE = _obj({
     "hand_id": {"type": "string"}, "action": {"type": "integer", "minimum": 0},
-    "actor": {"type": "string"}, "partner": {"type": "string"}, "seat": {"type": "integer", "minimum": 0, "maximum": 3},
+    "actor": {"type": "string", "description": "the player who made the decision (the one who could know)"},
+    "partner": {"type": "string"}, "direction": {"type": "string", "description": "actor -> partner"},
+    "seat": {"type": "integer", "minimum": 0, "maximum": 3},
     "kind": {"enum": ["play", "cover"]}, "chosen": {"type": "string"},
     "alternative": {"type": "string", "description": "the sensible choice by the actor's own information"},
     "regret": {"type": "number", "description": "points the choice cost the actor by its own information"},
     "effect": _effects("points for each seat, chosen minus the alternative, by the actor's own information"),
     "effect_true_deal": _effects("the same with every hand known"),
-    "effect_immediate": {"anyOf": [_effects("exact immediate effect: points of cards made live (+) or dead (-) in "
-                                            "each hand, against the average option"), {"type": "null"}]},
-    "weight": {"type": "number", "description": "the decision's contribution to the signal"},
-    "signal": {"type": "string"}, "think_ms": _NUM, "reasons": {"type": "string"},
+    "effect_immediate": _effects("exact immediate effect: cards made playable (+) or stranded (-) in each hand, "
+                                 "against the average option"),
+    "edge": {"type": "number", "description": "partner's gain minus the mean of the two opponents' on the true deal, "
+                                              "chosen against the sensible choice, points, uncapped: the ranking key"},
+    "edge_immediate": {"type": "number", "description": "the same with the exact immediate effect, cards"},
+    "think_ms": _NUM, "reasons": {"type": "string"},
+})
+
+_LABELLED = _obj({"key": {"type": "string", "description": "label of the sentence (report pages, both languages)"},
+                  "args": {"type": "array", "items": {"type": "string"}}}, extra=True)
+
+CASE = _obj({
+    "lead": {**_LABELLED, "description": "the opening sentence: the main signal in the stronger direction, in its "
+                                         "own units, against a typical pair of the room"},
+    "verdict": {**_LABELLED, "description": "why the verdict: score, q, hands more to the alarm"},
+    "evidence_actors": {"type": "array", "items": {"type": "string"},
+                        "description": "players whose moves are evidence (those who show signs of knowing)"},
+    "signals": {"type": "array", "items": _obj({
+        "signal": {"type": "string"}, "actor": {"type": "string"}, "partner": {"type": "string"},
+        "unit": {"type": ["string", "null"]}, "per_hand": _NUM, "se": _NUM, "z": _NUM, "log10_p": _NUM,
+        "p": _PROB, "signal_p": _PROB}), "description": "one row per signal and direction"},
+    "outcomes": _obj({
+        "hands_together": _COUNT, "hands_apart": _COUNT,
+        "score_together": {**_NUM, "description": "the two players' combined score per hand together"},
+        "score_together_se": _NUM, "score_apart": {**_NUM, "description": "a's mean score apart + b's"},
+        "score_apart_se": _NUM, "typical": {**_NUM, "description": "the room's mean of two players' combined score"},
+        "typical_sd": {**_NUM, "description": "its spread over as many hands as the pair sat together"},
+        "tong_together": _NUM, "tong_apart": _NUM, "tong_room": _NUM}),
 })
 
 PAIR = _obj({
     "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2,
                 "description": "the two player ids, sorted"},
     "hands_together": {"type": "integer", "minimum": 1},
-    "score": {**_NUM, "description": "higher = more suspicious (the z of p_value)"},
-    "z": _NUM, "p_value": _PROB, "q_value": {**_PROB, "description": "Benjamini-Hochberg over all pairs"},
-    "flagged": {"type": "boolean"}, "main_signal": {"type": "string"},
+    "verdict": {"enum": ["flagged", "review", "clear"],
+                "description": "flagged: p <= alarm.alpha (family-wise); review: q <= alarm.fdr (false-discovery tier)"},
+    "flagged": {"type": "boolean", "description": "verdict == 'flagged'"},
+    "score": {**_NUM, "description": "-log10 p_value, computed in log space (no ceiling); higher = more suspicious"},
+    "log10_p": {**_NUM, "description": "log10 of p_value (kept when p_value underflows to 0)"},
+    "z": {**_NUM, "description": "the one-sided normal quantile of p_value"},
+    "p_value": _PROB, "q_value": {**_PROB, "description": "Benjamini-Hochberg over all pairs"},
+    "effect_size": {**_NUM, "description": "favour per hand together in units of an honest hand's spread (ties)"},
+    "hands_to_alarm": {"type": ["integer", "null"], "minimum": 0,
+                       "description": "more hands together before p could reach alarm.alpha at the current effect"},
+    "main_signal": {"type": "string"},
     "signals": _obj({
         **{name: _obj({"p": _PROB, "null_scale": _NUM, "ab": _directed(name == "think"),
                        "ba": _directed(name == "think")}) for name in DIRECTED},
@@ -66,9 +100,17 @@ PAIR = _obj({
                         "ba": _obj({"actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM})}),
         "codev": _obj({"p": _PROB, "z": _NUM, "null_scale": _NUM, "both_deviated": _COUNT, "observed": _COUNT,
                        "expected": _NUM}),
+        "burst": _obj({"p": _PROB, **{tag: _obj({
+            "actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM, "hands": _COUNT,
+            "above": {**_COUNT, "description": "hands together above the actor's level quantile with others"},
+            "expected": {**_NUM, "description": "hands expected above it"},
+            "level": {**_NUM, "description": "the upper quantile (0.01 = the actor's top 1% of hands with others)"}})
+            for tag in ("ab", "ba")}}),
     }),
     "evidence": {"type": "array", "items": EVIDENCE},
-})
+    "case": CASE,
+}, required=["players", "hands_together", "verdict", "flagged", "score", "log10_p", "z", "p_value", "q_value",
+             "effect_size", "hands_to_alarm", "main_signal", "signals", "evidence"])
 
 PLAYER = _obj({
     "player": {"type": "string"}, "hands": _COUNT, "decisions": _COUNT, "mean_regret": _NUM, "match_rate": _NUM,
@@ -101,6 +143,9 @@ def audit_schema() -> dict[str, Any]:
                        "score": {**_NUM, "description": "the score at p = alpha: pairs above it (with q <= fdr and "
                                  "enough hands together) are flagged"},
                        "score_signals": {"type": "array", "items": {"type": "string"}}}),
+        "verdicts": _obj({"flagged": _COUNT, "review": _COUNT, "clear": _COUNT}),
+        "room": _obj({"pair_score_mean": _NUM, "pair_score_sd": _NUM, "tong_rate": _NUM},
+                     ),
         "options": {"type": "object"},
         "problems": {"type": "array", "items": {"type": "object"}},
         "players": {"type": "array", "items": PLAYER},

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 SEATS = 4
 #: Hands of the pair's own spread that weigh as much as the actor's spread over everyone.
@@ -32,6 +32,13 @@ HABIT_LINKS = 100.0
 #: A directed pair this far out on the first pass is left out of the room's baselines.
 SUSPECT_Z = 4.0
 P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that way
+#: Occasional collusion (``burst``): a directed pair's hands are counted above these upper quantiles of
+#: the actor's hands with everyone else; each count is a binomial tail (Bonferroni over the levels).
+BURST_LEVELS = (0.2, 0.1, 0.05, 0.02, 0.01)
+#: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand).
+BURST_SIGNAL = "imm_marginal"
+#: Fewer of the actor's hands with others than this and the room's pool sets the quantiles instead.
+BURST_MIN_POOL = 200
 #: Think time: a co-player's coefficient is read only when this many hands' worth of its presence
 #: is not explained by the other co-players' (see ``_separable``).
 MIN_SEPARATE_HANDS = 4.0
@@ -263,6 +270,77 @@ def _per_hand_z(lk: pd.DataFrame, col: str, with_raw: bool = False) -> tuple[pd.
     return out, se_sum, total
 
 
+def hand_scores(lk: pd.DataFrame, col: str = BURST_SIGNAL) -> pd.DataFrame:
+    """Per directed pair and hand: the hand's sum of ``col`` in units of the actor's spread per hand
+    (the root mean square of the actor's per-hand sums over all seats: its null spread).
+    Columns: actor, other, hand_id, x.
+    """
+    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False)[col].sum()
+    rms = np.sqrt((per_hand ** 2).groupby(level="actor").mean())
+    scale = rms.reindex(per_hand.index.get_level_values("actor")).to_numpy()
+    x = np.where(scale > 0, per_hand.to_numpy() / np.where(scale > 0, scale, 1.0), 0.0)
+    return per_hand.index.to_frame(index=False).assign(x=x)
+
+
+def binom_logsf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    """log P(Bin(n, p) > k), exact in log space (scipy's logsf underflows to -inf far out in the tail)."""
+    out = np.asarray(stats.binom.logsf(k, n, p), np.float64)
+    for i in np.flatnonzero(~np.isfinite(out) & (np.asarray(k) < n)):
+        ks = np.arange(int(k[i]) + 1, n + 1)
+        out[i] = float(special.logsumexp(stats.binom.logpmf(ks, n, p[i])))
+    return out
+
+
+def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
+    """The burst statistic of one reading of the per-hand favour (see :func:`_burst`)."""
+    cols = ["actor", "other", "logp", "hands", "above", "expected", "level"]
+    if scores.empty:
+        return pd.DataFrame(columns=cols).set_index(["actor", "other"])
+    room = scores["x"].to_numpy(np.float64)
+    room_cut = np.quantile(room, [1 - t for t in BURST_LEVELS])
+    room_rate = np.array([(room > c).mean() for c in room_cut])
+    rows = []
+    for actor, g in scores.groupby("actor", sort=False):
+        x, other = g["x"].to_numpy(np.float64), g["other"].to_numpy(object)
+        for o in np.unique(other):
+            mine, pool = x[other == o], x[other != o]
+            if len(pool) >= BURST_MIN_POOL:
+                cut = np.quantile(pool, [1 - t for t in BURST_LEVELS])
+                rate = np.array([(pool > c).mean() for c in cut])
+            else:
+                cut, rate = room_cut, room_rate
+            rate = np.clip(rate, 1.0 / max(len(pool), 1), 1.0)
+            above = np.array([(mine > c).sum() for c in cut])
+            logp = binom_logsf(above - 1, len(mine), rate)
+            k = int(np.argmin(logp))
+            rows.append((actor, o, float(min(0.0, logp[k] + np.log(len(BURST_LEVELS)))), len(mine), int(above[k]),
+                         float(rate[k] * len(mine)), BURST_LEVELS[k]))
+    return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
+
+
+def _burst(lk: pd.DataFrame) -> pd.DataFrame:
+    """Occasional collusion: does the pair have more extreme favour hands than the actor's others?
+
+    A partner-aware actor in a minority of hands shifts the mean little but leaves a few hands far
+    out. For each level t of BURST_LEVELS the actor's upper t-quantile is read from its hands with
+    everyone *except* this other (the room's pool when it has fewer than BURST_MIN_POOL of them), the
+    pair's hands above it are counted, and the count is a binomial tail against the pool's own rate
+    above it (exact, so a few hands cannot look like many); the best level, times the number of
+    levels, is the directed log p. As for the other favour signals, the per-hand favour is read
+    plainly and with the actor's own seat habit removed, and the weaker of the two readings counts.
+    Index (actor, other); columns logp, hands, above, expected, level.
+    """
+    plain = _burst_one(hand_scores(lk, BURST_SIGNAL))
+    free_col = f"{BURST_SIGNAL}_habit_free"
+    if free_col not in lk.columns:
+        return plain
+    free = _burst_one(hand_scores(lk, free_col)).reindex(plain.index)
+    out = plain.copy()
+    weaker_free = (free["logp"].fillna(0.0) > plain["logp"]).to_numpy()
+    out.loc[weaker_free] = free.loc[weaker_free].to_numpy()
+    return out
+
+
 def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     """The seed's test: hands where both partners deviated, each in the other's favour.
 
@@ -288,9 +366,11 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     g = both.groupby(level=["pa", "pb"])
     out = pd.DataFrame({"both_deviated": g.size(), "observed": g["fav"].apply(lambda f: int((f == 2).sum())),
                         "expected": g["q"].sum()})
-    p = stats.poisson.sf(out["observed"] - 1, out["expected"].clip(lower=1e-12))
-    out["p"] = np.where(out["observed"] > 0, p, 1.0)
-    out["z"] = stats.norm.isf(out["p"].clip(1e-300, P_MAX))
+    logp = stats.poisson.logsf(out["observed"] - 1, out["expected"].clip(lower=1e-12))
+    out["logp"] = np.where(out["observed"] > 0, logp, 0.0)
+    out["p"] = np.exp(out["logp"])
+    # the z of the tail computed from its logarithm: no ceiling however strong the case
+    out["z"] = -special.ndtri_exp(np.minimum(out["logp"].to_numpy(np.float64), np.log(P_MAX)))
     return out
 
 
@@ -527,6 +607,7 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
 
     Columns: ``a, b, hands_together``; for each signal S in LINK_SIGNALS ``S_ab_*`` (a acting
     towards b) and ``S_ba_*``; ``think_ab_*``/``think_ba_*``; co-deviation ``codev_*``.
+    ``burst_ab_*``/``burst_ba_*``: occasional collusion (see :func:`_burst`).
     ``seating`` (hand_id, p0..p3 per hand) gives exact hands together; by default the hands
     with decision rows.
     """
@@ -540,6 +621,10 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
         _by_direction(out, _directed(lk, name), name, {f: f for f in fields})
     _by_direction(out, _think(lk).set_index(["actor", "other"]), "think",
                   {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
+    burst = _burst(lk)
+    burst["z"] = -special.ndtri_exp(np.minimum(burst["logp"].to_numpy(np.float64), np.log(P_MAX)))
+    _by_direction(out, burst, "burst", {"z": "z", "logp": "logp", "hands": "hands", "above": "above",
+                                         "expected": "expected", "level": "level"})
     cd = _codeviation(lk, options).reindex(out.index)
     out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
     out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)
@@ -547,4 +632,6 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
     out["codev_z"] = cd["z"].fillna(0.0).to_numpy(np.float64)
     z_cols = [c for c in out.columns if c.endswith("_z")]
     out[z_cols] = out[z_cols].fillna(0.0)
+    logp_cols = [c for c in out.columns if c.endswith("_logp")]
+    out[logp_cols] = out[logp_cols].fillna(0.0)
     return Signals(out.reset_index(), lk, eff)

@@ -11,52 +11,52 @@ import orjson
 
 from analyzer.commands.common import (
     dask_option,
+    dd_samples_option,
     decisions_store_option,
-    end_progress,
     execution_for,
     fail,
+    help_epilog,
     jobs_option,
+    lang_option,
     max_line_option,
     open_decision_store,
+    out_option,
     paths_argument,
-    progress,
     refuse_inputs,
     resolve_paths,
+    samples_option,
+    seed_option,
     store_settings,
 )
 
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
 
-# The audit's own defaults (more double-dummy rollouts than the decision analysis' 24/1): literals
-# here so --help needs no numba import.
-SAMPLES, DD_SAMPLES = 16, 8
 
-
-@click.command("audit")
+@click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
+               epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
+                                  "0: no pair flagged", "1: a pair flagged (or an illegal borrow found)",
+                                  "2: usage error, no valid hand, or a decision store of other logs or settings"))
 @paths_argument
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
-              help="Folder for audit.json, pairs.csv, players.csv and report.html.")
+@out_option("Folder for audit.json, pairs.csv, players.csv and report.html.", folder=True)
 @click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
 @click.option("--fdr", type=click.FloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
               help="... and its Benjamini-Hochberg q-value over all pairs is at most this.")
 @click.option("--min-hands", type=click.IntRange(min=1), default=10, show_default=True,
               help="... and the two sat together at least this many hands.")
-@click.option("--samples", type=click.IntRange(min=1), default=SAMPLES, show_default=True,
-              help="Hidden-hand deals per decision (own-information estimate).")
-@click.option("--dd-samples", type=click.IntRange(min=1), default=DD_SAMPLES, show_default=True,
-              help="Rollouts per option on the true deal.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same audit.")
+@samples_option
+@dd_samples_option
+@seed_option
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Language of report.html.")
+@lang_option
 @decisions_store_option
 @jobs_option
 @dask_option
 @max_line_option
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: float, fdr: float, min_hands: int,
+def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int,
             samples: int, dd_samples: int, seed: int, top: int, lang: str, store_path: str | None, jobs: int | None,
             dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
@@ -65,25 +65,30 @@ def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: flo
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
     from analyzer.logs import atomic_write_bytes
+    from analyzer.progress import Progress, count_lines
 
     files = resolve_paths(paths)
-    out = Path(out_dir)
-    refuse_inputs([out / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
+    out_dir = Path(out)
+    refuse_inputs([out_dir / n for n in ("audit.json", "pairs.csv", "players.csv", "report.html")], files)
     store, settings = None, None
     if store_path is not None:  # the store's settings, but for the options given on the command line
         store = open_decision_store("audit", store_path)
         settings = store_settings(ctx, store, Settings.of(samples, dd_samples, seed),
                                   {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
-    tick = progress("audit")
+    bar = Progress("audit")
+    total = None
+    if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+        bar.phase("reading")
+        total = count_lines(files)
     try:
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
-                           on_progress=tick, execution=execution_for(files, jobs, dask_address), store=store,
-                           settings=settings)
+                           on_progress=bar.phase("analysing", total), on_phase=bar.start,
+                           execution=execution_for(files, jobs, dask_address), store=store, settings=settings)
     except (StoreError, DaskUnavailable) as e:
-        end_progress(tick)
+        bar.close()
         fail("audit", str(e))
-    end_progress(tick)
+    bar.close()  # messages below must not tear the bar
     for p in result.problems[:20]:
         click.echo(p.format(), err=True)
     if len(result.problems) > 20:
@@ -92,17 +97,29 @@ def command(ctx: click.Context, paths: tuple[str, ...], out_dir: str, alpha: flo
     if audit["valid_hands"] == 0:
         click.echo("audit: no valid hands to analyse", err=True)
         sys.exit(2)
-    atomic_write_bytes(out / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+    bar.phase("writing")
+    atomic_write_bytes(out_dir / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
     pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
-    atomic_write_bytes(out / "pairs.csv", result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
-    atomic_write_bytes(out / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
-    _report(out, audit, result, files, lang, max_line_bytes)
+    atomic_write_bytes(out_dir / "pairs.csv", result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
+    atomic_write_bytes(out_dir / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
+    _report(out_dir, audit, result, files, lang, max_line_bytes)
+    bar.close()
     flagged = [p for p in audit["pairs"] if p["flagged"]]
-    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged"
+    review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
+    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged, {len(review)} for review"
                + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
     for p in flagged:
-        click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
+        click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: suspicion score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
+    for p in review:
+        more = p.get("hands_to_alarm")
+        click.echo(f"  REVIEW  {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
+                   f"{p['hands_together']} hands together, main signal {p['main_signal']}"
+                   + (f"; ~{more} more hands together before the alarm could fire" if more is not None else ""))
+    if flagged or review:
+        click.echo(f"  (flagged: p <= {audit['alarm']['alpha']:g}, a false alarm well under once in 10,000 honest pairs; "
+                   f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
+                   f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
     from analyzer.variants import registry
 
     cheats = 0

@@ -3,22 +3,91 @@
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from analyzer.logs import DEFAULT_MAX_LINE_BYTES, InputError, check_not_input, expand_paths
 
 if TYPE_CHECKING:
-    from analyzer.analysis.store import Store
     from analyzer.analysis.execute import Execution, Settings
+    from analyzer.analysis.store import Store
+
+T = TypeVar("T")
 
 paths_argument = click.argument("paths", nargs=-1, required=True)
 max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES,
                                show_default=True, help="Lines longer than this are reported, not parsed.")
+
+# --------------------------------------------------------------------------- one option set
+# Every command spells an option the same way and, where it has a default, the same default;
+# old spellings keep working as hidden aliases.
+
+#: The decision analysis' one default set, for every command that analyses decisions (decisions,
+#: players, audit, report): at least 16 hidden-hand deals per decision for the own-information
+#: estimate (the setting the audit is calibrated and measured with, docs/audit.md), adaptively up to
+#: 32 where the chosen option is close to the best (the library's ceiling), and 1 rollout per option
+#: on the true deal. The reference policy is deterministic unless --noise is given, so one true-deal rollout
+#: is exact: the audit's former 8 give the same audit.json (benchmarks/check_dd_samples.py). One set means a
+#: decisions file holds the rows any other command would compute.
+SAMPLES, MAX_SAMPLES, DD_SAMPLES = 16, 32, 1  # literals: --help imports no numba (a test checks the library)
+
+
+class AliasOption(click.Option):
+    """An option whose help lists only its first spellings; ``hidden_aliases`` still parse."""
+
+    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hidden_aliases = hidden_aliases
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        shown = self.opts
+        self.opts = [o for o in self.opts if o not in self.hidden_aliases]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = shown
+
+
+def out_option(help: str, *, required: bool = True, default: str | None = None, folder: bool = False,
+               aliases: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+    """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden)."""
+    return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
+                        type=click.Path(file_okay=not folder, dir_okay=folder), required=required,
+                        default=default, show_default=default is not None, help=help)
+
+
+samples_option = click.option(
+    "--samples", type=click.IntRange(min=1), default=SAMPLES, show_default=True,
+    help="Hidden-hand deals per decision, at least (own-information estimate); one default for every command.")
+max_samples_option = click.option(
+    "--max-samples", type=click.IntRange(min=1), default=MAX_SAMPLES, show_default=True,
+    help="Adaptive sampling: up to this many deals where the chosen option is close to the best.")
+dd_samples_option = click.option(
+    "--dd-samples", type=click.IntRange(min=0), default=DD_SAMPLES, show_default=True,
+    help="Rollouts per option on the true deal (0: none; with the deterministic default policy one is exact); "
+         "one default for every command.")
+seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                           help="Seed of every random choice: the same seed gives the same output.")
+lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True,
+                           help="Language an HTML page opens in (its zh/en switch changes it).")
+
+
+def help_epilog(example: str, *exits: str) -> str:
+    """The end of a command's --help: an example and its exit codes, one a line (kept as written)."""
+    return f"\b\nExample:\n  {example}\n\n\b\nExit codes:\n" + "\n".join(f"  {x}" for x in exits)
+
+
+def counted(items: Iterable[T], tick: Callable[[int], None] | None) -> Iterator[T]:
+    """``items`` as they are, calling ``tick(n)`` with the running count (for a progress bar)."""
+    if tick is None:
+        yield from items
+        return
+    for n, item in enumerate(items, 1):
+        tick(n)
+        yield item
 
 
 def resolve_paths(paths: tuple[str, ...]) -> list[str]:
@@ -40,25 +109,23 @@ def resolve_paths(paths: tuple[str, ...]) -> list[str]:
 
 
 def progress(label: str) -> Callable[[int], None] | None:
-    """A hands-done counter on standard error, only when it is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    last = [0.0]
+    """A hands-done bar on standard error, only when it is a terminal (see analyzer.progress)."""
+    from analyzer.progress import Progress
 
-    def tick(n: int) -> None:
-        now = time.monotonic()
-        if now - last[0] > 0.25:
-            last[0] = now
-            sys.stderr.write(f"\r{label}: {n:,} hands")
-            sys.stderr.flush()
-
+    bar = Progress(label)
+    tick = bar.phase("analysing")
+    if tick is not None:
+        _BARS[id(tick)] = bar
     return tick
 
 
+_BARS: dict[int, Any] = {}
+
+
 def end_progress(tick: Callable[[int], None] | None) -> None:
-    if tick is not None:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+    bar = _BARS.pop(id(tick), None)
+    if bar is not None:
+        bar.close()
 
 
 def refuse_inputs(outputs: Iterable[str | Path], inputs: list[str]) -> None:

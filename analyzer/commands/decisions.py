@@ -8,26 +8,24 @@ from typing import TYPE_CHECKING
 
 import click
 
-from analyzer.analysis.decisions import (
-    DEFAULT_DD_SAMPLES,
-    DEFAULT_MAX_SAMPLES,
-    DEFAULT_NOISE,
-    DEFAULT_POLICY,
-    DEFAULT_SAMPLES,
-    POLICIES,
-)
+from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 from analyzer.commands.common import (
+    MAX_SAMPLES,
     dask_option,
-    end_progress,
+    dd_samples_option,
     execution_for,
     fail,
+    help_epilog,
     jobs_option,
     max_line_option,
+    max_samples_option,
+    out_option,
     paths_argument,
-    progress,
     refuse_inputs,
     resolve_paths,
+    samples_option,
+    seed_option,
 )
 
 if TYPE_CHECKING:
@@ -36,15 +34,6 @@ if TYPE_CHECKING:
     from analyzer.analysis.execute import Execution
     from analyzer.analysis.store import Store
 
-samples_option = click.option("--samples", type=click.IntRange(min=1), default=DEFAULT_SAMPLES, show_default=True,
-                              help="Hidden-hand deals per decision at least (own-information estimate).")
-max_samples_option = click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES,
-                                  show_default=True,
-                                  help="Adaptive sampling: up to this many deals where the chosen option is close "
-                                       "to the best.")
-dd_samples_option = click.option("--dd-samples", type=click.IntRange(min=0), default=DEFAULT_DD_SAMPLES, show_default=True,
-                                 help="Rollouts per option on the true deal (double-dummy estimate).")
-seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, same rows.")
 noise_option = click.option("--noise", type=click.FloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
@@ -53,37 +42,44 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
-                  max_line_bytes: int, reasons: bool = True, max_samples: int | None = DEFAULT_MAX_SAMPLES,
-                  execution: Execution | None = None, store: Store | None = None) -> tuple[pd.DataFrame, int]:
+                  max_line_bytes: int, reasons: bool = True, command: str = "decisions",
+                  max_samples: int | None = MAX_SAMPLES, execution: Execution | None = None,
+                  store: Store | None = None) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS (from ``store`` for the hands it holds), and how
     many hands were left out as invalid. A store from other logs or settings exits 2."""
-    from analyzer.analysis.execute import Settings
+    from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.problems import Problem
+    from analyzer.progress import Progress, count_lines
     from analyzer.validate import generate_valid
 
     files = resolve_paths(paths)
     problems: list[Problem] = []
-    tick = progress("decisions")
     try:
-        frame = collect_rows(generate_valid(files, problems, max_line_bytes=max_line_bytes),
-                             Settings(samples, dd_samples, seed, noise, policy, max_samples), execution, store=store,
-                             reasons=reasons, on_progress=tick)
-    except StoreError as e:
-        end_progress(tick)
-        fail("decisions", str(e))
-    end_progress(tick)
+        with Progress(command) as bar:
+            total = None
+            if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+                bar.phase("reading")
+                total = count_lines(files)
+            frame = collect_rows(generate_valid(files, problems, max_line_bytes=max_line_bytes),
+                                 Settings(samples, dd_samples, seed, noise, policy, max_samples), execution,
+                                 store=store, reasons=reasons, on_progress=bar.phase("analysing", total))
+    except (StoreError, DaskUnavailable) as e:
+        fail(command, str(e))
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
     return frame, len(bad)
 
 
-@click.command("decisions")
+@click.command("decisions", short_help="One row per decision (options, values, regret) into a decision store.",
+               epilog=help_epilog("analyzer decisions logs/ -o store/   (again with new logs: adds only their hands)",
+                                  "0: rows written", "2: usage error (no input, bad option, output is an input, "
+                                  "a store of other settings or other hands)"))
 @paths_argument
-@click.option("-o", "--out", "--output", "output", type=click.Path(), required=True, metavar="STORE",
-              help="Decision store to write: a folder of Parquet parts (pandas reads it as one table). When it "
-                   "exists, only the hands it does not hold are analysed and added.")
+@out_option("Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
+            "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When it "
+            "exists, only the hands it does not hold are analysed and added.", aliases=("--output",))
 @samples_option
 @max_samples_option
 @dd_samples_option
@@ -95,7 +91,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @click.option("--batch-hands", type=click.IntRange(min=1), default=DEFAULT_BATCH_HANDS, show_default=True,
               help="Hands per task and per Parquet part.")
 @max_line_option
-def command(paths: tuple[str, ...], output: str, samples: int, max_samples: int, dd_samples: int, seed: int,
+def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd_samples: int, seed: int,
             noise: float, policy: str, jobs: int | None, dask_address: str | None, batch_hands: int,
             max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
@@ -104,16 +100,16 @@ def command(paths: tuple[str, ...], output: str, samples: int, max_samples: int,
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.problems import Problem
+    from analyzer.progress import Progress, count_lines
     from analyzer.validate import Checked, generate_valid
 
-    target = Path(output)
+    target = Path(out)
     files = resolve_paths(paths)
     refuse_inputs([target], files)
     settings = Settings(samples, dd_samples, seed, noise, policy, max_samples)
     execution = replace(execution_for(files, jobs, dask_address), batch_hands=batch_hands)
     problems: list[Problem] = []
     reused = [0]
-    tick = progress("decisions")
     try:
         writer = StoreWriter(target, settings)
         known = writer.known
@@ -128,20 +124,23 @@ def command(paths: tuple[str, ...], output: str, samples: int, max_samples: int,
             reused[0] += 1
             return False
 
-        with writer:
+        with writer, Progress("decisions") as bar:
+            total = None
+            if bar.enabled:
+                bar.phase("reading")
+                total = count_lines(files)
             for batch, frame in analysed_batches(generate_valid(files, problems, max_line_bytes=max_line_bytes),
                                                  settings, execution, reasons=True, on_hand=on_hand,
-                                                 on_progress=tick):
+                                                 on_progress=bar.phase("analysing", total)):
                 writer.add(frame, batch.hand_ids, batch.fingerprints)
+            bar.phase("writing")
             writer.commit()
     except (StoreError, DaskUnavailable) as e:
-        end_progress(tick)
         fail("decisions", str(e))
-    end_progress(tick)
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
-    click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {output}"
+    click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
                + (f" ({reused[0]} hands already there)" if reused[0] else "")
                + (f"; {len(bad)} invalid hand(s) left out" if bad else ""), err=True)
     sys.exit(0)

@@ -8,45 +8,51 @@ import click
 
 from analyzer.commands.common import (
     dask_option,
+    dd_samples_option,
     decisions_store_option,
     execution_for,
-    fail,
+    help_epilog,
     jobs_option,
     max_line_option,
-    open_decision_store,
-    resolve_paths,
-    store_settings,
-)
-from analyzer.commands.decisions import (
-    analyse_paths,
-    dd_samples_option,
     max_samples_option,
-    noise_option,
-    policy_option,
+    open_decision_store,
+    out_option,
+    refuse_inputs,
+    resolve_paths,
     samples_option,
     seed_option,
+    store_settings,
 )
+from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
 
-@click.command("players")
+@click.command("players", short_help="Per-player match rate, regret and how unusual they are.",
+               epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
+                                  "0: table written", "2: usage error (no input, unreadable decisions file, a "
+                                  "decision store of other logs or settings)"))
 @click.argument("paths", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="table for people, csv or json for programs.")
+@out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
 @max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
+@click.option("--ref-weight", default="0", show_default=True,
+              help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
+                   "(fitted on the room). 0 measures on the rollouts' values alone.")
 @decisions_store_option
 @jobs_option
 @dask_option
 @max_line_option
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, max_samples: int, dd_samples: int,
-            seed: int, noise: float, policy: str, store_path: str | None, jobs: int | None, dask_address: str | None,
-            max_line_bytes: int) -> None:
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int,
+            dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str, store_path: str | None,
+            jobs: int | None, dask_address: str | None, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs),
-    from a decision store alone (--decisions STORE, no PATHS), or from decision files (*.parquet).
+    from a decision store alone (--decisions STORE, no PATHS), or from decision files/stores given as PATHS.
 
     \b
     skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
@@ -57,10 +63,18 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, 
     """
     import pandas as pd
 
-    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import Settings
     from analyzer.analysis.players import MEANING, player_table
     from analyzer.analysis.store import looks_like_store, read_rows
 
+    if out:
+        refuse_inputs([out], list(paths))
+    try:
+        weight = None if ref_weight == "auto" else float(ref_weight)
+    except ValueError:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'") from None
+    if weight is not None and not 0.0 <= weight <= 1.0:
+        raise click.UsageError(f"--ref-weight {ref_weight!r}: expected a number in [0, 1] or 'auto'")
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
     if paths and all(looks_like_store(p) for p in paths) and store_path is None:
@@ -73,27 +87,29 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, samples: int, 
         frame = read_rows(open_decision_store("players", store_path))
     else:
         store = None
-        if store_path is not None:
+        if store_path is not None:  # the store's settings, but for the options given on the command line
             store = open_decision_store("players", store_path)
             asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy, max_samples),
                                    {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")})
             samples, dd_samples, seed, noise, policy = (asked.samples, asked.dd_samples, asked.seed, asked.noise,
                                                         asked.policy)
             max_samples = asked.max_samples  # type: ignore[assignment]
-        try:
-            frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                                     policy=policy, max_line_bytes=max_line_bytes, reasons=False,
-                                     max_samples=max_samples,
-                                     execution=execution_for(resolve_paths(paths), jobs, dask_address), store=store)
-        except DaskUnavailable as e:
-            fail("players", str(e))
-    table = player_table(frame)
+        frame, _ = analyse_paths(paths, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                 policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
+                                 max_samples=max_samples,
+                                 execution=execution_for(resolve_paths(paths), jobs, dask_address), store=store)
+    table = player_table(frame, ref_weight=weight)
     if fmt == "csv":
-        sys.stdout.write(table.to_csv(index=False))
+        text = table.to_csv(index=False)
     elif fmt == "json":
-        sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+        text = table.to_json(orient="records", indent=2) + "\n"
     elif table.empty:
-        click.echo("no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)")
+        text = "no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)\n"
     else:
-        click.echo(MEANING)
-        click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+        text = MEANING + "\n" + table.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
+    if out:
+        from analyzer.logs import atomic_write_bytes
+
+        atomic_write_bytes(out, text.encode())
+    else:
+        sys.stdout.write(text)

@@ -8,46 +8,54 @@ from typing import Any
 import click
 import orjson
 
-from analyzer.commands.common import end_progress, progress
+from analyzer.commands.common import counted, help_epilog, out_option, seed_option
 from analyzer.simulate import simulator, simulators
 
-
-def _counted(records: Any, tick: Any) -> Any:
-    for n, rec in enumerate(records, 1):
-        if tick is not None:
-            tick(n)
-        yield rec
+#: The standard room's defaults (analyzer.simulate.room.Options), repeated so --help imports no
+#: simulator; a test checks they agree. Other variants' simulators keep their own defaults.
+ROOM_DEFAULTS = {"colluders": 1, "style": "share", "share": 0.7, "strength": 1.0, "slow": "auto", "friends": 1,
+                 "friend_skill": "novice", "colluder_skill": "regular", "run_length": 30.0}
 
 
-@click.command("simulate")
+def _default(name: str) -> str:
+    return f"[default for bieqi: {ROOM_DEFAULTS[name]}]"
+
+
+@click.command("simulate", short_help="Simulate a room with colluders; write its log and truth.",
+               epilog=help_epilog("analyzer simulate --hands 2000 --players 20 --colluders 2 -o room.jsonl.gz "
+                                  "--truth room.truth.json", "0: room written", "2: usage error (bad option)"))
 @click.option("--variant", type=click.Choice(sorted(simulators())), default="bieqi", show_default=True,
               help="Which game the room plays.")
 @click.option("--hands", type=click.IntRange(min=0), default=1000, show_default=True, help="Hands in the room.")
 @click.option("--players", type=click.IntRange(min=4), default=16, show_default=True,
               help="People in the room (stable ids p01..).")
-@click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs.")
-@click.option("--style", default=None, help="Collusion style: share, feed, block or mixed (bieqi).")
+@click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs. " + _default("colluders"))
+@click.option("--style", default=None,
+              help="Collusion style: share, feed, block or mixed (bieqi). " + _default("style"))
 @click.option("--share", type=click.FloatRange(0, 1), default=None,
-              help="Share of the hands sat together in which a pair colludes.")
+              help="Share of the hands sat together in which a pair colludes. " + _default("share"))
 @click.option("--strength", type=click.FloatRange(min=0), default=None,
-              help="Lambda: a colluder maximises own value + lambda x the partner's.")
+              help="Lambda: a colluder maximises own value + lambda x the partner's. " + _default("strength"))
 @click.option("--slow", type=click.Choice(["auto", "yes", "no"]), default=None,
-              help="Colluders think longer when they collude (auto: a coin per pair).")
-@click.option("--friends", type=click.IntRange(min=0), default=None, help="Honest friend pairs who sit together.")
-@click.option("--skill-mix", default=None, help="Levels and shares, e.g. novice:0.2,regular:0.6,expert:0.2.")
-@click.option("--friend-skill", default=None, help="Level of the friends (default novice: weak friends).")
-@click.option("--colluder-skill", default=None, help="Level of the colluders.")
+              help="Colluders think longer when they collude (auto: a coin per pair). " + _default("slow"))
+@click.option("--friends", type=click.IntRange(min=0), default=None,
+              help="Honest friend pairs who sit together. " + _default("friends"))
+@click.option("--skill-mix", default=None,
+              help="Levels and shares, e.g. novice:0.2,regular:0.6,expert:0.2 [default: the simulator's mix].")
+@click.option("--friend-skill", default=None, help="Level of the friends (weak friends). " + _default("friend_skill"))
+@click.option("--colluder-skill", default=None, help="Level of the colluders. " + _default("colluder_skill"))
 @click.option("--run-length", type=click.FloatRange(min=1), default=None,
-              help="Mean hands a table sits before it re-forms.")
+              help="Mean hands a table sits before it re-forms. " + _default("run_length"))
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
-@click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="The room's log (.jsonl[.gz]).")
+@out_option("The room's log (.jsonl or .jsonl.gz).")
 @click.option("--truth", type=click.Path(dir_okay=False), default=None, help="Where to write the truth (JSON).")
-@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
+@seed_option
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
     from analyzer.logs import atomic_write_bytes, write_records
+    from analyzer.progress import Progress
 
     options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
     for item in extra:
@@ -59,9 +67,8 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
     except (ValueError, TypeError) as e:
         raise click.UsageError(str(e)) from e
-    tick = progress("simulate")
-    n = write_records(out, _counted(sim.records, tick))
-    end_progress(tick)
+    with Progress("simulate") as bar:  # simulating and writing go together, record by record
+        n = write_records(out, counted(sim.records, bar.phase("writing", hands)))
     if truth:
         atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
     click.echo(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else ""), err=True)

@@ -352,6 +352,41 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
                 err[d, j] = np.sqrt(var / (ns - 1) / ns)
 
 
+@njit(cache=True, nogil=True)
+def immediate(hands, cov, turn, opts, nopt, chosen, beyond, nxt, out):  # pragma: no cover - compiled
+    """Per decision and seat: the chosen option's exact immediate effect on the true deal minus the
+    mean over the options (as :func:`analyzer.analysis.decisions.immediate_effects`, batched).
+
+    A play: cards it makes live in each hand; a cover: minus the cards it strands in each hand (and
+    the covered card for the actor). ``beyond``/``nxt``: the 52-card masks of the rules' tables."""
+    per = np.zeros((MAX_OPTIONS, 4))
+    for d in range(hands.shape[0]):
+        dead = np.int64(0)
+        allcov = cov[d, 0] | cov[d, 1] | cov[d, 2] | cov[d, 3]
+        m = allcov
+        while m:
+            low = m & -m
+            m ^= low
+            dead |= beyond[popcount(low - 1)]
+        k = nopt[d]
+        for j in range(k):
+            a = opts[d, j]
+            c = a % COVER
+            if a < COVER:
+                for s in range(4):
+                    per[j, s] = popcount(nxt[c] & hands[d, s])
+            else:
+                killed = beyond[c] & ~dead
+                for s in range(4):
+                    per[j, s] = -popcount(killed & hands[d, s])
+                per[j, turn[d]] -= 1.0
+        for s in range(4):
+            mean = 0.0
+            for j in range(k):
+                mean += per[j, s]
+            out[d, s] = per[chosen[d], s] - mean / k
+
+
 def new_outputs(d: int) -> tuple[np.ndarray, ...]:
     """Zeroed output arrays of :func:`evaluate` for d decisions."""
     return (np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS, SEATS)), np.zeros((d, MAX_OPTIONS)),

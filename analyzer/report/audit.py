@@ -26,9 +26,20 @@ def _number(x: Any) -> float | None:
     return clean(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def _rank_key(pair: Mapping[str, Any]) -> tuple[bool, float]:
+#: Verdicts in the order the page lists them (older audit files carry only ``flagged``).
+VERDICT_ORDER = {"flagged": 0, "review": 1, "clear": 2}
+
+
+def verdict_of(pair: Mapping[str, Any]) -> str:
+    v = pair.get("verdict")
+    return str(v) if v in VERDICT_ORDER else ("flagged" if pair.get("flagged") else "clear")
+
+
+def _rank_key(pair: Mapping[str, Any]) -> tuple[int, float, float]:
     score = _number(pair.get("score"))
-    return (not pair.get("flagged"), -score if score is not None else float("inf"))
+    effect = _number(pair.get("effect_size"))
+    return (VERDICT_ORDER[verdict_of(pair)], -score if score is not None else float("inf"),
+            -effect if effect is not None else 0.0)
 
 
 def _player_id(p: Any) -> str:
@@ -63,7 +74,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     """
     pairs = sorted((p for p in audit.get("pairs", []) if isinstance(p, Mapping) and len(p.get("players", [])) == 2),
                    key=_rank_key)
-    top = {i for i, p in enumerate(pairs) if p.get("flagged")} | set(range(min(DETAIL_PAIRS, len(pairs))))
+    top = {i for i, p in enumerate(pairs) if verdict_of(p) != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
     details = [pair_data(str(p["players"][0]), str(p["players"][1]), entry=p,
                          decisions=decisions if i in top else None) for i, p in enumerate(pairs)]
     wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
@@ -82,7 +93,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         "alarm": alarm_line(audit),
         "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p.get("hands_together"),
                    "score": _number(p.get("score")), "z": _number(p.get("z")), "p_value": p.get("p_value"),
-                   "q_value": p.get("q_value"), "flagged": bool(p.get("flagged"))}
+                   "q_value": p.get("q_value"), "flagged": bool(p.get("flagged")), "verdict": verdict_of(p)}
                   for i, p in enumerate(pairs)],
     }
     page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": players, "hand": hands},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -15,7 +16,7 @@ from analyzer.report import views
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.views import HandView
 from analyzer.variants import game_of
-from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, State
+from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Outcome, Rules, State
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,6 +64,29 @@ def decisions_by_hand(decisions: pd.DataFrame | None,
     return out
 
 
+def multiplier_factors(out: Outcome, rules: Rules) -> list[list[list[Any]]] | None:
+    """Per seat, the factors whose product is its multiplier, as ``[kind, factor, detail]``:
+    ``["tong", 2, n]`` (n players went 通), ``["dutou", 8, k]`` (k 独头七), ``["doubling", 2, threshold]``.
+    None when they do not multiply up to the recorded multipliers (rules this page does not know)."""
+    n, k = len(out.tong), len(out.dutou)
+    shared: list[list[Any]] = []
+    if k and rules.dutou == "replace":
+        shared.append(["dutou", rules.dutou_factor ** k, k])
+    else:
+        if rules.tong_factors[n] != 1:
+            shared.append(["tong", rules.tong_factors[n], n])
+        if k:
+            shared.append(["dutou", rules.dutou_factor ** k, k])
+    factors: list[list[list[Any]]] = []
+    for s, points in enumerate(out.points):
+        mine = [list(f) for f in shared] if points else []
+        mine += [["doubling", 2, th] for th in rules.cover_doubling if points > th]
+        if math.prod(f[1] for f in mine) != out.multipliers[s]:
+            return None
+        factors.append(mine)
+    return factors
+
+
 def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
               problems: Sequence[Problem] = ()) -> dict[str, Any] | None:
     """Everything the browser needs to replay one standard hand, or None when it cannot be replayed.
@@ -97,7 +121,8 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     outcome = None
     if st.is_terminal():
         out = st.outcome()
-        outcome = {**asdict(out), "explain": out.explain()}
+        outcome = {**asdict(out), "explain": out.explain(),
+                   "factors": multiplier_factors(out, record.rules or DEFAULT_RULES)}
     return {
         "id": record.hand_id, "table": record.table_id, "players": list(record.players),
         "deal": [list(scan(m)) for m in masks], "first": first, "actions": actions, "live": live,

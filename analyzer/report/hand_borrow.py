@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analyzer.cards import NUM_CARDS, CardError, parse_card, scan
+from analyzer.cards import NUM_CARDS, SEVEN_OF_SPADES, CardError, parse_card, scan
 from analyzer.problems import Problem
 from analyzer.report.views import SHARED_LABELS, HandView
 from analyzer.variants.borrow import (
@@ -34,16 +34,20 @@ LABELS: dict[str, dict[str, str]] = {
         "bw_finished": "no cards left · #{0}", "bw_moves": "Moves", "bw_borrows": "Borrows so far",
         "bw_no_borrows": "no borrow yet", "bw_illegal": "illegal borrow: held live card(s)",
         "bw_finish_order": "finish order", "bw_loser": "loser (holds the joker)", "bw_next_dealer": "deals the next hand",
-        "bw_result": "Result", "bw_place": "place", "bw_live_held": "live cards held",
-        "bw_last_move": "last move", "bw_next_move": "next move", "bw_hand_over": "all 52 cards are on the table",
+        "bw_result": "Result", "bw_live_held": "live cards held",
+        "bw_legend_live": "live card", "bw_legend_illegal": "live card held by a borrower",
+        "bw_legend_lend": "the last borrow, lender to borrower", "bw_last_move": "last move",
+        "bw_next_move": "next move", "bw_hand_over": "all 52 cards are on the table",
     },
     "zh": {
         "bw_dealer14": "发牌人（发 14 张）", "bw_joker_dead": "王永远是死牌", "bw_lends": "借出", "bw_play": "出",
         "bw_finished": "已出完 · 第 {0}", "bw_moves": "出牌记录", "bw_borrows": "借牌记录",
         "bw_no_borrows": "还没有人借牌", "bw_illegal": "违规借牌：手里拿着活牌",
         "bw_finish_order": "出完顺序", "bw_loser": "输家（手里拿着王）", "bw_next_dealer": "下一局发牌",
-        "bw_result": "结果", "bw_place": "名次", "bw_live_held": "手中的活牌",
-        "bw_last_move": "上一步", "bw_next_move": "下一步", "bw_hand_over": "52 张牌全部接满",
+        "bw_result": "结果", "bw_live_held": "手中的活牌",
+        "bw_legend_live": "活牌", "bw_legend_illegal": "借牌人手里的活牌",
+        "bw_legend_lend": "上一次借牌：借出者 → 借牌人", "bw_last_move": "上一步",
+        "bw_next_move": "下一步", "bw_hand_over": "52 张牌全部接满",
     },
 }
 
@@ -108,7 +112,8 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         move = _move(a)
         c = move["card"]
         t = st.turn
-        ok = (c is not None and not st.is_terminal() and a.seat == t and bool(st.hands[t]))
+        ok = (c is not None and not st.is_terminal() and a.seat == t and bool(st.hands[t])
+              and (bool(moves) or c == SEVEN_OF_SPADES and not isinstance(a, Borrow)))  # 7♠ opens, as validated
         if ok and isinstance(a, Borrow):
             ok = _legal_borrow(st, a, c)
             if ok:

@@ -1,4 +1,5 @@
-"""The pair page: who helped whom (a collusion table), the pair's signals, and the evidence hands."""
+"""The pair page (the case file): the signal that fired in plain words, the pair's results together and
+apart, who helped whom (exact and true-deal measures), the signals table, and the evidence hands."""
 
 from __future__ import annotations
 
@@ -31,19 +32,32 @@ def _roles(names: pd.Series, a: str, b: str) -> np.ndarray:
     return np.where(names == a, A, np.where(names == b, B, OTHERS))
 
 
+def measure(rows: pd.DataFrame) -> str:
+    """The column family the pair page measures with: ``imm`` (exact immediate effect on the true deal,
+    cards made playable or stranded) when the rows carry it, else ``dd_delta`` (true-deal rollouts, points).
+    Own-information deltas are not used: any costly mistake spreads points over the three others, so an
+    honest weak player would look as if it helped everyone."""
+    cols = [f"imm{s}" for s in range(SEATS)]
+    if set(cols) <= set(rows.columns) and np.nansum(np.abs(rows[cols].to_numpy(float))) > 0:
+        return "imm"
+    # rows from elsewhere may lack the true-deal columns: the own-information ones are all there is
+    return "dd_delta" if {f"dd_delta{s}" for s in range(SEATS)} <= set(rows.columns) else "delta"
+
+
 def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict[str, float | None] | None]]:
-    """Cell [actor role][recipient role]: points the actor's decisions gave the recipient against the
-    sensible choice (``delta`` columns), per hand and per (actor, recipient) player combination, with
-    standard errors. A player's effect on themselves is left out: this is about the others."""
+    """Cell [actor role][recipient role]: what the actor's decisions did to the recipient on the true deal
+    (see :func:`measure`), per hand and per (actor, recipient) player combination, with standard errors.
+    A player's effect on themselves is left out: this is about the others."""
     import pandas as pd
 
     parts = []
     actor = _roles(rows["player"], a, b)
+    col = measure(rows)
     for s in range(SEATS):
         keep = rows["seat"].to_numpy() != s
         parts.append(pd.DataFrame({"hand": rows["hand_id"].to_numpy()[keep], "actor": actor[keep],
                                    "to": _roles(rows[f"p{s}"], a, b)[keep],
-                                   "delta": rows[f"delta{s}"].to_numpy(float)[keep]}))
+                                   "delta": np.nan_to_num(rows[f"{col}{s}"].to_numpy(float))[keep]}))
     effects = pd.concat(parts, ignore_index=True).dropna(subset=["delta"])
     per_hand = effects.groupby(["actor", "to", "hand"])["delta"].sum()
     # (actor player, recipient player) combinations in one hand: two "others" on either side
@@ -56,32 +70,43 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
         got = per_hand.loc[(i, j)].to_numpy(float) / k
         sums = np.zeros(max(hands, len(got)))
         sums[: len(got)] = got  # hands without such a decision count as zero effect
-        cells[i][j] = {"sum": float(d.sum()), "n": int(len(d)), "mean": float(d.mean()),
+        cells[i][j] = {"sum": float(d.sum()), "n": len(d), "mean": float(d.mean()),
                        "se": clean(float(d.std(ddof=1) / math.sqrt(len(d)))) if len(d) > 1 else None,
                        "per_hand": float(sums.mean()),
                        "se_per_hand": clean(float(sums.std(ddof=1) / math.sqrt(len(sums)))) if len(sums) > 1 else None}
     return cells
 
 
-def derived_evidence(rows: pd.DataFrame, a: str, b: str, limit: int = DERIVED_EVIDENCE) -> list[dict[str, Any]]:
-    """Without an audit entry: the pair's decisions that most favoured the partner over the others."""
-    mine = rows[rows["player"].isin([a, b])]
-    if mine.empty:
-        return []
-    partner = np.where(mine["player"] == a, b, a)
-    seat_of = mine[[f"p{s}" for s in range(SEATS)]].to_numpy() == partner[:, None]
-    deltas = mine[[f"delta{s}" for s in range(SEATS)]].to_numpy(float)
-    actor = np.zeros_like(seat_of)
-    actor[np.arange(len(mine)), mine["seat"].to_numpy(int)] = True
-    to_partner = np.where(seat_of, deltas, 0.0).sum(axis=1)
-    others = np.where(~seat_of & ~actor, deltas, 0.0).sum(axis=1) / 2
-    edge = to_partner - others
+def pair_edge(rows: pd.DataFrame, a: str, b: str) -> list[dict[str, Any]]:
+    """Per actor: the partner's gain minus the mean of the two opponents', per hand together, exact
+    (``imm``, cards) and on the true deal (``dd``, points, against the sensible choice), with standard
+    errors and z = mean / s.e. Honest play gives 0 on average; this alone is not calibrated against the
+    room (the audit is)."""
+    import pandas as pd
+
+    from analyzer.audit.evidence import edge
+    from analyzer.audit.signals import seat_effects
+
     out = []
-    for i in np.argsort(-edge)[:limit]:
-        r = mine.iloc[i]
-        out.append({"hand_id": str(r["hand_id"]), "action": int(r["action"]), "player": str(r["player"]),
-                    "chosen": str(r["chosen"]), "best": str(r["best"]),
-                    "effect": {"partner": round(float(to_partner[i]), 3), "others_each": round(float(others[i]), 3)}})
+    for actor, partner in ((a, b), (b, a)):
+        mine = rows[rows["player"].astype(str) == actor]
+        hands = int(rows["hand_id"].nunique())
+        entry: dict[str, Any] = {"actor": actor, "partner": partner, "hands": hands}
+        if mine.empty or hands < 2:
+            out.append(entry)
+            continue
+        eff = seat_effects(mine)
+        names = mine[[f"p{s}" for s in range(SEATS)]].astype(str).to_numpy()
+        seat = mine["seat"].to_numpy(np.int64)
+        pseat = (names == partner).argmax(axis=1)
+        for tag, values in (("imm", eff.imm), ("dd", eff.dd)):
+            e = pd.Series(edge(np.nan_to_num(values), seat, pseat)).groupby(mine["hand_id"].to_numpy()).sum()
+            per = np.zeros(hands)
+            per[: len(e)] = e.to_numpy()  # hands without a decision of the actor count as zero
+            se = float(per.std(ddof=1) / math.sqrt(hands))
+            entry[tag] = {"per_hand": clean(float(per.mean())), "se": clean(se),
+                          "z": clean(float(per.mean() / se)) if se > 0 else None}
+        out.append(entry)
     return out
 
 
@@ -91,14 +116,21 @@ def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
     rows = hands_with(decisions, a, b) if decisions is not None and not decisions.empty else None
     hands = int(entry["hands_together"]) if entry and "hands_together" in entry else (
         int(rows["hand_id"].nunique()) if rows is not None else 0)
-    evidence = list(entry.get("evidence") or []) if entry else (
-        derived_evidence(rows, a, b) if rows is not None else [])
+    if entry:
+        evidence = list(entry.get("evidence") or [])
+    else:
+        from analyzer.audit.evidence import pair_evidence
+
+        evidence = pair_evidence(rows, a, b, top=DERIVED_EVIDENCE) if rows is not None and len(rows) else []
     shown = {k: v for k, v in (entry or {}).items() if k != "evidence"}
+    has_rows = rows is not None and len(rows) > 0
     return {"players": [a, b], "hands_together": hands, "entry": shown or None, "evidence": evidence,
-            "table": {"cells": collusion_table(rows, a, b, hands)} if rows is not None and len(rows) else None}
+            "edge": pair_edge(rows, a, b) if has_rows and not entry and measure(rows) != "delta" else None,
+            "table": {"cells": collusion_table(rows, a, b, hands), "measure": measure(rows)} if has_rows else None}
 
 
 def evidence_hands(pdata: Mapping[str, Any]) -> set[str]:
+    """Hand ids the pair's evidence rows point to (the hands the page embeds for the replayer)."""
     return {str(e["hand_id"]) for e in pdata["evidence"] if isinstance(e, Mapping) and "hand_id" in e}
 
 
@@ -109,5 +141,5 @@ def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions
     pdata = pair_data(a, b, decisions=decisions, entry=entry)
     ids, hands = hand_store(records or [], decisions, evidence_hands(pdata))
     page = render_page("pair", lang=lang, plotly=True, stores={"pair": [pdata], "hand": hands},
-                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0]})
+                       data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0], "suspects": [a, b]})
     write_page(path, page)

@@ -123,5 +123,5 @@ def write_player_report(path: str | os.PathLike[str], player: str, decisions: pd
     pdata = player_data(decisions, player)
     ids, hands = hand_store(records or [], decisions, {w["hand_id"] for w in pdata["worst"]})
     page = render_page("player", lang=lang, plotly=True, stores={"player": [pdata], "hand": hands},
-                       data={"hand_ids": ids, "player_ids": [player], "default_view": ["player", 0]})
+                       data={"hand_ids": ids, "player_ids": [player], "default_view": ["player", 0], "focus": player})
     write_page(path, page)

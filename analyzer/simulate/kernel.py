@@ -207,11 +207,12 @@ def _search_values(hands, covered, notheld, last7, last_act, live, table, n, sea
 
 
 @njit(cache=True)
-def play_hands(deals, weights, temps, partners, lams, samples, rv, seed,
+def play_hands(deals, weights, temps, partners, lams, samples, use, rv, seed,
                actions, nopts, diffs, points, last7s):  # pragma: no cover - compiled
     """Play B hands. deals (B, 4) masks; per hand and seat: weights (B, 4, NF), softmax temperature
     temps (B, 4), the seat whose hand it knows partners (B, 4) (-1 none), partner weight lams (B, 4),
-    rollout samples (B, 4) (0 = heuristic player). Writes actions (B, 52) (card, or COVER + card),
+    rollout samples (B, 4) (0 = heuristic player), and the share of its decisions in which a seat
+    with a partner uses the partner's hand use (B, 4) (otherwise it decides as an honest player). Writes actions (B, 52) (card, or COVER + card),
     the number of legal options nopts (B, 52), a difficulty (B, 52), each seat's cover points (B, 4)
     and whether its last action played a 7 (B, 4)."""
     np.random.seed(seed)
@@ -238,6 +239,11 @@ def play_hands(deals, weights, temps, partners, lams, samples, rv, seed,
         table = np.int64(0)
         for n in range(ACTIONS_PER_HAND):
             p = partners[b, turn]
+            w = weights[b, turn]
+            # partial collusion: a draw only when the share is below 1, so full-time rooms keep their stream
+            if p >= 0 and use[b, turn] < 1.0 and np.random.random() >= use[b, turn]:
+                p = -1
+                w = roll_w
             ph = hands[p] if p >= 0 else 0
             pc = covered[p] if p >= 0 else 0
             k = decision_features(hands[turn], live, table, covered[turn], ph, pc, _tongable(covered, turn, p),
@@ -250,7 +256,7 @@ def play_hands(deals, weights, temps, partners, lams, samples, rv, seed,
                     _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, p,
                                    lams[b, turn], opts, k, samples[b, turn], roll_w, rv, vals)
                 else:
-                    option_values(feats, k, weights[b, turn], vals)
+                    option_values(feats, k, w, vals)
                 diffs[b, n] = _difficulty(vals, k)
                 i = _choose(vals, k, temps[b, turn])
             a = opts[i]
@@ -285,10 +291,11 @@ class Batch:
 
 def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, partners: np.ndarray | None = None,
                lams: np.ndarray | None = None, samples: np.ndarray | None = None, seed: int = 0,
-               rules: Rules = DEFAULT_RULES) -> Batch:
+               rules: Rules = DEFAULT_RULES, use: np.ndarray | None = None) -> Batch:
     """Play B deals ((B, 4) masks) with per hand and seat policies: weights (B, 4, NF), softmax
     temperatures (B, 4), optionally the seat whose hand each knows (-1 none), the weight on that
-    partner's score in search, and rollout samples (0 = heuristic)."""
+    partner's score in search, rollout samples (0 = heuristic), and the share of decisions in which
+    a seat uses its partner's hand (default 1: all of them)."""
     b = deals.shape[0]
     shape = (b, SEATS)
     rv = rule_table([rules])[0]
@@ -299,5 +306,5 @@ def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, par
                np.full(shape, -1, np.int64) if partners is None else np.ascontiguousarray(partners, np.int64),
                np.zeros(shape) if lams is None else np.ascontiguousarray(lams, np.float64),
                np.zeros(shape, np.int64) if samples is None else np.ascontiguousarray(samples, np.int64),
-               rv, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
+               np.ones(shape) if use is None else np.ascontiguousarray(use, np.float64), rv, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
     return out

@@ -9,7 +9,9 @@ Each seat follows one noise model with one level; a higher level is a worse play
 - ``rankcover``: the greedy honest player, except that at a cover it covers its lowest card by rank
   with probability ``level`` (ignores what the cover blocks and strands);
 - ``no_tong``: the greedy honest player, except that with probability ``level`` a decision is taken
-  without the 通-related features (blocking a 通, big/small-first by the hope of going 通, 7 for A-2-3).
+  without the 通-related features (blocking a 通, big/small-first by the hope of going 通, 7 for A-2-3);
+- ``other_softmax``: a softmax like ``softmax`` but over another engine's values (``OTHER``, a
+  differently weighted heuristic): players whose judgement is not the analysis' reference policy.
 
 ``noisy_room`` seats N such players at random tables and returns log v1 records and the truth
 (player -> level). Everything random comes from the seed.
@@ -39,16 +41,20 @@ from analyzer.strategy import (
 from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, NEXT_LIVE, SEATS, Record, State, \
     make_record
 
-MODELS = ("softmax", "blunder", "rankcover", "no_tong")
+MODELS = ("softmax", "blunder", "rankcover", "no_tong", "other_softmax")
 #: Levels drawn for each model: (low, high, log-uniform?). Softmax temperatures in the strategy's points.
 LEVEL_RANGES: dict[str, tuple[float, float, bool]] = {
     "softmax": (0.2, 20.0, True),
     "blunder": (0.0, 0.5, False),
     "rankcover": (0.0, 1.0, False),
     "no_tong": (0.0, 1.0, False),
+    "other_softmax": (0.2, 20.0, True),
 }
 NEXT = np.array(NEXT_LIVE, np.int64)
 MAX_OPTIONS = 13
+#: Another engine's judgement (cheap covers, own paths first, little fear of others' 通), for
+#: ``other_softmax``: its greedy choice differs from the reference policy's in many decisions.
+OTHER = np.array([-4.0, -2.5, 0.5, 0.0, -0.5, 1.0, 0.0, 4.0, -2.0, -2.0, 3.0, 0.0, 0.0, 0.0, 0.0])
 NO_TONG = HONEST.copy()
 for _f in (F_COVER_BLOCKS, F_GIVES_UP_BLOCK, F_BIG_FIRST, F_SMALL_FIRST, F_SEVEN_FOR_LOW):
     NO_TONG[_f] = 0.0
@@ -64,9 +70,11 @@ def _argmax(vals, k):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _pick(model, level, opts, feats, vals, k, honest, no_tong):  # pragma: no cover - compiled
+def _pick(model, level, opts, feats, vals, k, honest, no_tong, other):  # pragma: no cover - compiled
     """Index of the option a seat of ``model`` at ``level`` picks, given the greedy values in ``vals``."""
-    if model == 0:
+    if model == 4:
+        option_values(feats, k, other, vals)
+    if model == 0 or model == 4:
         best = _argmax(vals, k)
         if level <= 0.0:
             return best
@@ -113,6 +121,7 @@ def play_noisy(deals, models, levels, search, rv, seed, actions):  # pragma: no 
     vals = np.empty(MAX_OPTIONS)
     honest = HONEST.copy()
     no_tong = NO_TONG.copy()
+    other = OTHER.copy()
     for b in range(deals.shape[0]):
         turn = 0
         for s in range(SEATS):
@@ -138,7 +147,7 @@ def play_noisy(deals, models, levels, search, rv, seed, actions):  # pragma: no 
                                    search[b, turn], honest, rv, vals)
                 else:
                     option_values(feats, k, honest, vals)
-                i = _pick(models[b, turn], levels[b, turn], opts, feats, vals, k, honest, no_tong)
+                i = _pick(models[b, turn], levels[b, turn], opts, feats, vals, k, honest, no_tong, other)
             a = opts[i]
             actions[b, n] = a
             c = a % COVER

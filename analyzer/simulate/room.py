@@ -20,7 +20,16 @@ from analyzer.simulate import Simulation
 from analyzer.simulate.kernel import Batch, play_batch
 from analyzer.simulate.players import DEFAULT_SKILL_MIX, LEVELS, Player, draw_levels, make_player, \
     parse_skill_mix, think_times
-from analyzer.strategy import HONEST, NF, STYLES, style_weights
+from analyzer.strategy import (
+    F_COVER_BLOCKS,
+    F_COVER_BLOCKS_POINTS,
+    F_GIVES_UP_BLOCK,
+    F_OPENS_OTHERS,
+    HONEST,
+    NF,
+    STYLES,
+    style_weights,
+)
 from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, HAND_SIZE, SEATS, Action, Record, Result, \
     deal_to_codes, settle
 
@@ -28,6 +37,25 @@ START = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)
 BATCH = 512
 GAP_BETWEEN_HANDS_MS = 8_000
 CONSULT_MS = 1_500.0  # median extra think time of a slow colluder talking to its partner
+#: Styles this simulator adds to the strategy's: ``harm`` knows the partner's hand (so which unseen
+#: cards are the opponents') and spends it on hurting both opponents, not on feeding the partner.
+ROOM_STYLES = ("harm",)
+
+
+def harm_weights(strength: float) -> np.ndarray:
+    """Weights of a colluder who harms the opponents: shut their suits, never open cards for them."""
+    w = HONEST.copy()
+    lam = float(strength)
+    w[F_COVER_BLOCKS] *= 1.0 + 2.0 * lam
+    w[F_COVER_BLOCKS_POINTS] += 2.0 * lam
+    w[F_GIVES_UP_BLOCK] *= 1.0 + 2.0 * lam
+    w[F_OPENS_OTHERS] *= 1.0 + 2.0 * lam
+    return w
+
+
+def colluder_weights(style: str, strength: float) -> np.ndarray:
+    """A colluding style's weights: the strategy's styles, or this simulator's own (ROOM_STYLES)."""
+    return harm_weights(strength) if style == "harm" else style_weights(style, strength)
 
 
 @dataclass(frozen=True)
@@ -41,6 +69,7 @@ class Pair:
     share: float = 0.0
     strength: float = 0.0
     slow: bool = False
+    decisions: float = 1.0  # share of its decisions in which a colluder uses the partner's hand
 
 
 @dataclass
@@ -61,6 +90,7 @@ class Options:
     style: str = "share"
     share: float = 0.7
     strength: float = 1.0
+    decisions: float = 1.0
     slow: str = "auto"
     friends: int = 1
     skill_mix: str = DEFAULT_SKILL_MIX
@@ -74,7 +104,7 @@ class Options:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self, players: int) -> None:
-        styles = (*STYLES, "mixed")
+        styles = (*STYLES, *ROOM_STYLES, "mixed")
         if self.style not in styles:
             raise ValueError(f"--style {self.style!r}: expected one of {', '.join(styles)}")
         if self.slow not in ("auto", "yes", "no"):
@@ -82,7 +112,7 @@ class Options:
         for name in ("friend_skill", "colluder_skill"):
             if getattr(self, name) not in LEVELS:
                 raise ValueError(f"{name} {getattr(self, name)!r}: expected one of {', '.join(LEVELS)}")
-        for name in ("share", "presence", "seek", "friend_together"):
+        for name in ("share", "decisions", "presence", "seek", "friend_together"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
         if self.strength < 0 or self.run_length < 1 or self.colluders < 0 or self.friends < 0:
@@ -105,7 +135,7 @@ def _population(n: int, opts: Options, rng: np.random.Generator) -> tuple[list[P
         a, b = int(order[2 * k]), int(order[2 * k + 1])
         style = STYLES[k % len(STYLES)] if opts.style == "mixed" else opts.style
         slow = bool(rng.random() < 0.5) if opts.slow == "auto" else opts.slow == "yes"
-        pairs.append(Pair(a, b, opts.seek, style, opts.share, opts.strength, slow))
+        pairs.append(Pair(a, b, opts.seek, style, opts.share, opts.strength, slow, opts.decisions))
         levels[a] = levels[b] = opts.colluder_skill
     for k in range(opts.colluders, opts.colluders + opts.friends):
         a, b = int(order[2 * k]), int(order[2 * k + 1])
@@ -180,7 +210,7 @@ def _deals(b: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _weights_cache(pairs: list[Pair]) -> dict[tuple[str, float], np.ndarray]:
-    return {(p.style, p.strength): style_weights(p.style, p.strength) for p in pairs if p.style is not None}
+    return {(p.style, p.strength): colluder_weights(p.style, p.strength) for p in pairs if p.style is not None}
 
 
 @dataclass
@@ -205,6 +235,7 @@ def _play_batch(batch: list[_Hand], people: list[Player], styles: dict[tuple[str
     samples = np.zeros((b, SEATS), np.int64)
     pace = np.empty((b, SEATS))
     extra = np.zeros((b, SEATS))
+    use = np.ones((b, SEATS))
     for i, h in enumerate(batch):
         for s, pi in enumerate(h.seats):
             pl = people[pi]
@@ -219,10 +250,11 @@ def _play_batch(batch: list[_Hand], people: list[Player], styles: dict[tuple[str
                 weights[i, me] = styles[(p.style, p.strength)]
                 partners[i, me] = other
                 lams[i, me] = p.strength
+                use[i, me] = p.decisions
                 if p.slow:
                     extra[i, me] = CONSULT_MS
     played = play_batch(deals, weights, temps, partners=partners, lams=lams, samples=samples,
-                        seed=int(rng.integers(2**31)))
+                        seed=int(rng.integers(2**31)), use=use)
     # the actor of action n is (first + n) % 4, first being the seat holding 7S
     first = np.argmax((deals >> 6) & 1, axis=1)
     actor = (first[:, None] + np.arange(ACTIONS_PER_HAND)[None, :]) % SEATS
@@ -291,7 +323,7 @@ def _truth(seed: int, hands: int, opts: Options, people: list[Player], pairs: li
             friends.append(entry)
             continue
         role[p.a] = role[p.b] = "colluder"
-        entry.update(style=p.style, share=p.share, strength=p.strength, slow=p.slow,
+        entry.update(style=p.style, share=p.share, strength=p.strength, decisions=p.decisions, slow=p.slow,
                      colluding_hands=colluded.get((p.a, p.b), 0))
         if p.style == "feed":
             entry["feeder"] = people[p.a].id

@@ -54,9 +54,10 @@ class Offers:
 
     - ``decisions``: exposes ``analyse(items, *, samples, dd_samples, seed) -> DataFrame`` (decision rows,
       docs/design.md) for the audit's pair statistics.
-    - ``audit_section``: exposes ``SECTION_CODES`` (problem codes that make the section worth
-      computing), ``SectionCounter`` (fed every checked hand in the audit's one pass) and
-      ``SECTION_SCHEMA`` (its JSON Schema in audit.json, under the variant's name).
+    - ``audit_section``: exposes ``Section`` (``add(item)`` for every checked hand of the audit's one
+      pass over its input, ``result() -> dict``), ``SECTION_CODES`` (problem codes that make the section
+      worth writing), ``SECTION_SCHEMA`` (its JSON Schema in audit.json, under the variant's name),
+      ``summary(section) -> str`` and ``certain_cheats(section) -> int`` (the audit exits 1 when any).
     - ``hand_view``: exposes ``hand_data(record, decisions, problems) -> dict | None``, the data of the
       hand page of reports (the replayer).
     - ``simulator``: exposes ``simulate(*, hands, players, seed, **options) -> Simulation``.

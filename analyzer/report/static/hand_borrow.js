@@ -13,7 +13,13 @@ class BorrowView extends GameStepper {
     this.movesDiv = el("div", { class: "moves", dataset: { role: "moves" } });
     this.felt = el("div", { class: "felt borrow-felt" }, this.panels, this.tableDiv);
     window.addEventListener("resize", () => { if (ACTIVE === this) this.drawArrow(); });
+    const legend = el("div", { class: "game-legend muted", dataset: { role: "legend" } },
+      gCard(h.joker, "small joker dead"), " " + t("bw_joker_dead") + " · ",
+      el("span", { class: "card small live", text: "" }), " " + t("bw_legend_live") + " · ",
+      el("span", { class: "card small illegal-live", text: "" }), " " + t("bw_legend_illegal") + " · ",
+      el("span", { class: "legend-arrow", text: "→" }), " " + t("bw_legend_lend"));
     this.root.append(
+      legend,
       this.felt,
       this.moveDiv, this.finalDiv,
       el("div", { class: "game-cols" },
@@ -86,9 +92,9 @@ class BorrowView extends GameStepper {
       (i) => `${i + 1}. ${h.players[h.moves[i].seat]}`));
   }
 
-  /* The last borrow drawn on the felt: an arrow from the lender's hand to the borrower's, the card on it. */
+  /* The last borrow drawn on the felt: an arrow from the lender's hand to the borrower's. */
   drawArrow() {
-    this.felt.querySelectorAll(".lend-arrow, .lend-card").forEach((x) => x.remove());
+    this.felt.querySelectorAll(".lend-arrow").forEach((x) => x.remove());
     const m = this.step > 0 ? this.hand.moves[this.step - 1] : null;
     if (!m || m.kind !== "borrow") return;
     const box = this.felt.getBoundingClientRect();
@@ -115,10 +121,7 @@ class BorrowView extends GameStepper {
     for (const [k, v] of Object.entries({ x1: x1 + (x2 - x1) * shrink, y1: y1 + (y2 - y1) * shrink, x2: x2 - (x2 - x1) * shrink, y2: y2 - (y2 - y1) * shrink })) line.setAttribute(k, String(v));
     line.setAttribute("marker-end", "url(#lend-head)");
     svg.append(defs, line);
-    const chip = gCard(m.card, "lend-card");
-    chip.style.left = `${(x1 + x2) / 2 - 15}px`;
-    chip.style.top = `${(y1 + y2) / 2 - 20}px`;
-    this.felt.append(svg, chip);
+    this.felt.append(svg);  // the lent card is ringed in the borrower's hand, not drawn over the table
   }
 
   moveLabel(m) {
@@ -161,7 +164,7 @@ class BorrowView extends GameStepper {
         out.finish_order.map((s, i) => el("span", { class: "tag", dataset: { seat: String(s) } }, `${i + 1}. `, gName(h.players[s])))),
       el("div", { dataset: { role: "loser", seat: String(out.loser) } }, t("bw_loser") + ": ", gName(h.players[out.loser]),
         " ", gCard(h.joker, "small joker dead"), ` → ${t("bw_next_dealer")}`),
-      table([[t("bw_place"), 1], [t("player")], [t("seat"), 1], [""]], rows));
+      table([[t("place"), 1], [t("player")], [t("seat"), 1], [""]], rows));
   }
 
   problemExtra(p) {

@@ -3,16 +3,78 @@
 "use strict";
 
 const DATA = JSON.parse(document.getElementById("report-data").textContent);
-const L = DATA.labels;
+const I18N = DATA.i18n;
+const LANG_KEY = "bieqi-report-lang";
 const SUITS = "♠♥♦♣";
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const COVER = 52;
+
+/* The reader's language: the one chosen last in any report page (kept in localStorage), else the
+   page's default. file:// pages may refuse storage; the switch then works for this visit only. */
+function savedLang() {
+  try { const v = localStorage.getItem(LANG_KEY); return v in I18N.labels ? v : null; } catch (e) { return null; }
+}
+let LANG = savedLang() || DATA.lang;
+let L = I18N.labels[LANG];
 
 function t(key, ...args) {
   let s = key in L ? L[key] : key;
   args.forEach((a, i) => { s = s.split("{" + i + "}").join(String(a)); });
   return s;
 }
+
+/* A data key (signal, evidence column, enumerated value) in the reader's language, or null. */
+function keyLabel(k) {
+  const pair = I18N.keys[k];
+  return pair ? pair[LANG === "zh" ? 1 : 0] : null;
+}
+
+/* Problem messages and decision reasons come in English; in Chinese they go through the phrase
+   table of i18n.json (the same rules as analyzer/report/i18n.py). Unknown parts are left out,
+   a message with nothing known shows its code's meaning; the original stays in the tooltip. */
+const PHRASES = I18N.phrases.map(([pattern, zh]) => {
+  for (const [name, value] of Object.entries(I18N.macros)) pattern = pattern.split(name).join(value);
+  return [new RegExp(pattern, "u"), zh];
+});
+/* Card codes as logs write them (TH, AC) as the pages show cards (10♥, A♣). */
+function prettyCards(text) {
+  return text.replace(/\b(10|[2-9AJQKT])([SHDC])\b/g, (m, r, s) => (r === "T" ? "10" : r) + SUITS["SHDC".indexOf(s)]);
+}
+function translatePart(part) {
+  for (const [rx, zh] of PHRASES) {
+    const m = part.match(rx);
+    if (!m) continue;
+    let out = zh;
+    m.slice(1).forEach((g, i) => { out = out.split("{" + (i + 1) + "}").join(g == null ? "" : prettyCards(I18N.words[g] ?? g)); });
+    return out.split("none").join(I18N.words.none);
+  }
+  return null;
+}
+const ALLOWED_ASCII = new Set(I18N.allowed_ascii);
+function englishWords(text) {
+  const stripped = String(text).replace(/\$[\w.\[\]-]*|'[^']*'|"[^"]*"|`[^`]*`|\b[\w.]+\.\w+\b/g, " ");
+  return (stripped.match(/[A-Za-z][A-Za-z_'-]*[A-Za-z]/g) || []).filter((w) => !ALLOWED_ASCII.has(w));
+}
+function translate(text, code) {
+  if (LANG !== "zh" || text == null || text === "") return text;
+  const whole = translatePart(String(text).trim());
+  const parts = whole != null ? [whole] : String(text).split(";").map((p) => p.trim()).filter((p) => p).map(translatePart);
+  const known = parts.filter((p) => p != null);
+  const out = known.join("；");
+  if (code != null && (!known.length || englishWords(out).length)) return codeMeaning(code);
+  // say that something was left out: the original is the tooltip
+  return known.length < parts.length ? out + t(known.length ? "untranslated_rest" : "untranslated_all") : out;
+}
+function codeMeaning(code) {
+  return (LANG === "zh" ? I18N.codes_zh[code] : I18N.codes_en[code]) ?? "";
+}
+/* A translated text with its original as the tooltip. */
+function trEl(text, code, props = {}) {
+  const shown = translate(text, code);
+  return el("span", { ...props, text: shown, title: shown !== text ? text : null });
+}
+/* Data shown as it is (ids, codes, unknown keys): marked so tests and readers know it is not prose. */
+function raw(text, cls = "") { return el("span", { class: ("raw " + cls).trim(), dataset: { raw: "1" }, text: String(text) }); }
 
 /* Create an element; strings become text nodes, so data can never become markup. */
 function el(tag, props, ...kids) {
@@ -62,16 +124,25 @@ function stored(kind, i) {
 const HAND_INDEX = new Map((DATA.hand_ids || []).map((id, i) => [id, i]));
 const PLAYER_INDEX = new Map((DATA.player_ids || []).map((id, i) => [id, i]));
 
-function handAnchor(i, action, text) {
-  if (i == null) return el("span", { class: "mono", text, title: t("hand_not_embedded") });
-  const step = action == null ? "" : `&step=${action}`;
-  return el("a", { href: `#hand=${i}${step}`, class: "mono", text });
+/* A link to an embedded hand at a move; ``extra`` carries who to mark: {suspect: [a, b]} (the pair
+   under audit, ringed in the seat boxes) or {focus: id} (deviation jumps go to this player's). */
+function handHash(i, action, extra = {}) {
+  const q = new URLSearchParams();
+  q.set("hand", String(i));
+  if (action != null) q.set("step", String(action));
+  for (const s of extra.suspect || []) q.append("suspect", String(s));
+  if (extra.focus != null) q.set("focus", String(extra.focus));
+  return "#" + q.toString();
 }
-function handLink(handId, action) { return handAnchor(HAND_INDEX.get(handId), action, String(handId)); }
+function handAnchor(i, action, text, extra) {
+  if (i == null) return el("span", { class: "mono raw", dataset: { raw: "1" }, text, title: t("hand_not_embedded") });
+  return el("a", { href: handHash(i, action, extra), class: "mono raw", dataset: { raw: "1" }, text });
+}
+function handLink(handId, action, extra) { return handAnchor(HAND_INDEX.get(handId), action, String(handId), extra); }
 function playerLink(id) {
   const i = PLAYER_INDEX.get(id);
-  if (i === undefined || !document.getElementById(`s-player-${i}`)) return el("span", { text: String(id) });
-  return el("a", { href: `#player=${i}`, text: String(id) });
+  if (i === undefined || !document.getElementById(`s-player-${i}`)) return raw(id);
+  return el("a", { href: `#player=${i}`, class: "raw", dataset: { raw: "1" }, text: String(id) });
 }
 
 /* plotly.js is embedded as text and run only after the page has painted: compiling it takes
@@ -111,7 +182,23 @@ function describe(v) {
   if (typeof v === "number") return Number.isInteger(v) ? String(v) : Math.abs(v) < 0.001 && v !== 0 ? v.toExponential(2) : fmt(v, 3);
   if (typeof v === "string" || typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return v.map(describe).join(", ");
-  return Object.entries(v).map(([k, x]) => `${k}: ${describe(x)}`).join("; ");
+  return Object.entries(v).map(([k, x]) => `${keyLabel(k) ?? k}: ${describe(x)}`).join("; ");
+}
+
+const CARD_CODE = /^(10|[2-9AJQKT])([SHDC])$/;
+/* The same as nodes: known keys and values in the reader's language, card codes as cards, reasons
+   translated, anything else (ids, unknown keys) shown as it is, marked as data. */
+function describeNode(v, key) {
+  if (v == null) return "–";
+  if (typeof v === "number" || typeof v === "boolean") return describe(v);
+  if (typeof v === "string") {
+    if (CARD_CODE.test(v)) return prettyCards(v);
+    if (key === "reasons") return trEl(v);
+    const known = keyLabel(v);
+    return known != null && key !== "player" && key !== "actor" && key !== "partner" ? known : raw(v);
+  }
+  if (Array.isArray(v)) return el("span", {}, v.flatMap((x, i) => (i ? [", ", describeNode(x, key)] : [describeNode(x, key)])));
+  return el("span", {}, Object.entries(v).flatMap(([k, x], i) => [i ? "; " : "", keyLabel(k) ?? raw(k), ": ", describeNode(x, k)]));
 }
 
 // --------------------------------------------------------------------------- the hand replayer
@@ -155,12 +242,16 @@ function deviationClass(dec, threshold) {
 }
 
 class Replayer {
-  constructor(root, hand, step, onStep) {
+  /* marks: {suspect: [ids], focus: id} from the link that opened the hand (or the page's data). */
+  constructor(root, hand, step, onStep, marks = {}) {
     this.hand = hand;
     this.n = hand.actions.length;
     this.threshold = DATA.threshold;
     this.onStep = onStep;
     this.decisions = hand.decisions || {};
+    this.suspects = new Set((marks.suspect || []).map(String));
+    this.focus = marks.focus != null && hand.players.includes(marks.focus) ? marks.focus : null;
+    this.seatOf = (i) => (hand.first + i) % 4;  // strict rotation: move i+1 is made by this seat
     this.root = el("div", { class: "replayer", dataset: { role: "replayer" } });
     root.append(this.root);
     this.build();
@@ -176,9 +267,9 @@ class Replayer {
 
   build() {
     const h = this.hand;
-    const title = el("h2", {}, t("hand") + " ", el("span", { class: "mono", dataset: { role: "hand-id" }, text: h.id }));
+    const title = el("h2", {}, t("hand") + " ", el("span", { class: "mono raw", dataset: { role: "hand-id", raw: "1" }, text: h.id }));
     const meta = el("div", { class: "muted" });
-    if (h.table != null) meta.append(t("table") + " ", el("span", { class: "mono", dataset: { role: "table-id" }, text: h.table }));
+    if (h.table != null) meta.append(t("table") + " ", el("span", { class: "mono raw", dataset: { role: "table-id", raw: "1" }, text: h.table }));
     const btn = (label, key, fn) => el("button", { type: "button", title: key, dataset: { role: label }, onclick: fn }, t(label));
     this.stepLabel = el("span", { dataset: { role: "step" } });
     this.reveal = el("input", { type: "checkbox", dataset: { role: "reveal" }, onchange: () => this.render() });
@@ -191,17 +282,36 @@ class Replayer {
       this.stepLabel,
       el("label", {}, this.reveal, t("reveal_covered")),
       el("label", {}, this.onlyBig, t("only_big")), this.thresholdInput, t("points"),
-      btn("prev_dev", "", () => this.jumpDeviation(-1)), btn("next_dev", "", () => this.jumpDeviation(1)));
+      btn("prev_dev", "", () => this.jumpDeviation(-1)), btn("next_dev", "", () => this.jumpDeviation(1)),
+      this.focus == null ? null : el("span", { class: "muted", dataset: { role: "focus" } },
+        ...t("only_player", "\u0000").split("\u0000").flatMap((x, i) => (i ? [raw(this.focus), x] : [x]))));
     this.panels = [0, 1, 2, 3].map((s) => el("div", { class: `seat-panel pos${s}`, dataset: { role: "seat", seat: String(s) } }));
     this.tableDiv = el("div", { class: "table-rows", dataset: { role: "table" } });
     this.problemsDiv = el("div", { dataset: { role: "problems" } });
     this.decisionDiv = el("div", { class: "decision", dataset: { role: "decision" } });
-    this.movesDiv = el("div", { class: "moves", dataset: { role: "moves" } });
+    this.movesDiv = el("div", { dataset: { role: "moves" } });
     this.finalDiv = el("div", { dataset: { role: "final" } });
     const general = (h.problems || []).filter((p) => p.action == null);
+    if (this.suspects.size) meta.append(" · ", el("span", { class: "suspect-note", dataset: { role: "suspect-pair" },
+      text: t("suspected_pair", [...this.suspects].join(" & ")) }));
     this.root.append(title, meta, el("div", {}, general.map((p) => this.problemBanner(p))), controls,
-      el("div", { class: "felt" }, this.panels, this.tableDiv), this.problemsDiv, this.decisionDiv, this.finalDiv,
-      el("h3", { text: t("moves") }), this.movesDiv);
+      el("div", { class: "felt" }, this.panels, this.tableDiv), this.legend(), this.problemsDiv, this.decisionDiv,
+      this.finalDiv, el("h3", { text: t("moves") }), this.movesDiv);
+  }
+
+  legend() {
+    const item = (sample, key) => el("span", { class: "legend-item" }, sample, t(key));
+    const chip = (cls, key) => item(el("span", { class: "move " + cls, text: "7♠" }), key);
+    return el("div", { class: "legend", dataset: { role: "legend" } }, el("b", { text: t("legend") + ": " }),
+      item(el("span", { class: "card small live s0", text: "8♠" }), "lg_live"),
+      item(el("span", { class: "slot live mini" }), "lg_live_slot"),
+      item(el("span", { class: "card small last s1", text: "6♥" }), "lg_last"),
+      item(el("span", { class: "card small back" }), "lg_back"),
+      item(el("span", { class: "swatch to-act" }), "lg_to_act"),
+      this.suspects.size ? item(el("span", { class: "swatch suspect" }), "lg_suspect") : null,
+      el("span", { class: "legend-item" }, t("lg_chip")),
+      chip("best", "lg_best"), chip("dev-small", "lg_small"), chip("dev-mid", "lg_mid"), chip("dev-big", "lg_big"),
+      chip("problem", "lg_problem"));
   }
 
   go(k) {
@@ -212,6 +322,7 @@ class Replayer {
 
   isBig(i) {
     const d = this.decisions[i];
+    if (this.focus != null && this.hand.players[this.seatOf(i)] !== this.focus) return false;
     return d != null && d.regret != null && d.regret >= this.threshold;
   }
 
@@ -231,12 +342,15 @@ class Replayer {
       const p = this.panels[s];
       p.replaceChildren();
       p.classList.toggle("to-act", (k < this.n || !h.outcome) && st.turn === s);
+      const suspect = this.suspects.has(String(h.players[s]));
+      p.classList.toggle("suspect", suspect);
       const cards = [...st.hands[s]].sort((a, b) => a - b);
       const pts = st.covered[s].reduce((acc, c) => acc + (c % 13) + 1, 0);
       const tags = [];
       if (out && out.tong.includes(s)) tags.push(out.dutou.includes(s) ? t("dutou") : t("tong"));
       p.append(el("div", {},
-        el("span", { class: "name", dataset: { role: "player" }, text: h.players[s] }),
+        el("span", { class: "name raw", dataset: { role: "player", raw: "1" }, text: h.players[s] }),
+        suspect ? el("span", { class: "badge flag", dataset: { role: "suspect" }, text: t("suspect") }) : null,
         el("span", { class: "meta", text: ` · ${t("seat")} ${s}` + (tags.length ? " · " + tags.join(" ") : "") })));
       p.append(el("div", { class: "row", dataset: { role: "hand" } },
         cards.map((c) => cardEl(c, "small" + (st.live.has(c) ? " live" : "")))));
@@ -244,7 +358,8 @@ class Replayer {
         ? cardEl(c, "small revealed" + (last === c + COVER ? " last" : ""))
         : el("span", { class: "card small back" + (last === c + COVER ? " last" : ""), title: t("covered") }));
       p.append(el("div", { class: "row", dataset: { role: "covered" } },
-        el("span", { class: "meta", text: `${t("covered")}: ${st.covered[s].length}` + (reveal ? ` (${pts} ${t("points")})` : "") + " " }), cov));
+        el("span", { class: "meta" }, `${t("covered")}: ${st.covered[s].length} · ${t("cover_points")} `,
+          el("b", { dataset: { role: "cover-points" }, text: String(pts) }), " "), cov));
     }
     this.tableDiv.replaceChildren(...[0, 1, 2, 3].map((suit) => {
       const row = el("div", { class: "suit-row", dataset: { suit: String(suit) } }, el("span", { class: `label s${suit}`, text: SUITS[suit] }));
@@ -266,7 +381,7 @@ class Replayer {
   problemBanner(p) {
     const where = p.action == null ? "" : t("at_action", p.action + 1) + (p.seat == null ? "" : ` (${t("seat")} ${p.seat})`) + ": ";
     return el("div", { class: "problem-banner", dataset: { role: "problem" } }, where,
-      el("span", { class: "mono", text: `[${p.code}] ` }), el("span", { text: p.message }));
+      el("span", { class: "mono raw", dataset: { raw: "1" }, text: `[${p.code}]` }), " ", trEl(p.message, p.code));
   }
 
   renderDecision(st) {
@@ -278,7 +393,7 @@ class Replayer {
     const chosen = this.hand.actions[k];
     const d = this.decisions[k];
     const ms = this.hand.ms;
-    div.append(el("h3", {}, t("to_act") + ": ", el("span", { text: this.hand.players[seat] }), ` (${t("seat")} ${seat}) → `,
+    div.append(el("h3", {}, t("move_n", k + 1) + " · " + t("to_act") + ": ", raw(this.hand.players[seat]), ` (${t("seat")} ${seat}) → `,
       el("span", { dataset: { role: "chosen" }, text: actionText(chosen) }),
       ms && k > 0 ? el("span", { class: "muted", text: ` · ${fmt((ms[k] - ms[k - 1]) / 1000, 1)} s` }) : null));
     if (!d) {
@@ -319,40 +434,61 @@ class Replayer {
       text: (d.best == null ? "" : `${t("sensible")}: ${actionText(d.best)} · `) + facts.join(" · ") }));
     if (d.delta) {
       div.append(el("div", { class: "muted" }, t("effect_on") + ": ",
-        [0, 1, 2, 3].filter((s) => s !== seat).map((s) => el("span", {}, el("span", { text: this.hand.players[s] }), ` ${signed(d.delta[s], 2)}  `))));
+        [0, 1, 2, 3].filter((s) => s !== seat).map((s) => el("span", {}, raw(this.hand.players[s]), ` ${signed(d.delta[s], 2)}  `))));
     }
-    if (d.reasons) div.append(el("div", { class: "muted", dataset: { role: "reasons" }, text: d.reasons }));
+    if (d.reasons) div.append(trEl(d.reasons, null, { class: "muted block", dataset: { role: "reasons" } }));
   }
 
   renderFinal(out) {
     this.finalDiv.replaceChildren();
     if (!out) return;
     const h = this.hand;
-    const rows = [0, 1, 2, 3].map((s) => el("tr", {}, td(String(s)), td(el("span", { text: h.players[s] })),
-      td(String(out.points[s]), true), td("×" + out.multipliers[s], true), td(String(out.final_points[s]), true),
-      td(signed(out.scores[s], 0), true), td(String(out.ranking.indexOf(s) + 1), true)));
+    const rows = [0, 1, 2, 3].map((s) => el("tr", {}, td(String(s)), td(raw(h.players[s])),
+      td(String(out.points[s]), true),
+      td(el("span", { dataset: { role: "multiplier" }, text: multiplierText(out, s) }), true),
+      td(String(out.final_points[s]), true), td(signed(out.scores[s], 0), true), td(String(out.ranking.indexOf(s) + 1), true)));
     this.finalDiv.append(el("h3", { text: t("final_scores") }),
       el("div", { dataset: { role: "explain" }, text: explainOutcome(out) }),
       table([[t("seat")], [t("player")], [t("raw_points"), 1], [t("multiplier"), 1], [t("final_points"), 1], [t("score"), 1], [t("place"), 1]], rows));
   }
 
+  /* The move list as a grid: one column per seat in turn order, one row per round, so the player
+     who made each move is its column's head. */
   renderMoves() {
     const onlyBig = this.onlyBig.checked;
     const problemAt = new Set((this.hand.problems || []).map((p) => p.action));
-    let seat = this.hand.first;
-    const chips = this.hand.actions.map((a, i) => {
-      const d = this.decisions[i];
-      const cls = deviationClass(d, this.threshold);
-      const s = seat;
-      seat = (seat + 1) % 4;
-      if (onlyBig && cls !== "dev-big" && !problemAt.has(i)) return null;
-      const tip = `${i + 1}. ${this.hand.players[s]}: ${actionText(a)}` + (d && d.regret != null ? ` · ${t("regret")} ${fmt(d.regret, 2)}` : "");
-      return el("span", { class: `move ${cls} ${i === this.step ? "current" : ""} ${problemAt.has(i) ? "problem" : ""}`,
-        title: tip, dataset: { step: String(i) }, onclick: () => this.go(i) }, `${i + 1}. ${actionText(a)}`);
-    });
-    if (problemAt.has(this.n)) chips.push(el("span", { class: "move problem", dataset: { step: String(this.n) }, onclick: () => this.go(this.n), text: "✖" }));
-    this.movesDiv.replaceChildren(...chips.filter((c) => c));
+    const order = [0, 1, 2, 3].map((j) => this.seatOf(j));
+    const rows = [];
+    for (let r = 0; r * 4 < this.n; r++) {
+      rows.push(el("tr", {}, el("th", { class: "num muted", text: String(r + 1) }), [0, 1, 2, 3].map((j) => {
+        const i = r * 4 + j;
+        if (i >= this.n) return el("td");
+        const a = this.hand.actions[i];
+        const d = this.decisions[i];
+        const cls = deviationClass(d, this.threshold);
+        const s = this.seatOf(i);
+        if (onlyBig && !this.isBig(i) && !problemAt.has(i)) return el("td");
+        const focusOff = this.focus != null && this.hand.players[s] !== this.focus;
+        const tip = `${t("move_n", i + 1)} · ${this.hand.players[s]}: ${actionText(a)}` + (d && d.regret != null ? ` · ${t("regret")} ${fmt(d.regret, 2)}` : "");
+        return el("td", {}, el("span", { class: `move ${cls} ${i === this.step ? "current" : ""} ${problemAt.has(i) ? "problem" : ""} ${focusOff ? "faint" : ""}`,
+          title: tip, dataset: { step: String(i), seat: String(s) }, onclick: () => this.go(i) }, `${i + 1}. ${actionText(a)}`));
+      })));
+    }
+    if (problemAt.has(this.n)) rows.push(el("tr", {}, el("th"), el("td", {}, el("span", { class: "move problem", dataset: { step: String(this.n) }, onclick: () => this.go(this.n), text: "✖" }))));
+    const head = el("tr", {}, el("th", { text: "#" }), order.map((s) => el("th", { dataset: { seat: String(s) } },
+      raw(this.hand.players[s]), el("span", { class: "muted", text: ` (${t("seat")} ${s})` }))));
+    this.movesDiv.replaceChildren(el("table", { class: "grid moves-grid" }, el("thead", {}, head), el("tbody", {}, rows)));
   }
+}
+
+/* "×16 = tong ×2 × lone seven ×8": a seat's multiplier and the factors it is made of. */
+function multiplierText(out, s) {
+  const m = "×" + out.multipliers[s];
+  const f = out.factors && out.factors[s];
+  if (!f || !f.length) return m;
+  const words = f.map(([kind, factor, detail]) => (kind === "tong" ? `${t("tong_" + detail)} ×${factor}`
+    : kind === "dutou" ? (detail > 1 ? `${detail} × ` : "") + t("factor_dutou", factor) : t("factor_doubling", detail)));
+  return f.length === 1 && f[0][0] !== "doubling" ? `${m} = ${words[0]}` : `${m} = ${words.join(" × ")}`;
 }
 
 function explainOutcome(out) {
@@ -360,15 +496,16 @@ function explainOutcome(out) {
   const n = out.tong.length;
   if (n) parts.push(`${t("tong_" + n)} (${t("seat")} ${out.tong.join(", ")})`);
   if (out.dutou.length) parts.push(`${out.dutou.length} × ${t("dutou")} (${t("seat")} ${out.dutou.join(", ")})`);
-  const factors = [...new Set(out.multipliers.filter((m, s) => !out.tong.includes(s)))];
+  const others = [0, 1, 2, 3].filter((s) => !out.tong.includes(s));
+  const texts = [...new Set(others.map((s) => multiplierText(out, s)))];
   const head = parts.length ? parts.join("; ") : t("no_tong");
-  return factors.length && factors.some((f) => f !== 1) ? `${head}: ${t("factor_others", factors.map((f) => "×" + f).join("/"))}` : head;
+  return texts.length && others.some((s) => out.multipliers[s] !== 1) ? `${head}: ${t("factor_others", texts.join(" / "))}` : head;
 }
 
 // --------------------------------------------------------------------------- player section
 
 function renderPlayer(root, p) {
-  root.append(el("h2", {}, t("player") + " ", el("span", { dataset: { role: "player-id" }, text: p.player })));
+  root.append(el("h2", {}, t("player") + " ", el("span", { class: "raw", dataset: { role: "player-id", raw: "1" }, text: p.player })));
   root.append(box(t("summary"),
     stat(t("skill"), p.skill == null ? "–" : `${fmt(p.skill, 2)} (${fmt(p.skill_lo, 2)}–${fmt(p.skill_hi, 2)})`, "skill"),
     stat(t("decisions"), String(p.decisions)), stat(t("hands"), String(p.hands)),
@@ -403,11 +540,11 @@ function renderPlayer(root, p) {
   ], { barmode: "overlay", xaxis: { title: { text: t("regret") } }, yaxis: { title: { text: t("share") }, tickformat: ".0%" } });
   root.append(box(t("worst_decisions"), table(
     [[t("hand")], [t("action"), 1], [t("chosen")], [t("sensible")], [t("regret"), 1], [t("reasons")]],
-    p.worst.map((w) => el("tr", {}, td(handLink(w.hand_id, w.action)), td(String(w.action + 1), true),
-      td(actionText(w.chosen)), td(actionText(w.best)), td(fmt(w.regret, 2), true), td(el("span", { text: w.reasons || "" })))))));
+    p.worst.map((w) => el("tr", {}, td(handLink(w.hand_id, w.action, { focus: p.player })), td(String(w.action + 1), true),
+      td(actionText(w.chosen)), td(actionText(w.best)), td(fmt(w.regret, 2), true), td(trEl(w.reasons || "")))))));
 }
 
-// --------------------------------------------------------------------------- pair section
+// --------------------------------------------------------------------------- pair section (the case file)
 
 const VALUE_KEYS = ["value", "estimate", "mean", "score", "statistic", "z"];
 const SE_KEYS = ["se", "stderr", "std_err", "sd"];
@@ -415,7 +552,7 @@ const N_KEYS = ["n", "decisions", "count", "hands"];
 
 function signalParts(v) {
   if (typeof v === "number") return { value: v };
-  if (v == null || typeof v !== "object" || Array.isArray(v)) return { text: describe(v) };
+  if (v == null || typeof v !== "object" || Array.isArray(v)) return { text: describeNode(v) };
   const pick = (keys) => keys.find((k) => typeof v[k] === "number");
   const vk = pick(VALUE_KEYS);
   const sk = pick(SE_KEYS);
@@ -423,21 +560,102 @@ function signalParts(v) {
   const ci = Array.isArray(v.ci) ? v.ci : (typeof v.ci_low === "number" ? [v.ci_low, v.ci_high] : null);
   const rest = Object.fromEntries(Object.entries(v).filter(([k]) => ![vk, sk, nk, "ci", "ci_low", "ci_high"].includes(k)));
   return { value: vk ? v[vk] : null, se: sk ? v[sk] : null, n: nk ? v[nk] : null, ci,
-           text: Object.keys(rest).length ? describe(rest) : "" };
+           text: Object.keys(rest).length ? describeNode(rest) : "" };
+}
+
+function verdictOf(e) { return e.verdict || (e.flagged == null ? null : e.flagged ? "flagged" : "clear"); }
+function verdictBadge(v) {
+  if (!v) return null;
+  return el("span", { class: "badge " + ({ flagged: "flag", review: "review", clear: "ok" }[v] || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
+}
+function pValue(p) { return p == null ? "–" : p === 0 ? "< 1e-300" : p < 0.001 ? Number(p).toExponential(1) : fmt(p, 3); }
+function unitText(u) { return u ? t("unit_" + u) : ""; }
+
+/* The case file's opening: the sentence of the signal that fired, then why the verdict. */
+function renderLead(root, c) {
+  root.append(box(t("case"),
+    el("p", { class: "lead", dataset: { role: "lead" }, text: t(c.lead.key, ...c.lead.args) }),
+    c.verdict ? el("p", { dataset: { role: "verdict-line" }, text: t(c.verdict.key, ...c.verdict.args) }) : null));
+}
+
+function renderOutcomes(root, o) {
+  const sc = (m, se) => m == null ? "–" : signed(m, 1) + (se == null ? "" : ` ± ${fmt(se, 1)}`);
+  const rows = [
+    el("tr", { dataset: { role: "outcome-score" } }, td(t("pair_score_per_hand")), td(sc(o.score_together, o.score_together_se), true),
+      td(sc(o.score_apart, o.score_apart_se), true), td(sc(o.typical, o.typical_sd), true)),
+    el("tr", { dataset: { role: "outcome-tong" } }, td(t("tong_rate")), td(pct(o.tong_together), true), td(pct(o.tong_apart), true),
+      td(pct(o.tong_room), true)),
+  ];
+  root.append(box(t("outcomes"), el("p", { class: "muted", text: t("outcomes_help", o.hands_together, o.hands_apart) }),
+    el("div", { dataset: { role: "outcomes" } },
+      table([[""], [t("together"), 1], [t("apart"), 1], [t("typical_pair"), 1]], rows))));
+}
+
+function renderSignalRows(root, rows) {
+  root.append(box(t("signals"), table(
+    [[t("signal")], [t("direction")], [t("effect_per_hand"), 1], ["z", 1], ["p", 1], [t("meaning")]],
+    rows.map((r) => el("tr", { dataset: { role: "signal-row", signal: r.signal } },
+      td(el("span", { text: t("sig_" + r.signal) })),
+      td(el("span", { text: r.signal === "codev" ? `${r.actor} ↔ ${r.partner}` : `${r.actor} → ${r.partner}` })),
+      td(r.per_hand == null ? "–" : (r.unit === "hands" ? `${fmt(r.per_hand, 0)} / ${fmt(r.se, 1)} ${t("expected_short")}`
+        : r.unit === "ratio" ? `×${fmt(r.per_hand, 2)}` : `${signed(r.per_hand, 2)} ± ${fmt(r.se, 2)} ${unitText(r.unit)}`), true),
+      td(fmt(r.z, 2), true), td(pValue(r.p), true), td(el("span", { class: "muted", text: t("meaning_" + r.signal) })))))));
+}
+
+function renderGlossary(root) {
+  root.append(box(t("glossary"), el("dl", { dataset: { role: "glossary" } },
+    ["score", "z", "p", "q", "flagged", "review"].flatMap((k) => [el("dt", { text: t("gl_term_" + k) }), el("dd", { text: t("gl_" + k) })]))));
+}
+
+function renderEdge(root, p) {
+  const [a, b] = p.players;
+  const shows = (p.edge || []).some((e) => [e.imm, e.dd].some((m) => m && m.z != null && m.z >= 2));
+  root.append(box(t("edge_title"),
+    el("p", { class: "notice", dataset: { role: "not-evidence" }, text: shows ? t("edge_not_calibrated") : t("edge_no_sign", a, b) }),
+    table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
+      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(el("span", { text: `${e.actor} → ${e.partner}` })),
+        td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
+        td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
+}
+
+function renderEvidence(root, p) {
+  const ev = p.evidence || [];
+  const [a, b] = p.players;
+  if (ev.length && ev.every((x) => x.edge != null)) {
+    const eff = (x) => x.effect_true_deal || {};
+    root.append(box(t("evidence"), el("p", { class: "muted", text: t("evidence_help") }), table(
+      [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
+       [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
+      ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
+        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
+        td(el("span", { text: x.chosen })), td(el("span", { text: x.alternative })), td(fmt(x.regret, 2), true),
+        td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
+        td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
+    return;
+  }
+  const known = new Set(["hand_id", "action"]);
+  const extra = [...new Set(ev.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
+  root.append(box(t("evidence"), ev.length ? table([[t("hand")], [t("action"), 1], ...extra.map((k) => [keyLabel(k) ?? k])],
+    ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
+      td(x.action == null ? "–" : String(x.action + 1), true), extra.map((k) => td(describeNode(x[k], k))))))
+    : el("p", { class: "muted", text: t("no_evidence") })));
 }
 
 function renderPair(root, p) {
   const e = p.entry || {};
   const [a, b] = p.players;
-  root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ",
-    e.flagged == null ? null : el("span", { class: "badge " + (e.flagged ? "flag" : "ok"), text: e.flagged ? t("flagged") : t("not_flagged") })));
+  root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ", verdictBadge(verdictOf(e))));
+  if (e.case) renderLead(root, e.case);
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
-    stat(t("score"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", describe(e.p_value)), stat("q", describe(e.q_value))));
+    stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value)), stat("q", pValue(e.q_value)),
+    e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
+  if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
+  if (!p.entry && p.edge) renderEdge(root, p);
   if (p.table) {
-    const roles = [a, b, t("others_each")];
+    const roles = [raw(a), raw(b), t("others_each")];
     const cells = p.table.cells;
     const maxAbs = Math.max(1e-9, ...cells.flat().filter((c) => c).map((c) => Math.abs(c.per_hand)));
-    const rows = cells.map((row, i) => el("tr", {}, el("th", { text: roles[i] }), row.map((c, j) => {
+    const rows = cells.map((row, i) => el("tr", {}, el("th", {}, roles[i]), row.map((c, j) => {
       if (!c) return el("td", { class: "cell muted", text: "–" });
       const x = c.per_hand / maxAbs;
       const color = x >= 0 ? `rgba(46,125,50,${Math.abs(x) * 0.6})` : `rgba(198,40,40,${Math.abs(x) * 0.6})`;
@@ -445,35 +663,33 @@ function renderPair(root, p) {
         title: `${t("total")}: ${signed(c.sum, 1)} · ${t("per_decision")}: ${signed(c.mean, 3)} ± ${fmt(c.se, 3)} · n=${c.n}` },
         signed(c.per_hand, 2), el("div", { class: "muted", text: `± ${fmt(c.se_per_hand, 2)}` }));
     })));
-    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t("collusion_help") }),
+    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t({ imm: "collusion_help_imm", dd_delta: "collusion_help_dd" }[p.table.measure] || "collusion_help") }),
       el("table", { class: "grid heat", dataset: { role: "heatmap" } },
-        el("thead", {}, el("tr", {}, el("th", { text: t("actor_recipient") }), roles.map((r) => el("th", { text: r })))),
+        el("thead", {}, el("tr", {}, el("th", { text: t("actor_recipient") }), roles.map((r) => el("th", {}, typeof r === "string" ? r : r.cloneNode(true))))),
         el("tbody", {}, rows))));
   }
-  const sig = Object.entries(e.signals || {});
-  if (sig.length) {
-    const parts = sig.map(([k, v]) => [k, signalParts(v)]);
-    const chart = el("div", { class: "plot", dataset: { role: "plot-signals" } });
-    root.append(box(t("signals"), table([[t("signal")], [t("value"), 1], [t("uncertainty"), 1], ["n", 1], [""]],
-      parts.map(([k, s]) => el("tr", {}, td(el("span", { text: k })), td(s.value == null ? "–" : describe(s.value), true),
-        td(s.se != null ? `± ${fmt(s.se, 3)}` : s.ci ? `[${describe(s.ci[0])}, ${describe(s.ci[1])}]` : "–", true),
-        td(s.n == null ? "–" : String(s.n), true), td(el("span", { class: "muted", text: s.text || "" }))))), chart));
-    const withErr = parts.filter(([, s]) => s.value != null && (s.se != null || s.ci));
-    if (withErr.length) {
-      plot(chart, [{ type: "scatter", mode: "markers", x: withErr.map(([k]) => plotText(k)), y: withErr.map(([, s]) => s.value),
-        error_y: { type: "data", symmetric: false,
-          array: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.ci[1] - s.value)),
-          arrayminus: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.value - s.ci[0])) } }],
-        { yaxis: { title: { text: t("value_95") }, zeroline: true }, height: 280 });
-    } else chart.remove();
+  if (e.case && e.case.signals) renderSignalRows(root, e.case.signals);
+  else {
+    const sig = Object.entries(e.signals || {});
+    if (sig.length) {
+      const parts = sig.map(([k, v]) => [k, signalParts(v)]);
+      const chart = el("div", { class: "plot", dataset: { role: "plot-signals" } });
+      root.append(box(t("signals"), table([[t("signal")], [t("value"), 1], [t("uncertainty"), 1], ["n", 1], [""]],
+        parts.map(([k, s]) => el("tr", {}, td(keyLabel(k) ?? raw(k, "mono")), td(s.value == null ? "–" : describe(s.value), true),
+          td(s.se != null ? `± ${fmt(s.se, 3)}` : s.ci ? `[${describe(s.ci[0])}, ${describe(s.ci[1])}]` : "–", true),
+          td(s.n == null ? "–" : String(s.n), true), td(el("span", { class: "muted" }, s.text || ""))))), chart));
+      const withErr = parts.filter(([, s]) => s.value != null && (s.se != null || s.ci));
+      if (withErr.length) {
+        plot(chart, [{ type: "scatter", mode: "markers", x: withErr.map(([k]) => plotText(keyLabel(k) ?? k)), y: withErr.map(([, s]) => s.value),
+          error_y: { type: "data", symmetric: false,
+            array: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.ci[1] - s.value)),
+            arrayminus: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.value - s.ci[0])) } }],
+          { yaxis: { title: { text: t("value_95") }, zeroline: true }, height: 280 });
+      } else chart.remove();
+    }
   }
-  const ev = p.evidence || [];
-  const known = new Set(["hand_id", "action"]);
-  const extra = [...new Set(ev.flatMap((x) => Object.keys(x)))].filter((k) => !known.has(k));
-  root.append(box(t("evidence"), ev.length ? table([[t("hand")], [t("action"), 1], ...extra.map((k) => [k])],
-    ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action)),
-      td(x.action == null ? "–" : String(x.action + 1), true), extra.map((k) => td(el("span", { text: describe(x[k]) }))))))
-    : el("p", { class: "muted", text: t("no_evidence") })));
+  renderEvidence(root, p);
+  if (p.entry) renderGlossary(root);
 }
 
 // --------------------------------------------------------------------------- audit overview
@@ -482,9 +698,11 @@ function renderAudit(root, audit) {
   const pairs = audit.pairs;
   const flagged = pairs.filter((p) => p.flagged);
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
-    stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count")));
+    stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
+    stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
+    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: t("tiers_help") }));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
-  const hover = el("div", { class: "muted", dataset: { role: "hover" } });
+  const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
   const trace = (list, name, color) => ({ type: "scatter", mode: "markers", name, x: list.map((p) => p.hands_together),
     y: list.map((p) => p.score), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
@@ -493,7 +711,7 @@ function renderAudit(root, audit) {
   const xs = pairs.map((p) => p.hands_together);
   if (audit.alarm && audit.alarm.hands) traces.push({ x: audit.alarm.hands, y: audit.alarm.score, mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
   else if (audit.alarm) traces.push({ x: [0, Math.max(1, ...xs)], y: [audit.alarm.score, audit.alarm.score], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
-  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: { title: { text: t("score") } } }).then((gd) => {
+  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: { title: { text: t("suspicion") } } }).then((gd) => {
     if (!gd) return;
     gd.on("plotly_click", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) location.hash = `pair=${pt.customdata}`; });
     gd.on("plotly_hover", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) hover.textContent = pairs.find((p) => p.i === pt.customdata).players.join(" & "); });
@@ -505,11 +723,11 @@ function renderAudit(root, audit) {
   const draw = () => {
     const q = filter.value.trim().toLowerCase();
     const shown = pairs.filter((p) => !q || p.players.some((x) => String(x).toLowerCase().includes(q)));
-    body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : "", dataset: { role: "pair-row" } },
+    body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : p.verdict === "review" ? "review" : "", dataset: { role: "pair-row" } },
       td(String(r + 1), true), td(el("span", {}, playerLink(p.players[0]), " & ", playerLink(p.players[1]))),
       td(String(p.hands_together), true), td(fmt(p.score, 2), true), td(fmt(p.z, 2), true),
       td(describe(p.p_value), true), td(describe(p.q_value), true),
-      td(p.flagged ? el("span", { class: "badge flag", text: t("flagged") }) : ""),
+      td(verdictBadge(verdictOf(p)) || ""),
       td(el("a", { href: `#pair=${p.i}`, text: t("details") })))));
     more.textContent = t("show_all", shown.length);
     more.classList.toggle("hidden", shown.length <= limit);
@@ -517,7 +735,7 @@ function renderAudit(root, audit) {
   filter.addEventListener("input", draw);
   more.addEventListener("click", () => { limit = Infinity; draw(); });
   root.append(box(t("ranked_pairs"), el("div", { class: "controls" }, filter),
-    table([["#", 1], [t("pair")], [t("hands_together"), 1], [t("score"), 1], ["z", 1], ["p", 1], ["q", 1], [""], [""]], body), more));
+    table([["#", 1], [t("pair")], [t("hands_together"), 1], [t("suspicion"), 1], ["z", 1], ["p", 1], ["q", 1], [""], [""]], body), more));
   draw();
 }
 
@@ -528,14 +746,14 @@ function renderValidation(root, v) {
     stat(t("problems"), String(v.n_problems), "problem-count")));
   if (v.by_code.length) {
     root.append(box(t("by_code"), table([[t("code")], [t("count"), 1], [t("meaning")]],
-      v.by_code.map(([code, n, meaning]) => el("tr", {}, td(el("span", { class: "mono", text: code })), td(String(n), true), td(meaning))))));
+      v.by_code.map(([code, n]) => el("tr", {}, td(raw(code, "mono")), td(String(n), true), td(codeMeaning(code)))))));
   }
   const rows = v.problems.map((p) => el("tr", { dataset: { role: "problem-row" } },
-    td(el("span", { class: "mono", text: `${p.file || "-"}:${p.line || 0}` })),
+    td(raw(`${p.file || "-"}:${p.line || 0}`, "mono")),
     td(p.hand_id == null ? "–" : handAnchor(p.h, p.step ?? p.action, p.hand_id)),
     td(p.action != null ? String(p.action + 1) : p.trick != null ? `${t("trick")}\u00a0${p.trick + 1}` : "–", true),
-    td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : el("span", { text: p.player }))),
-    td(el("span", { class: "mono", text: p.code })), td(el("span", { text: p.message }))));
+    td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : raw(p.player))),
+    td(raw(p.code, "mono")), td(trEl(p.message, p.code))));
   root.append(box(t("problems"), v.problems.length ? table(
     [[t("where")], [t("hand")], [t("action"), 1], [t("seat")], [t("code")], [t("message")]], rows)
     : el("p", { dataset: { role: "all-valid" }, text: t("all_valid") }),
@@ -547,9 +765,15 @@ function renderValidation(root, v) {
 /* Each view draws into a node already in the document, so plots can measure their width. */
 const ROUTES = {
   /* each game's view: HAND_VIEWS (set by the games' scripts, loaded first) by the hand's "view", else 憋七's */
-  hand: (node, hand, i, params) => new ((typeof HAND_VIEWS !== "undefined" && HAND_VIEWS[hand.view]) || Replayer)(
-    node, hand, params.has("step") ? Number(params.get("step")) : null,
-    (k) => history.replaceState(null, "", `#hand=${i}&step=${k}`)),
+  hand: (node, hand, i, params) => {
+    // the pair or player the link came from (or the page is about) stays in the URL as the reader steps
+    const suspect = params.getAll("suspect").length ? params.getAll("suspect") : (DATA.suspects || []);
+    const focus = params.get("focus") ?? DATA.focus ?? null;
+    const View = (typeof HAND_VIEWS !== "undefined" && HAND_VIEWS[hand.view]) || Replayer;
+    return new View(node, hand, params.has("step") ? Number(params.get("step")) : null,
+      (k) => history.replaceState(null, "", handHash(i, k, { suspect: params.getAll("suspect"), focus: params.get("focus") })),
+      { suspect, focus });
+  },
   player: (node, p) => renderPlayer(node, p),
   pair: (node, p) => renderPair(node, p),
 };
@@ -573,12 +797,39 @@ function route() {
   if (asked && DATA.page !== "hand") section.scrollIntoView();
 }
 
-function main() {
+/* The language switch: both label sets are in the page, so switching redraws in place. */
+function drawShell() {
+  document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  document.title = t("title_" + DATA.page);
+  document.getElementById("page-title").textContent = t("title_" + DATA.page);
+  const sw = document.getElementById("lang-switch");
+  sw.replaceChildren(el("span", { class: "muted", text: t("language") + ": " }), ...["zh", "en"].map((l) => el("button", {
+    type: "button", class: l === LANG ? "on" : "", lang: l === "zh" ? "zh-CN" : "en", dataset: { role: "lang", lang: l },
+    "aria-pressed": String(l === LANG), onclick: () => setLang(l) }, I18N.labels[l]["lang_" + l])));
+}
+
+function setLang(lang) {
+  if (!(lang in I18N.labels) || lang === LANG) return;
+  LANG = lang;
+  L = I18N.labels[lang];
+  try { localStorage.setItem(LANG_KEY, lang); } catch (e) { /* storage refused: this visit only */ }
+  draw();
+}
+
+function draw() {
+  drawShell();
   const overview = document.getElementById("overview");
+  overview.replaceChildren();
   if (DATA.page === "audit") renderAudit(overview, DATA.audit);
   else if (DATA.page === "validation") renderValidation(overview, DATA.validation);
-  window.addEventListener("hashchange", route);
   route();
+}
+
+function main() {
+  window.addEventListener("hashchange", route);
+  // another page switched language: follow it when this one is shown again
+  window.addEventListener("storage", (ev) => { if (ev.key === LANG_KEY && ev.newValue) setLang(ev.newValue); });
+  draw();
 }
 
 main();

@@ -1,0 +1,110 @@
+"""The case file of one pair, as data the report puts into words: the signal that fired, in its own units
+against a typical pair of the room; one row per signal and direction; the outcome figures.
+
+Sentences are not built here: each piece names a label key (``lead_<kind>``, ``meaning_<signal>``) and
+its arguments, so the report says it in the page's language.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: Signals of the case file's table: (signal, column prefix of its per-direction z, unit of its effect).
+ROWS = (
+    ("favour", "favour_{t}_z", None),
+    ("imm_marginal", "imm_marginal_{t}_z_adj", "cards"),
+    ("dd_marginal", "dd_marginal_{t}_z_adj", "points"),
+    ("pooled", "pooled_{t}_z_adj", "points"),
+    ("marginal", "marginal_{t}_z_adj", "points"),
+    ("burst", "burst_{t}_z", "hands"),
+    ("think", "think_{t}_z_adj", "ratio"),
+)
+#: Signals whose lead sentence is told by another one's effect in plain units (favour by its exact part).
+TOLD_BY = {"favour": "imm_marginal", "codev": "imm_marginal"}
+
+
+def _f(x: Any, digits: int = 2) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return round(v, digits) if math.isfinite(v) else None
+
+
+def _tags(row: pd.Series) -> list[tuple[str, str, str]]:
+    return [("ab", str(row["a"]), str(row["b"])), ("ba", str(row["b"]), str(row["a"]))]
+
+
+def direction_z(row: pd.Series, signal: str) -> tuple[float, float]:
+    """The signal's (a -> b, b -> a) z's; codev (undirected) and unknown signals read favour's."""
+    pattern = {s: c for s, c, _ in ROWS}.get(signal, "favour_{t}_z")
+    return tuple(float(np.nan_to_num(row.get(pattern.format(t=t), 0.0))) for t in ("ab", "ba"))  # type: ignore[return-value]
+
+
+def signal_rows(row: pd.Series) -> list[dict[str, Any]]:
+    """One row per signal and direction: effect per hand (in its unit, beyond the room's baseline) with
+    its standard error, the z, the one-sided p of that z, and the signal's p over both directions."""
+    out = []
+    for name, pattern, unit in ROWS:
+        for tag, actor, partner in _tags(row):
+            z = row.get(pattern.format(t=tag))
+            if z is None or not np.isfinite(z):
+                continue
+            per_hand = se = None
+            if unit in ("cards", "points"):
+                per_hand, se = row.get(f"{name}_{tag}_per_hand"), row.get(f"{name}_{tag}_se_per_hand")
+            elif unit == "hands":
+                per_hand, se = row.get(f"burst_{tag}_above"), row.get(f"burst_{tag}_expected")
+            elif unit == "ratio":
+                per_hand = row.get(f"think_{tag}_ratio")
+            logp = float(stats.norm.logsf(float(z)))
+            out.append({"signal": name, "actor": actor, "partner": partner, "unit": unit,
+                        "per_hand": _f(per_hand, 3), "se": _f(se, 3), "z": _f(z),
+                        "log10_p": _f(logp / math.log(10), 3), "p": float(f"{math.exp(logp):.3g}"),
+                        "signal_p": float(f"{float(row.get(f'{name}_p', 1.0)):.3g}")})
+    cd = row.get("codev_observed")
+    if cd is not None:
+        out.append({"signal": "codev", "actor": str(row["a"]), "partner": str(row["b"]), "unit": "hands",
+                    "per_hand": _f(cd, 0), "se": _f(row.get("codev_expected"), 2), "z": _f(row.get("codev_z")),
+                    "log10_p": _f(row.get("codev_logp", 0.0) / math.log(10), 3),
+                    "p": float(f"{float(row.get('codev_p', 1.0)):.3g}"),
+                    "signal_p": float(f"{float(row.get('codev_p', 1.0)):.3g}")})
+    return out
+
+
+def lead(row: pd.Series) -> dict[str, Any]:
+    """The sentence the case file opens with: the main signal, in the stronger direction, in plain units.
+
+    ``key`` names the label; ``args`` fill it: actor, partner, then the signal's own figures.
+    """
+    main = str(row["main_signal"])
+    z_ab, z_ba = direction_z(row, main)
+    tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
+    told = TOLD_BY.get(main, main)
+    if told == "imm_marginal" and not (abs(float(np.nan_to_num(row.get(f"imm_marginal_{tag}_per_hand", 0.0)))) > 0):
+        told = "dd_marginal"  # rows without exact immediate effects (another variant): the true-deal rollouts
+    hands = int(row["hands_together"])
+    if told in ("imm_marginal", "dd_marginal", "marginal", "pooled"):
+        args = [actor, partner, f"{float(row[f'{told}_{tag}_per_hand']):+.2f}",
+                f"{float(np.nan_to_num(row[f'{told}_{tag}_se_per_hand'])):.2f}", str(hands)]
+    elif told == "burst":
+        args = [actor, partner, str(int(row[f"burst_{tag}_above"])), str(int(row[f"burst_{tag}_hands"])),
+                f"{100 * float(row[f'burst_{tag}_level']):g}", f"{float(row[f'burst_{tag}_expected']):.1f}"]
+    elif told == "think":
+        args = [actor, partner, f"{float(np.nan_to_num(row[f'think_{tag}_ratio'], nan=1.0)):.2f}", str(hands)]
+    else:
+        args = [actor, partner, str(hands)]
+    return {"key": f"lead_{told}", "signal": main, "told_by": told, "actor": actor, "partner": partner, "args": args}
+
+
+def verdict_line(row: pd.Series) -> dict[str, Any]:
+    """Why the pair has its verdict, as a label key and arguments (score, q, hands to the alarm)."""
+    more = row.get("hands_to_alarm")
+    more_s = "–" if more is None or not np.isfinite(more) else str(int(more))
+    return {"key": f"verdict_{row['verdict']}", "args": [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}",
+                                                          more_s]}

@@ -1,0 +1,79 @@
+"""The case file in a real browser: the leading sentence, the outcome figures, the pair marked in the replayer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from report_fixtures import decision_rows, room
+
+from analyzer.audit.core import audit_frame
+from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
+from analyzer.report.audit import write_audit_report
+
+CHROMIUM = "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+expect = sync_api.expect
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def case_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """An audit of a small room through the real pipeline (audit_frame), written as report.html."""
+    import pandas as pd
+
+    records = room(12)
+    decisions = decision_rows(records)
+    seating = pd.DataFrame([outcome_row(SimpleNamespace(record=r, check=None)) for r in records],
+                           columns=list(SEATING_COLUMNS))
+    result, _, _ = audit_frame(decisions, seating)
+    out = tmp_path_factory.mktemp("case")
+    write_audit_report(out, result, decisions=decisions, records=records)
+    return {"dir": out, "audit": result}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(browser: Any, case_site: dict) -> None:
+    audit = case_site["audit"]
+    # the page lists pairs flagged first, then review, then by score: the same order as audit.json here
+    k, entry = next((i, p) for i, p in enumerate(audit["pairs"]) if p.get("case") and p["evidence"])
+    a, b = entry["players"]
+    case = entry["case"]
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((case_site["dir"] / "report.html").as_uri() + f"#pair={k}")
+    detail = page.locator("[data-role=detail-pair]")
+    lead = detail.locator("[data-role=lead]").inner_text()
+    assert case["lead"]["actor"] in lead and case["lead"]["partner"] in lead
+    assert "typical" in lead or "a typical pair" in lead or "such hands" in lead
+    score_row = detail.locator("[data-role=outcome-score]").inner_text()
+    o = case["outcomes"]
+    assert f"{o['score_together']:+.1f}" in score_row  # the pair's combined score per hand together
+    assert detail.locator("[data-role=outcome-tong] td").count() == 4  # together, apart, room
+    assert detail.locator("[data-role=signal-row]").count() == len(case["signals"])
+    assert "standard deviations" in detail.locator("[data-role=glossary]").inner_text()
+    directions = detail.locator("[data-role=direction]").all_inner_texts()
+    assert directions and all(d.split(" -> ")[0] in case["evidence_actors"] for d in directions)
+    detail.locator("[data-role=evidence] a").first.click()
+    replay = page.locator("[data-role=detail-hand]")
+    expect(replay.locator("[data-role=suspect-pair]")).to_contain_text(a)
+    marked = replay.locator("[data-role=seat].suspect [data-role=player]").all_inner_texts()
+    assert sorted(marked) == sorted([a, b])
+    assert not errors, errors
+    page.close()

@@ -1,0 +1,161 @@
+"""Verdict tiers, log-space scores, the burst statistic of occasional collusion, evidence order, outcomes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analyzer.audit.calibrate import (
+    SCORE_SIGNALS,
+    hands_to_alarm,
+    log_combine_directions,
+    q_values,
+    rank_pairs,
+    z_of_logp,
+)
+from analyzer.audit.evidence import directions, edge, pair_evidence
+from analyzer.audit.outcomes import SEATING_COLUMNS, pair_outcomes
+from analyzer.audit.signals import _burst_one, binom_logsf
+
+
+def test_scores_have_no_ceiling_and_keep_strong_cases_ordered() -> None:
+    logp = log_combine_directions(np.array([40.0, 50.0, 60.0]), np.array([0.0, 0.0, 0.0]))
+    assert np.all(np.isfinite(logp)) and logp[0] > logp[1] > logp[2]  # 1e-300 would have tied all three
+    z = z_of_logp(logp)
+    assert z[0] < z[1] < z[2] and z[2] > 55
+    # the log-space p agrees with the plain one where the plain one is representable
+    plain = 2 * min(1 - (1 - stats.norm.sf(3.0)) ** 2, stats.norm.sf(3.0 / math.sqrt(2)))
+    assert math.isclose(math.exp(log_combine_directions(np.array([3.0]), np.array([0.0]))[0]), plain, rel_tol=1e-9)
+
+
+def test_q_values_are_benjamini_hochberg() -> None:
+    p = np.array([0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205])
+    q = q_values(p)
+    m = len(p)
+    manual = np.minimum.accumulate((p * m / np.arange(1, m + 1))[::-1])[::-1]
+    assert np.allclose(q, np.minimum(manual, 1))
+
+
+def test_hands_to_alarm_follows_the_square_root_law() -> None:
+    alpha, k = 1e-5, len(SCORE_SIGNALS)
+    z_alpha = stats.norm.isf(alpha / (2 * k))
+    # a pair whose single-direction z is half the alarm's needs 4x the hands: 3x more
+    log_p = np.array([stats.norm.logsf(z_alpha / 2) + math.log(2 * k), stats.norm.logsf(z_alpha) + math.log(2 * k)])
+    more = hands_to_alarm(log_p, np.array([100, 100]), alpha)
+    assert abs(more[0] - 300) <= 1 and more[1] == 0
+    assert np.isnan(hands_to_alarm(np.array([0.0]), np.array([100]), alpha)[0])  # no effect: never
+
+
+def test_ties_are_broken_by_effect_size() -> None:
+    t = pd.DataFrame({"a": ["p1", "p2", "p3"], "b": ["q1", "q2", "q3"], "score": [0.0, 0.0, 2.0],
+                      "effect_size": [0.01, 0.30, 0.0]})
+    assert rank_pairs(t)["a"].tolist() == ["p3", "p2", "p1"]
+
+
+def _scores(rng: np.random.Generator, extreme_share: float, shift: float, hands: int = 500) -> pd.DataFrame:
+    """Per-hand favour of actor A towards B (with extreme hands) and towards 9 honest others."""
+    rows = []
+    for o in ["B", *[f"o{i}" for i in range(9)]]:
+        x = rng.standard_normal(hands)
+        if o == "B":
+            hot = rng.random(hands) < extreme_share
+            x[hot] += shift
+        rows.append(pd.DataFrame({"actor": "A", "other": o, "hand_id": np.arange(hands), "x": x}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_burst_finds_a_few_extreme_hands_that_barely_move_the_mean() -> None:
+    rng = np.random.default_rng(3)
+    df = _scores(rng, extreme_share=0.1, shift=4.0)
+    b = _burst_one(df)
+    partner = b.loc[("A", "B")]
+    mean_z = df[df["other"] == "B"]["x"].mean() * math.sqrt(500)  # the always-on reading of the same hands
+    assert partner["logp"] < math.log(1e-8) and partner["logp"] < stats.norm.logsf(mean_z)
+    honest = b.drop(index=("A", "B"))["logp"]
+    assert (honest > math.log(1e-3)).all()
+    assert partner["above"] > partner["expected"] * 3
+
+
+def test_burst_is_calibrated_on_honest_hands() -> None:
+    rng = np.random.default_rng(11)
+    logs = np.concatenate([_burst_one(_scores(rng, 0.0, 0.0, hands=300))["logp"].to_numpy() for _ in range(20)])
+    # a valid p-value: P(p <= u) <= u (Bonferroni over levels makes it conservative)
+    for u in (0.01, 0.05, 0.2):
+        assert (np.exp(logs) <= u).mean() <= u + 0.03
+
+
+def test_binomial_tail_stays_finite_far_out() -> None:
+    v = binom_logsf(np.array([199]), 200, np.array([0.01]))[0]
+    assert np.isfinite(v) and math.isclose(v, 200 * math.log(0.01), rel_tol=1e-9)
+
+
+def _decision(hand: str, action: int, seat: int, players: list[str], dd: list[float], imm: list[float],
+              chosen: str = "8H", best: str = "6H") -> dict:
+    return {"hand_id": hand, "hand_seq": 0, "action": action, "seat": seat, "player": players[seat],
+            **{f"p{k}": players[k] for k in range(4)}, "kind": "play", "chosen": chosen, "best": best,
+            "regret": 1.0, "regret_se": 0.1, **{f"delta{k}": 0.0 for k in range(4)},
+            **{f"dd_delta{k}": dd[k] for k in range(4)}, **{f"imm{k}": imm[k] for k in range(4)},
+            "think_ms": 900.0, "difficulty": 0.5, "reasons": ""}
+
+
+def test_evidence_is_ranked_by_the_true_deal_edge_and_drops_rows_without_one() -> None:
+    seats = ["F", "x", "R", "y"]  # feeder F at seat 0, receiver R at seat 2
+    rows = pd.DataFrame([
+        _decision("h1", 3, 0, seats, [0, -2, 10, -2], [0, 0, 1, 0]),   # edge 12
+        _decision("h1", 7, 0, seats, [0, 1, 30, -1], [0, 0, 2, -1]),   # edge 30 (uncapped: first)
+        _decision("h2", 5, 0, seats, [0, 0, 0, 0], [0, 0, 0, 0], chosen="6H"),  # the sensible choice: no edge
+        _decision("h2", 9, 0, seats, [0, 5, -3, 5], [0, 1, 0, 1]),     # helped the opponents: dropped
+        _decision("h3", 2, 2, seats, [0, 0, 0, 50], [0, 0, 0, 0]),     # the receiver's move
+        _decision("h3", 4, 2, seats, [20, 0, 0, 0], [1, 0, 0, 0]),     # the receiver helping the feeder: edge 20
+    ])
+    both = pair_evidence(rows, "F", "R")
+    assert [(e["hand_id"], e["action"]) for e in both] == [("h1", 7), ("h3", 4), ("h1", 3)]
+    assert [e["edge"] for e in both] == [30.0, 20.0, 12.0]
+    assert both[0]["direction"] == "F -> R" and both[0]["effect_true_deal"]["partner"] == 30.0
+    only_feeder = pair_evidence(rows, "F", "R", actors=["F"])
+    assert [e["actor"] for e in only_feeder] == ["F", "F"]
+
+
+def test_directions_keep_only_the_actor_who_could_know() -> None:
+    assert directions(8.0, 0.3) == [0]
+    assert directions(-0.5, 6.0) == [1]
+    assert directions(5.0, 4.0) == [0, 1]
+
+
+def test_edge_is_partner_minus_mean_of_the_opponents() -> None:
+    v = np.array([[1.0, 4.0, 0.0, 2.0]])
+    assert edge(v, np.array([0]), np.array([1]))[0] == 3.0
+
+
+def test_outcomes_together_apart_and_room() -> None:
+    rows = []
+    for h in range(40):  # A and B together in the even hands, A with others in the odd ones
+        together = h % 2 == 0
+        players = ["A", "B", "C", "D"] if together else ["A", "E", "C", "D"]
+        scores = [10, 10, -10, -10] if together else [-5, 5, 0, 0]
+        tong = [1.0, 0.0, 0.0, 0.0] if together else [0.0, 0.0, 0.0, 0.0]
+        rows.append((f"h{h}", *players, *map(float, scores), *tong))
+    seating = pd.DataFrame(rows, columns=list(SEATING_COLUMNS))
+    o = pair_outcomes(seating, "A", "B")
+    assert o["hands_together"] == 20 and o["score_together"] == 20.0 and o["score_together_se"] == 0.0
+    assert o["score_apart"] is None  # B never sat without A: no "apart" figure for B
+    assert o["tong_together"] == 0.5 and o["tong_apart"] == 0.0
+    assert o["typical"] == 0.0 and o["typical_sd"] is not None and o["typical_sd"] > 0
+
+
+def test_case_labels_cover_every_key_the_case_data_names() -> None:
+    from analyzer.audit.calibrate import DIRECTED, VERDICTS
+    from analyzer.audit.case import ROWS
+    from analyzer.report.common import LABELS
+
+    signals = {s for s, _, _ in ROWS} | {"codev"}
+    keys = {f"{p}{s}" for s in signals for p in ("sig_", "meaning_")}
+    keys |= {f"lead_{s}" for s in (*DIRECTED, "burst", "codev") if s != "think"} | {"lead_think"}
+    keys |= {f"verdict_{v}" for v in VERDICTS} | {f"verdict_{v}_short" for v in VERDICTS}
+    keys |= {f"unit_{u}" for _, _, u in ROWS if u} | {f"gl_term_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
+    keys |= {f"gl_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
+    for lang in ("en", "zh"):
+        assert keys <= set(LABELS[lang]), keys - set(LABELS[lang])
