@@ -78,10 +78,11 @@ def phases(log: Path) -> None:
     sys.path.insert(0, str(ROOT))
     from analyzer.analysis.execute import Settings, analyse_items
     from analyzer.audit.core import audit_frame
+    from analyzer.commands.common import DD_SAMPLES, SAMPLES
     from analyzer.validate import generate_valid
 
     t0 = time.process_time()
-    df = analyse_items(generate_valid([str(log)]), Settings.of(16, 8, 0))
+    df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
     t1 = time.process_time()
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
     audit_frame(df, seating)
