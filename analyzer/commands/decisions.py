@@ -79,7 +79,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @paths_argument
 @out_option("Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
             "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When it "
-            "exists, only the hands it does not hold are analysed and added.", aliases=("--output",))
+            "exists, only the hands it does not hold are analysed and added.", aliases=("--output",), folder=True)
 @samples_option
 @max_samples_option
 @dd_samples_option
