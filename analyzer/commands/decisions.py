@@ -72,7 +72,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     return frame, len(bad)
 
 
-@click.command("decisions", short_help="One row per decision (options, values, regret) into a decision store.",
+@click.command("decisions", short_help="One row per decision into a decision store.",
                epilog=help_epilog("analyzer decisions logs/ -o store/   (again with new logs: adds only their hands)",
                                   "0: rows written", "2: usage error (no input, bad option, output is an input, "
                                   "a store of other settings or other hands)"))
