@@ -111,8 +111,8 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
         raise click.ClickException(str(e)) from e
     bar.close()
     if not found.ok:
-        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s); the page replays it up to the "
-                   f"first illegal action", err=True)
+        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they happen; "
+                   f"its replay ends where the validator's does", err=True)
 
 
 @click.command("report", short_help="One HTML page: a hand's replay, a player or a pair.",
