@@ -12,6 +12,7 @@ from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 from analyzer.commands.common import (
     MAX_SAMPLES,
+    AliasOption,
     dask_option,
     dd_samples_option,
     execution_for,
@@ -20,7 +21,6 @@ from analyzer.commands.common import (
     jobs_option,
     max_line_option,
     max_samples_option,
-    out_option,
     paths_argument,
     refuse_inputs,
     resolve_paths,
@@ -77,9 +77,11 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                                   "0: rows written", "2: usage error (no input, bad option, output is an input, "
                                   "a store of other settings or other hands)"))
 @paths_argument
-@out_option("Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
-            "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When it "
-            "exists, only the hands it does not hold are analysed and added.", aliases=("--output",), folder=True)
+@click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
+              required=True,  # a folder, or a path to create; a file (say an input) is refused below, by name
+              help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
+                   "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When "
+                   "it exists, only the hands it does not hold are analysed and added.")
 @samples_option
 @max_samples_option
 @dd_samples_option
