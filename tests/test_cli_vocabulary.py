@@ -140,7 +140,9 @@ def test_parquet_is_written_with_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert res.exit_code == 0, res.output
-    assert out.stat().st_mode & 0o777 == 0o644
+    # the output is a decision store (a folder of Parquet parts): the folder and every file get the umask
+    assert out.stat().st_mode & 0o777 == 0o755
+    assert {p.stat().st_mode & 0o777 for p in out.iterdir()} == {0o644}
     assert pd.read_parquet(out)["action"].min() >= 0  # machine outputs keep the 0-based index
 
 

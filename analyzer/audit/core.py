@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,10 +24,14 @@ from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions, pair_signals
-from analyzer.problems import Problem
 from analyzer.logs import expand_paths
+from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
 from analyzer.variants import registry
+
+if TYPE_CHECKING:
+    from analyzer.analysis.execute import Execution, Settings
+    from analyzer.analysis.store import Store
 
 FORMAT = "bieqi-audit"
 VERSION = 1
@@ -51,10 +55,20 @@ def _variant(item: Checked) -> str:
 
 
 def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
-                  on_progress: Callable[[int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
+                  on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
+                  store: Store | None = None, reasons: bool = False, settings: Settings | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
     """Decision rows of every hand whose variant offers them, its seating, and the hands skipped by variant.
 
-    The first source is fed as a stream; hands of variants with another source wait for it."""
+    The first source is fed as a stream; hands of variants with another source wait for it. Standard
+    hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do not
+    depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``),
+    with ``settings`` (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
+    Their rows carry no reasons unless ``reasons``: ``run_audit`` fills them for the rows it shows.
+    """
+    from analyzer.analysis.execute import Settings
+    from analyzer.analysis.store import collect_rows
+
     sources = {name: game.offers.decisions for name, game in registry().items()}
     streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
     seating: list[tuple[Any, ...]] = []
@@ -74,7 +88,11 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
                 waiting.setdefault(src, []).append(item)
 
     main = import_module(streamed)
-    frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
+    if streamed == "analyzer.analysis.decisions":  # in batches over workers, or from the store
+        settings = settings or Settings.of(samples, dd_samples, seed)
+        frames = [collect_rows(stream(), settings, execution, store=store, reasons=reasons, on_progress=on_progress)]
+    else:
+        frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
     for src, its in waiting.items():
         frames.append(import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
         seating.extend(outcome_row(it) for it in its)
@@ -205,9 +223,22 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
+              execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
               on_phase: Callable[[str], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
-    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start."""
+
+    ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
+    decision store whose rows are reused for the hands it holds (it must come from these logs and
+    the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
+    analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
+    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start.
+    """
+    from analyzer.analysis.reasons import fill_reasons, shown_rows
+    from analyzer.validate import generate_valid
+
+    paths = list(paths)
+    if settings is not None:
+        samples, dd_samples, seed = settings.samples, settings.dd_samples, settings.seed
     problems: list[Problem] = []
     kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
@@ -227,10 +258,18 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
                 problems.extend(item.check.problems)
 
     df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
-                                         on_progress=on_progress)
+                                         on_progress=on_progress, execution=execution, store=store,
+                                         reasons="-" in paths, settings=settings)  # stdin cannot be read again
     if on_phase is not None:
         on_phase("signals")
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
+    # reasons only for the rows shown: the few hundred hands they come from are read again (the one
+    # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
+    if len(df) and "-" not in paths:
+        text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, None, **kw))
+        for p in result["pairs"]:
+            for e in p["evidence"]:
+                e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],

@@ -374,19 +374,156 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     return out
 
 
-def _separable(x: np.ndarray) -> np.ndarray:
-    """Per co-player column of a design (hands, co-players + intercept): the residual sum of squares
-    of the column on the other co-players' columns, in hands (the intercept is left out: the three
-    co-players of a hand always sum to it). Near 0 when the co-player always sat with the same
-    others (early in a room): then no regression can tell whose presence made the actor slow, and
-    the pseudo-inverse would hand a partner's effect to a bystander with a tiny standard error."""
-    co = x[:, :-1]
-    out = np.zeros(co.shape[1])
-    for j in range(len(out)):
-        rest = np.delete(co, j, axis=1)
-        coef = np.linalg.lstsq(rest, co[:, j], rcond=None)[0]
-        out[j] = float(((co[:, j] - rest @ coef) ** 2).sum())
-    return out
+def _separable(gram: np.ndarray) -> np.ndarray:
+    """Per co-player, from the Gram matrix of the co-player columns of a design (hands, co-players; the
+    intercept is left out: the three co-players of a hand always sum to it): the residual sum of
+    squares of the column on the other co-players' columns, in hands. Near 0 when the co-player always
+    sat with the same others (early in a room): then no regression can tell whose presence made the
+    actor slow, and the pseudo-inverse would hand a partner's effect to a bystander with a tiny
+    standard error.
+
+    From the Gram matrix alone (its size is the co-players', whatever the hands): a column lies in the
+    span of the others exactly when some null vector of the Gram matrix has a non-zero entry there
+    (residual 0); otherwise its residual is 1 / (pseudo-inverse)_jj (the row of X+ for that column is
+    orthogonal to the other columns and has squared norm (G+)_jj = 1 / residual).
+    """
+    n = len(gram)
+    if n == 0:
+        return np.zeros(0)
+    e, v = np.linalg.eigh(gram)
+    tol = max(float(e.max()), 0.0) * n * np.finfo(np.float64).eps * 10
+    keep = e > tol
+    null_weight = (v[:, ~keep] ** 2).sum(axis=1)
+    pinv_diag = ((v[:, keep] ** 2) / e[keep]).sum(axis=1)
+    out = np.where((null_weight > 1e-9) | (pinv_diag <= 0), 0.0, 1.0 / np.where(pinv_diag > 0, pinv_diag, 1.0))
+    return np.asarray(out, np.float64)
+
+
+def _normal_equations(hi: np.ndarray, oi: np.ndarray, n_hands: int, n_others: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """X'X of the design (hands, co-player indicators + intercept) and the design itself (sparse), built
+    from the (hand, co-player) pairs: cost linear in hands, memory (co-players + 1)^2 for X'X."""
+    from scipy import sparse
+
+    rows = np.concatenate([hi, np.arange(n_hands)])
+    cols = np.concatenate([oi, np.full(n_hands, n_others)])
+    x = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_hands, n_others + 1))
+    x.sum_duplicates()
+    x.data[:] = 1.0  # an indicator, however many links name the pair in a hand
+    return np.asarray((x.T @ x).toarray(), np.float64), x
+
+
+class ThinkStats:
+    """The think-time model's sufficient statistics, added batch by batch (whole hands a batch): per
+    actor its pace fit (sums over its timed decisions of 1, x, log time, x^2, x log time) and, over the
+    hands it timed, the normal equations of the per-hand regression on who sat with it (X'X and X'a,
+    X'b for the hand's mean log time a and mean difficulty b, and their sums and cross-products).
+    The per-hand residual is a - slope b - c with the actor's pace line (slope, c), linear in a and b,
+    so X'y and y'y follow at the end without a second pass. Memory: co-players squared per actor,
+    whatever the hands."""
+
+    def __init__(self) -> None:
+        self.pace: dict[str, np.ndarray] = {}  # n, sum x, sum lt, sum x^2, sum x lt
+        self.others: dict[str, dict[str, int]] = {}
+        self.xtx: dict[str, np.ndarray] = {}  # co-players + intercept (last), grown as co-players appear
+        self.xta: dict[str, np.ndarray] = {}
+        self.xtb: dict[str, np.ndarray] = {}
+        self.sums: dict[str, np.ndarray] = {}  # hands, sum a, sum b, sum a^2, sum b^2, sum ab
+
+    def add_decisions(self, df: pd.DataFrame) -> None:
+        """Add decision rows (``player``, ``seat``, ``p0..p3``, ``hand_id``, ``think_ms``, ``difficulty``)."""
+        t = df.dropna(subset=["think_ms"])
+        if t.empty:
+            return
+        lt = np.log1p(t["think_ms"].clip(lower=0).to_numpy(np.float64))
+        x = t["difficulty"].fillna(0.0).to_numpy(np.float64)
+        actor = t["player"].astype(str).to_numpy(object)
+        hand = t["hand_id"].astype(str).to_numpy(object)
+        per = pd.DataFrame({"actor": actor, "hand": hand, "x": x, "lt": lt, "xx": x * x, "xl": x * lt})
+        for a, g in per.groupby("actor", sort=False)[["x", "lt", "xx", "xl"]]:
+            row = np.concatenate([[len(g)], g.sum().to_numpy()])
+            self.pace[a] = self.pace.get(a, np.zeros(5)) + row
+        by_hand = per.groupby(["actor", "hand"], sort=False)[["lt", "x"]].mean().reset_index()
+        seats = t.drop_duplicates(["player", "hand_id"])
+        table = pd.DataFrame({"actor": seats["player"].astype(str).to_numpy(object),
+                              "hand": seats["hand_id"].astype(str).to_numpy(object),
+                              **{f"p{k}": seats[f"p{k}"].astype(str).to_numpy(object) for k in range(4)}})
+        by_hand = by_hand.merge(table, on=["actor", "hand"], how="left")
+        for a, g in by_hand.groupby("actor", sort=False):
+            names = g[["p0", "p1", "p2", "p3"]].to_numpy(object)
+            self._hands(str(a), names[names != a].reshape(len(g), 3), g["lt"].to_numpy(np.float64),
+                        g["x"].to_numpy(np.float64))
+
+    def _hands(self, actor: str, co: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Add an actor's hands: co-players (hands, 3), mean log time and mean difficulty per hand."""
+        from scipy import sparse
+
+        idx = self.others.setdefault(actor, {})
+        for o in pd.unique(co.ravel()):
+            if o not in idx:
+                idx[o] = len(idx)
+        k = len(idx) + 1
+        old = self.xtx.get(actor)
+        if old is None or len(old) < k:  # grow, keeping the intercept last
+            m = max(k, 2 * (0 if old is None else len(old) - 1) + 1)
+            xtx, xta, xtb = np.zeros((m, m)), np.zeros(m), np.zeros(m)
+            if old is not None:
+                n = len(old) - 1
+                xtx[:n, :n], xtx[:n, -1], xtx[-1, :n], xtx[-1, -1] = old[:n, :n], old[:n, -1], old[-1, :n], old[-1, -1]
+                xta[:n], xta[-1] = self.xta[actor][:n], self.xta[actor][-1]
+                xtb[:n], xtb[-1] = self.xtb[actor][:n], self.xtb[actor][-1]
+            self.xtx[actor], self.xta[actor], self.xtb[actor] = xtx, xta, xtb
+        xtx, xta, xtb = self.xtx[actor], self.xta[actor], self.xtb[actor]
+        h = len(a)
+        cols = np.concatenate([np.vectorize(idx.__getitem__, otypes=[np.int64])(co).ravel(),
+                               np.full(h, len(xtx) - 1)])
+        rows = np.concatenate([np.repeat(np.arange(h), 3), np.arange(h)])
+        d = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(h, len(xtx)))
+        xtx += (d.T @ d).toarray()
+        xta += d.T @ a
+        xtb += d.T @ b
+        self.sums[actor] = self.sums.get(actor, np.zeros(6)) + np.array(
+            [h, a.sum(), b.sum(), a @ a, b @ b, a @ b], np.float64)
+
+    def result(self) -> pd.DataFrame:
+        """Per (actor, co-player): z of the co-player's coefficient, hands together, slower ratio."""
+        cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]
+        rows: list[tuple[str, str, float, float, float]] = []
+        for actor, idx in self.others.items():
+            n, sx, sl, sxx_, sxl = self.pace[actor]
+            mx, my = sx / n, sl / n
+            sxx, sxy = sxx_ - n * mx * mx, sxl - n * mx * my
+            slope = sxy / sxx if (sxx > 1e-12 and n > 2) else 0.0
+            c = my - slope * mx
+            p = len(idx)
+            keep = list(range(p)) + [len(self.xtx[actor]) - 1]
+            xtx = self.xtx[actor][np.ix_(keep, keep)]
+            xta, xtb = self.xta[actor][keep], self.xtb[actor][keep]
+            hands, sa, sb, saa, sbb, sab = self.sums[actor]
+            xty = xta - slope * xtb - c * xtx[:, -1]
+            yty = saa + slope * slope * sbb + hands * c * c - 2 * slope * sab - 2 * c * sa + 2 * slope * c * sb
+            others = sorted(idx, key=idx.__getitem__)
+            rows.extend(_think_fit(actor, others, xtx, xty, yty, int(hands)))
+        return pd.DataFrame(rows, columns=cols)
+
+
+def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, yty: float, hands: int
+               ) -> list[tuple[str, str, float, float, float]]:
+    """One actor's regression on its co-players, from its normal equations."""
+    counts = np.diag(xtx)[:-1]
+    dof = hands - np.linalg.matrix_rank(xtx, hermitian=True)
+    if dof < 3:
+        return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
+    xtx_inv = np.linalg.pinv(xtx, hermitian=True)
+    beta = xtx_inv @ xty
+    # ||y - X beta||^2 from the normal equations: y'y - 2 beta'X'y + beta'X'X beta
+    rss = float(yty - 2 * beta @ xty + beta @ xtx @ beta)
+    sigma2 = max(rss, 0.0) / dof
+    se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
+    ok = (counts >= 2) & (hands - counts >= 2) & (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS)
+    z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
+    return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
+            for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
 
 
 def _think(lk: pd.DataFrame) -> pd.DataFrame:
@@ -394,49 +531,25 @@ def _think(lk: pd.DataFrame) -> pd.DataFrame:
 
     Each actor's log think time is fitted on difficulty (its own pace); per hand the mean
     residual, regressed on who else sat at the table (one indicator per co-player); the z of a
-    co-player's coefficient.
+    co-player's coefficient. Solved from sufficient statistics (:class:`ThinkStats`, which can also
+    be fed batch by batch): cost linear in hands, memory the number of co-players squared.
     """
-    cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]
-    t = lk[lk["offset"] == 1].dropna(subset=["think_ms"])  # one copy of each decision
-    if t.empty:
-        return pd.DataFrame(columns=cols)
-    lt = np.log1p(t["think_ms"].clip(lower=0).to_numpy(np.float64))
-    x = t["difficulty"].fillna(0.0).to_numpy(np.float64)
-    g = t.groupby("actor", sort=False)
-    n = g["actor"].transform("size").to_numpy(np.float64)
-    mx, my = pd.Series(x, t.index).groupby(t["actor"]).transform("mean").to_numpy(), \
-        pd.Series(lt, t.index).groupby(t["actor"]).transform("mean").to_numpy()
-    sxy = pd.Series((x - mx) * (lt - my), t.index).groupby(t["actor"]).transform("sum").to_numpy()
-    sxx = pd.Series((x - mx) ** 2, t.index).groupby(t["actor"]).transform("sum").to_numpy()
-    slope = np.where((sxx > 1e-12) & (n > 2), sxy / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
-    hand_r = pd.DataFrame({"actor": t["actor"], "hand_id": t["hand_id"], "r": lt - my - slope * (x - mx)}).groupby(
-        ["actor", "hand_id"], sort=False)["r"].mean().rename("r").reset_index()
-    seats = lk[["actor", "other", "hand_id"]].drop_duplicates().merge(hand_r, on=["actor", "hand_id"])
-    rows: list[object] = []
-    for actor, g in seats.groupby("actor", sort=False):
-        # all co-players at once: a slow colluder's slowness goes to the partner, not to whoever
-        # often sat at the same tables as the two of them
-        hands, hi = np.unique(g["hand_id"].to_numpy(object), return_inverse=True)
-        others, oi = np.unique(g["other"].to_numpy(object), return_inverse=True)
-        x = np.zeros((len(hands), len(others) + 1))
-        x[:, -1] = 1.0
-        x[hi, oi] = 1.0
-        y = np.zeros(len(hands))
-        y[hi] = g["r"].to_numpy()
-        counts = x[:, :-1].sum(axis=0)
-        dof = len(hands) - np.linalg.matrix_rank(x)
-        if dof < 3:
-            rows.extend((actor, o, 0.0, c, 1.0) for o, c in zip(others, counts))
-            continue
-        xtx_inv = np.linalg.pinv(x.T @ x)
-        beta = xtx_inv @ x.T @ y
-        sigma2 = float(((y - x @ beta) ** 2).sum() / dof)
-        se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
-        ok = (counts >= 2) & (len(hands) - counts >= 2) & (_separable(x) >= MIN_SEPARATE_HANDS)
-        z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
-        rows.extend((actor, o, float(zz) if k else 0.0, c, float(np.exp(bb)) if k else 1.0)
-                    for o, zz, c, bb, k in zip(others, z, counts, beta[:-1], ok))
-    return pd.DataFrame(rows, columns=cols)
+    t = lk[lk["offset"] == 1]  # one copy of each decision; its row in the decisions gives the table
+    base = t.rename(columns={"actor": "player"})[["player", "hand_id", "think_ms", "difficulty"]]
+    seats = t[["row"]].merge(_table_of(lk), on="row", how="left")
+    stats_ = ThinkStats()
+    stats_.add_decisions(pd.concat([base.reset_index(drop=True), seats[["p0", "p1", "p2", "p3"]]], axis=1))
+    return stats_.result()
+
+
+def _table_of(lk: pd.DataFrame) -> pd.DataFrame:
+    """Per decision row: the four players at its table (the actor and the three others of its links)."""
+    first = lk.drop_duplicates("row").set_index("row")
+    out = pd.DataFrame({"row": first.index, "p0": first["actor"].to_numpy()})
+    for k in (1, 2, 3):
+        at = lk[lk["offset"] == k].drop_duplicates("row").set_index("row")["other"]
+        out[f"p{k}"] = at.reindex(first.index).to_numpy()
+    return out
 
 
 def hands_together(seating: pd.DataFrame) -> pd.Series:

@@ -12,16 +12,23 @@ import orjson
 from analyzer.commands.common import (
     FiniteFloatRange,
     exit_on_read_errors,
+    dask_option,
     dd_samples_option,
+    decisions_store_option,
+    execution_for,
+    fail,
     help_epilog,
+    jobs_option,
     lang_option,
     max_line_option,
+    open_decision_store,
     out_option,
     paths_argument,
     refuse_inputs,
     resolve_paths,
     samples_option,
     seed_option,
+    store_settings,
 )
 
 if TYPE_CHECKING:
@@ -33,7 +40,7 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
                                   "0: no pair flagged", "1: a pair flagged (or an illegal borrow found)",
-                                  "2: usage error or no valid hand"))
+                                  "2: usage error, no valid hand, or a decision store of other logs or settings"))
 @paths_argument
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html.", folder=True)
 @click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=1e-5, show_default=True,
@@ -48,10 +55,17 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @lang_option
+@decisions_store_option
+@jobs_option
+@dask_option
 @max_line_option
-def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int, samples: int,
-            dd_samples: int, seed: int, top: int, lang: str, max_line_bytes: int) -> None:
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int,
+            samples: int, dd_samples: int, seed: int, top: int, lang: str, store_path: str | None, jobs: int | None,
+            dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
     from analyzer.logs import OutputSet, atomic_write_bytes
@@ -61,14 +75,24 @@ def command(paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hand
     out_dir = Path(out)
     refuse_inputs([out_dir / n for n in OUTPUTS], files)
     outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
+    store, settings = None, None
+    if store_path is not None:  # the store's settings, but for the options given on the command line
+        store = open_decision_store("audit", store_path)
+        settings = store_settings(ctx, store, Settings.of(samples, dd_samples, seed),
+                                  {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
     bar = Progress("audit")
     total = None
     if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
         bar.phase("reading")
         total = count_lines(files)
-    result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
-                       alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
-                       on_progress=bar.phase("analysing", total), on_phase=bar.start)
+    try:
+        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
+                           alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
+                           on_progress=bar.phase("analysing", total), on_phase=bar.start,
+                           execution=execution_for(files, jobs, dask_address), store=store, settings=settings)
+    except (StoreError, DaskUnavailable) as e:
+        bar.close()
+        fail("audit", str(e))
     bar.close()  # messages below must not tear the bar
     exit_on_read_errors(result.problems)
     for p in result.problems[:20]:

@@ -1,22 +1,28 @@
-"""``analyzer decisions``: one row per decision of every valid hand, written as Parquet for pandas."""
+"""``analyzer decisions``: one row per decision of every valid hand, written to (or added to) a decision store."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
+from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 from analyzer.commands.common import (
     FiniteFloatRange,
     exit_on_read_errors,
-    dd_samples_option,
     MAX_SAMPLES,
+    AliasOption,
+    dask_option,
+    dd_samples_option,
+    execution_for,
+    fail,
     help_epilog,
+    jobs_option,
     max_line_option,
     max_samples_option,
-    out_option,
     paths_argument,
     refuse_inputs,
     resolve_paths,
@@ -27,6 +33,9 @@ from analyzer.commands.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.analysis.execute import Execution
+    from analyzer.analysis.store import Store
+
 noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
@@ -36,23 +45,29 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), defa
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
                   max_line_bytes: int, reasons: bool = True, command: str = "decisions",
-                  max_samples: int | None = MAX_SAMPLES) -> tuple[pd.DataFrame, int]:
-    """Decision rows of the valid hands under PATHS, and how many hands were left out as invalid."""
-    from analyzer.analysis.decisions import analyse
+                  max_samples: int | None = MAX_SAMPLES, execution: Execution | None = None,
+                  store: Store | None = None) -> tuple[pd.DataFrame, int]:
+    """Decision rows of the valid hands under PATHS (from ``store`` for the hands it holds), and how
+    many hands were left out as invalid. A store from other logs or settings exits 2."""
+    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
     from analyzer.validate import generate_valid
 
     files = resolve_paths(paths)
     problems: list[Problem] = []
-    with Progress(command) as bar:
-        total = None
-        if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
-            bar.phase("reading")
-            total = count_lines(files)
-        frame = analyse(generate_valid(files, problems, max_line_bytes=max_line_bytes), samples=samples,
-                        dd_samples=dd_samples, seed=seed, noise=noise, policy=policy, reasons=reasons,
-                        max_samples=max_samples, on_progress=bar.phase("analysing", total))
+    try:
+        with Progress(command) as bar:
+            total = None
+            if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+                bar.phase("reading")
+                total = count_lines(files)
+            frame = collect_rows(generate_valid(files, problems, max_line_bytes=max_line_bytes),
+                                 Settings(samples, dd_samples, seed, noise, policy, max_samples), execution,
+                                 store=store, reasons=reasons, on_progress=bar.phase("analysing", total))
+    except (StoreError, DaskUnavailable) as e:
+        fail(command, str(e))
     exit_on_read_errors(problems)
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
@@ -60,32 +75,81 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     return frame, len(bad)
 
 
-@click.command("decisions", short_help="One row per decision (options, values, regret) as Parquet.",
-               epilog=help_epilog("analyzer decisions logs/ -o decisions.parquet",
-                                  "0: rows written", "2: usage error (no input, bad option, output is an input)"))
+@click.command("decisions", short_help="One row per decision into a decision store.",
+               epilog=help_epilog("analyzer decisions logs/ -o store/   (again with new logs: adds only their hands)",
+                                  "0: rows written", "2: usage error (no input, bad option, output is an input, "
+                                  "a store of other settings or other hands)"))
 @paths_argument
-@out_option("Parquet file to write (one row per decision; its `action` column is the 0-based index into "
-            "the log's actions, move = action + 1).", aliases=("--output",))
+@click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
+              required=True,  # a folder, or a path to create; a file (say an input) is refused below, by name
+              help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
+                   "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When "
+                   "it exists, only the hands it does not hold are analysed and added.")
 @samples_option
 @max_samples_option
 @dd_samples_option
 @seed_option
 @noise_option
 @policy_option
+@jobs_option
+@dask_option
+@click.option("--batch-hands", type=click.IntRange(min=1), default=DEFAULT_BATCH_HANDS, show_default=True,
+              help="Hands per task and per Parquet part.")
 @max_line_option
 def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd_samples: int, seed: int,
-            noise: float, policy: str, max_line_bytes: int) -> None:
+            noise: float, policy: str, jobs: int | None, dask_address: str | None, batch_hands: int,
+            max_line_bytes: int) -> None:
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
-    from analyzer.logs import open_output
+    from dataclasses import replace
 
-    output = out
+    from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
+    from analyzer.analysis.store import StoreError, StoreWriter
+    from analyzer.problems import Problem
+    from analyzer.progress import Progress, count_lines
+    from analyzer.validate import Checked, generate_valid
+
+    target = Path(out)
     files = resolve_paths(paths)
-    refuse_inputs([output], files)  # the expanded files: a log found inside a folder counts too
-    frame, bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
-                               policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples)
-    with open_output(output, inputs=files) as f:  # whole or nothing; a device or pipe written directly
-        frame.to_parquet(f, index=False)
-    hands = frame["hand_id"].nunique()
-    click.echo(f"{len(frame)} decisions from {hands} hands -> {output}" +
-               (f"; {bad} invalid hand(s) left out" if bad else ""), err=True)
+    refuse_inputs([target], files)
+    settings = Settings(samples, dd_samples, seed, noise, policy, max_samples)
+    execution = replace(execution_for(files, jobs, dask_address), batch_hands=batch_hands)
+    problems: list[Problem] = []
+    reused = [0]
+    try:
+        writer = StoreWriter(target, settings)
+        known = writer.known
+
+        def on_hand(item: Checked, seq: int, fp: str) -> bool:
+            have = known.get(str(item.record.hand_id))
+            if have is None:
+                return True
+            if have != fp:
+                raise StoreError(f"{item.file}:{item.line}: hand {item.record.hand_id!r} differs from the hand of "
+                                 f"that id already in {target}")
+            reused[0] += 1
+            return False
+
+        with writer, Progress("decisions") as bar:
+            total = None
+            if bar.enabled:
+                bar.phase("reading")
+                total = count_lines(files)
+            for batch, frame in analysed_batches(generate_valid(files, problems, max_line_bytes=max_line_bytes),
+                                                 settings, execution, reasons=True, on_hand=on_hand,
+                                                 on_progress=bar.phase("analysing", total)):
+                writer.add(frame, batch.hand_ids, batch.fingerprints)
+            bar.phase("writing")
+            if any(p.code == "io-error" for p in problems):  # nothing from part of the input
+                writer.abort()
+            else:
+                writer.commit()
+    except (StoreError, DaskUnavailable) as e:
+        fail("decisions", str(e))
+    exit_on_read_errors(problems)
+    bad = {(p.file, p.line) for p in problems}
+    for p in problems[:20]:
+        click.echo(p.format(), err=True)
+    click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
+               + (f" ({reused[0]} hands already there)" if reused[0] else "")
+               + (f"; {len(bad)} invalid hand(s) left out" if bad else ""), err=True)
     sys.exit(0)

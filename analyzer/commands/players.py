@@ -8,16 +8,21 @@ from typing import TYPE_CHECKING
 import click
 
 from analyzer.commands.common import (
+    dask_option,
     dd_samples_option,
+    decisions_store_option,
+    execution_for,
     help_epilog,
+    jobs_option,
     max_line_option,
     max_samples_option,
+    open_decision_store,
     out_option,
-    paths_argument,
     refuse_inputs,
     resolve_paths,
     samples_option,
     seed_option,
+    store_settings,
 )
 from analyzer.commands.decisions import analyse_paths, noise_option, policy_option
 
@@ -31,8 +36,9 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 
 @click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.",
                epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
-                                  "0: table written", "2: usage error (no input, unreadable decisions file)"))
-@paths_argument
+                                  "0: table written", "2: usage error (no input, unreadable decisions file, a "
+                                  "decision store of other logs or settings)"))
+@click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="table for people, csv or json for programs.")
 @out_option("Write the table to this file instead of standard output.", required=False)
@@ -45,10 +51,16 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 @click.option("--ref-weight", default="0", show_default=True,
               help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
                    "(fitted on the room). 0 measures on the rollouts' values alone.")
+@decisions_store_option
+@jobs_option
+@dask_option
 @max_line_option
-def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int, dd_samples: int,
-            seed: int, noise: float, policy: str, ref_weight: str, max_line_bytes: int) -> None:
-    """Per-player table from the logs in PATHS, or from decision files (*.parquet) written by `decisions`.
+@click.pass_context
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int,
+            dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str, store_path: str | None,
+            jobs: int | None, dask_address: str | None, max_line_bytes: int) -> None:
+    """Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs),
+    from a decision store alone (--decisions STORE, no PATHS), or from decision files/stores given as PATHS.
 
     \b
     skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
@@ -59,10 +71,14 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
     """
     import pandas as pd
 
+    from analyzer.analysis.execute import Settings
     from analyzer.analysis.players import MEANING, player_table
+    from analyzer.analysis.store import looks_like_store, read_rows
 
-    parquets = [p for p in paths if p.endswith(".parquet")]
-    logs = tuple(p for p in paths if not p.endswith(".parquet"))
+    if not paths and store_path is None:
+        raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
+    parquets = [p for p in paths if looks_like_store(p)]  # decision files or stores, read as they are
+    logs = tuple(p for p in paths if not looks_like_store(p))
     if out:  # the expanded inputs: a log found inside a folder counts too
         refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else [])])
     try:
@@ -74,9 +90,21 @@ def command(paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max
     # decision files and logs may be mixed: the rows of both are put together
     frames = [_read_decisions(p) for p in parquets]
     if logs:
+        store = None
+        if store_path is not None:  # the store's settings, but for the options given on the command line
+            store = open_decision_store("players", store_path)
+            asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy, max_samples),
+                                   {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")})
+            samples, dd_samples, seed, noise, policy = (asked.samples, asked.dd_samples, asked.seed, asked.noise,
+                                                        asked.policy)
+            max_samples = asked.max_samples  # type: ignore[assignment]
         frames.append(analyse_paths(logs, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                     policy=policy, max_line_bytes=max_line_bytes, reasons=False, command="players",
-                                    max_samples=max_samples)[0])
+                                    max_samples=max_samples,
+                                    execution=execution_for(resolve_paths(logs), jobs, dask_address),
+                                    store=store)[0])
+    elif store_path is not None:
+        frames.append(read_rows(open_decision_store("players", store_path)))
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     try:
         table = player_table(frame, ref_weight=weight)

@@ -1,0 +1,258 @@
+"""Where the per-batch decision analysis runs: in this process, in worker processes, or on Dask; results in input order.
+
+The unit of work is a batch of whole hands (:class:`HandBatch`). Each decision's random stream comes
+from the run's seed, the hand id and the action (``decisions.decision_seed``), never from the worker
+or the batch, so the rows are the same however many workers run them and however the hands are cut.
+Batches travel as canonical JSON lines (small, and nothing but msgspec is needed to read them back);
+at most a few batches per worker are in flight, so memory does not grow with the input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analyzer.validate import Checked
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Hands per task: ~3-5 s of work on one core at the audit's settings, so a task's overhead (pickling,
+#: scheduling: milliseconds) is lost in it, while 1,000 hands still make enough tasks for 2-4 workers.
+DEFAULT_BATCH_HANDS = 256
+#: Below this many bytes of input an ordinary run stays in one process: starting workers (each loads
+#: numba's compiled kernels, ~1 s) costs more than it saves on a few hundred hands.
+PARALLEL_MIN_BYTES = 256 << 10
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the decision rows depend on besides the hands themselves (``decisions.analyse``'s options)."""
+
+    samples: int
+    dd_samples: int
+    seed: int
+    noise: float
+    policy: str
+    max_samples: int | None  # adaptive sampling's ceiling; None: exactly ``samples``
+
+    @classmethod
+    def of(cls, samples: int, dd_samples: int, seed: int = 0, *, noise: float | None = None,
+           policy: str | None = None, max_samples: int | None | str = "default") -> Settings:
+        """Settings with ``decisions.analyse``'s defaults for what is not given."""
+        from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY
+
+        return cls(samples, dd_samples, seed, DEFAULT_NOISE if noise is None else noise,
+                   DEFAULT_POLICY if policy is None else policy,
+                   DEFAULT_MAX_SAMPLES if max_samples == "default" else max_samples)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Settings:
+        ms = d.get("max_samples")
+        return cls(int(d["samples"]), int(d["dd_samples"]), int(d["seed"]), float(d["noise"]), str(d["policy"]),
+                   None if ms is None else int(ms))
+
+    def describe(self) -> str:
+        """The options that give these settings, as a user would type them."""
+        return (f"--samples {self.samples} --max-samples {self.max_samples or self.samples} "
+                f"--dd-samples {self.dd_samples} --seed {self.seed} --noise {self.noise:g} --policy {self.policy}")
+
+
+@dataclass(slots=True)
+class HandBatch:
+    """Hands of one task: each one's place in the input (``hand_seq``) and its record as a canonical JSON line."""
+
+    seqs: list[int] = field(default_factory=list)
+    lines: list[bytes] = field(default_factory=list)
+    hand_ids: list[str] = field(default_factory=list)
+    fingerprints: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+
+def fingerprint_line(line: bytes) -> str:
+    """A hand's fingerprint: 64 bits of BLAKE2b of its canonical JSON line (``logs.format_record``), so the
+    same hand written with other spacing or key order has the same one."""
+    return hashlib.blake2b(line, digest_size=8).hexdigest()
+
+
+def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -> pd.DataFrame:
+    """The decision rows of one batch (runs in a worker); ``hand_seq`` is the hand's place in the whole input."""
+    import numpy as np
+
+    from analyzer.analysis.decisions import analyse
+    from analyzer.logs import parse_record
+    from analyzer.validate import Checked
+    from analyzer.variants.base import HandCheck
+
+    items = []
+    for line in batch.lines:
+        rec = parse_record(line)
+        items.append(Checked("", 0, rec.hand_id, rec, HandCheck()))
+    frame = analyse(items, samples=settings.samples, dd_samples=settings.dd_samples, seed=settings.seed,
+                    noise=settings.noise, policy=settings.policy, max_samples=settings.max_samples, reasons=reasons)
+    frame["hand_seq"] = np.asarray(batch.seqs, np.int64)[frame["hand_seq"].to_numpy()]
+    return frame
+
+
+def default_jobs(paths: Iterable[str]) -> int:
+    """Worker processes for an ordinary run: every core, unless the input is too small to pay for them."""
+    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
+    return 1 if size < PARALLEL_MIN_BYTES else max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """How to run the batches: ``jobs`` worker processes (1: this process), or Dask when ``dask`` is set
+    (``"local"`` for a LocalCluster of ``jobs`` workers, else a scheduler address such as ``tcp://host:8786``)."""
+
+    jobs: int = 1
+    dask: str | None = None
+    batch_hands: int = DEFAULT_BATCH_HANDS
+
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
+        """``fn`` over ``tasks``, results in task order, a bounded number in flight."""
+        if self.dask is not None:
+            return _dask_map(fn, tasks, self.dask, self.jobs)
+        if self.jobs <= 1:
+            return map(fn, tasks)
+        return _pool_map(fn, tasks, self.jobs)
+
+
+def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=jobs)
+    try:
+        pending: deque[Future[R]] = deque()
+        for t in tasks:
+            pending.append(pool.submit(fn, t))
+            while len(pending) > 2 * jobs:  # bounded: a few batches a worker, however long the input
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:  # on an error (or a consumer that stops early) the batches not started are dropped
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskUnavailable(RuntimeError):
+    """``--dask`` was asked for but dask[distributed] is not installed, or the scheduler cannot be reached."""
+
+
+def dask_client(address: str, jobs: int) -> Any:
+    """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as e:  # the core install stays light: Dask is the optional extra "dask"
+        raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'") from e
+    if address == "local":
+        # one thread a worker: the kernel holds the GIL between its compiled calls
+        import logging
+
+        cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+        client._analyzer_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
+        return client
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as e:
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {e}") from e
+
+
+def close_client(client: Any) -> None:
+    cluster = getattr(client, "_analyzer_cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int) -> Iterator[R]:
+    client = dask_client(address, jobs)
+    try:
+        # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
+        workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
+        pending: deque[Any] = deque()
+        for t in tasks:
+            pending.append(client.submit(fn, t, pure=False))
+            while len(pending) > 2 * workers + 1:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        close_client(client)
+
+
+def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Checked, int, str], bool] | None = None
+                 ) -> Iterator[HandBatch]:
+    """Valid standard-game hands (other variants are left out) in batches of ``size``; ``on_hand(item,
+    seq, fingerprint)`` may return False to leave a hand out (e.g. already in a decision store). ``seq`` counts every item, as
+    ``decisions.analyse`` does."""
+    from analyzer.logs import format_record
+    from analyzer.variants.bieqi import NAME
+
+    batch = HandBatch()
+    for seq, item in enumerate(items):
+        if type(item.record).__struct_config__.tag != NAME:  # other variants have no decision rows here
+            continue
+        line = format_record(item.record)
+        fp = fingerprint_line(line)
+        if on_hand is not None and not on_hand(item, seq, fp):
+            continue
+        batch.seqs.append(seq)
+        batch.lines.append(line)
+        batch.hand_ids.append(str(item.record.hand_id))
+        batch.fingerprints.append(fp)
+        if len(batch) >= size:
+            yield batch
+            batch = HandBatch()
+    if batch:
+        yield batch
+
+
+def analysed_batches(items: Iterable[Checked], settings: Settings, execution: Execution = Execution(), *,
+                     reasons: bool = False, on_hand: Callable[[Checked, int, str], bool] | None = None,
+                     on_progress: Callable[[int], None] | None = None) -> Iterator[tuple[HandBatch, pd.DataFrame]]:
+    """Each batch of hands with its decision rows, in input order, computed on ``execution``."""
+    sent: deque[HandBatch] = deque()
+
+    def remembered() -> Iterator[HandBatch]:
+        for b in hand_batches(items, execution.batch_hands, on_hand=on_hand):
+            sent.append(b)
+            yield b
+
+    done = 0
+    for frame in execution.map(partial(analyse_batch, settings=settings, reasons=reasons), remembered()):
+        batch = sent.popleft()
+        done += len(batch)
+        if on_progress is not None:
+            on_progress(done)
+        yield batch, frame
+
+
+def analyse_items(items: Iterable[Checked], settings: Settings, execution: Execution = Execution(), *,
+                  reasons: bool = False, on_hand: Callable[[Checked, int, str], bool] | None = None,
+                  on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """Decision rows of standard-game hands, batch by batch on ``execution``; equal to
+    ``decisions.analyse`` on the same hands whatever the workers."""
+    import pandas as pd
+
+    from analyzer.analysis.decisions import analyse
+
+    frames = [f for _, f in analysed_batches(items, settings, execution, reasons=reasons, on_hand=on_hand,
+                                             on_progress=on_progress) if len(f)]
+    if not frames:
+        return analyse([])  # the typed empty frame
+    return pd.concat(frames, ignore_index=True)

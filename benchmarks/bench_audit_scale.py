@@ -1,0 +1,143 @@
+"""Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
+
+Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
+(``--phases``: only the split of the smallest size's CPU time into analysis and aggregation)
+
+One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
+colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
+``analyzer audit`` in a fresh process for each N, so each figure is that run's alone: wall time, CPU
+time of the process and every worker it started (``os.wait4``), hands per CPU-second, and the peak
+resident memory of the largest process (the one that holds the rows; ``ru_maxrss``).
+``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size with ``--dask local`` at 1
+and 2 workers and prints the speed-up in wall time. The machine's load average is printed with
+each run: CPU time and wall time both suffer when other jobs share the cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def room(cache: Path, players: int, hands: int, seed: int) -> Path:
+    """The whole room's log (simulated once, then reused; a longer one of the same room serves too)."""
+    for have in sorted(cache.glob(f"room-{players}p-seed{seed}-*.jsonl.gz")):
+        if int(have.name.rsplit("-", 1)[1].split(".")[0]) >= hands:
+            return have
+    path = cache / f"room-{players}p-seed{seed}-{hands}.jsonl.gz"
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "analyzer.cli", "simulate", "--hands", str(hands), "--players",
+                        str(players), "--seed", str(seed), "--out", str(path)], check=True, cwd=ROOT, env=_env())
+    return path
+
+
+def cut(src: Path, hands: int, dest: Path) -> Path:
+    """The first ``hands`` hands of the room as their own log."""
+    out = dest / f"first-{hands}-of-{src.name.split('.')[0]}.jsonl"
+    if not out.exists():
+        with gzip.open(src, "rb") as f, open(out, "wb") as g:
+            for n, line in enumerate(f):
+                if n >= hands:
+                    break
+                g.write(line)
+    return out
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def audit_once(log: Path, extra: list[str]) -> dict[str, float]:
+    """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers), peak RSS MB."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "audit", str(log), "--out", out, *extra],
+                                cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - t0
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if os.waitstatus_to_exitcode(status) not in (0, 1):
+            raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "load": (load + os.getloadavg()[0]) / 2}
+
+
+def phases(log: Path) -> None:
+    """In this process: CPU time of the decision analysis (parallel on workers) against the aggregation
+    (pair signals, calibration, evidence: on the client), for Amdahl's law."""
+    sys.path.insert(0, str(ROOT))
+    from analyzer.analysis.execute import Settings, analyse_items
+    from analyzer.audit.core import audit_frame
+    from analyzer.commands.common import DD_SAMPLES, SAMPLES
+    from analyzer.validate import generate_valid
+
+    t0 = time.process_time()
+    df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
+    t1 = time.process_time()
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    audit_frame(df, seating)
+    t2 = time.process_time()
+    print(f"phases at {seating.shape[0]} hands: analysis {t1 - t0:.1f} CPU-s, aggregation {t2 - t1:.1f} CPU-s "
+          f"({100 * (t2 - t1) / (t2 - t0):.0f}% of the audit runs on the client)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
+    ap.add_argument("--big", action="store_true", help="also 64,000 hands (long)")
+    ap.add_argument("--players", type=int, default=64)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes of the ordinary runs")
+    ap.add_argument("--dask", action="store_true", help="also --dask local at 1 and 2 workers (smallest size)")
+    ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
+    ap.add_argument("--phases", action="store_true", help="only: split the smallest size's CPU into analysis "
+                                                          "and aggregation (in this process)")
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
+    args = ap.parse_args()
+    sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
+    src = room(args.cache, args.players, max(sizes), args.seed)
+    if args.phases:
+        phases(cut(src, sizes[0], args.cache))
+        return
+    warm = cut(src, 40, args.cache)
+    audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+    print(f"room: {args.players} players, seed {args.seed}; audit defaults; cores: {os.cpu_count()}")
+    print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
+          f"{'peak MB':>8} {'load':>5}")
+    rows: dict[tuple[str, int], dict[str, float]] = {}
+
+    def show(name: str, n: int, r: dict[str, float]) -> None:
+        rows[(name, n)] = r
+        print(f"{name:<28} {n:>7} {r['wall']:>8.1f} {r['cpu']:>8.1f} {n / r['wall']:>8.1f} {n / r['cpu']:>11.1f} "
+              f"{r['rss_mb']:>8.0f} {r['load']:>5.1f}", flush=True)
+
+    name = f"--jobs {args.jobs}"
+    if not args.dask_only:
+        for n in sizes:
+            show(name, n, audit_once(cut(src, n, args.cache), ["--jobs", str(args.jobs)]))
+        if len(sizes) > 1:
+            a, b = sizes[0], sizes[1]
+            ra, rb = rows[(name, a)], rows[(name, b)]
+            print(f"{b}/{a}: CPU x{rb['cpu'] / ra['cpu']:.2f} (linear: x{b / a:.2f}), "
+                  f"peak memory x{rb['rss_mb'] / ra['rss_mb']:.2f}")
+    if args.dask or args.dask_only:
+        n = sizes[0]
+        log = cut(src, n, args.cache)
+        for w in (1, 2):
+            show(f"--dask local, {w} worker(s)", n, audit_once(log, ["--dask", "local", "--jobs", str(w)]))
+        one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
+        print(f"2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster")
+
+
+if __name__ == "__main__":
+    main()

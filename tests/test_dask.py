@@ -1,0 +1,94 @@
+"""The audit on Dask (a LocalCluster, and a real scheduler with two workers on 127.0.0.1) and on worker
+processes gives exactly the single-process result."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer.audit.core import run_audit
+from analyzer.cli import cli
+from analyzer.analysis.execute import Execution
+from analyzer.logs import write_records
+
+pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+KW = {"samples": 2, "dd_samples": 1, "seed": 3}
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from analyzer.simulate.room import simulate
+
+    path = tmp_path_factory.mktemp("room") / "room.jsonl"
+    write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
+    return path
+
+
+@pytest.fixture(scope="module")
+def single(room: Path) -> dict:
+    return run_audit([str(room)], **KW).result
+
+
+def test_worker_processes_give_the_single_process_audit(room: Path, single: dict) -> None:
+    pooled = run_audit([str(room)], execution=Execution(jobs=2, batch_hands=7), **KW).result
+    assert pooled == single
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_gives_the_single_process_audit(room: Path, single: dict) -> None:
+    on_dask = run_audit([str(room)], execution=Execution(jobs=2, dask="local", batch_hands=7), **KW).result
+    assert on_dask == single
+    assert single["pairs"] and single["decisions"] > 1000
+
+
+@pytest.mark.slow
+def test_a_real_scheduler_and_two_workers_on_loopback(room: Path, single: dict, tmp_path: Path) -> None:
+    """Starts `dask scheduler` and two `dask worker`s on 127.0.0.1, audits through them, shuts them down."""
+    from distributed import Client
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    sched_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    worker = [sys.executable, "-m", "distributed.cli.dask_worker"]
+    procs = [subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(sched_file)], env=env, cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([*worker, "--scheduler-file", str(sched_file), "--host", "127.0.0.1",
+                                           "--nthreads", "1", "--no-dashboard", "--no-nanny"], env=env,
+                                          cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with Client(scheduler_file=str(sched_file), timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+            address = client.scheduler.address
+            assert address.startswith("tcp://127.0.0.1:")
+            assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
+        out = tmp_path / "out"
+        res = CliRunner().invoke(cli, ["audit", str(room), "--out", str(out), "--dask", address, "--samples", "2",
+                                       "--dd-samples", "1", "--seed", "3"])
+        assert res.exit_code in (0, 1), res.output
+        audit = json.loads((out / "audit.json").read_text())
+        assert audit["pairs"] == single["pairs"] and audit["players"] == single["players"]
+        with Client(address, timeout="30s") as client:
+            client.shutdown()  # the scheduler and its workers
+        for p in procs:
+            p.wait(timeout=60)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=30)
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(room: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["audit", str(room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
+                                   "--samples", "2"])
+    assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
