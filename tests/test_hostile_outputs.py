@@ -8,6 +8,7 @@ import gzip
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -200,7 +201,9 @@ def test_players_mixing_a_parquet_and_a_log_uses_both(tmp_path: Path) -> None:
     both = _run("players", str(rows), str(b), "--format", "json", *FAST)
     one = _run("players", str(rows), "--format", "json")
     assert both.exit_code == 0 and one.exit_code == 0, both.output
-    decisions = lambda r: sum(p["decisions"] for p in orjson.loads(r.output))
+    def decisions(r: Any) -> int:
+        return sum(p["decisions"] for p in orjson.loads(r.output))
+
     assert decisions(both) > decisions(one)
 
 
@@ -253,8 +256,12 @@ def test_outputs_follow_the_umask(tmp_path: Path) -> None:
         atomic_write_bytes(tmp_path / "x.bin", b"x")
     finally:
         os.umask(old)
-    for name in ("d.parquet", "x.bin"):
-        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640
+    store = tmp_path / "d.parquet"  # a decision store: a folder of Parquet parts
+    files = [p for p in store.iterdir() if p.is_file()]
+    assert store.is_dir() and files
+    assert stat.S_IMODE(os.stat(store).st_mode) == 0o750
+    for path in [*files, tmp_path / "x.bin"]:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640, path
 
 
 def test_pair_ids_with_commas_and_spaces(tmp_path: Path) -> None:

@@ -113,6 +113,17 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
     refuse_inputs([target], files)
     settings = Settings(samples, dd_samples, seed, noise, policy, max_samples)
     execution = replace(execution_for(files, jobs, dask_address), batch_hands=batch_hands)
+    from analyzer.logs import is_special, open_output
+
+    if is_special(target):  # a device or pipe (/dev/null, /dev/stdout): one Parquet stream, not a store
+        frame, n_bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
+                                     policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples,
+                                     execution=execution)
+        with open_output(target, inputs=files) as f:
+            frame.to_parquet(f, index=False)
+        click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {out}"
+                   + (f"; {n_bad} invalid hand(s) left out" if n_bad else ""), err=True)
+        sys.exit(0)
     problems: list[Problem] = []
     reused = [0]
     try:

@@ -77,8 +77,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
 
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
-    parquets = [p for p in paths if looks_like_store(p)]  # decision files or stores, read as they are
-    logs = tuple(p for p in paths if not looks_like_store(p))
+    # decision files or stores (a *.parquet that is not Parquet is refused by _read_decisions), read as they are
+    parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
+    logs = tuple(p for p in paths if p not in parquets)
     if out:  # the expanded inputs: a log found inside a folder counts too
         refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else [])])
     try:
