@@ -299,17 +299,27 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
         return None, [Problem("bad-type", "the line nests values too deeply")]
 
 
+#: Smaller batches check repeated keys exactly in Python: cheaper than loading numba (~0.5 s of CPU), so a
+#: small file never imports it.
+KEY_SCAN_MIN = 64
+
+
 def _refuse_duplicate_keys(lines: list[Line], decoded: list[Any]) -> None:
     """A decoded line whose objects repeat a key is not a record (the decoder kept the last value; another
     reader may keep the first): it goes to the explaining path, which names the key."""
-    import numpy as np
-
-    from analyzer.kernels.jsonkeys import maybe_duplicate_keys
-
     ks = [k for k, rec in enumerate(decoded) if isinstance(rec, msgspec.Struct)]
     if not ks:
         return
     datas = [lines[k].data or b"" for k in ks]
+    if len(ks) < KEY_SCAN_MIN:
+        for k, data in zip(ks, datas):
+            if duplicate_keys(data):
+                decoded[k] = ValueError("a key appears twice in one object")
+        return
+    import numpy as np
+
+    from analyzer.kernels.jsonkeys import maybe_duplicate_keys
+
     offsets = np.zeros(len(ks) + 1, np.int64)
     np.cumsum([len(d) for d in datas], out=offsets[1:])
     flags = maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets)
@@ -405,7 +415,7 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
-def _ignore_sigint() -> None:
+def ignore_sigint() -> None:
     """Workers leave Ctrl-C to the parent, which stops them quietly (no traceback from each worker)."""
     import signal
 
@@ -429,7 +439,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)
     try:
         pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
 

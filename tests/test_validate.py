@@ -212,3 +212,17 @@ def test_no_command_overwrites_its_input(tmp_path):
     (audit_dir / "audit.json").write_bytes(before)
     r = CliRunner().invoke(cli, ["audit", str(audit_dir / "audit.json"), "--out", str(audit_dir)])
     assert r.exit_code == 2 and (audit_dir / "audit.json").read_bytes() == before
+
+
+def test_a_small_file_never_loads_numba() -> None:
+    """Start-up: checking a handful of hands (duplicate keys included) stays in Python; numba and scipy
+    load only for batches big enough to pay for them (benchmarks/bench_validate.py measures the time)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from analyzer.validate import validate\n"
+            f"validate([{str(SAMPLES / 'legal.jsonl')!r}, {str(SAMPLES / 'problems.jsonl')!r}])\n"
+            "print(sorted(m for m in ('numba', 'scipy', 'pandas') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

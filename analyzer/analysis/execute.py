@@ -134,7 +134,9 @@ class Execution:
 def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=jobs)
+    from analyzer.validate import ignore_sigint
+
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)  # Ctrl-C is the parent's to handle
     try:
         pending: deque[Future[R]] = deque()
         for t in tasks:
