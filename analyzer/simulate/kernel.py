@@ -212,7 +212,8 @@ def play_hands(deals, weights, temps, partners, lams, samples, use, rv, seed,
     """Play B hands. deals (B, 4) masks; per hand and seat: weights (B, 4, NF), softmax temperature
     temps (B, 4), the seat whose hand it knows partners (B, 4) (-1 none), partner weight lams (B, 4),
     rollout samples (B, 4) (0 = heuristic player), and the share of its decisions in which a seat
-    with a partner uses the partner's hand use (B, 4) (otherwise it decides as an honest player). Writes actions (B, 52) (card, or COVER + card),
+    with a partner uses the partner's hand use (B, 4) (otherwise it decides as an honest player).
+    Writes actions (B, 52) (card, or COVER + card),
     the number of legal options nopts (B, 52), a difficulty (B, 52), each seat's cover points (B, 4)
     and whether its last action played a 7 (B, 4)."""
     np.random.seed(seed)
@@ -306,5 +307,6 @@ def play_batch(deals: np.ndarray, weights: np.ndarray, temps: np.ndarray, *, par
                np.full(shape, -1, np.int64) if partners is None else np.ascontiguousarray(partners, np.int64),
                np.zeros(shape) if lams is None else np.ascontiguousarray(lams, np.float64),
                np.zeros(shape, np.int64) if samples is None else np.ascontiguousarray(samples, np.int64),
-               np.ones(shape) if use is None else np.ascontiguousarray(use, np.float64), rv, seed, out.actions, out.nopts, out.diffs, out.points, out.last7)
+               np.ones(shape) if use is None else np.ascontiguousarray(use, np.float64), rv, seed,
+               out.actions, out.nopts, out.diffs, out.points, out.last7)
     return out
