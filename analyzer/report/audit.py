@@ -93,6 +93,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         "alarm": alarm_line(audit),
         "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p.get("hands_together"),
                    "score": _number(p.get("score")), "z": _number(p.get("z")), "p_value": p.get("p_value"),
+                   "log10_p": _number(p.get("log10_p")),
                    "q_value": p.get("q_value"), "flagged": bool(p.get("flagged")), "verdict": verdict_of(p)}
                   for i, p in enumerate(pairs)],
     }

@@ -568,7 +568,12 @@ function verdictBadge(v) {
   if (!v) return null;
   return el("span", { class: "badge " + ({ flagged: "flag", review: "review", clear: "ok" }[v] || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
 }
-function pValue(p) { return p == null ? "–" : p === 0 ? "< 1e-300" : p < 0.001 ? Number(p).toExponential(1) : fmt(p, 3); }
+/* A p-value for people; one below double precision reads from its -log10 (the audit keeps it in log space). */
+function pValue(p, log10p) {
+  if (p == null) return "–";
+  if (p < 1e-300) return typeof log10p === "number" && isFinite(log10p) ? "< 1e" + Math.ceil(log10p) : "< 1e-300";
+  return p < 0.001 ? Number(p).toExponential(1) : fmt(p, 3);
+}
 function unitText(u) { return u ? t("unit_" + u) : ""; }
 
 /* The case file's opening: the sentence of the signal that fired, then why the verdict. */
@@ -647,7 +652,7 @@ function renderPair(root, p) {
   root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ", verdictBadge(verdictOf(e))));
   if (e.case) renderLead(root, e.case);
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
-    stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value)), stat("q", pValue(e.q_value)),
+    stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
   if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
   if (!p.entry && p.edge) renderEdge(root, p);
@@ -726,7 +731,7 @@ function renderAudit(root, audit) {
     body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : p.verdict === "review" ? "review" : "", dataset: { role: "pair-row" } },
       td(String(r + 1), true), td(el("span", {}, playerLink(p.players[0]), " & ", playerLink(p.players[1]))),
       td(String(p.hands_together), true), td(fmt(p.score, 2), true), td(fmt(p.z, 2), true),
-      td(describe(p.p_value), true), td(describe(p.q_value), true),
+      td(pValue(p.p_value, p.log10_p), true), td(pValue(p.q_value), true),
       td(verdictBadge(verdictOf(p)) || ""),
       td(el("a", { href: `#pair=${p.i}`, text: t("details") })))));
     more.textContent = t("show_all", shown.length);
