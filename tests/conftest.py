@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -14,6 +15,21 @@ from analyzer.variants.bieqi import Record, make_record, play_random, random_dea
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 PEER = ROOT.parent / "shared" / "peer" / "foxzero-random-200.jsonl"
+
+#: Debian's chromium, which the browser tests drive through playwright (it cannot download its own).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One headless chromium per test module (the browser tests' modules skip themselves without it)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 def legal_record(seed: int, hand_id: str | None = None, *, with_result: bool = True) -> Record:

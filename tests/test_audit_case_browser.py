@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM
 from report_fixtures import decision_rows, room
 
 from analyzer.audit.core import audit_frame
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
 from analyzer.report.audit import write_audit_report
 
-CHROMIUM = "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
 
@@ -38,13 +37,6 @@ def case_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write_audit_report(out, result, decisions=decisions, records=records)
     return {"dir": out, "audit": result}
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
 
 
 def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(browser: Any, case_site: dict) -> None:

@@ -9,6 +9,7 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
+from conftest import CHROMIUM
 from report_fixtures import (
     EVIL_HAND,
     EVIL_PLAYER,
@@ -30,9 +31,6 @@ from analyzer.report.validation import write_validation_report
 from analyzer.validate import validate
 from analyzer.variants.bieqi import COVER, VARIANT, State
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 #: plotly.js compiles after the first paint; on a busy machine that takes seconds
 PLOT_WAIT_MS = 20_000
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -45,13 +43,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
 ]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

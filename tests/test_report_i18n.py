@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
+from conftest import CHROMIUM
 from report_fixtures import (
     EVIL_HAND,
     EVIL_PLAYER,
@@ -49,9 +50,6 @@ from analyzer.variants.bieqi import (
     random_deal,
 )
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 PLOT_WAIT_MS = 20_000
 #: Screenshots for a person to look at (git-ignored, like every report).
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "reports" / "screenshots"
@@ -132,13 +130,6 @@ def _tong_hand() -> tuple[object, Outcome]:
         if st.outcome().tong:
             return make_record(st, deal, hand_id="tong-hand", players=["a1", "b2", "c3", "d4"]), st.outcome()
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

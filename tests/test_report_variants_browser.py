@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import CHROMIUM
 from report_variant_fixtures import (
     EVIL_HAND,
     EVIL_PLAYER,
@@ -37,9 +38,6 @@ from analyzer.report.validation import write_validation_report
 from analyzer.validate import validate
 from analyzer.variants import borrow, heiqi
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 LAPTOP = {"width": 1366, "height": 768}
 SHOTS = Path(__file__).resolve().parents[1] / "reports" / "screenshots"
 
@@ -51,13 +49,6 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
 ]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
