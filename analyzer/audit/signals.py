@@ -350,13 +350,25 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     flip for honest players (weak ones deviate more, not more towards a friend), so the count of
     mutual-favour hands is tested against the room's own favour rate: a Poisson tail.
     """
+    return codeviation_of(deviation_hands(lk, opts))
+
+
+def deviation_hands(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
+    """Per (actor, other, hand) with a deviation: the true-deal favour of the deviations, plain (``m``) and
+    without the actor's seat habit (``m_free``), and the seat offset (``off``). Hands are whole in any
+    batch of whole hands, so batches' tables concatenate (see :mod:`analyzer.audit.stream`)."""
     dev = lk[(lk["regret"] > opts.deviation_regret) & (lk["regret"] > opts.deviation_se * lk["regret_se"])]
     free = "dd_marginal_habit_free" if "dd_marginal_habit_free" in dev.columns else "dd_marginal"
     h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(
         m=("dd_marginal", "sum"), m_free=(free, "sum"), off=("offset", "first"))
+    return h.reset_index()
+
+
+def codeviation_of(h: pd.DataFrame) -> pd.DataFrame:
+    """The co-deviation test from :func:`deviation_hands`' table."""
+    h = h.copy()
     h["fav"] = (h["m"] > 0) & (h["m_free"] > 0)  # favour with and without the actor's seat habit
     rate = h.groupby("off")["fav"].mean()
-    h = h.reset_index()
     h["q"] = h["off"].map(rate).astype(float)
     a, b = h["actor"].to_numpy(object), h["other"].to_numpy(object)
     h["pa"] = np.where(a < b, a, b)
