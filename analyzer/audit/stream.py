@@ -318,7 +318,7 @@ class StreamedSignals:
         decisions = np.zeros(n_pairs)
         burst: list[pd.DataFrame] = []
         deviations: list[pd.DataFrame] = []
-        for i, (ch, links) in enumerate(self._read()):
+        for ch, links in self._read():
             val = self._centred(fit, ch, links)
             pair = self._pair_index(links["actor"], links["other"])
             hand = np.tile(ch["hand"], 3)
