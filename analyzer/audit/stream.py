@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analyzer.audit.burst import BURST_SIGNAL, _burst
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
     HABIT_CHECKED,
@@ -43,7 +44,6 @@ from analyzer.audit.signals import (
     SUSPECT_Z,
     SignalOptions,
     ThinkStats,
-    _burst,
     _by_direction,
     codeviation_of,
     deviation_hands,
@@ -51,10 +51,6 @@ from analyzer.audit.signals import (
     seat_effects,
 )
 
-try:  # the burst statistic's own module once it moves out of signals (issue 12)
-    from analyzer.audit.burst import BURST_SIGNAL
-except ImportError:  # pragma: no cover - before the move
-    from analyzer.audit.signals import BURST_SIGNAL
 
 #: Hands a chunk holds when a whole frame is cut into chunks (the decision analysis' batch size).
 CHUNK_HANDS = 256
@@ -440,7 +436,7 @@ def hand_chunks(df: pd.DataFrame, hands: int = CHUNK_HANDS) -> Iterator[pd.DataF
     """A frame of decision rows cut into frames of ``hands`` whole hands (rows keep their order within a hand)."""
     codes = pd.factorize(df["hand_id"])[0]
     order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(0, int(codes.max()) + 1 + hands, hands)) if len(df) else []
+    bounds: Any = np.searchsorted(codes[order], np.arange(0, int(codes.max()) + 1 + hands, hands)) if len(df) else []
     for a, b in zip(bounds[:-1], bounds[1:]):
         if b > a:
             yield df.iloc[order[a:b]]
