@@ -253,8 +253,11 @@ def analyse_items(items: Iterable[Checked], settings: Settings, execution: Execu
 
     from analyzer.analysis.decisions import analyse
 
-    frames = [f for _, f in analysed_batches(items, settings, execution, reasons=reasons, on_hand=on_hand,
-                                             on_progress=on_progress) if len(f)]
+    from analyzer.analysis.store import shared_strings
+
+    # each batch's repeated texts (names, ids, cards) as one object each: the rows are held to the end
+    frames = [shared_strings(f) for _, f in analysed_batches(items, settings, execution, reasons=reasons,
+                                                             on_hand=on_hand, on_progress=on_progress) if len(f)]
     if not frames:
         return analyse([])  # the typed empty frame
     return pd.concat(frames, ignore_index=True)

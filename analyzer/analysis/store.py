@@ -146,7 +146,7 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     frames = []
     for part in store.parts:
         table = pq.read_table(part, columns=columns)
-        frame = table.to_pandas().astype(dtypes)
+        frame = shared_strings(table.to_pandas().astype(dtypes))
         if want is not None:
             frame = frame[frame["hand_id"].isin(want)]
         if len(frame):
@@ -154,7 +154,28 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     if not frames:
         empty = analyse([])
         return empty if columns is None else empty[columns]
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    del frames, frame, table
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the parts' Arrow buffers, else kept by the pool for reuse
+    return out
+
+
+def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each text column's repeated values as one object each (in place; returned).
+
+    Read from Parquet (or unpickled), every row gets its own copy of a player's name, the hand id and the
+    cards: about half a row's memory. The values are the same; only the copies go."""
+    import numpy as np
+    import pandas as pd
+
+    for c in frame.columns:
+        if frame[c].dtype == object and c != "options":  # options differ row by row: nothing to share
+            codes, uniq = pd.factorize(frame[c], use_na_sentinel=False)
+            if len(uniq) < len(frame) // 2:
+                frame[c] = np.asarray(uniq, dtype=object)[codes]
+    return frame
 
 
 def _write_part(directory: Path, name: str, frame: pd.DataFrame, settings: Settings, hand_ids: list[str],
