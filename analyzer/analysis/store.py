@@ -174,7 +174,7 @@ def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[c].dtype == object and c != "options":  # options differ row by row: nothing to share
             codes, uniq = pd.factorize(frame[c], use_na_sentinel=False)
             if len(uniq) < len(frame) // 2:
-                frame[c] = np.asarray(uniq, dtype=object)[codes]
+                frame[c] = pd.Series(np.asarray(uniq, dtype=object)[codes], index=frame.index, dtype=object)
     return frame
 
 

@@ -2,9 +2,10 @@
 
 The same statistics as :func:`analyzer.audit.signals.pair_signals` (equal to float rounding,
 ``tests/test_audit_stream.py``), computed without the frame of every link. Each batch of whole hands
-is reduced at once to a compact numeric *chunk* (player codes, seat, the five per-link raw effects,
-regret), written to a temporary folder; the room-wide quantities are then read off the chunks in a
-few passes, each of which keeps only sums whose size is set by the players and pairs:
+is reduced at once to a compact numeric *chunk* (its links: player codes, seat offset and the five raw
+effects; per decision the hand, play or cover and the regret), written to a temporary folder; the
+room-wide quantities are then read off the chunks in a few passes, each of which keeps only sums whose
+size is set by the players and pairs:
 
 A. per situation (offset x play/cover x regret band): the room's sums for the baselines;
 B. per situation: the spread of the ``total`` signal's covariate (regret) around its mean;
@@ -17,12 +18,13 @@ E. per directed pair: hands, decisions and the sum and sum of squares of its per
 
 The room's baselines are fitted twice (the second time without the decisions of directed pairs that
 stand out after the first, as ``signals._fit_links`` does), so the passes run at most twice. The
-chunks take about 250 bytes a decision on disk and are deleted at the end; memory holds one chunk, the
+chunks take about 170 bytes a decision on disk and are deleted at the end; memory holds one chunk, the
 per-pair sums and the per-hand burst scores.
 """
 
 from __future__ import annotations
 
+import pickle
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -135,18 +137,21 @@ class StreamedSignals:
         names = self._codes(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object), self.players)
         hand = pd.factorize(df["hand_id"].astype(str))[0].astype(np.int64)
         regret = df["regret"].to_numpy(np.float64)
-        ch = {"names": names, "seat": df["seat"].to_numpy(np.int64), "hand": hand,
-              "hand_base": np.array([self.hands], np.int64),
-              "kind": self._codes(df["kind"].to_numpy(object), self.kinds), "regret": regret,
-              "regret_se": df["regret_se"].to_numpy(np.float64), **{k: getattr(eff, k) for k in _EFFECTS}}
-        path = Path(self._tmp.name) / f"chunk-{len(self.chunks):06d}.npz"
-        np.savez(path, **ch)
+        seat = df["seat"].to_numpy(np.int64)
+        links = _raw_links({"names": names, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
+        ch = {"hand": hand.astype(np.int32), "hand_base": np.array([self.hands], np.int64),
+              "kind": self._codes(df["kind"].to_numpy(object), self.kinds).astype(np.int16), "regret": regret,
+              "regret_se": df["regret_se"].to_numpy(np.float64),
+              # the links themselves, so the passes read them instead of rebuilding them
+              "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
+              "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+        path = Path(self._tmp.name) / f"chunk-{len(self.chunks):06d}.pickle"
+        with open(path, "wb") as f:  # our own temporary file, read back by this process only
+            pickle.dump(ch, f, protocol=pickle.HIGHEST_PROTOCOL)
         self.chunks.append(path)
         self._regret_pos.append(regret[regret > 1e-9])
-        seat = ch["seat"]
-        rows = np.arange(len(df))
-        for k in (1, 2, 3):  # the directed pairs that sat together and decided something
-            self._pairs.append(np.unique(names[rows, seat] * (1 << 32) + names[rows, (seat + k) % SEATS]))
+        # the directed pairs that sat together and decided something
+        self._pairs.append(np.unique(links["actor"] * (1 << 32) + links["other"]))
         if len(self._pairs) > 64:
             self._pairs = [np.unique(np.concatenate(self._pairs))]
         self.think.add_decisions(df)
@@ -155,9 +160,14 @@ class StreamedSignals:
 
     def _read(self) -> Iterator[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
         for path in self.chunks:
-            with np.load(path) as z:
-                ch = {k: z[k] for k in z.files}
-            yield ch, _raw_links(ch)
+            with open(path, "rb") as f:
+                ch = pickle.load(f)
+            links = {k: ch.pop(k) for k in ("actor", "other", "offset", *LINK_SIGNALS)}
+            for k in ("actor", "other", "offset"):
+                links[k] = links[k].astype(np.int64)
+            ch["hand"] = ch["hand"].astype(np.int64)
+            ch["kind"] = ch["kind"].astype(np.int64)
+            yield ch, links
 
     # --- the passes ------------------------------------------------------------------------------------------
 
@@ -197,7 +207,7 @@ class StreamedSignals:
 
     def _bad_rows(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray], hot: np.ndarray) -> np.ndarray:
         """Rows (decisions) with a link of a suspect directed pair: left out of the second fit's baselines."""
-        n = len(ch["seat"])
+        n = len(ch["regret"])
         flag = hot[self._pair_index(links["actor"], links["other"])].reshape(3, n)
         return np.asarray(flag.any(axis=0))
 
@@ -227,7 +237,7 @@ class StreamedSignals:
         used = 0
         for i, (ch, links) in enumerate(self._read()):
             grp = self._situation(ch, links)
-            w = self._use(bad, i, len(ch["seat"])).astype(np.float64)
+            w = self._use(bad, i, len(ch["regret"])).astype(np.float64)
             used += int(w.sum())
             w_sum += np.bincount(grp, w, g_n)
             for s in LINK_SIGNALS:
@@ -239,7 +249,7 @@ class StreamedSignals:
         sxx, sxy = np.zeros(g_n), np.zeros(g_n)
         for i, (ch, links) in enumerate(self._read()):  # B: the covariate's spread about its mean
             grp = self._situation(ch, links)
-            w = self._use(bad, i, len(ch["seat"])).astype(np.float64)
+            w = self._use(bad, i, len(ch["regret"])).astype(np.float64)
             dx = np.tile(ch["regret"], 3) - mean_x[grp]
             sxx += np.bincount(grp, w * dx ** 2, g_n)
             sxy += np.bincount(grp, w * dx * (links["total"] - mean_y["total"][grp]), g_n)
@@ -252,7 +262,7 @@ class StreamedSignals:
         top: dict[str, np.ndarray] = {s: np.zeros(0) for s in LINK_SIGNALS}
         finite = dict.fromkeys(LINK_SIGNALS, 0)
         for i, (ch, links) in enumerate(self._read()):
-            use = self._use(bad, i, len(ch["seat"]))
+            use = self._use(bad, i, len(ch["regret"]))
             res = self._residuals(fit, ch, links)
             for s in LINK_SIGNALS:
                 a = np.abs(res[s][use])
@@ -285,7 +295,7 @@ class StreamedSignals:
         tot = {s: np.zeros((n_p * 3, 2)) for s in HABIT_CHECKED}  # (actor, offset): sum v, links in use
         mine = {s: np.zeros((n_pairs * 3, 2)) for s in HABIT_CHECKED}  # (actor, other, offset), hands together
         for i, (ch, links) in enumerate(self._read()):
-            use = self._use(bad, i, len(ch["seat"]))
+            use = self._use(bad, i, len(ch["regret"]))
             val = self._centred(fit, ch, links)
             hand = np.tile(ch["hand"], 3)
             n_h = int(hand.max()) + 1
