@@ -1,9 +1,10 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
-(``--phases``: only the split of the smallest size's CPU time into analysis, pair signals, player table and
-evidence, and the HTML report; ``--from-store``: audit decision stores written beforehand with cheap analysis
-settings, so the figures are the audit's own work and memory, which do not depend on the samples)
+(``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
+split of the smallest size's CPU time into analysis, pair signals, player table and evidence, and the HTML
+report; ``--from-store``: audit decision stores written beforehand with cheap analysis settings, so the
+figures are the audit's own work and memory, which do not depend on the samples)
 
 One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
@@ -89,6 +90,32 @@ def store_of(log: Path, cache: Path) -> Path:
     return out
 
 
+#: Evaluation settings whose cost ``--settings`` prints (the first is the audit's defaults).
+SETTINGS = [("audit defaults (strategy policy, 16..32 deals, 1 true-deal rollout)", []),
+            ("--policy fast", ["--policy", "fast"]),
+            ("--samples 8 --max-samples 16", ["--samples", "8", "--max-samples", "16"]),
+            ("--samples 16 --max-samples 16 (no adaptive)", ["--samples", "16", "--max-samples", "16"]),
+            ("--dd-samples 0", ["--dd-samples", "0"]),
+            ("--policy fast --samples 8 --max-samples 16", ["--policy", "fast", "--samples", "8", "--max-samples", "16"])]
+
+
+def settings_cost(log: Path, hands: int) -> None:
+    """CPU of the decision analysis (``analyzer decisions``, one process) at each of SETTINGS."""
+    print(f"decision analysis of {hands} hands, one process (CPU includes ~2 s of start-up):")
+    for name, opts in SETTINGS:
+        with tempfile.TemporaryDirectory() as tmp:
+            load = os.getloadavg()[0]
+            proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "decisions", str(log), "--out",
+                                     str(Path(tmp) / "store"), "--jobs", "1", *opts], cwd=ROOT, env=_env(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"decisions failed at {name}")
+        cpu = usage.ru_utime + usage.ru_stime
+        print(f"  {name:<62} {cpu:7.1f} CPU-s {1000 * cpu / hands:6.1f} ms a hand "
+              f"{hands / cpu:6.1f} hands/CPU-s  load {(load + os.getloadavg()[0]) / 2:.1f}", flush=True)
+
+
 def phases(log: Path, store: Path | None) -> None:
     """In this process: CPU time of the decision analysis (parallel on workers; or the store's read) against
     the aggregation on the client, split into pair signals, player table and evidence, and the HTML report."""
@@ -136,12 +163,17 @@ def main() -> None:
     ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
     ap.add_argument("--phases", action="store_true", help="only: split the smallest size's CPU into analysis "
                                                           "and aggregation (in this process)")
+    ap.add_argument("--settings", action="store_true", help="only: the decision analysis' CPU at several "
+                                                             "evaluation settings (smallest size)")
     ap.add_argument("--from-store", action="store_true", help="audit decision stores written with cheap settings "
                                                                 "(memory and aggregation time, not the analysis')")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
     src = room(args.cache, args.players, max(sizes), args.seed)
+    if args.settings:
+        settings_cost(cut(src, sizes[0], args.cache), sizes[0])
+        return
     if args.phases:
         log = cut(src, sizes[0], args.cache)
         phases(log, store_of(log, args.cache) if args.from_store else None)
