@@ -447,8 +447,9 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
         if not isinstance(b, Checked):
             break
+    fork = "fork" in multiprocessing.get_all_start_methods()  # not on Windows: the workers load their own
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint,
-                               mp_context=multiprocessing.get_context("fork"))
+                               mp_context=multiprocessing.get_context("fork") if fork else None)
     try:
         pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
 
