@@ -139,6 +139,7 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     import pyarrow.parquet as pq
 
     from analyzer.analysis.decisions import analyse
+    from analyzer.analysis.execute import shared_strings
 
     want = None if hand_ids is None else set(hand_ids)
     # the dtypes ``analyse`` gives (pandas may read Parquet strings as its string dtype instead)
@@ -160,22 +161,6 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
 
     pa.default_memory_pool().release_unused()  # the parts' Arrow buffers, else kept by the pool for reuse
     return out
-
-
-def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with each text column's repeated values as one object each (in place; returned).
-
-    Read from Parquet (or unpickled), every row gets its own copy of a player's name, the hand id and the
-    cards: about half a row's memory. The values are the same; only the copies go."""
-    import numpy as np
-    import pandas as pd
-
-    for c in frame.columns:
-        if frame[c].dtype == object and c != "options":  # options differ row by row: nothing to share
-            codes, uniq = pd.factorize(frame[c], use_na_sentinel=False)
-            if len(uniq) < len(frame) // 2:
-                frame[c] = pd.Series(np.asarray(uniq, dtype=object)[codes], index=frame.index, dtype=object)
-    return frame
 
 
 def _write_part(directory: Path, name: str, frame: pd.DataFrame, settings: Settings, hand_ids: list[str],
