@@ -26,7 +26,7 @@ def _assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
         assert np.allclose(x, y, rtol=1e-7, atol=1e-9, equal_nan=True), c
 
 
-@pytest.mark.parametrize("chunk", [7, 10_000])
+@pytest.mark.parametrize("chunk", [29, 10_000])
 def test_streamed_equals_in_memory_with_a_strong_pair(chunk: int) -> None:
     # a strong pair makes the room's baselines be fitted a second time without its decisions
     df = synthetic_room(players=16, hands=240, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
