@@ -130,22 +130,44 @@ def phases(log: Path, store: Path | None) -> None:
     from analyzer.report.audit import write_audit_report
     from analyzer.validate import generate_valid
 
+    peaks: dict[str, float] = {}
+    phase = ["start"]
+
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:  # Linux: resident pages
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+    def watch() -> None:  # the resident memory's peak within each phase, sampled every 10 ms
+        while True:
+            peaks[phase[0]] = max(peaks.get(phase[0], 0.0), rss_mb())
+            time.sleep(0.01)
+
+    import threading
+
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch, daemon=True).start()
+    phase[0] = "rows"
     t0 = time.process_time()
     if store is None:
         df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
     else:
         df = read_rows(open_store(store))
     t1 = time.process_time()
+    phase[0] = "pair signals"
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
     rank_pairs(calibrate(streamed_pair_signals(df, seating)))
     t2 = time.process_time()
+    phase[0] = "+ player table, evidence"
     result, _, _ = audit_frame(df, seating)  # the signals again, the player table, the evidence
     t3 = time.process_time()
+    phase[0] = "report"
     with tempfile.TemporaryDirectory() as out:
         write_audit_report(out, result, decisions=df)
     t4 = time.process_time()
+    phase[0] = "in-memory signals (reference)"
     pair_signals(df, seating=seating)  # the in-memory reference, for comparison (not part of the audit)
     t5 = time.process_time()
+    time.sleep(0.05)
     n = seating.shape[0]
     rest = (t3 - t2) - (t2 - t1)
     print(f"phases at {n} hands ({'read from a store' if store else 'analysed at the audit defaults'}): "
@@ -154,6 +176,9 @@ def phases(log: Path, store: Path | None) -> None:
           f"(signals {1000 * (t2 - t1) / n:.2f}, players + evidence {1000 * rest / n:.2f}, "
           f"report {1000 * (t4 - t3) / n:.2f}); the in-memory pair signals (reference) "
           f"{1000 * (t5 - t4) / n:.2f} ms a hand; load {os.getloadavg()[0]:.1f}")
+    if peaks:
+        print("peak resident memory by phase (this process): "
+              + ", ".join(f"{k} {v:.0f} MB" for k, v in peaks.items() if k != "start"))
 
 
 def main() -> None:
