@@ -304,28 +304,33 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
 KEY_SCAN_MIN = 64
 
 
-def _refuse_duplicate_keys(lines: list[Line], decoded: list[Any]) -> None:
-    """A decoded line whose objects repeat a key is not a record (the decoder kept the last value; another
-    reader may keep the first): it goes to the explaining path, which names the key."""
-    ks = [k for k, rec in enumerate(decoded) if isinstance(rec, msgspec.Struct)]
-    if not ks:
-        return
-    datas = [lines[k].data or b"" for k in ks]
-    if len(ks) < KEY_SCAN_MIN:
-        for k, data in zip(ks, datas):
-            if duplicate_keys(data):
-                decoded[k] = ValueError("a key appears twice in one object")
-        return
+def _maybe_repeated(datas: list[bytes]) -> list[bool]:
+    """For each decoded line: True when one of its objects may repeat a key (exact for a small batch)."""
+    if len(datas) < KEY_SCAN_MIN:
+        return [bool(duplicate_keys(data)) for data in datas]
     import numpy as np
 
     from analyzer.kernels.jsonkeys import maybe_duplicate_keys
 
-    offsets = np.zeros(len(ks) + 1, np.int64)
+    offsets = np.zeros(len(datas) + 1, np.int64)
     np.cumsum([len(d) for d in datas], out=offsets[1:])
-    flags = maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets)
-    for k, data, flag in zip(ks, datas, flags):
-        if flag and duplicate_keys(data):
-            decoded[k] = ValueError("a key appears twice in one object")
+    return maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets).astype(bool).tolist()
+
+
+def _check_variant(v: Any, records: list[Any], datas: list[bytes]) -> list[HandCheck | None]:
+    """The checks of one variant's decoded lines; None for a line whose objects repeat a key (the decoder
+    kept the last value; another reader may keep the first): it is not a record, and goes to the
+    explaining path, which names the key."""
+    checks = v.check_raw(records, datas)  # the variant's path over the bytes, which scans keys too
+    maybe = _maybe_repeated(datas) if checks is None else [c is None for c in checks]
+    if checks is None:
+        checks = [None] * len(records)
+    repeats = [m and bool(duplicate_keys(d)) for m, d in zip(maybe, datas)]
+    rest = [j for j, c in enumerate(checks) if c is None and not repeats[j]]
+    if rest:
+        for j, c in zip(rest, v.check_batch([records[j] for j in rest])):
+            checks[j] = c
+    return checks
 
 
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -338,7 +343,6 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             decoded.append(dec.decode(line.data) if line.data is not None else None)
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
             decoded.append(e.with_traceback(None))  # no frame -> list -> error cycle for the GC to find
-    _refuse_duplicate_keys(lines, decoded)
     variants = registry()
     by_variant: dict[str, list[int]] = {}
     for k, rec in enumerate(decoded):
@@ -346,7 +350,12 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             by_variant.setdefault(rec.__struct_config__.tag, []).append(k)  # type: ignore[arg-type]
     checks: dict[int, HandCheck] = {}
     for name, ks in by_variant.items():
-        checks.update(zip(ks, variants[name].check_batch([decoded[k] for k in ks])))
+        found = _check_variant(variants[name], [decoded[k] for k in ks], [lines[k].data or b"" for k in ks])
+        for k, c in zip(ks, found):
+            if c is None:
+                decoded[k] = ValueError("a key appears twice in one object")
+            else:
+                checks[k] = c
     out = []
     for k, (line, rec) in enumerate(zip(lines, decoded)):
         if k in checks:

@@ -49,6 +49,50 @@ def _card(chars, k, rank_of, suit_of):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _replay(dealt, seats, actions, start, end, nxt, hands, covered, last7, points):  # pragma: no cover
+    """One hand: ``dealt`` 52 card numbers, 13 by seat (-1: unreadable); ``seats[start:end]`` and
+    ``actions[start:end]`` its moves (COVER + card for a cover; -1: unreadable). True for a legal,
+    complete hand, whose cover points and last-play-was-a-7 by seat it writes."""
+    hands[:] = 0
+    covered[:] = 0
+    seen = np.int64(0)
+    turn = -1
+    for j in range(NUM_CARDS):
+        c = dealt[j]
+        if c < 0:
+            return False
+        b = np.int64(1) << c
+        if seen & b:
+            return False
+        seen |= b
+        s = j // HAND_SIZE
+        hands[s] |= b
+        if c == SEVEN_OF_SPADES:
+            turn = s
+    if turn < 0 or end - start != ACTIONS_PER_HAND:
+        return False
+    live = np.int64(1) << SEVEN_OF_SPADES
+    table = np.int64(0)
+    for i in range(start, end):
+        s = seats[i]
+        a = actions[i]
+        if s != turn or a < 0:
+            return False
+        cover = a >= COVER
+        b = np.int64(1) << (a - COVER if cover else a)
+        if hands[s] & b == 0:
+            return False
+        lv = hands[s] & live
+        if cover and lv != 0 or not cover and lv & b == 0:
+            return False
+        live, table = apply(a, nxt, hands, covered, last7, live, table, s)
+        turn = (turn + 1) % SEATS
+    for s in range(SEATS):
+        points[s] = mask_points(covered[s])
+    return True
+
+
+@njit(cache=True, nogil=True)
 def check_hands(deal, offsets, cards, seats, kinds, nxt, rank_of, suit_of, points, last7):  # pragma: no cover
     """Replay B hands.
 
@@ -60,64 +104,194 @@ def check_hands(deal, offsets, cards, seats, kinds, nxt, rank_of, suit_of, point
     """
     nh = offsets.shape[0] - 1
     status = np.zeros(nh, np.int8)
+    n = seats.shape[0]
+    actions = np.empty(n, np.int64)
     kp = 0
+    for i in range(n):
+        c = _card(cards, CODE_CHARS * i, rank_of, suit_of)
+        cover = kinds[kp] != PLAY_BYTE
+        kp += COVER_CHARS if cover else PLAY_CHARS
+        actions[i] = -1 if c < 0 else (COVER + c if cover else c)
+    dealt = np.empty(NUM_CARDS, np.int64)
     hands = np.zeros(SEATS, np.int64)
     covered = np.zeros(SEATS, np.int64)
     for h in range(nh):
-        start = offsets[h]
-        end = offsets[h + 1]
-        kp_next = kp
-        for _ in range(start, end):  # advance the kinds cursor whatever happens to this hand
-            kp_next += PLAY_CHARS if kinds[kp_next] == PLAY_BYTE else COVER_CHARS
-        hands[:] = 0
-        covered[:] = 0
-        seen = np.int64(0)
-        bad = False
-        turn = -1
         for j in range(NUM_CARDS):
-            c = _card(deal, h * DEAL_CHARS + CODE_CHARS * j, rank_of, suit_of)
-            if c < 0:
-                bad = True
-                break
-            b = np.int64(1) << c
-            if seen & b:
-                bad = True
-                break
-            seen |= b
-            s = j // HAND_SIZE
-            hands[s] |= b
-            if c == SEVEN_OF_SPADES:
-                turn = s
-        if bad or turn < 0 or end - start != ACTIONS_PER_HAND:
-            status[h] = ILLEGAL
-            kp = kp_next
+            dealt[j] = _card(deal, h * DEAL_CHARS + CODE_CHARS * j, rank_of, suit_of)
+        legal = _replay(dealt, seats, actions, offsets[h], offsets[h + 1], nxt, hands, covered, last7[h], points[h])
+        status[h] = LEGAL if legal else ILLEGAL
+    return status
+
+
+#: ``scan_hands`` verdicts beyond LEGAL and ILLEGAL: the bytes are not in the plain form it reads
+#: (an escape, a 3-character or non-ASCII code, a number with a sign, a seat without 13 codes, times
+#: going backwards), or a key may repeat inside one object.
+UNREAD, REPEATS = 2, 3
+_DEAL, _ACTIONS = np.frombuffer(b"deal", np.uint8).copy(), np.frombuffer(b"actions", np.uint8).copy()
+_MAX_DEPTH = 16
+_MAX_KEYS = 64
+# the fields of one action, by the first byte of their key (an action has no other key: the decoder
+# forbids unknown fields, and an escaped key is never read)
+_SEAT, _KIND, _CARD, _MS = ord("s"), ord("k"), ord("c"), ord("m")
+
+
+@njit(cache=True, nogil=True)
+def _is(blob, i, j, word):  # pragma: no cover - compiled
+    if j - i != word.shape[0]:
+        return False
+    for k in range(word.shape[0]):
+        if blob[i + k] != word[k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # pragma: no cover - compiled
+    """Replay B records straight from their JSON lines ``blob[offsets[h]:offsets[h + 1]]``, each one that
+    decoded into a :class:`~analyzer.variants.bieqi.Record` (so valid JSON of the record's shape).
+
+    One pass a line: it looks for keys repeated inside one object (as
+    :func:`analyzer.kernels.jsonkeys.maybe_duplicate_keys`: a hash a key, "maybe" for anything it cannot
+    rule out) and reads the deal's codes and the actions' seats, kinds, codes and times from the bytes,
+    then replays. Returns status (B,): LEGAL, ILLEGAL, UNREAD or REPEATS; writes points and last7 (B, 4)
+    as :func:`check_hands` does, and the first actor's seat.
+    """
+    nl = offsets.shape[0] - 1
+    status = np.zeros(nl, np.int8)
+    keys = np.zeros((_MAX_DEPTH, _MAX_KEYS), np.int64)
+    nkeys = np.zeros(_MAX_DEPTH, np.int64)
+    is_obj = np.zeros(_MAX_DEPTH, np.bool_)
+    want_key = np.zeros(_MAX_DEPTH, np.bool_)
+    dealt = np.full(NUM_CARDS, -1, np.int64)
+    dcount = np.zeros(SEATS, np.int64)
+    seats = np.zeros(ACTIONS_PER_HAND, np.int64)
+    actions = np.zeros(ACTIONS_PER_HAND, np.int64)
+    hands = np.zeros(SEATS, np.int64)
+    covered = np.zeros(SEATS, np.int64)
+    for line in range(nl):
+        i = offsets[line]
+        end = offsets[line + 1]
+        depth = -1
+        flag = False
+        unread = False
+        section = 0  # 1: inside the top-level "deal", 2: inside "actions"
+        field = 0  # the action key whose value comes next
+        dseat = -1
+        dcount[:] = 0
+        na = 0
+        last_ms = np.int64(-1)
+        a_seat = -1
+        a_card = -1
+        a_cover = False
+        a_ms = np.int64(-1)
+        while i < end and not flag:
+            c = blob[i]
+            if c == 34:  # '"'
+                j = i + 1
+                h = np.int64(1469598103)
+                esc = False
+                while j < end and blob[j] != 34:
+                    if blob[j] == 92:  # backslash: the same text may be spelt two ways
+                        esc = True
+                        j += 2
+                        continue
+                    h = h * 1099511628211 + blob[j]
+                    j += 1
+                if depth >= 0 and is_obj[depth] and want_key[depth]:
+                    if esc or nkeys[depth] >= _MAX_KEYS:
+                        flag = True
+                    else:
+                        for k in range(nkeys[depth]):
+                            if keys[depth, k] == h:
+                                flag = True
+                        keys[depth, nkeys[depth]] = h
+                        nkeys[depth] += 1
+                        want_key[depth] = False
+                        if depth == 0:
+                            section = 1 if _is(blob, i + 1, j, _DEAL) else 2 if _is(blob, i + 1, j, _ACTIONS) else 0
+                        elif depth == 2 and section == 2:
+                            field = blob[i + 1]
+                elif depth == 2 and section != 0:  # a string value inside the deal or an action
+                    code = esc or j - i - 1 != CODE_CHARS
+                    if section == 1 and not is_obj[2]:
+                        if code or dseat < 0 or dseat >= SEATS or dcount[dseat] >= HAND_SIZE:
+                            unread = True
+                        else:
+                            dealt[dseat * HAND_SIZE + dcount[dseat]] = _card(blob, i + 1, rank_of, suit_of)
+                            dcount[dseat] += 1
+                    elif section == 2 and field == _CARD:
+                        if code:
+                            unread = True
+                        else:
+                            a_card = _card(blob, i + 1, rank_of, suit_of)
+                    elif section == 2 and field == _KIND:
+                        if esc:
+                            unread = True
+                        a_cover = blob[i + 1] != PLAY_BYTE
+                i = j + 1
+                continue
+            if c == 123 or c == 91:  # '{' '['
+                depth += 1
+                if depth >= _MAX_DEPTH:
+                    flag = True
+                    break
+                is_obj[depth] = c == 123
+                want_key[depth] = c == 123
+                nkeys[depth] = 0
+                if depth == 2 and section == 1:
+                    dseat += 1
+                elif depth == 2 and section == 2:
+                    a_seat = -1
+                    a_card = -1
+                    a_cover = False
+                    a_ms = -1
+            elif c == 125 or c == 93:  # '}' '['
+                if depth == 2 and section == 2 and c == 125:  # an action ends
+                    if na < ACTIONS_PER_HAND:
+                        seats[na] = a_seat
+                        actions[na] = -1 if a_card < 0 else (COVER + a_card if a_cover else a_card)
+                    na += 1
+                    if a_ms >= 0:
+                        if a_ms < last_ms:  # time going backwards: the engine reports where
+                            unread = True
+                        last_ms = a_ms
+                depth -= 1
+            elif c == 44:  # ','
+                if depth >= 0 and is_obj[depth]:  # in an object: a key comes next
+                    want_key[depth] = True
+                field = 0
+            elif depth == 2 and section == 2 and (field == _SEAT or field == _MS) and (48 <= c <= 57 or c == 45):
+                j = i
+                v = np.int64(0)
+                while j < end and 48 <= blob[j] <= 57:
+                    v = v * 10 + (blob[j] - 48)
+                    j += 1
+                if c == 45 or (j < end and (blob[j] == 46 or blob[j] == 101 or blob[j] == 69)):  # - . e E
+                    unread = True
+                elif field == _SEAT:
+                    a_seat = v
+                else:
+                    a_ms = v
+                field = 0
+                i = j
+                continue
+            i += 1
+        if flag:
+            status[line] = REPEATS
             continue
-        live = np.int64(1) << SEVEN_OF_SPADES
-        table = np.int64(0)
-        for i in range(start, end):
-            s = seats[i]
-            c = _card(cards, CODE_CHARS * i, rank_of, suit_of)
-            cover = kinds[kp] != PLAY_BYTE
-            kp += COVER_CHARS if cover else PLAY_CHARS
-            if s != turn or c < 0:
-                bad = True
-                break
-            b = np.int64(1) << c
-            if hands[s] & b == 0:
-                bad = True
-                break
-            lv = hands[s] & live
-            if cover and lv != 0 or not cover and lv & b == 0:
-                bad = True
-                break
-            live, table = apply(COVER + c if cover else c, nxt, hands, covered, last7[h], live, table, s)
-            turn = (turn + 1) % SEATS
-        if bad:
-            status[h] = ILLEGAL
-        else:
-            for s in range(SEATS):
-                points[h, s] = mask_points(covered[s])
-        kp = kp_next
+        if unread or dseat != SEATS - 1:
+            status[line] = UNREAD
+            continue
+        for s in range(SEATS):
+            if dcount[s] != HAND_SIZE:
+                unread = True
+        if unread:
+            status[line] = UNREAD
+            continue
+        first[line] = seats[0] if na else -1
+        # more than 52 actions: only the first 52 were kept, and the count alone makes the hand illegal
+        legal = _replay(dealt, seats, actions, 0, na, nxt, hands, covered, last7[line], points[line])
+        status[line] = LEGAL if legal else ILLEGAL
     return status
 
 
@@ -222,11 +396,11 @@ def check_records(records: Sequence[Any], check: Callable[[Any], Any], passed: C
     checks: list[Any] = [None] * len(records)
     fast, status, pts, l7 = _run_kernel(records)
     STATS.kernel += len(fast)
-    scored = [j for j, k in enumerate(fast) if status[j] == LEGAL and records[k].result is not None]
-    settled = settle_batch([records[fast[j]] for j in scored], pts[scored], l7[scored])
-    agrees = {j: _result_agrees(records[fast[j]].result, settled, i) for i, j in enumerate(scored)}
-    for j, k in enumerate(fast):
-        if status[j] == LEGAL and agrees.get(j, True):
+    legal = [k for j, k in enumerate(fast) if status[j] == LEGAL]
+    rows = [j for j, k in enumerate(fast) if status[j] == LEGAL]
+    first = np.array([records[k].actions[0].seat for k in legal], np.int64)
+    for k, ok in zip(legal, _results_agree(records, legal, pts[rows], l7[rows], first)):
+        if ok:
             checks[k] = passed()
             STATS.legal += 1
     for k, c in enumerate(checks):
@@ -236,12 +410,64 @@ def check_records(records: Sequence[Any], check: Callable[[Any], Any], passed: C
     return checks
 
 
-def settle_batch(records: Sequence[Any], pts: Any, l7: Any) -> tuple[list[list[int]], ...]:
+def check_lines(records: Sequence[Any], lines: Sequence[bytes], check: Callable[[Any], Any],
+                passed: Callable[[], Any]) -> list[Any]:
+    """:func:`check_records` for records with the JSON lines they were decoded from, reading the deal and
+    the actions from the bytes (:func:`scan_hands`: no Python touches a card), and looking for repeated
+    keys on the way. None for a line where a key may repeat: the caller settles that exactly (a record
+    whose line repeats a key is not a record), then checks it some other way."""
+    n = len(records)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum([len(x) for x in lines], out=offsets[1:])
+    pts = np.zeros((n, SEATS), np.int64)
+    l7 = np.zeros((n, SEATS), np.bool_)
+    first = np.zeros(n, np.int64)
+    status = scan_hands(np.frombuffer(b"".join(lines), np.uint8), offsets, NEXT, RANK_OF, SUIT_OF, pts, l7, first)
+    checks: list[Any] = [None] * n
+    unread: list[int] = []
+    engine: list[int] = []
+    legal: list[int] = []
+    for k, st in enumerate(status.tolist()):
+        if st == LEGAL:
+            legal.append(k)
+        elif st == ILLEGAL:
+            engine.append(k)
+        elif st == UNREAD:
+            unread.append(k)
+    STATS.kernel += len(legal) + len(engine)
+    for k, ok in zip(legal, _results_agree(records, legal, pts[legal], l7[legal], first[legal])):
+        if ok:
+            checks[k] = passed()
+            STATS.legal += 1
+        else:
+            engine.append(k)
+    for k in engine:
+        checks[k] = check(records[k])
+        STATS.fallbacks += 1
+    for k, c in zip(unread, check_records([records[k] for k in unread], check, passed)):
+        checks[k] = c
+    return checks
+
+
+def _results_agree(records: Sequence[Any], ks: list[int], pts: Any, l7: Any, first: Any) -> list[bool]:
+    """For the legal hands ``records[k]`` (k in ``ks``): distinct players, and a recorded result (if any)
+    equal to the settled one."""
+    scored = [j for j, k in enumerate(ks) if records[k].result is not None]
+    settled = settle_batch([records[ks[j]] for j in scored], pts[scored], l7[scored], first[scored])
+    out = [len(set(records[k].players)) == SEATS for k in ks]
+    for i, j in enumerate(scored):
+        out[j] = out[j] and _result_agrees(records[ks[j]].result, settled, i)
+    return out
+
+
+def settle_batch(records: Sequence[Any], pts: Any, l7: Any, first: Any = None) -> tuple[list[list[int]], ...]:
     """points, last-play-was-a-7, multipliers, scores, ranking of legal hands, compiled (``settle`` is
-    the reference; a test checks they agree)."""
+    the reference; a test checks they agree). ``first``: the first actor's seat of each (default: read
+    from the records)."""
     rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
     idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
-    first = np.array([r.actions[0].seat for r in records], np.int64)
+    if first is None:
+        first = np.array([r.actions[0].seat for r in records], np.int64)
     mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
     if len(records):
         settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)

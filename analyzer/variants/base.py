@@ -116,6 +116,12 @@ class Game(Protocol):
         """``check`` for many records; variants may override with a compiled fast path."""
         ...
 
+    def check_raw(self, records: Sequence[Any], lines: Sequence[bytes]) -> list[HandCheck | None] | None:
+        """``check_batch`` given the JSON line each record was decoded from too, looking on the way for keys
+        repeated inside one object (None for a line where one may repeat: the caller settles it). None
+        when the variant has no such path (the caller scans the lines for repeated keys itself)."""
+        ...
+
     def table_key(self, record: Any) -> str | None:
         """Records with the same key are one table's consecutive hands (for cross-hand checks)."""
         ...
@@ -148,6 +154,9 @@ class VariantBase:
 
     def check_batch(self, records: Sequence[Any]) -> list[HandCheck]:
         return [self.check(r) for r in records]
+
+    def check_raw(self, records: Sequence[Any], lines: Sequence[bytes]) -> list[HandCheck | None] | None:
+        return None
 
     def table_key(self, record: Any) -> str | None:
         return None

@@ -380,6 +380,16 @@ class BieqiVariant(VariantBase):
 
         return check_records(records, self.check, HandCheck)
 
+    def check_raw(self, records: Sequence[Record], lines: Sequence[bytes]) -> list[HandCheck | None] | None:
+        """The compiled fast path reading the deal and the actions from the lines
+        (:func:`analyzer.kernels.bieqi.check_lines`), which also looks for repeated keys; None for a
+        batch smaller than ``FAST_PATH_MIN`` (see ``check_batch``)."""
+        if len(records) < FAST_PATH_MIN:
+            return None
+        from analyzer.kernels.bieqi import check_lines
+
+        return check_lines(records, lines, self.check, HandCheck)
+
 
 def actions_to_log(actions: Sequence[int], first_seat: int, ms: Sequence[int] | None = None) -> list[Action]:
     """Engine actions -> log actions (seats follow strict rotation from the first actor)."""
