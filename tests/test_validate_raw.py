@@ -83,8 +83,45 @@ def odd_spellings(hand: dict[str, Any], rng: random.Random) -> list[tuple[str, b
         if key in line:
             k = line.index(key)
             out.append((f"repeated {key.decode()}", line[:k] + key + b'"x",' + line[k:]))
-    k = line.index(b'"deal":')  # a repeated key deep inside the result
+    out.append(("repeated action key", line.replace(b'"kind":"play"', b'"kind":"play","kind":"play"', 1)))
+    k = line.index(b'"deal":')  # a repeated key in the rules
     out.append(("repeated key late", line[:k] + b'"rules":{"dutou":"stack","dutou":"stack"},' + line[k:]))
+    return out
+
+
+def wrong_types(hand: dict[str, Any], rng: random.Random) -> list[tuple[str, bytes]]:
+    """Lines whose deal or actions (which the first decoding leaves as raw JSON) are not what a record
+    holds there, each in an otherwise legal hand: the scan must not vouch for any of them."""
+    line = _dump(hand)
+    i = rng.randrange(1, 52)
+    act = hand["actions"][i]
+    old = _dump(act)
+    swaps = {
+        "extra key": {**act, "x": 1}, "no seat": {k: v for k, v in act.items() if k != "seat"},
+        "no kind": {k: v for k, v in act.items() if k != "kind"}, "no card": {k: v for k, v in act.items() if k != "card"},
+        "seat string": {**act, "seat": str(act["seat"])}, "seat 4": {**act, "seat": 4}, "seat true": {**act, "seat": True},
+        "seat float": {**act, "seat": float(act["seat"])}, "kind upper": {**act, "kind": act["kind"].upper()},
+        "kind null": {**act, "kind": None}, "card number": {**act, "card": 7}, "card 3 chars": {**act, "card": act["card"] + "S"},
+        "card list": {**act, "card": [act["card"]]}, "ms string": {**act, "ms": "700"}, "ms negative": {**act, "ms": -1},
+        "ms float": {**act, "ms": 700.5}, "ms 2**53": {**act, "ms": 2**53}, "ms true": {**act, "ms": True},
+        "ms object": {**act, "ms": {}},
+    }
+    out = [(name, line.replace(old, _dump(new), 1)) for name, new in swaps.items()]
+    out += [
+        ("ms exponent", line.replace(old, old.replace(b'"ms":' + str(act.get("ms")).encode(), b'"ms":7e2'), 1)),
+        ("ms spaced null", line.replace(old, old.replace(b'"ms":' + str(act.get("ms")).encode(), b'"ms" :  null'), 1)),
+        ("action null", line.replace(old, b"null", 1)),
+        ("action array", line.replace(old, b"[" + old + b"]", 1)),
+        ("actions object", line.replace(b'"actions":[', b'"actions":{"a":[', 1).replace(b'}]', b'}]}', 1)),
+    ]
+    deal = hand["deal"]
+    variants = {
+        "five seats": [*deal, []], "seat as string": [*deal[:3], "".join(deal[3])], "deal number": [*deal[:3], 5],
+        "deal nested": [*deal[:3], [deal[3]]], "code 3 chars": [[deal[0][0] + "S", *deal[0][1:]], *deal[1:]],
+        "code number": [[7, *deal[0][1:]], *deal[1:]], "fourteen cards": [[*deal[0], deal[1][0]], deal[1][1:], *deal[2:]],
+    }
+    out += [(name, _dump({**hand, "deal": d})) for name, d in variants.items()]
+    out.append(("deal object", _dump({**hand, "deal": {"a": deal}})))
     return out
 
 
@@ -96,6 +133,7 @@ def corpus(seeds: range) -> list[tuple[str, bytes]]:
         out.append(("legal", _dump(hand)))
         out += foreign_spellings(hand, rng)
         out += odd_spellings(hand, rng)
+        out += wrong_types(hand, rng)
         for name, plant in {**PLANTERS, **HOSTILE_PLANTERS}.items():
             planted = plant(hand, random.Random(seed))
             if planted is not None:
@@ -126,9 +164,9 @@ def test_the_line_scan_finds_what_the_python_path_finds():
 def test_foreign_spellings_of_legal_hands_are_read_by_the_kernel_and_never_fall_back():
     cases = [(n, d) for seed in range(12) for n, d in
              [("legal", _dump(legal_obj(seed)))] + foreign_spellings(legal_obj(seed), random.Random(seed))]
-    records = [decoder().decode(d) for _, d in cases]
+    records = [decoder(lines=True).decode(d) for _, d in cases]
     before = (kernel.STATS.kernel, kernel.STATS.legal, kernel.STATS.fallbacks)
-    checks = kernel.check_lines(records, [d for _, d in cases], VARIANT.check, HandCheck)
+    checks = kernel.check_lines(records, [d for _, d in cases], HandCheck)
     assert all(c is not None and c.ok for c in checks)
     assert kernel.STATS.kernel - before[0] == len(cases)
     assert kernel.STATS.legal - before[1] == len(cases)
@@ -189,3 +227,9 @@ def test_a_scan_that_accepts_everything_fails_these_tests(monkeypatch):
     monkeypatch.setattr(kernel, "scan_hands", _accept_all)
     with pytest.raises(AssertionError):
         test_the_scan_verdict_is_the_engine_verdict()
+
+
+def test_the_scan_bounds_times_as_the_record_does():
+    from analyzer.variants.record import MAX_INT
+
+    assert kernel.MAX_INT == MAX_INT

@@ -123,20 +123,29 @@ def check_hands(deal, offsets, cards, seats, kinds, nxt, rank_of, suit_of, point
     return status
 
 
-#: ``scan_hands`` verdicts beyond LEGAL and ILLEGAL: the bytes are not in the plain form it reads
-#: (an escape, a 3-character or non-ASCII code, a number with a sign, a seat without 13 codes, times
-#: going backwards), or a key may repeat inside one object.
+#: ``scan_hands`` verdicts beyond LEGAL and ILLEGAL: the bytes are not in the plain form it reads (an
+#: escape, a 3-character or non-ASCII code, a value of another type or range, a key no action has, a seat
+#: without 13 codes, times going backwards), or a key may repeat inside one object.
 UNREAD, REPEATS = 2, 3
-_DEAL, _ACTIONS = np.frombuffer(b"deal", np.uint8).copy(), np.frombuffer(b"actions", np.uint8).copy()
+_DEAL = np.frombuffer(b"deal", np.uint8).copy()
+_ACTIONS = np.frombuffer(b"actions", np.uint8).copy()
+_SEAT = np.frombuffer(b"seat", np.uint8).copy()
+_KIND = np.frombuffer(b"kind", np.uint8).copy()
+_CARD = np.frombuffer(b"card", np.uint8).copy()
+_MS = np.frombuffer(b"ms", np.uint8).copy()
+_PLAY = np.frombuffer(b"play", np.uint8).copy()
+_COVER = np.frombuffer(b"cover", np.uint8).copy()
+_NULL = np.frombuffer(b"null", np.uint8).copy()
 _MAX_DEPTH = 16
 _MAX_KEYS = 64
-# the fields of one action, by the first byte of their key (an action has no other key: the decoder
-# forbids unknown fields, and an escaped key is never read)
-_SEAT, _KIND, _CARD, _MS = ord("s"), ord("k"), ord("c"), ord("m")
+#: The largest time a record may hold (:data:`analyzer.variants.record.MAX_INT`, a layer above; a test checks).
+MAX_INT = 2**53 - 1
+_MAX_DIGITS = len(str(MAX_INT))
 
 
 @njit(cache=True, nogil=True)
 def _is(blob, i, j, word):  # pragma: no cover - compiled
+    """Whether ``blob[i:j]`` is ``word``."""
     if j - i != word.shape[0]:
         return False
     for k in range(word.shape[0]):
@@ -146,15 +155,33 @@ def _is(blob, i, j, word):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _number(blob, i, end):  # pragma: no cover - compiled
+    """The plain non-negative integer at ``blob[i:]`` (digits only, at most 2**53 - 1) and where it ends;
+    -1 for anything else (a sign, a fraction, an exponent, too many digits)."""
+    j = i
+    v = np.int64(0)
+    while j < end and 48 <= blob[j] <= 57 and j - i <= _MAX_DIGITS:
+        v = v * 10 + (blob[j] - 48)
+        j += 1
+    if j == i or j - i > _MAX_DIGITS or v > MAX_INT or (j < end and (blob[j] == 46 or blob[j] == 101
+                                                                    or blob[j] == 69 or 48 <= blob[j] <= 57)):
+        return np.int64(-1), j
+    return v, j
+
+
+@njit(cache=True, nogil=True)
 def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # pragma: no cover - compiled
-    """Replay B records straight from their JSON lines ``blob[offsets[h]:offsets[h + 1]]``, each one that
-    decoded into a :class:`~analyzer.variants.bieqi.Record` (so valid JSON of the record's shape).
+    """Replay B records straight from their JSON lines ``blob[offsets[h]:offsets[h + 1]]``: lines that
+    decoded as a :class:`~analyzer.variants.bieqi.LineRecord` (valid JSON; every field but the deal and
+    the actions checked by the decoder).
 
     One pass a line: it looks for keys repeated inside one object (as
     :func:`analyzer.kernels.jsonkeys.maybe_duplicate_keys`: a hash a key, "maybe" for anything it cannot
-    rule out) and reads the deal's codes and the actions' seats, kinds, codes and times from the bytes,
-    then replays. Returns status (B,): LEGAL, ILLEGAL, UNREAD or REPEATS; writes points and last7 (B, 4)
-    as :func:`check_hands` does, and the first actor's seat.
+    rule out), and reads the deal and the actions from the bytes, checking everything the full record's
+    decoder checks there (4 seats of 13 codes; actions of exactly the keys seat 0..3, kind "play" or
+    "cover", a code, ms null or 0..2**53-1), then replays. Anything it does not read is UNREAD, so a
+    LEGAL line is one the full decoder accepts. Returns status (B,): LEGAL, ILLEGAL, UNREAD or REPEATS;
+    writes points and last7 (B, 4) as :func:`check_hands` does, and the first actor's seat.
     """
     nl = offsets.shape[0] - 1
     status = np.zeros(nl, np.int8)
@@ -174,19 +201,29 @@ def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # p
         depth = -1
         flag = False
         unread = False
-        section = 0  # 1: inside the top-level "deal", 2: inside "actions"
-        field = 0  # the action key whose value comes next
+        section = 0  # 1: inside the top-level "deal" value, 2: inside "actions"
+        value = False  # a top-level deal or actions key was read: its value comes next
         dseat = -1
         dcount[:] = 0
         na = 0
         last_ms = np.int64(-1)
+        got = 0  # the keys of the current action read so far: 1 seat, 2 kind, 4 card, 8 ms
         a_seat = -1
         a_card = -1
         a_cover = False
         a_ms = np.int64(-1)
         while i < end and not flag:
             c = blob[i]
+            if c == 32 or c == 9 or c == 10 or c == 13 or c == 58:  # whitespace, ':'
+                i += 1
+                continue
+            if value and c != 91:  # the deal or the actions, not an array
+                unread = True
+            value = False
             if c == 34:  # '"'
+                key = depth >= 0 and is_obj[depth] and want_key[depth]
+                # an action's keys are told apart by their bytes: only the others are hashed
+                hashed = key and not (depth == 2 and section == 2)
                 j = i + 1
                 h = np.int64(1469598103)
                 esc = False
@@ -195,39 +232,92 @@ def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # p
                         esc = True
                         j += 2
                         continue
-                    h = h * 1099511628211 + blob[j]
+                    if hashed:
+                        h = h * 1099511628211 + blob[j]
                     j += 1
-                if depth >= 0 and is_obj[depth] and want_key[depth]:
+                if key:
                     if esc or nkeys[depth] >= _MAX_KEYS:
                         flag = True
-                    else:
+                        break
+                    want_key[depth] = False
+                    if hashed:
                         for k in range(nkeys[depth]):
                             if keys[depth, k] == h:
                                 flag = True
                         keys[depth, nkeys[depth]] = h
                         nkeys[depth] += 1
-                        want_key[depth] = False
-                        if depth == 0:
-                            section = 1 if _is(blob, i + 1, j, _DEAL) else 2 if _is(blob, i + 1, j, _ACTIONS) else 0
-                        elif depth == 2 and section == 2:
-                            field = blob[i + 1]
-                elif depth == 2 and section != 0:  # a string value inside the deal or an action
-                    code = esc or j - i - 1 != CODE_CHARS
-                    if section == 1 and not is_obj[2]:
-                        if code or dseat < 0 or dseat >= SEATS or dcount[dseat] >= HAND_SIZE:
+                    if depth == 0:
+                        section = 1 if _is(blob, i + 1, j, _DEAL) else 2 if _is(blob, i + 1, j, _ACTIONS) else 0
+                        value = section != 0
+                        i = j + 1
+                        continue
+                    if depth == 2 and section == 2:  # an action's key, then its value
+                        bit = 1 if _is(blob, i + 1, j, _SEAT) else 2 if _is(blob, i + 1, j, _KIND) else \
+                            4 if _is(blob, i + 1, j, _CARD) else 8 if _is(blob, i + 1, j, _MS) else 0
+                        if bit == 0:  # a key no action has: the decoder did not look inside
                             unread = True
+                            break
+                        if got & bit:
+                            flag = True
+                            break
+                        got |= bit
+                        k = j + 1
+                        while k < end and (blob[k] == 32 or blob[k] == 9 or blob[k] == 10 or blob[k] == 13
+                                           or blob[k] == 58):
+                            k += 1
+                        if k >= end:
+                            unread = True
+                            break
+                        if bit == 1 or bit == 8:
+                            if bit == 8 and _is(blob, k, min(k + 4, end), _NULL):
+                                i = k + 4
+                                continue
+                            v, k2 = _number(blob, k, end)
+                            if v < 0:
+                                unread = True
+                                break
+                            if bit == 1:
+                                if v >= SEATS:
+                                    unread = True
+                                    break
+                                a_seat = v
+                            else:
+                                a_ms = v
+                            i = k2
+                            continue
+                        if blob[k] != 34:  # a kind or a code that is not a string
+                            unread = True
+                            break
+                        e = k + 1
+                        while e < end and blob[e] != 34 and blob[e] != 92:
+                            e += 1
+                        if e >= end or blob[e] != 34:  # an escape
+                            unread = True
+                            break
+                        if bit == 2:
+                            if _is(blob, k + 1, e, _PLAY):
+                                a_cover = False
+                            elif _is(blob, k + 1, e, _COVER):
+                                a_cover = True
+                            else:
+                                unread = True
+                                break
                         else:
-                            dealt[dseat * HAND_SIZE + dcount[dseat]] = _card(blob, i + 1, rank_of, suit_of)
-                            dcount[dseat] += 1
-                    elif section == 2 and field == _CARD:
-                        if code:
-                            unread = True
-                        else:
-                            a_card = _card(blob, i + 1, rank_of, suit_of)
-                    elif section == 2 and field == _KIND:
-                        if esc:
-                            unread = True
-                        a_cover = blob[i + 1] != PLAY_BYTE
+                            if e - k - 1 != CODE_CHARS:
+                                unread = True
+                                break
+                            a_card = _card(blob, k + 1, rank_of, suit_of)
+                        i = e + 1
+                        continue
+                elif section == 1 and depth == 2 and not is_obj[2]:  # one of a seat's codes
+                    if esc or j - i - 1 != CODE_CHARS or dseat < 0 or dseat >= SEATS or dcount[dseat] >= HAND_SIZE:
+                        unread = True
+                        break
+                    dealt[dseat * HAND_SIZE + dcount[dseat]] = _card(blob, i + 1, rank_of, suit_of)
+                    dcount[dseat] += 1
+                elif section != 0 and depth >= 1:  # a string anywhere else in the deal or the actions
+                    unread = True
+                    break
                 i = j + 1
                 continue
             if c == 123 or c == 91:  # '{' '['
@@ -238,15 +328,24 @@ def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # p
                 is_obj[depth] = c == 123
                 want_key[depth] = c == 123
                 nkeys[depth] = 0
-                if depth == 2 and section == 1:
-                    dseat += 1
-                elif depth == 2 and section == 2:
-                    a_seat = -1
-                    a_card = -1
-                    a_cover = False
-                    a_ms = -1
-            elif c == 125 or c == 93:  # '}' '['
-                if depth == 2 and section == 2 and c == 125:  # an action ends
+                if section != 0 and depth >= 1:
+                    # the deal: arrays of arrays; the actions: an array of objects
+                    if depth >= 3 or (depth == 2 and (section == 1) == (c == 123)) or (depth == 1 and c == 123):
+                        unread = True
+                        break
+                    if depth == 2 and section == 1:
+                        dseat += 1
+                    elif depth == 2:
+                        got = 0
+                        a_seat = -1
+                        a_card = -1
+                        a_cover = False
+                        a_ms = -1
+            elif c == 125 or c == 93:  # '}' ']'
+                if depth == 2 and section == 2:  # an action ends
+                    if got & 7 != 7:  # without a seat, a kind or a code
+                        unread = True
+                        break
                     if na < ACTIONS_PER_HAND:
                         seats[na] = a_seat
                         actions[na] = -1 if a_card < 0 else (COVER + a_card if a_cover else a_card)
@@ -254,27 +353,15 @@ def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # p
                     if a_ms >= 0:
                         if a_ms < last_ms:  # time going backwards: the engine reports where
                             unread = True
+                            break
                         last_ms = a_ms
                 depth -= 1
             elif c == 44:  # ','
                 if depth >= 0 and is_obj[depth]:  # in an object: a key comes next
                     want_key[depth] = True
-                field = 0
-            elif depth == 2 and section == 2 and (field == _SEAT or field == _MS) and (48 <= c <= 57 or c == 45):
-                j = i
-                v = np.int64(0)
-                while j < end and 48 <= blob[j] <= 57:
-                    v = v * 10 + (blob[j] - 48)
-                    j += 1
-                if c == 45 or (j < end and (blob[j] == 46 or blob[j] == 101 or blob[j] == 69)):  # - . e E
-                    unread = True
-                elif field == _SEAT:
-                    a_seat = v
-                else:
-                    a_ms = v
-                field = 0
-                i = j
-                continue
+            elif section != 0 and depth >= 1:  # a number, true, false or null in the deal or the actions
+                unread = True
+                break
             i += 1
         if flag:
             status[line] = REPEATS
@@ -410,12 +497,11 @@ def check_records(records: Sequence[Any], check: Callable[[Any], Any], passed: C
     return checks
 
 
-def check_lines(records: Sequence[Any], lines: Sequence[bytes], check: Callable[[Any], Any],
-                passed: Callable[[], Any]) -> list[Any]:
-    """:func:`check_records` for records with the JSON lines they were decoded from, reading the deal and
-    the actions from the bytes (:func:`scan_hands`: no Python touches a card), and looking for repeated
-    keys on the way. None for a line where a key may repeat: the caller settles that exactly (a record
-    whose line repeats a key is not a record), then checks it some other way."""
+def check_lines(records: Sequence[Any], lines: Sequence[bytes], passed: Callable[[], Any]) -> list[Any]:
+    """``passed()`` for each record whose JSON line :func:`scan_hands` reads, finds legal, and whose
+    recorded result (if any) is the settled one; None for every other line (illegal, unread, a key that
+    may repeat): the caller checks those the long way. ``records`` need only the fields the scan does
+    not read (players, rules, result): :class:`analyzer.variants.bieqi.LineRecord` or the full record."""
     n = len(records)
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum([len(x) for x in lines], out=offsets[1:])
@@ -424,28 +510,16 @@ def check_lines(records: Sequence[Any], lines: Sequence[bytes], check: Callable[
     first = np.zeros(n, np.int64)
     status = scan_hands(np.frombuffer(b"".join(lines), np.uint8), offsets, NEXT, RANK_OF, SUIT_OF, pts, l7, first)
     checks: list[Any] = [None] * n
-    unread: list[int] = []
-    engine: list[int] = []
-    legal: list[int] = []
-    for k, st in enumerate(status.tolist()):
-        if st == LEGAL:
-            legal.append(k)
-        elif st == ILLEGAL:
-            engine.append(k)
-        elif st == UNREAD:
-            unread.append(k)
-    STATS.kernel += len(legal) + len(engine)
-    for k, ok in zip(legal, _results_agree(records, legal, pts[legal], l7[legal], first[legal])):
+    legal = np.flatnonzero(status == LEGAL)
+    STATS.kernel += len(legal) + int(np.count_nonzero(status == ILLEGAL))
+    ks = legal.tolist()
+    for k, ok in zip(ks, _results_agree(records, ks, pts[legal], l7[legal], first[legal])):
         if ok:
             checks[k] = passed()
             STATS.legal += 1
         else:
-            engine.append(k)
-    for k in engine:
-        checks[k] = check(records[k])
-        STATS.fallbacks += 1
-    for k, c in zip(unread, check_records([records[k] for k in unread], check, passed)):
-        checks[k] = c
+            STATS.fallbacks += 1
+    STATS.fallbacks += int(np.count_nonzero(status == ILLEGAL))
     return checks
 
 
