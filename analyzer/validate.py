@@ -328,10 +328,9 @@ def _check_variant(v: Any, records: list[Any], datas: list[bytes]) -> list[HandC
     for j, c in enumerate(found):
         if c is None:
             if not isinstance(records[j], v.record_type):
-                try:
-                    records[j] = decoder().decode(datas[j])
-                except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
-                    found[j] = e.with_traceback(None)
+                records[j] = _decode(decoder(), datas[j])
+                if isinstance(records[j], Exception):
+                    found[j] = records[j]
                     continue
             rest.append(j)
     maybe = _maybe_repeated([datas[j] for j in rest])
@@ -352,10 +351,11 @@ def _decode(dec: msgspec.json.Decoder, data: bytes | None) -> Any:
     try:
         return dec.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        try:
-            return decoder().decode(data)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
-            return e.with_traceback(None)  # no frame -> list -> error cycle for the GC to find
+        pass  # (decoded again outside the handler: the error would hold this one, and its frames, as context)
+    try:
+        return decoder().decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
+        return e.with_traceback(None)  # no frame -> list -> error cycle for the GC to find
 
 
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,

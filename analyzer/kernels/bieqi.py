@@ -523,35 +523,48 @@ def check_lines(records: Sequence[Any], lines: Sequence[bytes], passed: Callable
     return checks
 
 
+#: The seats of each 4-bit mask, in order: the tong and dutou lists a result records, sorted.
+_SEATS_OF = [[s for s in range(SEATS) if m >> s & 1] for m in range(1 << SEATS)]
+_SEAT_BITS = np.array([1 << s for s in range(SEATS)], np.int64)
+
+
 def _results_agree(records: Sequence[Any], ks: list[int], pts: Any, l7: Any, first: Any) -> list[bool]:
     """For the legal hands ``records[k]`` (k in ``ks``): distinct players, and a recorded result (if any)
-    equal to the settled one."""
-    scored = [j for j, k in enumerate(ks) if records[k].result is not None]
-    settled = settle_batch([records[ks[j]] for j in scored], pts[scored], l7[scored], first[scored])
-    out = [len(set(records[k].players)) == SEATS for k in ks]
-    for i, j in enumerate(scored):
-        out[j] = out[j] and _result_agrees(records[ks[j]].result, settled, i)
-    return out
+    equal to the settled one. Compared a batch at a time (a hand's fields as rows of arrays)."""
+    recs = [records[k] for k in ks]
+    ok = [len(set(r.players)) == SEATS for r in recs]
+    scored = [j for j, r in enumerate(recs) if r.result is not None]
+    if not scored:
+        return ok
+    res = [recs[j].result for j in scored]
+    pts, l7 = pts[scored], l7[scored]
+    mult, scores, ranking = _settle([recs[j] for j in scored], pts, l7, first[scored])
+    good = (np.array([x.scores for x in res], np.int64) == scores).all(1)
+    for name, mine in (("points", pts), ("multipliers", mult), ("ranking", ranking)):
+        rows = [i for i, x in enumerate(res) if getattr(x, name) is not None]
+        if rows:
+            good[rows] &= (np.array([getattr(res[i], name) for i in rows], np.int64) == mine[rows]).all(1)
+    tong = ((pts == 0) * _SEAT_BITS).sum(1).tolist()
+    dutou = (((pts == 0) & l7) * _SEAT_BITS).sum(1).tolist()
+    for i, (x, g) in enumerate(zip(res, good.tolist())):
+        ok[scored[i]] = ok[scored[i]] and g and (x.tong is None or sorted(x.tong) == _SEATS_OF[tong[i]]) \
+            and (x.dutou is None or sorted(x.dutou) == _SEATS_OF[dutou[i]])
+    return ok
 
 
-def settle_batch(records: Sequence[Any], pts: Any, l7: Any, first: Any = None) -> tuple[list[list[int]], ...]:
-    """points, last-play-was-a-7, multipliers, scores, ranking of legal hands, compiled (``settle`` is
-    the reference; a test checks they agree). ``first``: the first actor's seat of each (default: read
-    from the records)."""
+def _settle(records: Sequence[Any], pts: Any, l7: Any, first: Any) -> tuple[Any, Any, Any]:
+    """Multipliers, scores and ranking (B, 4) of legal hands under each record's rules."""
     rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
     idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
-    if first is None:
-        first = np.array([r.actions[0].seat for r in records], np.int64)
     mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
     if len(records):
         settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)
+    return mult, scores, ranking
+
+
+def settle_batch(records: Sequence[Any], pts: Any, l7: Any) -> tuple[list[list[int]], ...]:
+    """points, last-play-was-a-7, multipliers, scores, ranking of legal hands, compiled (``settle`` is
+    the reference; a test checks they agree)."""
+    first = np.array([r.actions[0].seat for r in records], np.int64)
+    mult, scores, ranking = _settle(records, pts, l7, first)
     return pts.tolist(), l7.tolist(), mult.tolist(), scores.tolist(), ranking.tolist()
-
-
-def _result_agrees(res: Any, settled: tuple[list[list[int]], ...], j: int) -> bool:
-    points, last7, mult, scores, ranking = (x[j] for x in settled)
-    return res is not None and (res.scores == scores and (res.points is None or res.points == points)
-            and (res.multipliers is None or res.multipliers == mult)
-            and (res.ranking is None or res.ranking == ranking)
-            and (res.tong is None or sorted(res.tong) == [s for s in range(SEATS) if not points[s]])
-            and (res.dutou is None or sorted(res.dutou) == [s for s in range(SEATS) if not points[s] and last7[s]]))
