@@ -233,3 +233,14 @@ def test_the_scan_bounds_times_as_the_record_does():
     from analyzer.variants.record import MAX_INT
 
     assert kernel.MAX_INT == MAX_INT
+
+
+def test_loading_the_kernels_leaves_cffi_unloaded():
+    """numba's cffi support is loaded with cffi hidden (no kernel calls cffi): its C parser costs start-up."""
+    import subprocess
+    import sys
+
+    code = ("import sys, analyzer.kernels, numba.core.typing.cffi_utils as c; "
+            "print('cffi' in sys.modules, c.SUPPORTED)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
