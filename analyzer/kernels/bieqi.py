@@ -536,16 +536,19 @@ def _results_agree(records: Sequence[Any], ks: list[int], pts: Any, l7: Any, fir
     scored = [j for j, r in enumerate(recs) if r.result is not None]
     if not scored:
         return ok
-    res = [recs[j].result for j in scored]
+    recs = [recs[j] for j in scored]
+    res = [r.result for r in recs]
     pts, l7 = pts[scored], l7[scored]
-    mult, scores, ranking = _settle([recs[j] for j in scored], pts, l7, first[scored])
+    mult, scores, ranking = _settle(recs, pts, l7, first[scored])
     good = (np.array([x.scores for x in res], np.int64) == scores).all(1)
     for name, mine in (("points", pts), ("multipliers", mult), ("ranking", ranking)):
-        rows = [i for i, x in enumerate(res) if getattr(x, name) is not None]
+        got = [getattr(x, name) for x in res]
+        rows = [i for i, v in enumerate(got) if v is not None]
         if rows:
-            good[rows] &= (np.array([getattr(res[i], name) for i in rows], np.int64) == mine[rows]).all(1)
-    tong = ((pts == 0) * _SEAT_BITS).sum(1).tolist()
-    dutou = (((pts == 0) & l7) * _SEAT_BITS).sum(1).tolist()
+            good[rows] &= (np.array([got[i] for i in rows], np.int64) == mine[rows]).all(1)
+    zero = pts == 0
+    tong = (zero * _SEAT_BITS).sum(1).tolist()
+    dutou = ((zero & l7) * _SEAT_BITS).sum(1).tolist()
     for i, (x, g) in enumerate(zip(res, good.tolist())):
         ok[scored[i]] = ok[scored[i]] and g and (x.tong is None or sorted(x.tong) == _SEATS_OF[tong[i]]) \
             and (x.dutou is None or sorted(x.dutou) == _SEATS_OF[dutou[i]])
@@ -555,7 +558,9 @@ def _results_agree(records: Sequence[Any], ks: list[int], pts: Any, l7: Any, fir
 def _settle(records: Sequence[Any], pts: Any, l7: Any, first: Any) -> tuple[Any, Any, Any]:
     """Multipliers, scores and ranking (B, 4) of legal hands under each record's rules."""
     rule_sets: dict[Rules, int] = {DEFAULT_RULES: 0}
-    idx = np.array([rule_sets.setdefault(r.rules or DEFAULT_RULES, len(rule_sets)) for r in records], np.int64)
+    # (most records name no rules: hashing the default rule set for each would cost more than the rest)
+    idx = np.array([0 if r.rules is None else rule_sets.setdefault(r.rules, len(rule_sets)) for r in records],
+                   np.int64)
     mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
     if len(records):
         settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)
