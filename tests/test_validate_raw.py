@@ -244,3 +244,27 @@ def test_loading_the_kernels_leaves_cffi_unloaded():
             "print('cffi' in sys.modules, c.SUPPORTED)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_random_byte_edits_find_the_same_problems_in_a_batch_and_alone():
+    """Random edits of legal lines (a byte changed, inserted or dropped, drawn from JSON's own
+    characters) checked as one compiled batch and one by one: the same problems, line for line."""
+    rng = random.Random(7)
+    alphabet = b'0123456789-.eE"\\{}[],: \tnulltrueSHDC7ATJQKplaycover'
+    cases = []
+    for k in range(160):
+        line = bytearray(_dump(legal_obj(k % 8)))
+        for _ in range(rng.choice((0, 1, 1, 2))):  # some left legal, so the batch mixes both
+            i = rng.randrange(len(line))
+            op = rng.randrange(3)
+            if op == 0:
+                line[i] = rng.choice(alphabet)
+            elif op == 1:
+                line.insert(i, rng.choice(alphabet))
+            else:
+                del line[i]
+        cases.append(("edit", bytes(line)))
+    batch = check_lines(_lines(cases), keep_records=False)
+    alone = [check_lines([line], keep_records=False)[0] for line in _lines(cases)]
+    assert _problems(batch) == _problems(alone)
+    assert sum(c.ok for c in batch) > 0 and sum(not c.ok for c in batch) > 0
