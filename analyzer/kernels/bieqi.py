@@ -1,11 +1,14 @@
 """Compiled batch replay of standard 憋七 hands: the validator's fast path for legal hands.
 
-The kernel answers only "legal or not" (and scores what is legal); the Python engine in
-:mod:`analyzer.variants.bieqi` explains what is wrong, so every hand the kernel rejects, and every
+The kernels answer only "legal or not" (and score what is legal); the Python engine in
+:mod:`analyzer.variants.bieqi` explains what is wrong, so every hand a kernel rejects, and every
 hand it cannot read, goes to the engine's ``check``. Both move cards with
-:func:`analyzer.rules.apply_action`; tests compare the kernel's own verdict with the engine's.
-Cards arrive as the raw ASCII of their 2-character codes, so no Python loop decodes them.
-This module reads records by their fields only (duck typing), so it imports no variant.
+:func:`analyzer.rules.apply_action` (:func:`_replay` is the one compiled replay); tests compare the
+kernels' own verdicts with the engine's. Two ways in: :func:`check_lines` reads the deal and the
+actions straight from the records' JSON lines (:func:`scan_hands`, which also looks for repeated
+keys), the validator's path; :func:`check_records` marshals decoded records' codes as raw ASCII
+(:func:`check_hands`), for records without their lines. This module reads records by their fields
+only (duck typing), so it imports no variant.
 """
 
 from __future__ import annotations
