@@ -123,7 +123,8 @@ def phases(log: Path, store: Path | None) -> None:
     from analyzer.analysis.execute import Settings, analyse_items
     from analyzer.analysis.store import open_store, read_rows
     from analyzer.audit.calibrate import calibrate, rank_pairs
-    from analyzer.audit.core import audit_frame
+    from analyzer.analysis.reasons import shown_rows
+    from analyzer.audit.core import audit_frame, keep_shown_texts
     from analyzer.audit.signals import pair_signals
     from analyzer.audit.stream import streamed_pair_signals
     from analyzer.commands.common import DD_SAMPLES, SAMPLES
@@ -158,11 +159,12 @@ def phases(log: Path, store: Path | None) -> None:
     rank_pairs(calibrate(streamed_pair_signals(df, seating)))
     t2 = time.process_time()
     phase[0] = "+ player table, evidence"
-    result, _, _ = audit_frame(df, seating)  # the signals again, the player table, the evidence
+    result, _, players = audit_frame(df, seating)  # the signals again, the player table, the evidence
+    keep_shown_texts(df, shown_rows(df, result))  # as the command does (run_audit's slim)
     t3 = time.process_time()
     phase[0] = "report"
     with tempfile.TemporaryDirectory() as out:
-        write_audit_report(out, result, decisions=df)
+        write_audit_report(out, result, decisions=df, players=players)
     t4 = time.process_time()
     phase[0] = "in-memory signals (reference)"
     pair_signals(df, seating=seating)  # the in-memory reference, for comparison (not part of the audit)

@@ -51,6 +51,29 @@ class Audit:
         return any(p["flagged"] for p in self.result["pairs"])
 
 
+#: Per-row texts the audit needs only for the rows it shows: the options (JSON, ~600 bytes a decision,
+#: most of a row's memory) and the reasons.
+SHOWN_ONLY = ("options", "reasons")
+
+
+def keep_shown_texts(df: pd.DataFrame, shown: np.ndarray) -> None:
+    """In place: empty the :data:`SHOWN_ONLY` texts of every row but those at positions ``shown``, once the
+    player table (which reads every row's options) is computed; what the report reads of the other rows
+    (numbers, names) stays, so its pages are the same."""
+    import gc
+
+    from analyzer.analysis.execute import release_memory
+
+    keep = np.zeros(len(df), bool)
+    keep[shown] = True
+    for col in SHOWN_ONLY:
+        if col in df:
+            # a new column: the old one's strings are freed with it (an in-place write would keep the block)
+            df[col] = pd.Series(np.where(keep, df[col].to_numpy(object), ""), index=df.index, dtype=object)
+    gc.collect()
+    release_memory()
+
+
 def _variant(item: Checked) -> str:
     return str(type(item.record).__struct_config__.tag)  # type: ignore[attr-defined]
 
@@ -224,7 +247,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
               execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
-              on_phase: Callable[[str], None] | None = None) -> Audit:
+              on_phase: Callable[[str], None] | None = None, slim: bool = False) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
 
     ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
@@ -232,6 +255,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
     analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start.
+    ``slim``: once the result is made, keep the options and reasons of the shown rows only
+    (:func:`keep_shown_texts`): ``Audit.decisions`` then serves the audit's own report and little else,
+    at about a third of the memory.
     """
     from analyzer.analysis.reasons import fill_reasons, shown_rows
     from analyzer.validate import generate_valid
@@ -265,11 +291,14 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
+    shown = shown_rows(df, result) if len(df) else np.zeros(0, np.int64)
     if len(df) and "-" not in paths:
-        text = fill_reasons(df, shown_rows(df, result), generate_valid(paths, None, **kw))
+        text = fill_reasons(df, shown, generate_valid(paths, None, **kw))
         for p in result["pairs"]:
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
+    if slim:
+        keep_shown_texts(df, shown)
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],

@@ -89,7 +89,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                            on_progress=bar.phase("analysing", total), on_phase=bar.start,
-                           execution=execution_for(files, jobs, dask_address), store=store, settings=settings)
+                           execution=execution_for(files, jobs, dask_address), store=store, settings=settings,
+                           slim=True)  # the report needs the texts of the rows it shows only
     except (StoreError, DaskUnavailable) as e:
         bar.close()
         fail("audit", str(e))
@@ -147,4 +148,4 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
     from analyzer.validate import generate_valid
 
     records = generate_valid(files, max_line_bytes=max_line_bytes) if "-" not in files else None
-    write_audit_report(out, audit, decisions=result.decisions, records=records, lang=lang)
+    write_audit_report(out, audit, decisions=result.decisions, records=records, lang=lang, players=result.players)

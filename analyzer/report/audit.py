@@ -46,12 +46,16 @@ def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
                        decisions: pd.DataFrame | None = None, records: Iterable[Any] | None = None,
-                       lang: str = "en") -> Path:
+                       lang: str = "en", players: pd.DataFrame | None = None) -> Path:
     """Write ``out_dir/report.html`` from the audit.json object ``analyzer audit`` made (its schema:
     :mod:`analyzer.audit.schema`); returns the path.
 
     ``decisions`` (the decision rows) adds collusion tables and player sections; ``records`` (or
     validate's Checked items, streamed) lets the evidence hands of the top pairs open in the replayer.
+    ``players``: the player table the audit computed from these rows (``Audit.players``), so the page does
+    not compute it again (the same figures either way: the table of players with decisions does not depend
+    on the seating). Of the rows, the page reads every row's numbers but the options and reasons only of
+    the rows it shows (``analysis.reasons.shown_rows``), so the others may have been dropped (``Audit.slim``).
     """
     pairs = sorted(audit["pairs"], key=_rank_key)
     top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
@@ -60,14 +64,17 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
     hand_ids, hands = hand_store(records or [], decisions, wanted)
     player_ids: list[str] = []
-    players: list[dict[str, Any]] = []
+    sections: list[dict[str, Any]] = []
     if decisions is not None and not decisions.empty:
-        room = Room(decisions)
-        rows = dict(iter(decisions.groupby("player")))  # one pass, not one scan of the room per player
+        room = Room(decisions, table=players)
+        # positions by player in one pass (not one scan of the room per player); each player's rows are
+        # copied only while its section is built, not all at once
+        rows = decisions.groupby("player", sort=False).indices
         for pid in (str(p["player"]) for p in audit["players"]):
             if pid in rows:
                 player_ids.append(pid)
-                players.append(player_data(rows[pid], pid, room=room, max_points=AUDIT_PLAYER_POINTS))
+                sections.append(player_data(decisions.iloc[rows[pid]], pid, room=room,
+                                            max_points=AUDIT_PLAYER_POINTS))
     overview = {
         "hands": audit["hands"], "players": [str(p["player"]) for p in audit["players"]],
         "alarm": alarm_line(audit),
@@ -77,7 +84,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
                    "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }
-    page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": players, "hand": hands},
+    page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": sections, "hand": hands},
                        data={"audit": overview, "hand_ids": hand_ids, "player_ids": player_ids})
     path = Path(out_dir) / "report.html"
     write_page(path, page)

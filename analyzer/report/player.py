@@ -45,12 +45,15 @@ def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
 class Room:
     """What every player of a room is compared with, computed once for all the room's players."""
 
-    def __init__(self, decisions: pd.DataFrame) -> None:
+    def __init__(self, decisions: pd.DataFrame, table: pd.DataFrame | None = None) -> None:
+        """``table``: the room's player table when the caller has it already (the audit computed it from
+        the same rows), so it is not computed again; the rows are then read only for the room's regret
+        and think-time comparisons."""
         from analyzer.analysis.players import player_table
 
         self.decisions = decisions
         # the figures every surface shows (analyzer players, the audit's players.csv, this page)
-        self.table = player_table(decisions).set_index("player")
+        self.table = (player_table(decisions) if table is None else table).set_index("player")
         self.by_player = decisions.groupby("player")["regret"].agg(["mean", "size"])
         self.mean_regret = clean(float(decisions["regret"].mean()))
         self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))

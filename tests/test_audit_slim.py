@@ -1,0 +1,34 @@
+"""The audit's report from the audit's own player table and rows slimmed to the shown texts is the same page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from report_fixtures import AuditRun
+
+from analyzer.analysis.players import player_table
+from analyzer.analysis.reasons import shown_rows
+from analyzer.audit.core import SHOWN_ONLY, keep_shown_texts
+from analyzer.report.audit import write_audit_report
+
+
+def test_slim_rows_and_given_player_table_make_the_same_page(audit_run: AuditRun, tmp_path: Path) -> None:
+    full = audit_run.decisions
+    (tmp_path / "full").mkdir()
+    (tmp_path / "slim").mkdir()
+    before = write_audit_report(tmp_path / "full", audit_run.audit, decisions=full, records=audit_run.records)
+    slim = full.copy()
+    shown = shown_rows(slim, audit_run.audit)
+    keep_shown_texts(slim, shown)
+    dropped = np.setdiff1d(np.arange(len(slim)), shown)
+    assert len(dropped) and len(shown)  # the fixture shows some rows and not all, so both sides are checked
+    for col in SHOWN_ONLY:
+        assert (slim[col].iloc[dropped] == "").all()
+        assert slim[col].iloc[shown].tolist() == full[col].iloc[shown].tolist()
+    assert (full["options"].iloc[dropped] != "").any()
+    # the audit's table is made with the seating (players without decisions get a row too)
+    seating = full.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    after = write_audit_report(tmp_path / "slim", audit_run.audit, decisions=slim, records=audit_run.records,
+                               players=player_table(full, seating))
+    assert after.read_bytes() == before.read_bytes()
