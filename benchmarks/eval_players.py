@@ -83,7 +83,8 @@ def precision(args: argparse.Namespace, kw: dict) -> None:
     room = noisy_room("softmax", players=8, hands_per_player=args.precision_hands * 4 // 8, seed=args.seed + 100)
     items = _items(room.records)
     a = analyse(items, seed=2, reasons=False, **kw)
-    big = dict(kw, samples=10 * kw["samples"], max_samples=10 * (kw["max_samples"] or kw["samples"]))
+    big = dict(kw, samples=10 * kw["samples"], max_samples=10 * (kw["max_samples"] or kw["samples"]),
+               policy="strategy" if kw["policy"] == "model" else kw["policy"])
     ref = analyse(items, seed=3, reasons=False, **big)
     la, ca = loss_matrix(a)
     lr, _ = loss_matrix(ref)

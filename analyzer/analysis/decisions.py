@@ -20,6 +20,7 @@ import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet, Observer
+from analyzer.analysis.valuemodel import load_model
 from analyzer.cards import format_card, parse_card, scan
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
@@ -58,9 +59,13 @@ TOL_SPREAD = 0.25
 #: Points: floor of a decision's scale (``scale``), so options that differ only by noise stay close.
 SCALE_FLOOR = 2.0
 _PAD = [0] * MAX_OPTIONS
-#: Reference policies of the rollouts: the kernel's cheap heuristic (empty weights; the default, about
-#: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
-POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
+#: How options are valued (the rollouts' reference policy): ``fast``, the kernel's cheap heuristic
+#: (empty weights); ``strategy``, the strategy module's honest player (what the simulator's bots
+#: weigh), over sampled deals; ``model``, the learned value model (:mod:`analyzer.analysis.valuemodel`,
+#: distilled from ``strategy`` rollouts) for the own-information values: deterministic (no seed
+#: movement) and fast. Under ``model`` the true-deal values are still ``strategy`` rollouts, and hands
+#: under other rules than the default (which the model was not trained on) are rolled out.
+POLICIES = {"fast": np.zeros(0), "strategy": HONEST, "model": HONEST}
 DEFAULT_POLICY = "strategy"
 
 
@@ -151,28 +156,50 @@ class _Batch:
         self.seeds.append(seed)
         self.chosen.append(chosen)
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The batch as the kernels' arrays: hands, cov (D, 4), last7, live, table, turn, n, opts (D, 13), nopt, chosen."""
+        d = len(self)
+        return {"hands": np.array(self.hands, np.int64).reshape(d, SEATS),
+                "cov": np.array(self.cov, np.int64).reshape(d, SEATS),
+                "last7": np.array(self.last7, np.bool_).reshape(d, SEATS), "live": np.array(self.live, np.int64),
+                "table": np.array(self.table, np.int64), "turn": np.array(self.turn, np.int64),
+                "n": np.array(self.n, np.int64), "opts": np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS),
+                "nopt": np.array(self.nopt, np.int64), "chosen": np.array(self.chosen, np.int64)}
+
     def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY,
             max_samples: int | None = None) -> Estimates:
         d = len(self)
         ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
         sl = np.array(self.slots, np.int64).reshape(-1, 4)
-        nopt = np.array(self.nopt, np.int64)
-        opts = np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS)
-        evaluate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
-                 np.array(self.last7, np.bool_).reshape(d, SEATS), np.array(self.live, np.int64),
-                 np.array(self.table, np.int64), np.array(self.turn, np.int64),
-                 np.array(self.n, np.int64), opts, nopt, np.array(self.chosen, np.int64),
-                 np.array(self.hidden, np.int64),
+        a = self.arrays()
+        rules = rule_table(list(self.rules))
+        rule_idx = np.array(self.rule_idx, np.int64)
+        learned = np.zeros(d, np.bool_)
+        if policy == "model":  # the learned values where the model knows the rules; rollouts elsewhere
+            learned = rule_idx == self.rules.get(DEFAULT_RULES, -1)
+        # the kernel skips own-information sampling where samples_of is 0 (the model answers there)
+        samples_of = np.where(learned, 0, samples).astype(np.int64)
+        evaluate(a["hands"], a["cov"], a["last7"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"],
+                 a["chosen"], np.array(self.hidden, np.int64),
                  np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
-                 sl[:, 3].copy(), np.array(self.rule_idx, np.int64), rule_table(list(self.rules)),
-                 np.array(self.seeds, np.uint64), samples, samples if max_samples is None else max_samples,
+                 sl[:, 3].copy(), rule_idx, rules,
+                 np.array(self.seeds, np.uint64), samples_of, samples if max_samples is None else max_samples,
                  TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
                  relaxed, used, ref)
+        if learned.any():
+            idx = np.flatnonzero(learned)
+            model = load_model()
+            ev[idx] = model.predict(a["hands"][idx], a["cov"][idx], a["live"][idx], a["table"][idx], a["turn"][idx],
+                                    a["n"][idx], a["opts"][idx], a["nopt"][idx])
+            # no sampling error, but the model's own: its typical error in units of the decision's scale
+            own = ev[idx, :, a["turn"][idx]]
+            own = np.where(np.arange(MAX_OPTIONS)[None, :] < a["nopt"][idx, None], own, -np.inf)
+            err = model.loss_se * decision_scale(own)[:, None]
+            se[idx] = np.where(np.isfinite(own) & (own < own.max(axis=1, keepdims=True)), err, 0.0)
         imm = np.zeros((d, SEATS))
-        immediate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
-                  np.array(self.turn, np.int64), opts, nopt, np.maximum(np.array(self.chosen, np.int64), 0),
+        immediate(a["hands"], a["cov"], a["turn"], a["opts"], a["nopt"], np.maximum(a["chosen"], 0),
                   BEYOND_MASK, NEXT, imm)
-        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
+        return Estimates(a["opts"], a["nopt"], a["turn"], ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
 
 
 @dataclass(frozen=True, slots=True)
