@@ -1,7 +1,8 @@
 """Train the learned value model (seeded) and validate it on rooms it never saw; writes the shipped weights.
 
-Run: ``python3 benchmarks/train_value.py [--seed 11] [--hands 3000] [--samples 48] [--out analyzer/data/value_model.npz]
-[--val-hands 60] [--ref-samples 320] [--quick]``.
+Run: ``python3 benchmarks/train_value.py [--seed 11] [--hands 2400] [--samples 32] [--max-iter 40]
+[--out analyzer/data/value_model.npz] [--data CACHE.npz] [--val-hands 60] [--ref-samples 320] [--quick]``.
+The shipped weights are this command's output with its defaults.
 
 Training positions: every decision of simulated rooms of mixed-skill players (``noisy_room`` with
 the softmax, blunder, rankcover and no_tong noise models, levels across their ranges, and the
@@ -92,10 +93,10 @@ def compare(name: str, records: list[Record], model_path: Path, args: argparse.N
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--hands", type=int, default=3000, help="training hands")
-    ap.add_argument("--samples", type=int, default=48, help="sampled deals per training target")
+    ap.add_argument("--hands", type=int, default=2400, help="training hands")
+    ap.add_argument("--samples", type=int, default=32, help="sampled deals per training target")
     ap.add_argument("--hidden", default="64,64")
-    ap.add_argument("--max-iter", type=int, default=60)
+    ap.add_argument("--max-iter", type=int, default=40)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "analyzer" / "data"
                     / "value_model.npz")
     ap.add_argument("--val-hands", type=int, default=60, help="hands of each validation room")

@@ -59,14 +59,21 @@ TOL_SPREAD = 0.25
 #: Points: floor of a decision's scale (``scale``), so options that differ only by noise stay close.
 SCALE_FLOOR = 2.0
 _PAD = [0] * MAX_OPTIONS
+#: The information set of a decision the learned model values: nothing hidden to deal.
+_UNSAMPLED = InfoSet(0, 0, 0, 0, 0, (0,) * SEATS, (0,) * SEATS, (0,) * SEATS, 0, ())
 #: How options are valued (the rollouts' reference policy): ``fast``, the kernel's cheap heuristic
 #: (empty weights); ``strategy``, the strategy module's honest player (what the simulator's bots
 #: weigh), over sampled deals; ``model``, the learned value model (:mod:`analyzer.analysis.valuemodel`,
-#: distilled from ``strategy`` rollouts) for the own-information values: deterministic (no seed
-#: movement) and fast. Under ``model`` the true-deal values are still ``strategy`` rollouts, and hands
-#: under other rules than the default (which the model was not trained on) are rolled out.
+#: distilled from ``strategy`` rollouts; the default) for the own-information values before the
+#: endgame: deterministic (no seed movement) and fast. Under ``model`` the true-deal values are still
+#: ``strategy`` rollouts, and the endgame (``MODEL_UNTIL``) and hands under other rules than the default
+#: (which the model was not trained on) are rolled out.
 POLICIES = {"fast": np.zeros(0), "strategy": HONEST, "model": HONEST}
-DEFAULT_POLICY = "strategy"
+#: Under ``model``, decisions from this action index on are rolled out (strategy policy): the endgame,
+#: where one cover decides a 通 worth hundreds of points by exact counting the model does not do,
+#: and where rollouts are short and few cards are hidden (benchmarks/eval_players.py, bench_decisions.py).
+MODEL_UNTIL = 36
+DEFAULT_POLICY = "model"
 
 
 def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:
@@ -175,8 +182,8 @@ class _Batch:
         rules = rule_table(list(self.rules))
         rule_idx = np.array(self.rule_idx, np.int64)
         learned = np.zeros(d, np.bool_)
-        if policy == "model":  # the learned values where the model knows the rules; rollouts elsewhere
-            learned = rule_idx == self.rules.get(DEFAULT_RULES, -1)
+        if policy == "model":  # the learned values where the model knows the rules, before the endgame
+            learned = (rule_idx == self.rules.get(DEFAULT_RULES, -1)) & (a["n"] < MODEL_UNTIL)
         # the kernel skips own-information sampling where samples_of is 0 (the model answers there)
         samples_of = np.where(learned, 0, samples).astype(np.int64)
         evaluate(a["hands"], a["cov"], a["last7"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"],
@@ -333,17 +340,19 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
-    evr, evd = np.round(est.ev, 2).tolist(), np.round(est.ev_dd, 2).tolist()
+    # only the real options go to Python lists (a decision has ~4 of its 13 padded slots)
+    real = np.arange(MAX_OPTIONS)[None, :] < est.nopt[:, None]
+    evr, evd = np.round(est.ev[real], 2).tolist(), np.round(est.ev_dd[real], 2).tolist()
     # both losses on the own-information scale, so the double-dummy view is in the same units
-    lossr = np.round((own[ar, best][:, None] - own) / scale[:, None], 4).tolist()
-    lossd = np.round((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None], 4).tolist()
+    lossr = np.round(((own[ar, best][:, None] - own) / scale[:, None])[real], 4).tolist()
+    lossd = np.round(((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None])[real], 4).tolist()
     # the reference policy's view, normalised the same way by its own spread
     ref = np.where(np.isfinite(own), est.ref, -np.inf)
-    lossf = np.round((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None], 4).tolist()
-    nopt = est.nopt.tolist()
-    opts = est.opts.tolist()
-    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k], lossr[i][:k], lossd[i][:k],
-                                     lossf[i][:k]) for i, k in enumerate(nopt)]
+    lossf = np.round(((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None])[real], 4).tolist()
+    opts = est.opts[real].tolist()
+    ends = np.cumsum(est.nopt).tolist()
+    cols["options"] = [_options_json(kinds[i], opts[a:b], evr[a:b], evd[a:b], lossr[a:b], lossd[a:b], lossf[a:b])
+                       for i, (a, b) in enumerate(zip([0] + ends[:-1], ends))]
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())
@@ -399,6 +408,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
         deal = VARIANT.deal_masks(rec, [])
         assert deal is not None  # valid hands only
         obs = Observer(deal, rec.rules or DEFAULT_RULES)
+        # the learned model reads no sampling slots: skip building the information sets' proofs
+        sampled = policy != "model" or obs.state.rules != DEFAULT_RULES
         prev_ms: int | None = None
         for i, a in enumerate(rec.actions):
             c = parse_card(a.card)
@@ -408,7 +419,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             if len(legal) > 1:
                 think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
                 k = legal.index(act)
-                batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i), k)
+                info = obs.info() if sampled or i >= MODEL_UNTIL else _UNSAMPLED
+                batch.add(st, info, legal, decision_seed(seed, rec.hand_id, i), k)
                 pending.append(_Pending(rec, seq, i, k, think))
             prev_ms = a.ms
             obs.push(act)

@@ -72,7 +72,12 @@ def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
     reg = HuberRegressor().fit(x[ok, None], dd_z[ok])
     r = dd_z - reg.predict(x[:, None])
     spread = max(1.0, 1.4826 * float(np.median(np.abs(r[ok] - np.median(r[ok])))))
-    out[ok] = r[ok] / spread
+    # a prediction interval, not the curve's value alone: a player far above (or below) the room's
+    # levels sits where the curve is extrapolated, and a lone expert must not read as a cheater
+    xs = x[ok]
+    sxx = float(((xs - xs.mean()) ** 2).sum())
+    lever = 1.0 / len(xs) + ((x - xs.mean()) ** 2 / sxx if sxx > 0 else 0.0)
+    out[ok] = r[ok] / (spread * np.sqrt(1.0 + lever[ok]))
     return out
 
 

@@ -81,7 +81,7 @@ def _fit_net(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], seed: int, m
     mean = x.mean(axis=0)
     std = x.std(axis=0)
     std = np.where(std > 1e-9, std, 1.0)  # constant inputs (features no decision here uses) pass as 0
-    reg = MLPRegressor(hidden_layer_sizes=hidden, activation="relu", alpha=alpha, batch_size=min(256, max(1, int(len(x) * 0.9))),
+    reg = MLPRegressor(hidden_layer_sizes=hidden, activation="relu", alpha=alpha, batch_size=min(512, max(1, int(len(x) * 0.9))),
                        learning_rate_init=1e-3, max_iter=max_iter, early_stopping=True, validation_fraction=0.1,
                        n_iter_no_change=6, random_state=seed)
     reg.fit((x - mean) / std, y / TARGET_SCALE)
