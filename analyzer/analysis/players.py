@@ -76,7 +76,7 @@ def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
     # levels sits where the curve is extrapolated, and a lone expert must not read as a cheater
     xs = x[ok]
     sxx = float(((xs - xs.mean()) ** 2).sum())
-    lever = 1.0 / len(xs) + ((x - xs.mean()) ** 2 / sxx if sxx > 0 else 0.0)
+    lever = 1.0 / len(xs) + ((x - xs.mean()) ** 2 / sxx if sxx > 0 else np.zeros(len(x)))
     out[ok] = r[ok] / (spread * np.sqrt(1.0 + lever[ok]))
     return out
 
