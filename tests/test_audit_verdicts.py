@@ -18,7 +18,7 @@ from analyzer.audit.calibrate import (
 )
 from analyzer.audit.evidence import directions, edge, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, pair_outcomes
-from analyzer.audit.signals import _burst_one, binom_logsf
+from analyzer.audit.burst import _burst_one, binom_logsf
 
 
 def test_scores_have_no_ceiling_and_keep_strong_cases_ordered() -> None:
