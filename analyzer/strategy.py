@@ -132,7 +132,7 @@ def _describe(state: State, action: int) -> dict[int, str]:
     return {
         F_COVER_POINTS: f"covering {name} costs {points(c)} points",
         F_COVER_KILLS_OWN: f"covering {name} strands own {_cards(b & hand)}",
-        F_COVER_BLOCKS: f"covering {name} blocks {_cards(b & others)} still out, against a 通",
+        F_COVER_BLOCKS: f"covering {name} blocks {_cards(b & others)} still out, against a tong",
         F_COVER_BLOCKS_POINTS: f"covering {name} leaves {_cards(b & others)} for others to cover",
         F_OPENS_OTHERS: f"playing {name} makes {_cards(NEXT_LIVE[c] & others)} live for others",
         F_OPENS_OWN: f"playing {name} makes own {_cards(NEXT_LIVE[c] & hand)} live",

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from report_fixtures import big_room, room  # noqa: E402  (the tests' fixture: 100 pairs, 10,000 hands)
+from report_fixtures import audit_run, big_room, room  # noqa: E402  (the tests' fixtures: 780 pairs, 10,000 hands)
 
 from analyzer.report.audit import write_audit_report  # noqa: E402
 
@@ -31,8 +31,8 @@ def main() -> int:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    decisions, audit = big_room()
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        decisions, audit = big_room(audit_run(Path(tmp)))  # entries copied from a real audit of a small room
         write_audit_report(tmp, audit, decisions=decisions, records=room(30))
         size = (Path(tmp) / "report.html").stat().st_size
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])

@@ -1,8 +1,10 @@
 """Simulator speed on one core: heuristic rooms (records produced, and written as .jsonl.gz), the
-compiled kernel alone, and the search player. Prints hands/s."""
+compiled kernel alone, and the search player. Prints hands/s, and the search player's strength
+(``--strength``: its mean score a hand against three temperature-1 players, docs/simulate.md)."""
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +23,29 @@ def rate(label: str, hands: int, seconds: float) -> None:
     print(f"{label:<52} {hands:>7} hands {seconds:7.2f} s {hands / seconds:10,.0f} hands/s")
 
 
+def strength(hands: int, samples: int, seed: int) -> None:
+    """Mean own score (± standard error) of seat 0 against three temperature-1 players on the same deals:
+    greedy heuristic, then the search player (``samples`` determinized deals per option)."""
+    deals = _deals(hands, np.random.default_rng(seed))
+    w = np.broadcast_to(HONEST, (hands, 4, NF))
+    temps = np.ones((hands, 4))
+    temps[:, 0] = 0.0
+    s = np.zeros((hands, 4), np.int64)
+    for label, n in (("greedy heuristic", 0), (f"search player ({samples} deals/option)", samples)):
+        s[:, 0] = n
+        x = play_batch(deals, w, temps, samples=s, seed=seed).scores()[:, 0]
+        print(f"seat 0 {label:<36} {x.mean():+7.1f} ± {x.std() / np.sqrt(hands):.1f} a hand over {hands:,} hands")
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--strength", action="store_true", help="only the search player's strength")
+    ap.add_argument("--hands", type=int, default=1500)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    if args.strength:
+        strength(args.hands, 16, args.seed)
+        return
     list(simulate(hands=600, players=16, seed=0, skill_mix="casual:0.5,expert:0.5").records)  # compile (cached)
 
     n = 20_000

@@ -32,6 +32,15 @@ def browser() -> Iterator[object]:
         b.close()
 
 
+@pytest.fixture(scope="session")
+def audit_run(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The real, seeded audit of a small room with a planted pair and hostile ids (report_fixtures.audit_run),
+    run once per test session: the report tests draw their records, decision rows and audit.json from it."""
+    from report_fixtures import audit_run as run
+
+    return run(tmp_path_factory.mktemp("audit-room"))
+
+
 def legal_record(seed: int, hand_id: str | None = None, *, with_result: bool = True) -> Record:
     """A legal hand from seeded random play, with times."""
     rng = random.Random(seed)

@@ -1,92 +1,103 @@
-"""Report test data: seeded legal hands with hostile ids, decision rows shaped like docs/design.md, an audit."""
+"""Report test data from a real, small, seeded audit: a simulated room with one planted pair and hostile ids.
+
+:func:`audit_run` simulates a room, gives its players, one hand and one table ids built to attack a page,
+and runs the real audit on it (:func:`analyzer.audit.core.run_audit`), so the pages are tested on the
+records, decision rows and audit.json the product writes (``tests/test_report_fixtures.py`` checks the
+audit against its schema). The ``audit_run`` fixture in conftest.py caches it for the test session.
+:func:`big_room` scales it up for the page-speed benchmark: numpy decision rows of 10,000 hands and an
+audit whose entries are copies of the real run's, renamed.
+"""
 
 from __future__ import annotations
 
+import copy
 import random
+from statistics import NormalDist
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
-import orjson
 import pandas as pd
 
-from analyzer.cards import format_card
-from analyzer.variants.bieqi import COVER, Record, State, make_record, play_random, random_deal
+from analyzer.variants.bieqi import Record, make_record, play_random, random_deal
 
 #: Ids a log could carry to attack a page: each must show as text and never run.
 EVIL_PLAYER = "<img src=x onerror=alert(1)>"
 EVIL_HAND = "</script><script>alert(2)</script>"
 EVIL_TABLE = "\"'><svg onload=alert(3)>&amp;"
-PLAYERS = [EVIL_PLAYER, "北风", "p2</script>", "p3"]
+#: The room's players: the first two are the planted (colluding) pair.
+PLAYERS = [EVIL_PLAYER, "北风", "p2</script>", "p3", "p4", "p5"]
+
+#: The audited room: small enough for a few seconds, large enough that the planted pair is flagged.
+ROOM_HANDS = 60
+ROOM_SEED = 4
+AUDIT_SAMPLES = 4
+AUDIT_DD_SAMPLES = 2
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One real audit: its input log and records, the decision rows behind it and audit.json."""
+
+    log: Path
+    records: list[Record]
+    decisions: pd.DataFrame
+    audit: dict[str, Any]
+    planted: tuple[str, str]
+
+
+def audit_run(folder: Path) -> AuditRun:
+    """Simulate the room (one pair sharing hands), rename its players to :data:`PLAYERS` (the planted pair
+    first), its first hand to :data:`EVIL_HAND` at table :data:`EVIL_TABLE`, write it to ``folder`` and audit it."""
+    from analyzer.audit.core import run_audit
+    from analyzer.logs import write_records
+    from analyzer.simulate.room import simulate
+
+    sim = simulate(hands=ROOM_HANDS, players=len(PLAYERS), seed=ROOM_SEED, colluders=1, style="share")
+    records = list(sim.records)
+    pair = sim.truth["colluding_pairs"][0]["players"]
+    ids = sorted({p for r in records for p in r.players})
+    order = pair + [p for p in ids if p not in pair]
+    name = dict(zip(order, PLAYERS, strict=True))
+    records = [msgspec.structs.replace(r, players=[name[p] for p in r.players]) for r in records]
+    records[0] = msgspec.structs.replace(records[0], hand_id=EVIL_HAND, table_id=EVIL_TABLE)
+    log = folder / "room.jsonl"
+    write_records(log, records)
+    result = run_audit([str(log)], samples=AUDIT_SAMPLES, dd_samples=AUDIT_DD_SAMPLES, seed=0)
+    return AuditRun(log, records, result.decisions, result.result, (PLAYERS[0], PLAYERS[1]))
 
 
 def room(hands: int = 6, seed: int = 1) -> list[Record]:
-    """Seeded legal hands; seats rotate so every player sits everywhere; hostile ids on hand 0."""
+    """Seeded legal hands of random play; seats rotate so every player sits everywhere; hostile ids on hand 0."""
     rng = random.Random(seed)
     out = []
     for h in range(hands):
         deal = random_deal(rng)
         st = play_random(deal, rng)
         ms = [1500 * (i + 1) + rng.randrange(1200) for i in range(52)]
-        players = PLAYERS[h % 4:] + PLAYERS[: h % 4]
+        players = PLAYERS[h % 4:4] + PLAYERS[: h % 4]
         out.append(make_record(st, deal, hand_id=EVIL_HAND if h == 0 else f"h{h}", players=players,
                                table_id=EVIL_TABLE, ms=ms))
     return out
 
 
-def decision_rows(records: list[Record], seed: int = 7) -> pd.DataFrame:
-    """Synthetic decision rows (columns as docs/design.md) for every decision with 2+ options."""
-    from analyzer.variants.bieqi import VARIANT
-
-    rng = random.Random(seed)
-    rows: list[dict[str, Any]] = []
-    for seq, rec in enumerate(records):
-        st = State(VARIANT.deal_masks(rec, []))
-        prev = None
-        for i, a in enumerate(rec.actions):
-            legal = st.legal_actions()
-            act = next(x for x in legal if format_card(x % COVER) == a.card)
-            if len(legal) > 1:
-                s = st.turn
-                ev = {x: [round(rng.uniform(-20, 20), 2) for _ in range(4)] for x in legal}
-                best = max(legal, key=lambda x: ev[x][s])
-                kind = "cover" if act >= COVER else "play"
-                rows.append({
-                    "hand_id": rec.hand_id, "table_id": rec.table_id, "hand_seq": seq, "action": i, "seat": s,
-                    "player": rec.players[s], **{f"p{k}": rec.players[k] for k in range(4)}, "kind": kind,
-                    "n_options": len(legal), "chosen": a.card, "best": format_card(best % COVER),
-                    "rank": sorted(legal, key=lambda x: -ev[x][s]).index(act), "regret": ev[best][s] - ev[act][s],
-                    "regret_se": 0.3, **{f"delta{k}": ev[act][k] - ev[best][k] for k in range(4)},
-                    **{f"dd_delta{k}": ev[act][k] - ev[best][k] for k in range(4)},
-                    "dd_regret": ev[best][s] - ev[act][s], "think_ms": float(a.ms - prev) if prev else float("nan"),
-                    "difficulty": rng.random(), "reasons": f"why <b>{EVIL_PLAYER}</b>",
-                    "options": orjson.dumps([{"card": format_card(x % COVER), "kind": kind, "ev": ev[x], "ev_dd": ev[x]}
-                                             for x in legal]).decode()})
-            prev = a.ms
-            st.push(act)
-    return pd.DataFrame(rows)
+def _renamed(obj: Any, names: dict[str, str]) -> Any:
+    """A deep copy of a JSON value with every string that is a key of ``names`` replaced (keys kept)."""
+    if isinstance(obj, str):
+        return names.get(obj, obj)
+    if isinstance(obj, list):
+        return [_renamed(x, names) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _renamed(v, names) for k, v in obj.items()}
+    return copy.copy(obj)
 
 
-def audit_dict(records: list[Record]) -> dict[str, Any]:
-    """A hand-made audit.json object in issue 5's shape, with extra keys the page must tolerate."""
-    pairs = []
-    names = sorted(PLAYERS)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            flagged = {a, b} == {EVIL_PLAYER, "北风"}
-            pairs.append({
-                "players": [a, b], "hands_together": len(records), "score": 9.5 if flagged else 0.1 * len(pairs),
-                "z": 4.2 if flagged else 0.3, "p_value": 1e-6 if flagged else 0.4, "q_value": 1e-5 if flagged else 0.8,
-                "flagged": flagged, "model_version": "x",
-                "signals": {"total_impact": {"value": 3.1, "se": 0.8, "n": 120},
-                            "pooled_info": {"estimate": 1.2, "ci": [0.2, 2.2], "decisions": 40, "note": EVIL_PLAYER},
-                            "co_deviation": 0.7},
-                "evidence": [{"hand_id": r.hand_id, "action": 5, "effect": {"partner": 4.0, "others": -2.0},
-                              "alternative": "KD", "seat": 1} for r in records[:3]] if flagged else []})
-    return {"hands": len(records), "players": names, "pairs": pairs, "alarm": {"score": 5.0}, "extra": {"x": 1}}
-
-
-def big_room(hands: int = 10_000, players: int = 40, per_hand: int = 30, seed: int = 3) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Decision rows of a large room (built with numpy, no replay) and its audit.json, for page speed."""
+def big_room(run: AuditRun, hands: int = 10_000, players: int = 40, per_hand: int = 30,
+             seed: int = 3) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Decision rows of a large room (built with numpy, no replay) and an audit.json of it whose pair and
+    player entries are the real run's, renamed and rescored: the shapes of a real audit at volume."""
     rng = np.random.default_rng(seed)
     ids = [f"q{i:02d}" for i in range(players)]
     seats = np.argsort(rng.random((hands, players)), axis=1)[:, :4]
@@ -103,13 +114,28 @@ def big_room(hands: int = 10_000, players: int = 40, per_hand: int = 30, seed: i
         "regret": regret, "regret_se": 0.3, **{f"delta{k}": rng.normal(0, 1, n) for k in range(4)},
         "dd_regret": regret, "think_ms": rng.lognormal(7, 0.5, n), "difficulty": rng.random(n),
         "reasons": "", "options": "[]"})
-    pairs = []
+    real = run.audit
+    flagged_t = next(p for p in real["pairs"] if p["verdict"] == "flagged")
+    clear_t = [p for p in real["pairs"] if p["verdict"] == "clear"]
+    hand_ids = sorted({e["hand_id"] for p in real["pairs"] for e in p["evidence"]})
+    pairs: list[dict[str, Any]] = []
+    npairs = players * (players - 1) // 2
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
             flagged = (a, b) in (("q00", "q01"), ("q02", "q03"))
-            pairs.append({"players": [a, b], "hands_together": int(rng.integers(50, 400)),
-                          "score": float(rng.normal(8 if flagged else 0, 1)), "z": 0.0, "p_value": 0.5,
-                          "q_value": 0.9, "flagged": flagged, "signals": {"total_impact": {"value": 1.0, "se": 0.2}},
-                          "evidence": [{"hand_id": f"b{h}", "action": 3, "effect": 2.0}
-                                       for h in rng.integers(0, hands, 25)]})
-    return frame, {"hands": hands, "players": ids, "pairs": pairs, "alarm": {"score": 5.0}}
+            t = flagged_t if flagged else clear_t[len(pairs) % len(clear_t)]
+            names_map = {t["players"][0]: a, t["players"][1]: b}
+            e = _renamed(t, {**names_map, **{h: f"b{rng.integers(hands)}" for h in hand_ids}})
+            score = float(abs(rng.normal(8 if flagged else 0.5, 1)))
+            p = 10 ** -score
+            e.update(hands_together=int(rng.integers(50, 400)), score=round(score, 4), log10_p=round(-score, 4),
+                     z=round(NormalDist().inv_cdf(1 - p), 4) if p < 1 else 0.0, p_value=float(f"{p:.4g}"),
+                     q_value=min(1.0, float(f"{p * npairs:.4g}")))
+            pairs.append(e)
+    pairs.sort(key=lambda p: -p["score"])
+    player_t = real["players"][0]
+    audit = {**{k: copy.deepcopy(v) for k, v in real.items() if k not in ("pairs", "players")},
+             "hands": hands, "decisions": n, "valid_hands": hands,
+             "verdicts": {v: sum(p["verdict"] == v for p in pairs) for v in ("flagged", "review", "clear")},
+             "players": [{**player_t, "player": q, "flagged_with": []} for q in ids], "pairs": pairs}
+    return frame, audit

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from conftest import CHROMIUM
-from report_fixtures import decision_rows, room
+from report_fixtures import AuditRun
 
-from analyzer.audit.core import audit_frame
-from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
 from analyzer.report.audit import write_audit_report
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -24,18 +21,11 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def case_site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """An audit of a small room through the real pipeline (audit_frame), written as report.html."""
-    import pandas as pd
-
-    records = room(12)
-    decisions = decision_rows(records)
-    seating = pd.DataFrame([outcome_row(SimpleNamespace(record=r, check=None)) for r in records],
-                           columns=list(SEATING_COLUMNS))
-    result, _, _ = audit_frame(decisions, seating)
+def case_site(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) -> dict[str, Any]:
+    """The real audit of the small room with a planted pair, written as report.html."""
     out = tmp_path_factory.mktemp("case")
-    write_audit_report(out, result, decisions=decisions, records=records)
-    return {"dir": out, "audit": result}
+    write_audit_report(out, audit_run.audit, decisions=audit_run.decisions, records=audit_run.records)
+    return {"dir": out, "audit": audit_run.audit}
 
 
 
@@ -43,6 +33,7 @@ def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(b
     audit = case_site["audit"]
     # the page lists pairs flagged first, then review, then by score: the same order as audit.json here
     k, entry = next((i, p) for i, p in enumerate(audit["pairs"]) if p.get("case") and p["evidence"])
+    assert entry["verdict"] == "flagged"  # the planted pair leads the ranking, with its case
     a, b = entry["players"]
     case = entry["case"]
     page = browser.new_page()

@@ -119,3 +119,38 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     bad.write_text("def f():\n    from analyzer.variants.bieqi import State\n", encoding="utf-8")
     deps = _imports(bad, "analyzer.rules")
     assert deps == {"analyzer.variants.bieqi"} and _layer("analyzer.variants.bieqi") > _layer("analyzer.rules")
+
+
+#: What numba compiles with BLAS/LAPACK: analyzer.kernels loads numba with scipy.linalg hidden, so none may appear.
+BLAS_NAMES = {"dot", "vdot", "matmul", "linalg", "inner", "outer", "kron", "trace"}
+
+
+def _blas_uses(tree: ast.AST) -> list[str]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            out.append(f"line {node.lineno}: @")
+        elif isinstance(node, ast.Attribute) and node.attr in BLAS_NAMES:
+            out.append(f"line {node.lineno}: .{node.attr}")
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(ROOT.rglob("*.py")) if "numba" in p.read_text(encoding="utf-8")],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_compiled_module_uses_blas(path: Path) -> None:
+    assert _blas_uses(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+def test_the_blas_check_sees_a_dot() -> None:
+    assert sorted(_blas_uses(ast.parse("def f(a, b):\n    return np.dot(a, b) + (a @ b)\n"))) == ["line 2: .dot", "line 2: @"]
+
+
+def test_loading_the_kernels_leaves_scipy_unloaded_and_usable() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, analyzer.kernels.bieqi, numba.np.arraymath as m; "
+            "print(any(k.startswith('scipy') for k in sys.modules), m._HAVE_BLAS); import scipy.linalg.cython_blas")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT.parent).stdout.split()
+    assert out == ["False", "False"]

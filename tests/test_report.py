@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -10,16 +11,15 @@ import msgspec
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from report_fixtures import EVIL_HAND, EVIL_PLAYER, EVIL_TABLE, PLAYERS, audit_dict, decision_rows, room
+from report_fixtures import EVIL_HAND, EVIL_PLAYER, EVIL_TABLE, PLAYERS, AuditRun
 
 from analyzer.cards import format_card, scan
 from analyzer.cli import cli
-from analyzer.logs import format_record
 from analyzer.report.audit import alarm_line, write_audit_report
 from analyzer.report.common import LABELS, json_for_script, render_page
 from analyzer.problems import Problem
 from analyzer.report.hand import hand_data, parse_action, write_hand_report
-from analyzer.report.pair import collusion_table, hands_with, write_pair_report
+from analyzer.report.pair import collusion_table, hands_with, measure, write_pair_report
 from analyzer.report.player import player_data, write_player_report
 from analyzer.variants.bieqi import VARIANT, Action, State
 
@@ -51,20 +51,22 @@ def test_page_shell_is_offline_and_locked_down() -> None:
 
 
 @pytest.fixture(scope="module")
-def records() -> list:
-    return room(8)
+def records(audit_run: AuditRun) -> list:
+    return audit_run.records
 
 
 @pytest.fixture(scope="module")
-def decisions(records: list) -> pd.DataFrame:
-    return decision_rows(records)
+def decisions(audit_run: AuditRun) -> pd.DataFrame:
+    return audit_run.decisions
 
 
-def test_every_page_keeps_hostile_ids_out_of_the_markup(tmp_path: Path, records: list, decisions: pd.DataFrame) -> None:
+def test_every_page_keeps_hostile_ids_out_of_the_markup(tmp_path: Path, records: list, decisions: pd.DataFrame,
+                                                       audit_run: AuditRun) -> None:
+    assert records[0].hand_id == EVIL_HAND and EVIL_PLAYER in records[0].players
     write_hand_report(tmp_path / "hand.html", records[0], decisions=decisions)
     write_player_report(tmp_path / "player.html", EVIL_PLAYER, decisions, records=records)
     write_pair_report(tmp_path / "pair.html", EVIL_PLAYER, "北风", decisions=decisions, records=records)
-    write_audit_report(tmp_path, audit_dict(records), decisions=decisions, records=records)
+    write_audit_report(tmp_path, audit_run.audit, decisions=decisions, records=records)
     for name in ("hand", "player", "pair", "report"):
         page = (tmp_path / f"{name}.html").read_text()
         for evil in (EVIL_PLAYER, EVIL_HAND, EVIL_TABLE, "p2</script>"):
@@ -104,9 +106,12 @@ def test_collusion_table_sums_the_deltas(records: list, decisions: pd.DataFrame)
     a, b = EVIL_PLAYER, "北风"
     rows = hands_with(decisions, a, b)
     cells = collusion_table(rows, a, b, rows["hand_id"].nunique())
+    col = measure(rows)
+    assert col == "imm"  # the audit's rows carry the exact immediate effect, which the table measures with
     by_a = rows[rows["player"] == a]
     seat_b = (by_a[[f"p{s}" for s in range(4)]] == b).to_numpy()
-    expected = (by_a[[f"delta{s}" for s in range(4)]].to_numpy() * seat_b).sum()
+    expected = (by_a[[f"{col}{s}" for s in range(4)]].to_numpy() * seat_b).sum()
+    assert expected > 0  # the planted pair: what a's moves did for b
     assert cells[0][1]["sum"] == pytest.approx(expected)
     assert cells[0][1]["per_hand"] == pytest.approx(expected / rows["hand_id"].nunique())
     assert cells[0][0] is None and cells[1][1] is None  # own effect left out
@@ -116,7 +121,7 @@ def test_player_data_against_the_frame(decisions: pd.DataFrame) -> None:
     p = player_data(decisions, PLAYERS[1])
     mine = decisions[decisions["player"] == PLAYERS[1]]
     assert p["decisions"] == len(mine)
-    assert p["match_rate"] == pytest.approx((mine["chosen"] == mine["best"]).mean())
+    assert p["match_rate"] == pytest.approx((mine["loss"] <= 0).mean())  # the evaluator's best was chosen
     # the page shows the figures of the one shared player table (CLI, audit players.csv, this page)
     from analyzer.analysis.players import player_table
 
@@ -127,32 +132,36 @@ def test_player_data_against_the_frame(decisions: pd.DataFrame) -> None:
     assert [w["regret"] for w in p["worst"]] == sorted(mine["regret"], reverse=True)[:10]
 
 
-def test_audit_ranks_flagged_first_and_reads_the_alarm(tmp_path: Path, records: list) -> None:
-    audit = audit_dict(records)
+def test_audit_ranks_flagged_first_and_reads_the_alarm(tmp_path: Path, audit_run: AuditRun) -> None:
+    audit = copy.deepcopy(audit_run.audit)
     audit["pairs"].reverse()
     path = write_audit_report(tmp_path, audit)
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', path.read_text()).group(1))
     pairs = data["audit"]["pairs"]
-    assert pairs[0]["flagged"] and [p["score"] for p in pairs[1:]] == sorted((p["score"] for p in pairs[1:]), reverse=True)
-    assert alarm_line({"threshold": 3}) == {"score": 3.0}
-    assert alarm_line({"alarm": {"hands": [10, 100], "score": [5, 3]}}) == {"hands": [10.0, 100.0], "score": [5.0, 3.0]}
+    assert pairs[0]["verdict"] == "flagged" and tuple(sorted(pairs[0]["players"])) == tuple(sorted(audit_run.planted))
+    assert [p["score"] for p in pairs[1:]] == sorted((p["score"] for p in pairs[1:]), reverse=True)
+    assert data["audit"]["alarm"] == alarm_line(audit) == {"score": audit["alarm"]["score"]}
+    assert audit["alarm"]["score"] == pytest.approx(5.0)  # -log10 of the default alpha, 1e-5
     assert alarm_line({}) is None
 
 
-def test_report_command(tmp_path: Path, records: list) -> None:
-    log = tmp_path / "room.jsonl"
-    log.write_bytes(b"".join(format_record(r) + b"\n" for r in records))
+def test_report_command(tmp_path: Path, records: list, audit_run: AuditRun) -> None:
+    log = audit_run.log
+    hand = records[3].hand_id
     runner = CliRunner()
     out = tmp_path / "h.html"
-    res = runner.invoke(cli, ["report", str(log), "--hand", "h3", "--out", str(out), "--samples", "4", "--lang", "zh"])
+    res = runner.invoke(cli, ["report", str(log), "--hand", hand, "--out", str(out), "--samples", "4", "--lang", "zh"])
     assert res.exit_code == 0, res.output
-    assert out.stat().st_size > 10_000 and "h3" in out.read_text()
+    assert out.stat().st_size > 10_000 and hand in out.read_text()
     res = runner.invoke(cli, ["report", str(log), "--hand", "nope", "--out", str(out)])
     assert res.exit_code == 2 and "nope" in res.output
-    res = runner.invoke(cli, ["report", str(log), "--hand", "h3", "--player", "p3"])
+    res = runner.invoke(cli, ["report", str(log), "--hand", hand, "--player", "p3"])
     assert res.exit_code == 2
+    # the pair page with its entry of the real audit.json (the pair with the fewest hands: the quickest)
     audit = tmp_path / "audit.json"
-    audit.write_text(json.dumps(audit_dict(records)))
-    res = runner.invoke(cli, ["report", str(log), "--pair", f"{PLAYERS[1]},{PLAYERS[3]}", "--audit", str(audit),
+    audit.write_text(json.dumps(audit_run.audit))
+    entry = min(audit_run.audit["pairs"], key=lambda p: p["hands_together"])
+    res = runner.invoke(cli, ["report", str(log), "--pair", ",".join(entry["players"]), "--audit", str(audit),
                               "--out", str(tmp_path / "pair.html"), "--samples", "4"])
     assert res.exit_code == 0, res.output
+    assert f'"main_signal":"{entry["main_signal"]}"' in (tmp_path / "pair.html").read_text()

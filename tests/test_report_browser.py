@@ -15,9 +15,8 @@ from report_fixtures import (
     EVIL_PLAYER,
     EVIL_TABLE,
     PLAYERS,
-    audit_dict,
+    AuditRun,
     big_room,
-    decision_rows,
     room,
 )
 
@@ -26,7 +25,7 @@ from analyzer.logs import format_record
 from analyzer.report.audit import write_audit_report
 from analyzer.report.hand import parse_action, write_hand_report
 from analyzer.report.pair import write_pair_report
-from analyzer.report.player import write_player_report
+from analyzer.report.player import player_data, write_player_report
 from analyzer.report.validation import write_validation_report
 from analyzer.validate import validate
 from analyzer.variants.bieqi import COVER, VARIANT, State
@@ -64,21 +63,21 @@ def page(browser: object) -> Iterator[object]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Every page type, written from the same hostile-id room."""
+def site(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) -> dict[str, Path]:
+    """Every page type, written from the same hostile-id room and its real audit."""
     out = tmp_path_factory.mktemp("site")
-    records = room(8)
-    decisions = decision_rows(records)
+    records = audit_run.records
+    decisions = audit_run.decisions
     log = out / "room.jsonl"
-    lines = [format_record(r) for r in records]
+    lines = [format_record(r) for r in records[:8]]
     bad = lines[3].replace(b'"kind":"play"', b'"kind":"cover"', 3).replace(  # the first plays become illegal covers
-        b'"hand_id":"h3"', b'"hand_id":"<img src=x onerror=alert(9)>"')
+        f'"hand_id":"{records[3].hand_id}"'.encode(), b'"hand_id":"<img src=x onerror=alert(9)>"')
     log.write_bytes(b"\n".join([*lines, bad]) + b"\n")
     write_hand_report(out / "hand.html", records[0], decisions=decisions)
     write_hand_report(out / "hand-plain.html", records[1], lang="zh")
     write_player_report(out / "player.html", EVIL_PLAYER, decisions, records=records)
     write_pair_report(out / "pair.html", EVIL_PLAYER, PLAYERS[1], decisions=decisions, records=records)
-    write_audit_report(out, audit_dict(records), decisions=decisions, records=records, lang="zh")
+    write_audit_report(out, audit_run.audit, decisions=decisions, records=records, lang="zh")
     write_validation_report(out / "validation.html", [str(log)], validate([str(log)]), lang="en", inputs=[str(log)])
     return {"dir": out, "records": records, "decisions": decisions}  # type: ignore[dict-item]
 
@@ -168,8 +167,10 @@ def test_player_page(page: object, site: dict) -> None:
     assert page.locator("[data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
     assert_no_injection(page)
     shot(page, "player")
-    page.locator("text=" + EVIL_HAND).first.click()  # type: ignore[attr-defined]
+    page.locator("a[href*='focus=']").first.click()  # type: ignore[attr-defined]  # the worst decision's hand
     assert page.locator("[data-role=detail-hand] [data-role=replayer]").count() == 1  # type: ignore[attr-defined]
+    worst = player_data(site["decisions"], EVIL_PLAYER)["worst"][0]
+    assert page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text() == worst["hand_id"]  # type: ignore[attr-defined]
 
 
 def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, site: dict) -> None:
@@ -183,20 +184,25 @@ def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, sit
     expect(page.locator("[data-role=step]")).to_have_text(f"step {step} / 52")  # type: ignore[attr-defined]
 
 
-def test_audit_page(page: object, site: dict) -> None:
+def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
     page.goto(url(site["dir"] / "report.html"))  # type: ignore[attr-defined]
     rows = page.locator("[data-role=pair-row]")  # type: ignore[attr-defined]
-    assert "flagged" in (rows.first.get_attribute("class") or "") and rows.count() == 6
+    assert "flagged" in (rows.first.get_attribute("class") or "") and rows.count() == len(audit_run.audit["pairs"])
+    assert EVIL_PLAYER in rows.first.inner_text() and PLAYERS[1] in rows.first.inner_text()  # the planted pair
     expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
     assert_no_injection(page)
     shot(page, "audit")
+    top = audit_run.audit["pairs"][0]
     rows.first.locator("a", has_text="详情").click()
-    expect(page.locator("[data-role=detail-pair] [data-role=plot-signals] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
-    page.locator("[data-role=detail-pair] h2 a").first.click()  # type: ignore[attr-defined]
+    detail = page.locator("[data-role=detail-pair]")  # type: ignore[attr-defined]
+    assert detail.locator("[data-role=signal-row]").count() == len(top["case"]["signals"])
+    assert detail.locator("[data-role=evidence]").count() == len(top["evidence"])
+    detail.locator("h2 a").first.click()
     assert page.locator("[data-role=detail-player] [data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
     page.go_back()  # type: ignore[attr-defined]
     page.locator("[data-role=evidence] a").first.click()  # type: ignore[attr-defined]
-    assert page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text() == EVIL_HAND  # type: ignore[attr-defined]
+    shown = page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text()  # type: ignore[attr-defined]
+    assert shown == str(top["evidence"][0]["hand_id"])
 
 
 def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, site: dict) -> None:
@@ -209,10 +215,10 @@ def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, s
     assert_no_injection(page)
 
 
-def test_big_audit_opens(page: object, tmp_path: Path) -> None:
+def test_big_audit_opens(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
     """The 10,000-hand audit page opens whole (its load time is measured by benchmarks/bench_report.py:
     a shared machine's clock makes no assertion)."""
-    decisions, audit = big_room()
+    decisions, audit = big_room(audit_run)
     write_audit_report(tmp_path, audit, decisions=decisions, records=room(30))
     page.goto(url(tmp_path / "report.html"))  # type: ignore[attr-defined]
     assert page.locator("[data-role=pair-row]").count() == 100  # type: ignore[attr-defined]

@@ -18,9 +18,7 @@ from report_fixtures import (
     EVIL_PLAYER,
     EVIL_TABLE,
     PLAYERS,
-    audit_dict,
-    decision_rows,
-    room,
+    AuditRun,
 )
 from report_variant_fixtures import PLAYERS as GAME_PLAYERS
 from report_variant_fixtures import borrow_records, heiqi_records, kou_hand
@@ -53,9 +51,9 @@ from analyzer.variants.bieqi import (
 PLOT_WAIT_MS = 20_000
 #: Screenshots for a person to look at (git-ignored, like every report).
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "reports" / "screenshots"
-#: Ids of the fixtures and the keys of its audit.json that no glossary knows (another tool's signals):
-#: data, shown as they are in either language (marked data-raw in the page; plot labels cannot be).
-IDS = [*PLAYERS, *GAME_PLAYERS, EVIL_HAND, EVIL_TABLE, "total_impact", "pooled_info", "co_deviation"]
+#: Ids of the fixtures: data, shown as they are in either language (marked data-raw in the page; plot
+#: labels cannot be).
+IDS = [*PLAYERS, *GAME_PLAYERS, EVIL_HAND, EVIL_TABLE]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 expect = sync_api.expect
@@ -146,12 +144,12 @@ def page(browser: object) -> Iterator[object]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def site(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) -> dict[str, object]:
     out = tmp_path_factory.mktemp("i18n")
-    records = room(8)
-    decisions = decision_rows(records)
+    records = audit_run.records
+    decisions = audit_run.decisions
     log = out / "room.jsonl"
-    lines = [format_record(r) for r in records]
+    lines = [format_record(r) for r in records[:8]]
     bad = lines[3].replace(b'"kind":"play"', b'"kind":"cover"', 3)
     log.write_bytes(b"\n".join([*lines, bad, lines[5][:-40] + b'"}', b"[1, 2]"]) + b"\n")
     write_hand_report(out / "hand.html", records[0], decisions=decisions)
@@ -171,7 +169,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     write_hand_report(out / "hand-heiqi.html", kou_hand(heiqi_records()))
     write_player_report(out / "player.html", EVIL_PLAYER, decisions, records=records)
     write_pair_report(out / "pair.html", EVIL_PLAYER, PLAYERS[1], decisions=decisions, records=records)
-    write_audit_report(out, audit_dict(records), decisions=decisions, records=records)
+    write_audit_report(out, audit_run.audit, decisions=decisions, records=records)
     write_validation_report(out / "validation.html", [str(log)], validate([str(log)]))
     return {"dir": out, "records": records, "decisions": decisions, "tong": tong}
 
@@ -268,8 +266,9 @@ def test_choice_is_remembered_across_pages(page: object, site: dict) -> None:
 @needs_chromium
 def test_replayer_legend_movers_points_and_suspects(page: object, site: dict) -> None:
     rec = site["records"][0]
-    suspects = [PLAYERS[1], "p3"]
-    page.goto(url(site["dir"] / "hand.html", f"hand=0&step=0&suspect={suspects[0]}&suspect=p3"))  # type: ignore[attr-defined]
+    suspects = [PLAYERS[1], next(p for p in rec.players if p in ("p3", "p4", "p5"))]  # two who sat in the hand
+    assert PLAYERS[1] in rec.players
+    page.goto(url(site["dir"] / "hand.html", f"hand=0&step=0&suspect={suspects[0]}&suspect={suspects[1]}"))  # type: ignore[attr-defined]
     legend = page.locator("[data-role=legend]")  # type: ignore[attr-defined]
     for key in ("lg_live", "lg_last", "lg_back", "lg_best", "lg_big", "lg_suspect"):
         expect(legend).to_contain_text(i18n.labels("en")[key])

@@ -7,17 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from numba import njit
 
 from analyzer.cli import cli
 from analyzer.logs import write_records
 from analyzer.simulate import simulator
+from analyzer.kernels.hidden import mix
 from analyzer.simulate.kernel import _determinize, play_batch
+from analyzer.simulate.noise import noisy_room
 from analyzer.simulate.players import think_times
 from analyzer.simulate.room import _deals
 from analyzer.strategy import HONEST, NF, NEXT, style_weights
 from analyzer.validate import validate
-from analyzer.variants.bieqi import COVER
+from analyzer.variants.bieqi import COVER, VARIANT, State
 
 B = 2000
 DEALS = _deals(B, np.random.default_rng(11))
@@ -97,24 +98,44 @@ def test_search_player_beats_the_heuristic() -> None:
     assert search.mean() - base.mean() > 5
 
 
-@njit
-def _seed_kernel_rng(seed: int) -> None:
-    np.random.seed(seed)  # inside numba: seeds the kernels' generator, not numpy's
-
-
 def test_determinized_hands_respect_what_covers_proved() -> None:
-    _seed_kernel_rng(0)
     hands = np.array(_deals(1, np.random.default_rng(4))[0])
     covered = np.zeros(4, np.int64)
     notheld = np.zeros(4, np.int64)
     notheld[1] = int(hands[2] | hands[3]) & ((1 << 20) - 1)  # seat 1 proved it lacks these
     out_h, out_c = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    rng = np.array([mix(0, 0) | np.uint64(1)], np.uint64)
+    seen = set()
     for _ in range(20):
-        _determinize(hands, covered, notheld, np.int64(0), 0, -1, out_h, out_c)
+        _determinize(hands, covered, notheld, np.int64(0), 0, -1, out_h, out_c, rng)
         assert out_h[0] == hands[0]
         assert [bin(int(x)).count("1") for x in out_h] == [13] * 4
         assert int(out_h[1]) & int(notheld[1]) == 0
         assert int(out_h[1] | out_h[2] | out_h[3]) == int(hands[1] | hands[2] | hands[3])
+        seen.add(tuple(out_h.tolist()))
+    assert len(seen) > 15  # the stream advances: deals differ
+
+
+def test_search_bots_play_legal_reproducible_hands() -> None:
+    # search seats (one with a partner's hand) deal hidden hands with the shared sampler; every action
+    # they take must be legal for the Python engine, and a batch is a function of its seed
+    n = 12
+    w = np.broadcast_to(HONEST, (n, 4, NF))
+    samples = np.zeros((n, 4), np.int64)
+    samples[:, [0, 1]] = 4
+    partners = np.full((n, 4), -1)
+    partners[:, 1] = 3
+    kw = dict(samples=samples, partners=partners, lams=np.ones((n, 4)), seed=9)
+    one = play_batch(DEALS[:n], w, np.full((n, 4), 0.2), **kw)
+    two = play_batch(DEALS[:n], w, np.full((n, 4), 0.2), **kw)
+    assert (one.actions == two.actions).all()
+    scores = one.scores()
+    for b in range(n):
+        st = State([int(x) for x in DEALS[b]])
+        for a in one.actions[b].tolist():
+            assert st.is_legal(a), (b, a)
+            st.push(a)
+        assert st.is_terminal() and st.returns() == scores[b].tolist()
 
 
 def test_think_time_grows_with_difficulty_and_colluders_are_slow() -> None:
@@ -168,3 +189,13 @@ def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
         res = runner.invoke(cli, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), *bad])
         assert res.exit_code == 2, (bad, res.output)
         assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_noisy_search_players_play_legal_reproducible_hands() -> None:
+    # the noise models' search players deal hidden hands with the shared sampler too
+    kw = dict(players=4, hands_per_player=8, seed=3, search=4)
+    one = noisy_room("softmax", **kw)
+    two = noisy_room("softmax", **kw)
+    assert len(one.records) == 8
+    assert [VARIANT.actions_of(r) for r in one.records] == [VARIANT.actions_of(r) for r in two.records]
+    assert all(VARIANT.check(r).ok for r in one.records)

@@ -226,3 +226,27 @@ def test_a_small_file_never_loads_numba() -> None:
             "print(sorted(m for m in ('numba', 'scipy', 'pandas') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_forked_workers_with_compiled_batches_find_what_one_process_finds(tmp_path):
+    # batches big enough for the compiled path: the parent checks the first, loading the kernels, and the
+    # workers forked after it check the rest with the kernels they inherited
+    rng = random.Random(3)
+    lines, planted = [], 0
+    for k in range(300):
+        line = format_record(legal_record(k, f"f{k}"))
+        if k % 37 == 5:
+            bad = PLANTERS[sorted(PLANTERS)[k % len(PLANTERS)]](legal_obj(k, f"f{k}"), rng)
+            if bad is not None:
+                line, planted = bad[0], planted + 1
+        lines.append(line)
+    log = tmp_path / "big.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+
+    def run(jobs: int) -> list:
+        return [(c.line, c.hand_id, c.ok, [p.to_dict() for p in c.check.problems])
+                for c in generate_checked([str(log)], batch_size=100, jobs=jobs, keep_records=False)]
+
+    one, two = run(1), run(2)
+    assert one == two and len(one) == 300
+    assert planted >= 5 and sum(not ok for _, _, ok, _ in one) == planted

@@ -41,7 +41,7 @@ class InfoSet:
     covers: tuple[int, ...]
     not_held: tuple[int, ...]  # hidden cards each seat's covers prove it does not hold now
     hidden: int  # the cards this seat cannot see: others' hands and all others' covers
-    slots: tuple[Slot, ...]  # most constrained first: the order the sampler fills them
+    slots: tuple[Slot, ...]  # by seat; the sampler deals the most constrained first
 
     @classmethod
     def observe(cls, state: State, seat: int, cover_live: Sequence[Sequence[int]]) -> InfoSet:
@@ -65,14 +65,13 @@ class InfoSet:
                 slots.append(Slot(s, True, run_allowed, run))
             not_held[s] = proven
             slots.append(Slot(s, False, hidden & ~proven, state.hands[s].bit_count()))
-        slots.sort(key=lambda x: x.allowed.bit_count() - x.size)
         return cls(seat, state.hands[seat], state.table, state.live, state.covered[seat],
                    tuple(h.bit_count() for h in state.hands), tuple(m.bit_count() for m in state.covered),
                    tuple(not_held), hidden, tuple(slots))
 
     def sample(self, n: int, seed: int) -> list[tuple[list[int], list[int]]]:
         """``n`` seeded deals (hands, covered masks by seat) of the hidden cards consistent with this view."""
-        from analyzer.kernels.rollout import mix, sample_hidden
+        from analyzer.kernels.hidden import mix, sample_hidden
 
         seat, cover, allowed, size = self.slot_arrays()
         rng = np.zeros(1, np.uint64)

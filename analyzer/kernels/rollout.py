@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.kernels.features import NF, decision_features, option_values
+from analyzer.kernels.hidden import mix, next_uniform, sample_hidden
 from analyzer.kernels.scoring import rule_table, settle_into  # noqa: F401 (rule_table: re-exported)
 from analyzer.kernels.tables import BEYOND13 as BEYOND
 from analyzer.kernels.tables import NEXT, mask_points, popcount
@@ -25,35 +26,11 @@ from analyzer.kernels.tables import apply as apply_action
 from analyzer.cards import RANKS_PER_SUIT, SUIT_BITS
 from analyzer.rules import ACTIONS_PER_HAND, COVER, MAX_OPTIONS, SEATS
 
-MAX_TRIES = 64  # sampling restarts before the hidden cards are dealt ignoring what covers prove
-
 # Weights of the fast reference policy (points-like units) and the size of its noise.
 PLAY_OWN = 2.0
 PLAY_OUT = 1.0
 PLAY_NOISE = 1.0
 COVER_NOISE = 3.0
-
-# --------------------------------------------------------------------------- small helpers
-
-@njit(cache=True, nogil=True)
-def mix(seed, i):  # pragma: no cover - compiled
-    """splitmix64 of seed + i: independent streams from one seed (uint64 arithmetic)."""
-    z = np.uint64(seed) + np.uint64(i + 1) * np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, nogil=True)
-def next_uniform(state):  # pragma: no cover - compiled
-    """xorshift64*: a uniform in [0, 1) from state[0], which it advances."""
-    x = state[0]
-    x ^= x >> np.uint64(12)
-    x ^= x << np.uint64(25)
-    x ^= x >> np.uint64(27)
-    state[0] = x
-    return float((x * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
 
 # --------------------------------------------------------------------------- the reference policy
 
@@ -150,52 +127,6 @@ def rollout(hands, cov, pts, last7, live, table, turn, n, rng, noise, weights, t
         live, table = apply(a, hands, cov, pts, last7, live, table, turn)
         n += 1
         turn = (turn + 1) & 3
-
-
-# --------------------------------------------------------------------------- hidden hands
-
-@njit(cache=True, nogil=True)
-def sample_hidden(hidden, lo, hi, slot_seat, slot_cover, slot_allowed, slot_size, hands, cov, rng):  # pragma: no cover
-    """Deal the ``hidden`` cards to the slots lo..hi (in order), each within its allowed mask.
-
-    Hand slots OR into ``hands[seat]``, cover slots into ``cov[seat]`` (both start as the known part).
-    Restarts on a dead end; after MAX_TRIES the allowed masks are ignored. Returns False then.
-    """
-    base_h = hands.copy()
-    base_c = cov.copy()
-    bits = np.empty(64, np.int64)
-    for attempt in range(MAX_TRIES + 1):
-        strict = attempt < MAX_TRIES
-        hands[:] = base_h
-        cov[:] = base_c
-        rest = hidden
-        ok = True
-        for j in range(lo, hi):
-            avail = rest & slot_allowed[j] if strict else rest
-            k = slot_size[j]
-            cnt = 0
-            m = avail
-            while m:
-                low = m & -m
-                m ^= low
-                bits[cnt] = low
-                cnt += 1
-            if cnt < k:
-                ok = False
-                break
-            got = np.int64(0)
-            for t in range(k):  # partial Fisher-Yates
-                u = t + int(next_uniform(rng) * (cnt - t))
-                bits[t], bits[u] = bits[u], bits[t]
-                got |= bits[t]
-            rest &= ~got
-            if slot_cover[j]:
-                cov[slot_seat[j]] |= got
-            else:
-                hands[slot_seat[j]] |= got
-        if ok:
-            return strict
-    return False
 
 
 # --------------------------------------------------------------------------- decisions

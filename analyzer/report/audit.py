@@ -26,55 +26,35 @@ def _number(x: Any) -> float | None:
     return clean(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-#: Verdicts in the order the page lists them (older audit files carry only ``flagged``).
+#: Verdicts in the order the page lists them.
 VERDICT_ORDER = {"flagged": 0, "review": 1, "clear": 2}
 
 
-def verdict_of(pair: Mapping[str, Any]) -> str:
-    v = pair.get("verdict")
-    return str(v) if v in VERDICT_ORDER else ("flagged" if pair.get("flagged") else "clear")
-
-
 def _rank_key(pair: Mapping[str, Any]) -> tuple[int, float, float]:
-    score = _number(pair.get("score"))
-    effect = _number(pair.get("effect_size"))
-    return (VERDICT_ORDER[verdict_of(pair)], -score if score is not None else float("inf"),
+    score = _number(pair["score"])
+    effect = _number(pair["effect_size"])
+    return (VERDICT_ORDER[pair["verdict"]], -score if score is not None else float("inf"),
             -effect if effect is not None else 0.0)
 
 
-def _player_id(p: Any) -> str:
-    """audit.json's players may be ids or objects with an id (as players.csv rows)."""
-    if isinstance(p, Mapping):
-        return str(p.get("player", p.get("id", "")))
-    return str(p)
-
-
 def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The alarm as a horizontal score line ``{"score": x}`` or a curve ``{"hands": [...], "score": [...]}``,
-    from whichever of ``alarm`` / ``threshold`` the audit records; None when it records neither."""
-    for key in ("alarm", "threshold", "alarm_score"):
-        v = audit.get(key)
-        if _number(v) is not None:
-            return {"score": _number(v)}
-        if isinstance(v, Mapping):
-            if isinstance(v.get("hands"), list) and isinstance(v.get("score"), list):
-                return {"hands": [_number(x) for x in v["hands"]], "score": [_number(x) for x in v["score"]]}
-            if _number(v.get("score")) is not None:
-                return {"score": _number(v["score"])}
-    return None
+    """The alarm as a horizontal line ``{"score": x}`` at the score a p-value of alpha gives (audit.json's
+    ``alarm.score``); None when there is none."""
+    score = _number(audit.get("alarm", {}).get("score"))
+    return None if score is None else {"score": score}
 
 
 def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
                        decisions: pd.DataFrame | None = None, records: Iterable[Any] | None = None,
                        lang: str = "en") -> Path:
-    """Write ``out_dir/report.html`` from an audit.json object; returns the path.
+    """Write ``out_dir/report.html`` from the audit.json object ``analyzer audit`` made (its schema:
+    :mod:`analyzer.audit.schema`); returns the path.
 
     ``decisions`` (the decision rows) adds collusion tables and player sections; ``records`` (or
     validate's Checked items, streamed) lets the evidence hands of the top pairs open in the replayer.
     """
-    pairs = sorted((p for p in audit.get("pairs", []) if isinstance(p, Mapping) and len(p.get("players", [])) == 2),
-                   key=_rank_key)
-    top = {i for i, p in enumerate(pairs) if verdict_of(p) != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
+    pairs = sorted(audit["pairs"], key=_rank_key)
+    top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
     details = [pair_data(str(p["players"][0]), str(p["players"][1]), entry=p,
                          decisions=decisions if i in top else None) for i, p in enumerate(pairs)]
     wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
@@ -84,17 +64,17 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     if decisions is not None and not decisions.empty:
         room = Room(decisions)
         rows = dict(iter(decisions.groupby("player")))  # one pass, not one scan of the room per player
-        for pid in (_player_id(p) for p in audit.get("players", [])):
+        for pid in (str(p["player"]) for p in audit["players"]):
             if pid in rows:
                 player_ids.append(pid)
                 players.append(player_data(rows[pid], pid, room=room, max_points=AUDIT_PLAYER_POINTS))
     overview = {
-        "hands": audit.get("hands"), "players": [_player_id(p) for p in audit.get("players", [])],
+        "hands": audit["hands"], "players": [str(p["player"]) for p in audit["players"]],
         "alarm": alarm_line(audit),
-        "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p.get("hands_together"),
-                   "score": _number(p.get("score")), "z": _number(p.get("z")), "p_value": p.get("p_value"),
-                   "log10_p": _number(p.get("log10_p")),
-                   "q_value": p.get("q_value"), "flagged": bool(p.get("flagged")), "verdict": verdict_of(p)}
+        "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p["hands_together"],
+                   "score": _number(p["score"]), "z": _number(p["z"]), "p_value": p["p_value"],
+                   "log10_p": _number(p["log10_p"]), "q_value": p["q_value"], "flagged": p["flagged"],
+                   "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }
     page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": players, "hand": hands},

@@ -41,7 +41,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "outcomes_help": "The two players' scores added up, per hand; {0} hands together, {1} player-hands apart. "
                          "A typical pair: the room's mean of any two players' combined score, ± its spread over as "
                          "many hands.",
-        "pair_score_per_hand": "combined score per hand", "tong_rate": "通 rate (hands without a cover)",
+        "pair_score_per_hand": "combined score per hand", "tong_rate": "tong rate (hands without a cover)",
         "together": "together", "apart": "apart", "typical_pair": "typical pair in this room",
         "direction": "direction", "effect_per_hand": "effect per hand", "expected_short": "expected",
         "unit_cards": "cards", "unit_points": "points", "unit_hands": "hands", "unit_ratio": "",

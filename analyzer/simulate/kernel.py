@@ -1,8 +1,9 @@
 """Compiled bots: play batches of standard 憋七 hands with the strategy features (softmax or search).
 
-Everything random inside comes from numba's generator, seeded once per call, so a batch is a pure
-function of its inputs. The heuristic and the search player both score options with
-:mod:`analyzer.strategy`; the search player averages determinized rollouts of the honest policy.
+Everything random inside comes from numba's generator, seeded once per call, and the search bots'
+hidden-hand deals from a stream of the same seed, so a batch is a pure function of its inputs. The
+heuristic and the search player both score options with :mod:`analyzer.strategy`; the search player
+averages rollouts of the honest policy over deals from the one sampler (:mod:`analyzer.kernels.hidden`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from analyzer.cards import NUM_CARDS, SEVEN_OF_SPADES
+from analyzer.cards import FULL_DECK, SEVEN_OF_SPADES
 from analyzer.kernels.features import HONEST, NF, decision_features, option_values
+from analyzer.kernels.hidden import mix, sample_hidden
 from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.kernels.tables import NEXT, apply, mask_count
 from analyzer.kernels.tables import mask_points as mask_pts
@@ -96,80 +98,38 @@ def _finish(hands, covered, notheld, last7, last_act, live, table, n, turn, roll
 
 
 @njit(cache=True)
-def _determinize(hands, covered, notheld, table, seat, partner, out_hands, out_cov):  # pragma: no cover
-    """Deal the cards ``seat`` cannot see to the other seats: same hand and cover counts, hands
-    avoiding what each seat's covers proved it did not hold (retried, then relaxed)."""
+def _determinize(hands, covered, notheld, table, seat, partner, out_hands, out_cov, rng):  # pragma: no cover
+    """Deal the cards ``seat`` cannot see (with a partner: nor the partner) to the other seats with the one
+    sampler (:func:`analyzer.kernels.hidden.sample_hidden`): same hand and cover counts, hands avoiding
+    what each seat's covers proved it did not hold (``notheld``), covers anywhere hidden."""
     known = hands[seat] | covered[seat] | table
     if partner >= 0:
         known |= hands[partner] | covered[partner]
-    pool = np.empty(NUM_CARDS, np.int64)
-    m = 0
-    for c in range(NUM_CARDS):
-        if not (known >> c) & 1:
-            pool[m] = c
-            m += 1
-    need_h = np.zeros(SEATS, np.int64)
-    need_c = np.zeros(SEATS, np.int64)
+    hidden = FULL_DECK & ~known
+    slot_seat = np.empty(2 * SEATS, np.int64)
+    slot_cover = np.empty(2 * SEATS, np.bool_)
+    slot_allowed = np.empty(2 * SEATS, np.int64)
+    slot_size = np.empty(2 * SEATS, np.int64)
+    n = 0
     for s in range(SEATS):
-        out_hands[s] = hands[s]
-        out_cov[s] = covered[s]
-        if s != seat and s != partner:
-            need_h[s] = mask_count(hands[s])
-            need_c[s] = mask_count(covered[s])
-            out_hands[s] = 0
-            out_cov[s] = 0
-    banned = np.int64(0)
-    for s in range(SEATS):
-        if need_h[s] > 0:
-            banned |= notheld[s]
-    for attempt in range(6):
-        relax = attempt == 5
-        for i in range(m - 1, 0, -1):
-            j = np.random.randint(0, i + 1)
-            pool[i], pool[j] = pool[j], pool[i]
-        # constrained cards first, while every seat still has room: far fewer dead ends
-        front = 0
-        for i in range(m):
-            if (banned >> pool[i]) & 1:
-                pool[front], pool[i] = pool[i], pool[front]
-                front += 1
-        left_h = need_h.copy()
-        left_c = need_c.copy()
-        ok = True
-        for s in range(SEATS):
-            if s != seat and s != partner:
-                out_hands[s] = 0
-                out_cov[s] = 0
-        for i in range(m):
-            c = pool[i]
-            w = 0
-            for s in range(SEATS):
-                if left_h[s] > 0 and (relax or not (notheld[s] >> c) & 1):
-                    w += left_h[s]
-                w += left_c[s]
-            if w == 0:
-                ok = False
-                break
-            u = np.random.randint(0, w)
-            for s in range(SEATS):
-                if left_h[s] > 0 and (relax or not (notheld[s] >> c) & 1):
-                    if u < left_h[s]:
-                        out_hands[s] |= np.int64(1) << c
-                        left_h[s] -= 1
-                        break
-                    u -= left_h[s]
-                if u < left_c[s]:
-                    out_cov[s] |= np.int64(1) << c
-                    left_c[s] -= 1
-                    break
-                u -= left_c[s]
-        if ok:
-            return
+        out_hands[s] = 0
+        out_cov[s] = 0
+        if s == seat or s == partner:
+            out_hands[s] = hands[s]
+            out_cov[s] = covered[s]
+            continue
+        for cover in (False, True):
+            slot_seat[n] = s
+            slot_cover[n] = cover
+            slot_allowed[n] = hidden if cover else hidden & ~notheld[s]
+            slot_size[n] = mask_count(covered[s] if cover else hands[s])
+            n += 1
+    sample_hidden(hidden, 0, n, slot_seat, slot_cover, slot_allowed, slot_size, out_hands, out_cov, rng)
 
 
 @njit(cache=True)
 def _search_values(hands, covered, notheld, last7, last_act, live, table, n, seat, partner, lam, opts, k,
-                   samples, roll_w, rv, values):  # pragma: no cover - compiled
+                   samples, roll_w, rv, values, rng):  # pragma: no cover - compiled
     """Mean own score (+ lam x partner's) of each option over ``samples`` determinizations, all
     options played on the same samples (common random numbers make the comparison sharper)."""
     dh = np.empty(SEATS, np.int64)
@@ -188,7 +148,7 @@ def _search_values(hands, covered, notheld, last7, last_act, live, table, n, sea
     for i in range(k):
         values[i] = 0.0
     for _ in range(samples):
-        _determinize(hands, covered, notheld, table, seat, partner, dh, dc)
+        _determinize(hands, covered, notheld, table, seat, partner, dh, dc, rng)
         for i in range(k):
             h2[:] = dh
             c2[:] = dc
@@ -217,6 +177,8 @@ def play_hands(deals, weights, temps, partners, lams, samples, use, rv, seed,
     the number of legal options nopts (B, 52), a difficulty (B, 52), each seat's cover points (B, 4)
     and whether its last action played a 7 (B, 4)."""
     np.random.seed(seed)
+    deal_rng = np.empty(1, np.uint64)  # the search bots' hidden-hand deals: a stream of the same seed
+    deal_rng[0] = mix(seed, 0) | np.uint64(1)
     hands = np.empty(SEATS, np.int64)
     covered = np.empty(SEATS, np.int64)
     notheld = np.empty(SEATS, np.int64)
@@ -255,7 +217,7 @@ def play_hands(deals, weights, temps, partners, lams, samples, use, rv, seed,
             else:
                 if samples[b, turn] > 0:
                     _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, p,
-                                   lams[b, turn], opts, k, samples[b, turn], roll_w, rv, vals)
+                                   lams[b, turn], opts, k, samples[b, turn], roll_w, rv, vals, deal_rng)
                 else:
                     option_values(feats, k, w, vals)
                 diffs[b, n] = _difficulty(vals, k)

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.cards import SEVEN_OF_SPADES
+from analyzer.kernels.hidden import mix
 from analyzer.kernels.scoring import rule_table
 from analyzer.simulate.kernel import _search_values
 from analyzer.strategy import (
@@ -111,6 +112,8 @@ def play_noisy(deals, models, levels, search, rv, seed, actions):  # pragma: no 
     """Play B hands: deals (B, 4) masks; per hand and seat the noise model (B, 4), its level (B, 4)
     and the base player's rollout samples (B, 4; 0 = greedy heuristic). Writes actions (B, 52)."""
     np.random.seed(seed)
+    deal_rng = np.empty(1, np.uint64)  # the search players' hidden-hand deals: a stream of the same seed
+    deal_rng[0] = mix(seed, 0) | np.uint64(1)
     hands = np.empty(SEATS, np.int64)
     covered = np.empty(SEATS, np.int64)
     notheld = np.empty(SEATS, np.int64)
@@ -144,7 +147,7 @@ def play_noisy(deals, models, levels, search, rv, seed, actions):  # pragma: no 
             if k > 1:
                 if search[b, turn] > 0:
                     _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, -1, 0.0, opts, k,
-                                   search[b, turn], honest, rv, vals)
+                                   search[b, turn], honest, rv, vals, deal_rng)
                 else:
                     option_values(feats, k, honest, vals)
                 i = _pick(models[b, turn], levels[b, turn], opts, feats, vals, k, honest, no_tong, other)

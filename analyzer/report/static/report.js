@@ -546,24 +546,15 @@ function renderPlayer(root, p) {
 
 // --------------------------------------------------------------------------- pair section (the case file)
 
-const VALUE_KEYS = ["value", "estimate", "mean", "score", "statistic", "z"];
-const SE_KEYS = ["se", "stderr", "std_err", "sd"];
-const N_KEYS = ["n", "decisions", "count", "hands"];
-
-function signalParts(v) {
-  if (typeof v === "number") return { value: v };
-  if (v == null || typeof v !== "object" || Array.isArray(v)) return { text: describeNode(v) };
-  const pick = (keys) => keys.find((k) => typeof v[k] === "number");
-  const vk = pick(VALUE_KEYS);
-  const sk = pick(SE_KEYS);
-  const nk = pick(N_KEYS);
-  const ci = Array.isArray(v.ci) ? v.ci : (typeof v.ci_low === "number" ? [v.ci_low, v.ci_high] : null);
-  const rest = Object.fromEntries(Object.entries(v).filter(([k]) => ![vk, sk, nk, "ci", "ci_low", "ci_high"].includes(k)));
-  return { value: vk ? v[vk] : null, se: sk ? v[sk] : null, n: nk ? v[nk] : null, ci,
-           text: Object.keys(rest).length ? describeNode(rest) : "" };
+/* Rows for renderSignalRows from an audit entry without a case (a clear pair below the top of the
+   ranking): each signal and direction with its z, and the signal's p over both directions. */
+function entrySignalRows(signals, a, b) {
+  return Object.entries(signals || {}).flatMap(([k, v]) => (v.ab || v.ba
+    ? ["ab", "ba"].filter((d) => v[d]).map((d) => ({ signal: k, actor: v[d].actor, partner: v[d].partner, z: v[d].z, p: v.p }))
+    : [{ signal: k, actor: a, partner: b, z: v.z, p: v.p }]));
 }
 
-function verdictOf(e) { return e.verdict || (e.flagged == null ? null : e.flagged ? "flagged" : "clear"); }
+function verdictOf(e) { return e.verdict || null; }
 function verdictBadge(v) {
   if (!v) return null;
   return el("span", { class: "badge " + ({ flagged: "flag", review: "review", clear: "ok" }[v] || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
@@ -674,25 +665,7 @@ function renderPair(root, p) {
         el("tbody", {}, rows))));
   }
   if (e.case && e.case.signals) renderSignalRows(root, e.case.signals);
-  else {
-    const sig = Object.entries(e.signals || {});
-    if (sig.length) {
-      const parts = sig.map(([k, v]) => [k, signalParts(v)]);
-      const chart = el("div", { class: "plot", dataset: { role: "plot-signals" } });
-      root.append(box(t("signals"), table([[t("signal")], [t("value"), 1], [t("uncertainty"), 1], ["n", 1], [""]],
-        parts.map(([k, s]) => el("tr", {}, td(keyLabel(k) ?? raw(k, "mono")), td(s.value == null ? "–" : describe(s.value), true),
-          td(s.se != null ? `± ${fmt(s.se, 3)}` : s.ci ? `[${describe(s.ci[0])}, ${describe(s.ci[1])}]` : "–", true),
-          td(s.n == null ? "–" : String(s.n), true), td(el("span", { class: "muted" }, s.text || ""))))), chart));
-      const withErr = parts.filter(([, s]) => s.value != null && (s.se != null || s.ci));
-      if (withErr.length) {
-        plot(chart, [{ type: "scatter", mode: "markers", x: withErr.map(([k]) => plotText(keyLabel(k) ?? k)), y: withErr.map(([, s]) => s.value),
-          error_y: { type: "data", symmetric: false,
-            array: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.ci[1] - s.value)),
-            arrayminus: withErr.map(([, s]) => (s.se != null ? 1.96 * s.se : s.value - s.ci[0])) } }],
-          { yaxis: { title: { text: t("value_95") }, zeroline: true }, height: 280 });
-      } else chart.remove();
-    }
-  }
+  else if (e.signals) renderSignalRows(root, entrySignalRows(e.signals, a, b));
   renderEvidence(root, p);
   if (p.entry) renderGlossary(root);
 }
@@ -714,8 +687,7 @@ function renderAudit(root, audit) {
     text: list.map((p) => plotText(p.players.join(" & "))), hovertemplate: "%{text}<br>%{x} · %{y:.2f}<extra></extra>" });
   const traces = [trace(pairs.filter((p) => !p.flagged), t("not_flagged"), "#78909c"), trace(flagged, t("flagged"), "#c62828")];
   const xs = pairs.map((p) => p.hands_together);
-  if (audit.alarm && audit.alarm.hands) traces.push({ x: audit.alarm.hands, y: audit.alarm.score, mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
-  else if (audit.alarm) traces.push({ x: [0, Math.max(1, ...xs)], y: [audit.alarm.score, audit.alarm.score], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
+  if (audit.alarm) traces.push({ x: [0, Math.max(1, ...xs)], y: [audit.alarm.score, audit.alarm.score], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
   plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: { title: { text: t("suspicion") } } }).then((gd) => {
     if (!gd) return;
     gd.on("plotly_click", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) location.hash = `pair=${pt.customdata}`; });
