@@ -10,7 +10,10 @@ import pandas as pd
 from scipy import special, stats
 
 from analyzer.audit.calibrate import (
+    DIRECTED,
     SCORE_SIGNALS,
+    Alarm,
+    calibrate,
     hands_to_alarm,
     log_combine_directions,
     q_values,
@@ -38,6 +41,27 @@ def test_q_values_are_benjamini_hochberg() -> None:
     m = len(p)
     manual = np.minimum.accumulate((p * m / np.arange(1, m + 1))[::-1])[::-1]
     assert np.allclose(q, np.minimum(manual, 1))
+
+
+def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
+    # 20 pairs with enough hands (3 of them with a strong exact favour) and 40 that sat together 3 hands:
+    # the 40 are no hypothesis the audit tests, so they must not make the review threshold stricter
+    rng = np.random.default_rng(4)
+    n = 60
+    t = pd.DataFrame({"a": [f"a{i:02d}" for i in range(n)], "b": [f"b{i:02d}" for i in range(n)],
+                      "hands_together": [200] * 20 + [3] * 40, "codev_z": 0.0})
+    for name in DIRECTED:
+        for tag in ("ab", "ba"):
+            t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n)
+    t.loc[:2, "imm_marginal_ab_z"] = 4.0
+    out = calibrate(t, Alarm())
+    enough = out["hands_together"] >= 10
+    assert (out.loc[~enough, "q_value"] == 1.0).all()
+    assert np.allclose(out.loc[enough, "q_value"], q_values(out.loc[enough, "p_value"].to_numpy()))
+    # the same three pairs are read against a family of 20, not 60: a smaller q than over all the pairs
+    all_pairs = q_values(out["p_value"].to_numpy())[:3]
+    assert np.all(out["q_value"].to_numpy()[:3] < all_pairs)
+    assert set(out.loc[out["verdict"] != "clear", "a"]) <= set(out.loc[enough, "a"])
 
 
 def test_hands_to_alarm_follows_the_square_root_law() -> None:
