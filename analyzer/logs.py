@@ -113,14 +113,16 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
             f.close()
 
 
-def record_types() -> tuple[type, ...]:
-    return tuple(v.record_type for v in registry().values())
+def record_types(lines: bool = False) -> tuple[type, ...]:
+    """Every variant's record type (``lines``: its ``line_record_type`` where it has one)."""
+    return tuple((lines and v.line_record_type) or v.record_type for v in registry().values())
 
 
 @cache
-def decoder() -> msgspec.json.Decoder:
-    """One decoder for every variant's record (dispatch on the ``variant`` tag); made once."""
-    types = record_types()
+def decoder(lines: bool = False) -> msgspec.json.Decoder:
+    """One decoder for every variant's record (dispatch on the ``variant`` tag); made once. ``lines``: the
+    lighter types validation decodes first (see ``Game.line_record_type``)."""
+    types = record_types(lines)
     union: Any = types[0]
     for t in types[1:]:
         union = union | t

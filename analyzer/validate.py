@@ -304,41 +304,66 @@ def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[
 KEY_SCAN_MIN = 64
 
 
-def _refuse_duplicate_keys(lines: list[Line], decoded: list[Any]) -> None:
-    """A decoded line whose objects repeat a key is not a record (the decoder kept the last value; another
-    reader may keep the first): it goes to the explaining path, which names the key."""
-    ks = [k for k, rec in enumerate(decoded) if isinstance(rec, msgspec.Struct)]
-    if not ks:
-        return
-    datas = [lines[k].data or b"" for k in ks]
-    if len(ks) < KEY_SCAN_MIN:
-        for k, data in zip(ks, datas):
-            if duplicate_keys(data):
-                decoded[k] = ValueError("a key appears twice in one object")
-        return
+def _maybe_repeated(datas: list[bytes]) -> list[bool]:
+    """For each decoded line: True when one of its objects may repeat a key (exact for a small batch)."""
+    if len(datas) < KEY_SCAN_MIN:
+        return [bool(duplicate_keys(data)) for data in datas]
     import numpy as np
 
     from analyzer.kernels.jsonkeys import maybe_duplicate_keys
 
-    offsets = np.zeros(len(ks) + 1, np.int64)
+    offsets = np.zeros(len(datas) + 1, np.int64)
     np.cumsum([len(d) for d in datas], out=offsets[1:])
-    flags = maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets)
-    for k, data, flag in zip(ks, datas, flags):
-        if flag and duplicate_keys(data):
-            decoded[k] = ValueError("a key appears twice in one object")
+    return maybe_duplicate_keys(np.frombuffer(b"".join(datas), np.uint8), offsets).astype(bool).tolist()
+
+
+def _check_variant(v: Any, records: list[Any], datas: list[bytes]) -> list[HandCheck | Exception]:
+    """The checks of one variant's decoded lines (records of its ``line_record_type`` or ``record_type``).
+    A line the variant's path over the bytes does not vouch for is decoded as a full record and checked
+    the long way; an error for one that does not decode as one, or whose objects repeat a key (the decoder
+    kept the last value; another reader may keep the first): not a record, it goes to the explaining
+    path, which names the key."""
+    found: list[Any] = v.check_raw(records, datas) or [None] * len(records)
+    rest = []
+    for j, c in enumerate(found):
+        if c is None:
+            if not isinstance(records[j], v.record_type):
+                records[j] = _decode(decoder(), datas[j])
+                if isinstance(records[j], Exception):
+                    found[j] = records[j]
+                    continue
+            rest.append(j)
+    maybe = _maybe_repeated([datas[j] for j in rest])
+    repeats = [j for j, m in zip(rest, maybe) if m and duplicate_keys(datas[j])]
+    for j in repeats:
+        found[j] = ValueError("a key appears twice in one object")
+    rest = [j for j in rest if found[j] is None]
+    if rest:
+        for j, c in zip(rest, v.check_batch([records[j] for j in rest])):
+            found[j] = c
+    return found
+
+
+def _decode(dec: msgspec.json.Decoder, data: bytes | None) -> Any:
+    """The line decoded (None when too long to read), or the full decoder's error (the one it names)."""
+    if data is None:
+        return None
+    try:
+        return dec.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        pass  # (decoded again outside the handler: the error would hold this one, and its frames, as context)
+    try:
+        return decoder().decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
+        return e.with_traceback(None)  # no frame -> list -> error cycle for the GC to find
 
 
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 keep_records: bool = True) -> list[Checked]:
-    """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work)."""
-    dec = decoder()
-    decoded: list[Any] = []
-    for line in lines:
-        try:
-            decoded.append(dec.decode(line.data) if line.data is not None else None)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as e:
-            decoded.append(e.with_traceback(None))  # no frame -> list -> error cycle for the GC to find
-    _refuse_duplicate_keys(lines, decoded)
+    """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work).
+    Unless records are kept, lines are decoded as each variant's ``line_record_type`` first."""
+    dec = decoder(lines=not keep_records)
+    decoded = [_decode(dec, line.data) for line in lines]
     variants = registry()
     by_variant: dict[str, list[int]] = {}
     for k, rec in enumerate(decoded):
@@ -346,7 +371,14 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             by_variant.setdefault(rec.__struct_config__.tag, []).append(k)  # type: ignore[arg-type]
     checks: dict[int, HandCheck] = {}
     for name, ks in by_variant.items():
-        checks.update(zip(ks, variants[name].check_batch([decoded[k] for k in ks])))
+        recs = [decoded[k] for k in ks]
+        found = _check_variant(variants[name], recs, [lines[k].data or b"" for k in ks])
+        for k, rec, c in zip(ks, recs, found):
+            if isinstance(c, HandCheck):
+                checks[k] = c
+                decoded[k] = rec
+            else:
+                decoded[k] = c
     out = []
     for k, (line, rec) in enumerate(zip(lines, decoded)):
         if k in checks:

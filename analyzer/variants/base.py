@@ -74,6 +74,8 @@ class Game(Protocol):
 
     name: str
     record_type: type
+    #: A lighter type validation may decode a line as first, for ``check_raw`` (None: ``record_type``).
+    line_record_type: type | None
     description: str
     #: Seats at the table.
     num_players: int
@@ -116,6 +118,14 @@ class Game(Protocol):
         """``check`` for many records; variants may override with a compiled fast path."""
         ...
 
+    def check_raw(self, records: Sequence[Any], lines: Sequence[bytes]) -> list[HandCheck | None] | None:
+        """``check_batch`` given the JSON line each record was decoded from too (records of
+        ``line_record_type`` when it has one), looking on the way for keys repeated inside one object.
+        None for a line it does not vouch for (a key that may repeat, anything not legal): the caller
+        decodes it as ``record_type`` and checks it the long way. None for the whole batch when the
+        variant has no such path."""
+        ...
+
     def table_key(self, record: Any) -> str | None:
         """Records with the same key are one table's consecutive hands (for cross-hand checks)."""
         ...
@@ -137,6 +147,7 @@ class VariantBase:
     """Defaults for the optional parts of the contract, and what every variant computes the same way."""
 
     name: str
+    line_record_type: type | None = None
     num_players: int = 4
     utility: Utility = "zero-sum"
     utility_sum: int = 0
@@ -148,6 +159,9 @@ class VariantBase:
 
     def check_batch(self, records: Sequence[Any]) -> list[HandCheck]:
         return [self.check(r) for r in records]
+
+    def check_raw(self, records: Sequence[Any], lines: Sequence[bytes]) -> list[HandCheck | None] | None:
+        return None
 
     def table_key(self, record: Any) -> str | None:
         return None
