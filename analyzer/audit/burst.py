@@ -58,7 +58,9 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
     rows = []
     levels = np.array(BURST_LEVELS)
     for actor, g in scores.groupby("actor", sort=False):
-        x, other = g["x"].to_numpy(np.float64), g["other"].to_numpy(object)
+        # rounded so that hands equal up to the order of a float sum tie exactly: ranks and counts must not
+        # depend on how the rows were chunked or ordered (the streamed audit sums them in another order)
+        x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
         total = len(x)
         z = normal_scores(x)
         spread = float(z.var())
