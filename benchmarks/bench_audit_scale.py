@@ -1,14 +1,20 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
-(``--phases``: only the split of the smallest size's CPU time into analysis and aggregation)
+(``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
+split of the smallest size's CPU time into analysis, pair signals, player table and evidence, and the HTML
+report; ``--from-store``: audit decision stores written beforehand with cheap analysis settings, so the
+figures are the audit's own work and memory, which do not depend on the samples)
 
 One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
 ``analyzer audit`` in a fresh process for each N, so each figure is that run's alone: wall time, CPU
 time of the process and every worker it started (``os.wait4``), hands per CPU-second, and the peak
 resident memory of the largest process (the one that holds the rows; ``ru_maxrss``).
-``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size with ``--dask local`` at 1
+``--from-store`` writes, once per size (cached), a decision store with ``analyzer decisions --samples 1
+--max-samples 1 --dd-samples 1 --policy fast`` and audits with ``--decisions STORE``: the rows' values differ
+from the defaults' but not their number or shape, so memory and the aggregation's time are the audit's at any
+settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size with ``--dask local`` at 1
 and 2 workers and prints the speed-up in wall time. The machine's load average is printed with
 each run: CPU time and wall time both suffer when other jobs share the cores.
 """
@@ -72,23 +78,107 @@ def audit_once(log: Path, extra: list[str]) -> dict[str, float]:
             "load": (load + os.getloadavg()[0]) / 2}
 
 
-def phases(log: Path) -> None:
-    """In this process: CPU time of the decision analysis (parallel on workers) against the aggregation
-    (pair signals, calibration, evidence: on the client), for Amdahl's law."""
+CHEAP = ["--samples", "1", "--max-samples", "1", "--dd-samples", "1", "--policy", "fast"]
+
+
+def store_of(log: Path, cache: Path) -> Path:
+    """A decision store of the log at cheap settings (written once, then reused)."""
+    out = cache / f"store-{log.stem}"
+    if not out.exists():
+        subprocess.run([sys.executable, "-m", "analyzer.cli", "decisions", str(log), "--out", str(out), *CHEAP],
+                       check=True, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL)
+    return out
+
+
+#: Evaluation settings whose cost ``--settings`` prints (the first is the audit's defaults).
+SETTINGS = [("audit defaults (strategy policy, 16..32 deals, 1 true-deal rollout)", []),
+            ("--policy fast", ["--policy", "fast"]),
+            ("--samples 8 --max-samples 16", ["--samples", "8", "--max-samples", "16"]),
+            ("--samples 16 --max-samples 16 (no adaptive)", ["--samples", "16", "--max-samples", "16"]),
+            ("--dd-samples 0", ["--dd-samples", "0"]),
+            ("--policy fast --samples 8 --max-samples 16", ["--policy", "fast", "--samples", "8", "--max-samples", "16"])]
+
+
+def settings_cost(log: Path, hands: int) -> None:
+    """CPU of the decision analysis (``analyzer decisions``, one process) at each of SETTINGS."""
+    print(f"decision analysis of {hands} hands, one process (CPU includes ~2 s of start-up):")
+    for name, opts in SETTINGS:
+        with tempfile.TemporaryDirectory() as tmp:
+            load = os.getloadavg()[0]
+            proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "decisions", str(log), "--out",
+                                     str(Path(tmp) / "store"), "--jobs", "1", *opts], cwd=ROOT, env=_env(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"decisions failed at {name}")
+        cpu = usage.ru_utime + usage.ru_stime
+        print(f"  {name:<62} {cpu:7.1f} CPU-s {1000 * cpu / hands:6.1f} ms a hand "
+              f"{hands / cpu:6.1f} hands/CPU-s  load {(load + os.getloadavg()[0]) / 2:.1f}", flush=True)
+
+
+def phases(log: Path, store: Path | None) -> None:
+    """In this process: CPU time of the decision analysis (parallel on workers; or the store's read) against
+    the aggregation on the client, split into pair signals, player table and evidence, and the HTML report."""
     sys.path.insert(0, str(ROOT))
     from analyzer.analysis.execute import Settings, analyse_items
+    from analyzer.analysis.store import open_store, read_rows
+    from analyzer.audit.calibrate import calibrate, rank_pairs
     from analyzer.audit.core import audit_frame
+    from analyzer.audit.signals import pair_signals
+    from analyzer.audit.stream import streamed_pair_signals
     from analyzer.commands.common import DD_SAMPLES, SAMPLES
+    from analyzer.report.audit import write_audit_report
     from analyzer.validate import generate_valid
 
+    peaks: dict[str, float] = {}
+    phase = ["start"]
+
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:  # Linux: resident pages
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+    def watch() -> None:  # the resident memory's peak within each phase, sampled every 10 ms
+        while True:
+            peaks[phase[0]] = max(peaks.get(phase[0], 0.0), rss_mb())
+            time.sleep(0.01)
+
+    import threading
+
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch, daemon=True).start()
+    phase[0] = "rows"
     t0 = time.process_time()
-    df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
+    if store is None:
+        df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
+    else:
+        df = read_rows(open_store(store))
     t1 = time.process_time()
+    phase[0] = "pair signals"
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    audit_frame(df, seating)
+    rank_pairs(calibrate(streamed_pair_signals(df, seating)))
     t2 = time.process_time()
-    print(f"phases at {seating.shape[0]} hands: analysis {t1 - t0:.1f} CPU-s, aggregation {t2 - t1:.1f} CPU-s "
-          f"({100 * (t2 - t1) / (t2 - t0):.0f}% of the audit runs on the client)")
+    phase[0] = "+ player table, evidence"
+    result, _, _ = audit_frame(df, seating)  # the signals again, the player table, the evidence
+    t3 = time.process_time()
+    phase[0] = "report"
+    with tempfile.TemporaryDirectory() as out:
+        write_audit_report(out, result, decisions=df)
+    t4 = time.process_time()
+    phase[0] = "in-memory signals (reference)"
+    pair_signals(df, seating=seating)  # the in-memory reference, for comparison (not part of the audit)
+    t5 = time.process_time()
+    time.sleep(0.05)
+    n = seating.shape[0]
+    rest = (t3 - t2) - (t2 - t1)
+    print(f"phases at {n} hands ({'read from a store' if store else 'analysed at the audit defaults'}): "
+          f"analysis {t1 - t0:.1f} CPU-s, pair signals {t2 - t1:.1f}, player table + evidence {rest:.1f}, "
+          f"report {t4 - t3:.1f}; aggregation {1000 * (t4 - t3 + t2 - t1 + rest) / n:.2f} ms a hand "
+          f"(signals {1000 * (t2 - t1) / n:.2f}, players + evidence {1000 * rest / n:.2f}, "
+          f"report {1000 * (t4 - t3) / n:.2f}); the in-memory pair signals (reference) "
+          f"{1000 * (t5 - t4) / n:.2f} ms a hand; load {os.getloadavg()[0]:.1f}")
+    if peaks:
+        print("peak resident memory by phase (this process): "
+              + ", ".join(f"{k} {v:.0f} MB" for k, v in peaks.items() if k != "start"))
 
 
 def main() -> None:
@@ -102,16 +192,29 @@ def main() -> None:
     ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
     ap.add_argument("--phases", action="store_true", help="only: split the smallest size's CPU into analysis "
                                                           "and aggregation (in this process)")
+    ap.add_argument("--settings", action="store_true", help="only: the decision analysis' CPU at several "
+                                                             "evaluation settings (smallest size)")
+    ap.add_argument("--from-store", action="store_true", help="audit decision stores written with cheap settings "
+                                                                "(memory and aggregation time, not the analysis')")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
     src = room(args.cache, args.players, max(sizes), args.seed)
+    if args.settings:
+        settings_cost(cut(src, sizes[0], args.cache), sizes[0])
+        return
     if args.phases:
-        phases(cut(src, sizes[0], args.cache))
+        log = cut(src, sizes[0], args.cache)
+        phases(log, store_of(log, args.cache) if args.from_store else None)
         return
     warm = cut(src, 40, args.cache)
     audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
-    print(f"room: {args.players} players, seed {args.seed}; audit defaults; cores: {os.cpu_count()}")
+
+    def extra(log: Path, more: list[str]) -> list[str]:
+        return ["--decisions", str(store_of(log, args.cache)), *more] if args.from_store else more
+
+    how = "from stores at " + " ".join(CHEAP) if args.from_store else "audit defaults"
+    print(f"room: {args.players} players, seed {args.seed}; {how}; cores: {os.cpu_count()}")
     print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
           f"{'peak MB':>8} {'load':>5}")
     rows: dict[tuple[str, int], dict[str, float]] = {}
@@ -124,7 +227,8 @@ def main() -> None:
     name = f"--jobs {args.jobs}"
     if not args.dask_only:
         for n in sizes:
-            show(name, n, audit_once(cut(src, n, args.cache), ["--jobs", str(args.jobs)]))
+            log = cut(src, n, args.cache)
+            show(name, n, audit_once(log, extra(log, ["--jobs", str(args.jobs)])))
         if len(sizes) > 1:
             a, b = sizes[0], sizes[1]
             ra, rb = rows[(name, a)], rows[(name, b)]
@@ -134,7 +238,7 @@ def main() -> None:
         n = sizes[0]
         log = cut(src, n, args.cache)
         for w in (1, 2):
-            show(f"--dask local, {w} worker(s)", n, audit_once(log, ["--dask", "local", "--jobs", str(w)]))
+            show(f"--dask local, {w} worker(s)", n, audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
         one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
         print(f"2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster")
 

@@ -244,6 +244,22 @@ def analysed_batches(items: Iterable[Checked], settings: Settings, execution: Ex
         yield batch, frame
 
 
+def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with each text column's repeated values as one object each (in place; returned).
+
+    Read from Parquet (or unpickled), every row gets its own copy of a player's name, the hand id and the
+    cards: about half a row's memory. The values are the same; only the copies go."""
+    import numpy as np
+    import pandas as pd
+
+    for c in frame.columns:
+        if frame[c].dtype == object and c != "options":  # options differ row by row: nothing to share
+            codes, uniq = pd.factorize(frame[c], use_na_sentinel=False)
+            if len(uniq) < len(frame) // 2:
+                frame[c] = pd.Series(np.asarray(uniq, dtype=object)[codes], index=frame.index, dtype=object)
+    return frame
+
+
 def analyse_items(items: Iterable[Checked], settings: Settings, execution: Execution = Execution(), *,
                   reasons: bool = False, on_hand: Callable[[Checked, int, str], bool] | None = None,
                   on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
@@ -253,8 +269,9 @@ def analyse_items(items: Iterable[Checked], settings: Settings, execution: Execu
 
     from analyzer.analysis.decisions import analyse
 
-    frames = [f for _, f in analysed_batches(items, settings, execution, reasons=reasons, on_hand=on_hand,
-                                             on_progress=on_progress) if len(f)]
+    # each batch's repeated texts (names, ids, cards) as one object each: the rows are held to the end
+    frames = [shared_strings(f) for _, f in analysed_batches(items, settings, execution, reasons=reasons,
+                                                             on_hand=on_hand, on_progress=on_progress) if len(f)]
     if not frames:
         return analyse([])  # the typed empty frame
     return pd.concat(frames, ignore_index=True)

@@ -139,6 +139,7 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     import pyarrow.parquet as pq
 
     from analyzer.analysis.decisions import analyse
+    from analyzer.analysis.execute import shared_strings
 
     want = None if hand_ids is None else set(hand_ids)
     # the dtypes ``analyse`` gives (pandas may read Parquet strings as its string dtype instead)
@@ -146,7 +147,7 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     frames = []
     for part in store.parts:
         table = pq.read_table(part, columns=columns)
-        frame = table.to_pandas().astype(dtypes)
+        frame = shared_strings(table.to_pandas().astype(dtypes))
         if want is not None:
             frame = frame[frame["hand_id"].isin(want)]
         if len(frame):
@@ -154,7 +155,12 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     if not frames:
         empty = analyse([])
         return empty if columns is None else empty[columns]
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    del frames, frame, table
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the parts' Arrow buffers, else kept by the pool for reuse
+    return out
 
 
 def _write_part(directory: Path, name: str, frame: pd.DataFrame, settings: Settings, hand_ids: list[str],

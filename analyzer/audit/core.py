@@ -23,7 +23,8 @@ from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, c
 from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
-from analyzer.audit.signals import SignalOptions, pair_signals
+from analyzer.audit.signals import SignalOptions
+from analyzer.audit.stream import streamed_pair_signals
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
@@ -183,16 +184,15 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
                 ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """From decision rows and seating to the audit.json dict (without input bookkeeping), the pair
     table and the player table."""
-    if len(df):
-        sig = pair_signals(df, seating=seating, options=signal_options)
-        pairs = rank_pairs(calibrate(sig.pairs, alarm))
+    if len(df):  # batch by batch, holding sums per pair (equal to signals.pair_signals; see audit.stream)
+        pairs = rank_pairs(calibrate(streamed_pair_signals(df, seating, options=signal_options), alarm))
     else:
-        sig, pairs = None, pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
+        pairs = pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
     room = room_outcomes(seating)
     entries = []
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
-        if sig is not None and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
+        if len(df) and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
             a, b = str(row["a"]), str(row["b"])
             who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
             e["evidence"] = pair_evidence(df, a, b, actors=who, top=top)

@@ -91,12 +91,13 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
         cards = [o["card"] for o in opts]
         if chosen not in cards or best not in cards:
             continue
-        ev = np.array([o["ev"] for o in opts], np.float64)
-        ev_dd = np.array([o["ev_dd"] for o in opts], np.float64)
+        # one array and one reduction per row (the same sums as .mean, without its per-call overhead)
+        both = np.array([o["ev"] + o["ev_dd"] for o in opts], np.float64)
+        mean = np.add.reduce(both, axis=0) / len(opts)
         c, b = cards.index(chosen), cards.index(best)
-        dd[i] = ev_dd[c] - ev_dd[b]
-        own_avg[i] = ev[c] - ev.mean(axis=0)
-        dd_avg[i] = ev_dd[c] - ev_dd.mean(axis=0)
+        dd[i] = both[c, SEATS:] - both[b, SEATS:]
+        own_avg[i] = both[c, :SEATS] - mean[:SEATS]
+        dd_avg[i] = both[c, SEATS:] - mean[SEATS:]
     return SeatEffects(own, dd, own_avg, dd_avg, imm)
 
 
@@ -274,13 +275,25 @@ def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     flip for honest players (weak ones deviate more, not more towards a friend), so the count of
     mutual-favour hands is tested against the room's own favour rate: a Poisson tail.
     """
+    return codeviation_of(deviation_hands(lk, opts))
+
+
+def deviation_hands(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
+    """Per (actor, other, hand) with a deviation: the true-deal favour of the deviations, plain (``m``) and
+    without the actor's seat habit (``m_free``), and the seat offset (``off``). Hands are whole in any
+    batch of whole hands, so batches' tables concatenate (see :mod:`analyzer.audit.stream`)."""
     dev = lk[(lk["regret"] > opts.deviation_regret) & (lk["regret"] > opts.deviation_se * lk["regret_se"])]
     free = "dd_marginal_habit_free" if "dd_marginal_habit_free" in dev.columns else "dd_marginal"
     h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(
         m=("dd_marginal", "sum"), m_free=(free, "sum"), off=("offset", "first"))
+    return h.reset_index()
+
+
+def codeviation_of(h: pd.DataFrame) -> pd.DataFrame:
+    """The co-deviation test from :func:`deviation_hands`' table."""
+    h = h.copy()
     h["fav"] = (h["m"] > 0) & (h["m_free"] > 0)  # favour with and without the actor's seat habit
     rate = h.groupby("off")["fav"].mean()
-    h = h.reset_index()
     h["q"] = h["off"].map(rate).astype(float)
     a, b = h["actor"].to_numpy(object), h["other"].to_numpy(object)
     h["pa"] = np.where(a < b, a, b)
@@ -361,22 +374,31 @@ class ThinkStats:
             return
         lt = np.log1p(t["think_ms"].clip(lower=0).to_numpy(np.float64))
         x = t["difficulty"].fillna(0.0).to_numpy(np.float64)
-        actor = t["player"].astype(str).to_numpy(object)
-        hand = t["hand_id"].astype(str).to_numpy(object)
-        per = pd.DataFrame({"actor": actor, "hand": hand, "x": x, "lt": lt, "xx": x * x, "xl": x * lt})
-        for a, g in per.groupby("actor", sort=False)[["x", "lt", "xx", "xl"]]:
-            row = np.concatenate([[len(g)], g.sum().to_numpy()])
-            self.pace[a] = self.pace.get(a, np.zeros(5)) + row
-        by_hand = per.groupby(["actor", "hand"], sort=False)[["lt", "x"]].mean().reset_index()
-        seats = t.drop_duplicates(["player", "hand_id"])
-        table = pd.DataFrame({"actor": seats["player"].astype(str).to_numpy(object),
-                              "hand": seats["hand_id"].astype(str).to_numpy(object),
-                              **{f"p{k}": seats[f"p{k}"].astype(str).to_numpy(object) for k in range(4)}})
-        by_hand = by_hand.merge(table, on=["actor", "hand"], how="left")
-        for a, g in by_hand.groupby("actor", sort=False):
-            names = g[["p0", "p1", "p2", "p3"]].to_numpy(object)
-            self._hands(str(a), names[names != a].reshape(len(g), 3), g["lt"].to_numpy(np.float64),
-                        g["x"].to_numpy(np.float64))
+        actor_code, actors = pd.factorize(t["player"].astype(str).to_numpy(object))
+        hand_code, _ = pd.factorize(t["hand_id"].astype(str).to_numpy(object))
+        n_a = len(actors)
+        # per actor its pace line's sums (timed decisions, x, log time, x^2, x log time): integer codes and
+        # bincounts, not a groupby on names (this ran once per batch and was a fifth of the pair signals)
+        pace = np.stack([np.bincount(actor_code, minlength=n_a).astype(np.float64),
+                         *(np.bincount(actor_code, v, n_a) for v in (x, lt, x * x, x * lt))], axis=1)
+        for k, a in enumerate(actors):
+            self.pace[a] = self.pace.get(a, np.zeros(5)) + pace[k]
+        # per (actor, hand): mean log time and difficulty, and the table read from its first decision
+        key = actor_code.astype(np.int64) * (int(hand_code.max()) + 1) + hand_code
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        inv = inv.ravel()
+        cnt = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
+        m_lt, m_x = np.bincount(inv, lt, len(uniq)) / cnt, np.bincount(inv, x, len(uniq)) / cnt
+        order = np.argsort(first, kind="stable")  # the (actor, hand) pairs in order of appearance
+        first, m_lt, m_x = first[order], m_lt[order], m_x[order]
+        names = t[["p0", "p1", "p2", "p3"]].astype(str).to_numpy(object)[first]
+        who = actor_code[first]
+        by = np.argsort(who, kind="stable")
+        bounds = np.searchsorted(who[by], np.arange(n_a + 1))
+        for k, a in enumerate(actors):
+            i = by[bounds[k]:bounds[k + 1]]
+            nm = names[i]
+            self._hands(str(a), nm[nm != a].reshape(len(i), 3), m_lt[i], m_x[i])
 
     def _hands(self, actor: str, co: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
         """Add an actor's hands: co-players (hands, 3), mean log time and mean difficulty per hand."""

@@ -1,0 +1,85 @@
+"""The streamed pair signals (chunk by chunk, sums per pair) equal the in-memory ones (every link at once)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from audit_synth import synthetic_room
+
+from analyzer.analysis.decisions import analyse
+from analyzer.audit.signals import pair_signals
+from analyzer.audit.stream import StreamedSignals, _upper_quantile, hand_chunks, streamed_pair_signals
+from analyzer.simulate.room import simulate
+from analyzer.validate import Checked
+from analyzer.variants.base import HandCheck
+
+
+def _assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Same pairs, same columns, every number equal to float rounding."""
+    a = a.sort_values(["a", "b"], ignore_index=True)
+    b = b.sort_values(["a", "b"], ignore_index=True)
+    assert list(a.columns) == list(b.columns)
+    assert a[["a", "b"]].equals(b[["a", "b"]])
+    for c in a.columns[2:]:
+        x, y = a[c].to_numpy(np.float64), b[c].to_numpy(np.float64)
+        assert np.allclose(x, y, rtol=1e-7, atol=1e-9, equal_nan=True), c
+
+
+@pytest.mark.parametrize("chunk", [29, 10_000])
+def test_streamed_equals_in_memory_with_a_strong_pair(chunk: int) -> None:
+    # a strong pair makes the room's baselines be fitted a second time without its decisions
+    df = synthetic_room(players=16, hands=240, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
+                        weak=("p02", "p03"), decisions=6, favour=2.0, share=0.4, seed=11)
+    want = pair_signals(df).pairs
+    assert want["marginal_ab_z"].max() > 4  # the second fit really runs
+    _assert_same(want, streamed_pair_signals(df, chunk_hands=chunk))
+
+
+def test_streamed_equals_in_memory_with_seat_habits_and_one_way_help() -> None:
+    df = synthetic_room(players=12, hands=200, colluders=(("p04", "p05"),), one_way=True, decisions=5,
+                        habits={"p00": 1.5, "p01": -1.0}, seed=3)
+    _assert_same(pair_signals(df).pairs, streamed_pair_signals(df, chunk_hands=23))
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")  # the in-memory path's quantile of a signal all missing
+def test_streamed_equals_in_memory_with_missing_values_and_shuffled_rows() -> None:
+    df = synthetic_room(players=12, hands=150, decisions=5, seed=4)
+    rng = np.random.default_rng(0)
+    df.loc[rng.random(len(df)) < 0.02, "dd_delta2"] = np.nan  # a true-deal value missing here and there
+    df = df.sample(frac=1.0, random_state=1).reset_index(drop=True)  # a hand's rows need not be adjacent
+    chunks = list(hand_chunks(df, 20))
+    assert sum(len(c) for c in chunks) == len(df)
+    assert all(not set(x["hand_id"]) & set(y["hand_id"]) for x, y in zip(chunks, chunks[1:]))
+    _assert_same(pair_signals(df).pairs, streamed_pair_signals(df, chunk_hands=20))
+
+
+def test_streamed_equals_in_memory_on_analysed_hands() -> None:
+    sim = simulate(hands=90, players=8, seed=5, colluders=1, friends=1, style="feed", seek=1.0)
+    df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(sim.records)),
+                 samples=2, max_samples=2, dd_samples=1, seed=1, policy="fast")
+    assert df["options"].str.len().gt(2).any()  # the per-option values are read, not the deltas alone
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    _assert_same(pair_signals(df, seating=seating).pairs, streamed_pair_signals(df, seating, chunk_hands=16))
+
+
+def test_the_clip_cap_is_numpys_quantile_from_the_largest_values() -> None:
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 7, 200, 5001):
+        x = rng.exponential(size=n)
+        keep = n - int(np.floor(0.995 * (n - 1)))
+        top = np.sort(x)[n - keep:]
+        assert _upper_quantile(top, n, 0.995) == pytest.approx(float(np.quantile(x, 0.995)), rel=1e-12)
+
+
+def test_the_accumulator_keeps_chunks_on_disk_and_cleans_up() -> None:
+    df = synthetic_room(players=8, hands=60, decisions=4, seed=6)
+    with StreamedSignals() as acc:
+        for part in hand_chunks(df, 16):
+            acc.add(part)
+        paths = list(acc.chunks)
+        hands = df["hand_id"].nunique()
+        assert len(paths) == -(-hands // 16) and all(p.exists() for p in paths)
+        assert acc.rows == len(df) and acc.hands == hands
+        acc.result(df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]])
+    assert not any(p.exists() for p in paths)
