@@ -36,18 +36,18 @@ METHOD_VERSION = 3
 
 
 def _rows_key(spec: dict[str, Any]) -> str:
-    """The cache key of a room's decision rows: the room spec and the analysis defaults that made them
+    """The cache key of a room's decision rows: the room spec and the analysis defaults (with the audit's policy) that made them
     (so rows analysed under other defaults are never read back as today's)."""
     from analyzer.analysis import decisions as d
 
-    defaults = f"s{d.DEFAULT_SAMPLES}-{d.DEFAULT_MAX_SAMPLES}_dd{d.DEFAULT_DD_SAMPLES}_n{d.DEFAULT_NOISE}_{d.DEFAULT_POLICY}"
+    defaults = f"s{d.DEFAULT_SAMPLES}-{d.DEFAULT_MAX_SAMPLES}_dd{d.DEFAULT_DD_SAMPLES}_n{d.DEFAULT_NOISE}_{d.AUDIT_POLICY}"
     room = "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
     return f"v{CACHE_VERSION}_{defaults}_{room}"
 
 
 def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Simulate and analyse one room (or read the cache): decision rows, seating, truth."""
-    from analyzer.analysis.decisions import analyse
+    from analyzer.analysis.decisions import AUDIT_POLICY, analyse
     from analyzer.simulate.room import simulate
     from analyzer.validate import Checked
     from analyzer.variants.base import HandCheck
@@ -62,7 +62,7 @@ def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.Data
     seating = pd.DataFrame([(r.hand_id, k, *r.players) for k, r in enumerate(recs)],
                            columns=["hand_id", "hand_seq", "p0", "p1", "p2", "p3"])
     df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)), seed=1,
-                 reasons=False)
+                 reasons=False, policy=AUDIT_POLICY)
     cache.mkdir(parents=True, exist_ok=True)
     df.to_parquet(f_df)
     seating.to_parquet(f_seat)
