@@ -33,6 +33,7 @@ from analyzer.kernels.features import (
     NF,
     decision_features,
     option_values,
+    score_options,
 )
 from analyzer.kernels.tables import BEYOND_MASK as BEYOND
 from analyzer.kernels.tables import NEXT, mask_count, mask_points
@@ -105,10 +106,10 @@ def score(state: State, *, partner: int | None = None, weights: np.ndarray = HON
     tongable = sum(1 for s in range(SEATS) if s not in (t, partner) and not state.covered[s])
     opts = np.zeros(MAX_OPTIONS, np.int64)
     feats = np.zeros((MAX_OPTIONS, NF))
-    k = decision_features(state.hands[t], state.live, state.table, state.covered[t], ph, pc, tongable, opts, feats)
-    vals = np.zeros(k)
-    option_values(feats, k, weights, vals)
-    return Scored([int(a) for a in opts[:k]], feats[:k].copy(), vals)
+    vals = np.zeros(MAX_OPTIONS)
+    k = score_options(state.hands[t], state.live, state.table, state.covered[t], ph, pc, tongable,
+                      np.asarray(weights, np.float64), opts, feats, vals)
+    return Scored([int(a) for a in opts[:k]], feats[:k].copy(), vals[:k].copy())
 
 
 def features(state: State, *, partner: int | None = None) -> tuple[list[int], np.ndarray]:

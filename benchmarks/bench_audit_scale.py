@@ -91,11 +91,15 @@ def store_of(log: Path, cache: Path) -> Path:
 
 
 #: Evaluation settings whose cost ``--settings`` prints (the first is the audit's defaults).
-SETTINGS = [("audit defaults (strategy policy, 16..32 deals, 1 true-deal rollout)", []),
+#: ``analyzer decisions`` options of each setting; the audit's policy (AUDIT_POLICY, "strategy") is given
+#: explicitly because ``decisions`` itself defaults to the learned model.
+SETTINGS = [("audit defaults (strategy policy, 16..32 deals, 1 true-deal rollout)", ["--policy", "strategy"]),
+            ("--policy model (the learned evaluator, decisions' default)", ["--policy", "model"]),
             ("--policy fast", ["--policy", "fast"]),
-            ("--samples 8 --max-samples 16", ["--samples", "8", "--max-samples", "16"]),
-            ("--samples 16 --max-samples 16 (no adaptive)", ["--samples", "16", "--max-samples", "16"]),
-            ("--dd-samples 0", ["--dd-samples", "0"]),
+            ("--samples 8 --max-samples 16", ["--policy", "strategy", "--samples", "8", "--max-samples", "16"]),
+            ("--samples 16 --max-samples 16 (no adaptive)", ["--policy", "strategy", "--samples", "16",
+                                                             "--max-samples", "16"]),
+            ("--dd-samples 0", ["--policy", "strategy", "--dd-samples", "0"]),
             ("--policy fast --samples 8 --max-samples 16", ["--policy", "fast", "--samples", "8", "--max-samples", "16"])]
 
 
@@ -120,6 +124,7 @@ def phases(log: Path, store: Path | None) -> None:
     """In this process: CPU time of the decision analysis (parallel on workers; or the store's read) against
     the aggregation on the client, split into pair signals, player table and evidence, and the HTML report."""
     sys.path.insert(0, str(ROOT))
+    from analyzer.analysis.decisions import AUDIT_POLICY
     from analyzer.analysis.execute import Settings, analyse_items
     from analyzer.analysis.store import open_store, read_rows
     from analyzer.audit.calibrate import calibrate, rank_pairs
@@ -150,7 +155,8 @@ def phases(log: Path, store: Path | None) -> None:
     phase[0] = "rows"
     t0 = time.process_time()
     if store is None:
-        df = analyse_items(generate_valid([str(log)]), Settings.of(SAMPLES, DD_SAMPLES, 0))  # the audit's defaults
+        settings = Settings.of(SAMPLES, DD_SAMPLES, 0, policy=AUDIT_POLICY)  # the audit's defaults
+        df = analyse_items(generate_valid([str(log)]), settings)
     else:
         df = read_rows(open_store(store))
     t1 = time.process_time()

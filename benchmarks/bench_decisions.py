@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, DEFAULT_POLICY, \
-    DEFAULT_SAMPLES, POLICIES, analyse
+from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_MAX_SAMPLES, DEFAULT_NOISE, \
+    DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES, analyse
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
 from analyzer.variants.bieqi import COVER, State, make_record, random_deal
@@ -68,8 +68,10 @@ def main() -> None:
               f"in {dt:.2f} s CPU = {len(hands) / dt:.0f} hands/s")
     sub = hands[: args.accuracy_hands]
     a = analyse(sub, seed=2, reasons=False, **kw)
+    # the reference is always rollouts with 10x the samples (what the learned model is measured against too)
     ref = analyse(sub, seed=3, reasons=False, samples=10 * args.samples, max_samples=10 * args.max_samples,
-                  dd_samples=10 * args.dd_samples, noise=args.noise, policy=args.policy)
+                  dd_samples=10 * args.dd_samples, noise=args.noise,
+                  policy="strategy" if args.policy == "model" else args.policy)
     d = np.abs(a.regret.to_numpy() - ref.regret.to_numpy())
     dd = np.abs(a.dd_regret.to_numpy() - ref.dd_regret.to_numpy())
     covered = (d <= 2 * np.maximum(a.regret_se.to_numpy(), 1e-9)) | (d <= 0.5)

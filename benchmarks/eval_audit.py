@@ -28,20 +28,31 @@ from analyzer.audit.calibrate import Alarm, calibrate
 from analyzer.audit.signals import pair_signals
 
 LEVELS = (25, 50, 100, 150, 200, 500)
-#: Part of every cache key: bump it when the decision rows change (v2: the imm columns).
-CACHE_VERSION = 4
-#: Part of the key of cached room results: bump it when the audit's method changes.
-METHOD_VERSION = 1
+#: Part of every cache key: bump it when the decision rows change (v2: the imm columns; v5: the analysis
+#: defaults are in the key too, see ``_rows_key``).
+CACHE_VERSION = 5
+#: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst).
+METHOD_VERSION = 3
+
+
+def _rows_key(spec: dict[str, Any]) -> str:
+    """The cache key of a room's decision rows: the room spec and the analysis defaults (with the audit's policy) that made them
+    (so rows analysed under other defaults are never read back as today's)."""
+    from analyzer.analysis import decisions as d
+
+    defaults = f"s{d.DEFAULT_SAMPLES}-{d.DEFAULT_MAX_SAMPLES}_dd{d.DEFAULT_DD_SAMPLES}_n{d.DEFAULT_NOISE}_{d.AUDIT_POLICY}"
+    room = "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
+    return f"v{CACHE_VERSION}_{defaults}_{room}"
 
 
 def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Simulate and analyse one room (or read the cache): decision rows, seating, truth."""
-    from analyzer.analysis.decisions import analyse
+    from analyzer.analysis.decisions import AUDIT_POLICY, analyse
     from analyzer.simulate.room import simulate
     from analyzer.validate import Checked
     from analyzer.variants.base import HandCheck
 
-    key = f"v{CACHE_VERSION}_" + "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
+    key = _rows_key(spec)
     f_df, f_seat, f_truth = cache / f"{key}.parquet", cache / f"{key}.seating.parquet", cache / f"{key}.truth.json"
     if f_df.exists():
         return pd.read_parquet(f_df), pd.read_parquet(f_seat), json.loads(f_truth.read_text())
@@ -51,7 +62,7 @@ def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.Data
     seating = pd.DataFrame([(r.hand_id, k, *r.players) for k, r in enumerate(recs)],
                            columns=["hand_id", "hand_seq", "p0", "p1", "p2", "p3"])
     df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)), seed=1,
-                 reasons=False)
+                 reasons=False, policy=AUDIT_POLICY)
     cache.mkdir(parents=True, exist_ok=True)
     df.to_parquet(f_df)
     seating.to_parquet(f_seat)
@@ -90,8 +101,7 @@ def evaluate_room(spec: dict[str, Any], cache: Path, levels: tuple[int, ...] = L
     """Scores and verdicts of every colluding pair at every level, with the honest pairs' at the same cuts.
 
     The result is cached next to the room (``METHOD_VERSION`` in the key), so a run can be resumed."""
-    key = f"m{METHOD_VERSION}_v{CACHE_VERSION}_" + "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(
-        ":", "").replace(",", "") + "_L" + "-".join(map(str, levels))
+    key = f"m{METHOD_VERSION}_{_rows_key(spec)}_L" + "-".join(map(str, levels))
     f_res = cache / f"{key}.result.json"
     if f_res.exists():
         return json.loads(f_res.read_text())
@@ -182,6 +192,10 @@ def extra_room_specs(hands: int) -> list[dict[str, Any]]:
     return rooms
 
 
+def _rows_job(args: tuple[dict[str, Any], Path]) -> None:
+    room_frame(*args)
+
+
 def _job(args: tuple[dict[str, Any], Path, tuple[int, ...]]) -> dict[str, Any]:
     return evaluate_room(*args)
 
@@ -248,6 +262,9 @@ def main() -> None:
     ap.add_argument("--levels", default=",".join(map(str, LEVELS)), help="hands together at which pairs are scored")
     ap.add_argument("--sets", default="styles,extra,honest",
                     help="room sets: styles (share/feed/block), extra (partial/occasional/harm), honest")
+    ap.add_argument("--only", default=None,
+                    help="keep only rooms of these style labels, e.g. occasional (iterating on one style)")
+    ap.add_argument("--rows-only", action="store_true", help="analyse the rooms (fill the cache) and stop")
     args = ap.parse_args()
     weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
@@ -256,9 +273,16 @@ def main() -> None:
     sets = set(args.sets.split(","))
     specs = (extra_room_specs(hands) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
         [honest_room] if "honest" in sets else [])
+    if args.only:
+        keep = set(args.only.split(","))
+        specs = [s for s in specs if s.get("label", s.get("style")) in keep]
     t0 = time.time()
     cache = Path(args.cache)
     with ProcessPoolExecutor(args.workers) as ex:
+        if args.rows_only:
+            list(ex.map(_rows_job, [(s, cache) for s in specs]))
+            print(f"rows of {len(specs)} rooms in {cache}: {time.time() - t0:.0f} s")
+            return
         results = list(ex.map(_job, [(s, cache, levels) for s in specs]))
     print(f"rooms: {len(specs)} ({hands} hands, 20 players; occasional: {int(hands * 1.5)} hands, 12 players); "
           f"levels {levels}; {time.time() - t0:.0f} s")

@@ -1,7 +1,7 @@
 """Does the per-player skill figure measure skill, not luck? Honest rooms of players with known noise.
 
 Run: ``python3 benchmarks/eval_players.py [--quick] [--models softmax,blunder,no_tong] [--players 40]
-[--hands 150] [--seed 1] [--eval-seeds 0,1] [--samples N --max-samples M] [--cheat]``.
+[--hands 150] [--seed 1] [--eval-seeds 0,1] [--samples N --max-samples M] [--policy model|strategy|fast] [--cheat]``.
 
 For each noise model (:mod:`analyzer.simulate.noise`) a room of honest players whose levels span
 the model's range is analysed (:func:`analyzer.analysis.decisions.analyse`, then
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_SAMPLES, analyse
+from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES, analyse
 from analyzer.analysis.players import player_table
 from analyzer.analysis.skill import loss_matrix
 from analyzer.simulate.noise import MODELS, noisy_room
@@ -83,7 +83,8 @@ def precision(args: argparse.Namespace, kw: dict) -> None:
     room = noisy_room("softmax", players=8, hands_per_player=args.precision_hands * 4 // 8, seed=args.seed + 100)
     items = _items(room.records)
     a = analyse(items, seed=2, reasons=False, **kw)
-    big = dict(kw, samples=10 * kw["samples"], max_samples=10 * (kw["max_samples"] or kw["samples"]))
+    big = dict(kw, samples=10 * kw["samples"], max_samples=10 * (kw["max_samples"] or kw["samples"]),
+               policy="strategy" if kw["policy"] == "model" else kw["policy"])
     ref = analyse(items, seed=3, reasons=False, **big)
     la, ca = loss_matrix(a)
     lr, _ = loss_matrix(ref)
@@ -136,7 +137,7 @@ def main() -> None:
                     help="models whose rooms are analysed again with the second seed (comma-separated, or 'all')")
     ap.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
     ap.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES)
-    ap.add_argument("--policy", default="strategy")
+    ap.add_argument("--policy", choices=list(POLICIES), default=DEFAULT_POLICY)
     ap.add_argument("--precision-hands", type=int, default=60)
     ap.add_argument("--cheat", action="store_true", help="also a room with colluders and experts")
     ap.add_argument("--cheat-hands", type=int, default=1500)

@@ -114,13 +114,15 @@ def test_audit_of_stdin_equals_audit_of_the_path(tmp_path: Path) -> None:
 
 
 def test_players_csv_agrees_with_the_players_command(room: Path, audited: tuple[int, Path]) -> None:
-    """One definition everywhere: the audit's players.csv and `analyzer players` read the same figures."""
+    """One definition everywhere: the audit's players.csv and `analyzer players` read the same figures (at the
+    audit's policy, rollouts: `players` defaults to the learned model)."""
     import io
 
     import pandas as pd
 
     audit_players = pd.read_csv(audited[1] / "players.csv").set_index("player")
-    res = CliRunner().invoke(cli, ["players", str(room), "--samples", "4", "--dd-samples", "2", "--format", "csv"])
+    res = CliRunner().invoke(cli, ["players", str(room), "--samples", "4", "--dd-samples", "2", "--policy", "strategy",
+                                     "--format", "csv"])
     assert res.exit_code == 0, res.output
     cli_players = pd.read_csv(io.StringIO(res.stdout)).set_index("player")
     cols = ["skill", "skill_lo", "skill_hi", "match_rate", "mean_regret", "decisions", "signal_p"]

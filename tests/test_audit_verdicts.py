@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from analyzer.audit.calibrate import (
+    DIRECTED,
     SCORE_SIGNALS,
+    Alarm,
+    calibrate,
     hands_to_alarm,
     log_combine_directions,
     q_values,
@@ -18,7 +22,7 @@ from analyzer.audit.calibrate import (
 )
 from analyzer.audit.evidence import directions, edge, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, pair_outcomes
-from analyzer.audit.burst import _burst_one, binom_logsf
+from analyzer.audit.burst import _burst_one, betabinom_logsf
 
 
 def test_scores_have_no_ceiling_and_keep_strong_cases_ordered() -> None:
@@ -37,6 +41,27 @@ def test_q_values_are_benjamini_hochberg() -> None:
     m = len(p)
     manual = np.minimum.accumulate((p * m / np.arange(1, m + 1))[::-1])[::-1]
     assert np.allclose(q, np.minimum(manual, 1))
+
+
+def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
+    # 20 pairs with enough hands (3 of them with a strong exact favour) and 40 that sat together 3 hands:
+    # the 40 are no hypothesis the audit tests, so they must not make the review threshold stricter
+    rng = np.random.default_rng(4)
+    n = 60
+    t = pd.DataFrame({"a": [f"a{i:02d}" for i in range(n)], "b": [f"b{i:02d}" for i in range(n)],
+                      "hands_together": [200] * 20 + [3] * 40, "codev_z": 0.0})
+    for name in DIRECTED:
+        for tag in ("ab", "ba"):
+            t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n)
+    t.loc[:2, "imm_marginal_ab_z"] = 4.0
+    out = calibrate(t, Alarm())
+    enough = out["hands_together"] >= 10
+    assert (out.loc[~enough, "q_value"] == 1.0).all()
+    assert np.allclose(out.loc[enough, "q_value"], q_values(out.loc[enough, "p_value"].to_numpy()))
+    # the same three pairs are read against a family of 20, not 60: a smaller q than over all the pairs
+    all_pairs = q_values(out["p_value"].to_numpy())[:3]
+    assert np.all(out["q_value"].to_numpy()[:3] < all_pairs)
+    assert set(out.loc[out["verdict"] != "clear", "a"]) <= set(out.loc[enough, "a"])
 
 
 def test_hands_to_alarm_follows_the_square_root_law() -> None:
@@ -79,17 +104,60 @@ def test_burst_finds_a_few_extreme_hands_that_barely_move_the_mean() -> None:
     assert partner["above"] > partner["expected"] * 3
 
 
+def test_burst_has_power_on_an_occasional_pair() -> None:
+    # one hand in ten 2.5 actor-spreads out, the partner a third of the actor's hands: found far beyond
+    # anything the honest seats show, and by a wide margin over the mean's reading alone
+    rng = np.random.default_rng(8)
+    found = []
+    for _ in range(5):
+        rows = [pd.DataFrame({"actor": "A", "other": "B", "hand_id": np.arange(500), "x": rng.standard_normal(500)})]
+        hot = rng.random(500) < 0.1
+        rows[0].loc[hot, "x"] += 2.5
+        rows += [pd.DataFrame({"actor": "A", "other": f"o{k}", "hand_id": np.arange(250),
+                               "x": rng.standard_normal(250)}) for k in range(4)]
+        b = _burst_one(pd.concat(rows, ignore_index=True))
+        found.append(b.loc[("A", "B"), "logp"])
+        assert (b.drop(index=("A", "B"))["logp"] > math.log(1e-3)).all()
+    assert np.median(found) < math.log(1e-6)
+
+
+def _null_pvalues(rng: np.random.Generator, reps: int, partner_hands: int, others: int, other_hands: int,
+                  draw: Callable[[int], np.ndarray]) -> np.ndarray:
+    out = []
+    for _ in range(reps):
+        rows = [pd.DataFrame({"actor": "A", "other": "B", "hand_id": np.arange(partner_hands),
+                              "x": draw(partner_hands)})]
+        rows += [pd.DataFrame({"actor": "A", "other": f"o{k}", "hand_id": np.arange(other_hands), "x": draw(other_hands)})
+                 for k in range(others)]
+        out.append(_burst_one(pd.concat(rows, ignore_index=True)).loc[("A", "B"), "logp"])
+    return np.exp(np.array(out))
+
+
 def test_burst_is_calibrated_on_honest_hands() -> None:
     rng = np.random.default_rng(11)
     logs = np.concatenate([_burst_one(_scores(rng, 0.0, 0.0, hands=300))["logp"].to_numpy() for _ in range(20)])
-    # a valid p-value: P(p <= u) <= u (Bonferroni over levels makes it conservative)
+    # a valid p-value: P(p <= u) <= u (Bonferroni over the looks makes it conservative)
     for u in (0.01, 0.05, 0.2):
         assert (np.exp(logs) <= u).mean() <= u + 0.03
 
 
-def test_binomial_tail_stays_finite_far_out() -> None:
-    v = binom_logsf(np.array([199]), 200, np.array([0.01]))[0]
-    assert np.isfinite(v) and math.isclose(v, 200 * math.log(0.01), rel_tol=1e-9)
+def test_burst_stays_calibrated_for_a_friend_who_holds_a_third_of_the_hands() -> None:
+    # Heavy tails (t, 3 d.f.) and a partner who sits in 2 of the actor's 3 directed hands' worth: the pool
+    # of the others is then small next to the pair, and a count read against the pool's rate as if it were
+    # exact rejects 4 times too often at 1% (the previous statistic); the beta-binomial tail does not.
+    rng = np.random.default_rng(5)
+    p = _null_pvalues(rng, 150, 300, 4, 150, lambda n: rng.standard_t(3, n))
+    for u in (0.01, 0.05, 0.1):
+        assert (p <= u).mean() <= u + 0.02
+
+
+def test_beta_binomial_tail_stays_finite_far_out() -> None:
+    v = betabinom_logsf(np.array([199]), 200, np.array([1.0]), np.array([99.0]))[0]  # all above the pool's max
+    assert np.isfinite(v) and math.isclose(v, float(stats.betabinom.logpmf(200, 200, 1.0, 99.0)), rel_tol=1e-9)
+    # the summed pmf (scipy's own logsf, 1 - cdf, is already 2% off in log at 5e-11 here)
+    k, a, b = np.array([3, 12, 30]), np.array([11.0, 11.0, 6.0]), np.array([990.0, 990.0, 995.0])
+    ref = [special.logsumexp(stats.betabinom.logpmf(np.arange(kk + 1, 501), 500, aa, bb)) for kk, aa, bb in zip(k, a, b)]
+    assert np.allclose(betabinom_logsf(k, 500, a, b), ref, rtol=1e-9)
 
 
 def _decision(hand: str, action: int, seat: int, players: list[str], dd: list[float], imm: list[float],

@@ -20,6 +20,7 @@ import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet, Observer
+from analyzer.analysis.valuemodel import load_model
 from analyzer.cards import format_card, parse_card, scan
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
@@ -58,10 +59,26 @@ TOL_SPREAD = 0.25
 #: Points: floor of a decision's scale (``scale``), so options that differ only by noise stay close.
 SCALE_FLOOR = 2.0
 _PAD = [0] * MAX_OPTIONS
-#: Reference policies of the rollouts: the kernel's cheap heuristic (empty weights; the default, about
-#: 3x faster), or the strategy module's honest player (what the simulator's bots weigh).
-POLICIES = {"fast": np.zeros(0), "strategy": HONEST}
-DEFAULT_POLICY = "strategy"
+#: The information set of a decision the learned model values: nothing hidden to deal.
+_UNSAMPLED = InfoSet(0, 0, 0, 0, 0, (0,) * SEATS, (0,) * SEATS, (0,) * SEATS, 0, ())
+#: How options are valued (the rollouts' reference policy): ``fast``, the kernel's cheap heuristic
+#: (empty weights); ``strategy``, the strategy module's honest player (what the simulator's bots
+#: weigh), over sampled deals; ``model``, the learned value model (:mod:`analyzer.analysis.valuemodel`,
+#: distilled from ``strategy`` rollouts; the default) for the own-information values before the
+#: endgame: deterministic (no seed movement) and fast. Under ``model`` the true-deal values are still
+#: ``strategy`` rollouts, and the endgame (``MODEL_UNTIL``) and hands under other rules than the default
+#: (which the model was not trained on) are rolled out.
+POLICIES = {"fast": np.zeros(0), "strategy": HONEST, "model": HONEST}
+#: Under ``model``, decisions from this action index on are rolled out (strategy policy): the endgame,
+#: where one cover decides a 通 worth hundreds of points by exact counting the model does not do,
+#: and where rollouts are short and few cards are hidden (benchmarks/eval_players.py, bench_decisions.py).
+MODEL_UNTIL = 36
+DEFAULT_POLICY = "model"
+#: The audit's policy. Its pair signals read every seat's own-information values (``delta0..3``), which
+#: the learned model predicts less faithfully than rollouts (correlation with a 256-deal reference
+#: 0.30-0.64 against 0.63-0.87, docs/analysis.md), and the audit's figures (docs/audit.md) are
+#: measured on rollout rows; ``analyzer audit --policy model`` trades that for speed.
+AUDIT_POLICY = "strategy"
 
 
 def immediate_effects(state: State, options: list[int], chosen: int) -> list[float]:
@@ -151,28 +168,50 @@ class _Batch:
         self.seeds.append(seed)
         self.chosen.append(chosen)
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The batch as the kernels' arrays: hands, cov (D, 4), last7, live, table, turn, n, opts (D, 13), nopt, chosen."""
+        d = len(self)
+        return {"hands": np.array(self.hands, np.int64).reshape(d, SEATS),
+                "cov": np.array(self.cov, np.int64).reshape(d, SEATS),
+                "last7": np.array(self.last7, np.bool_).reshape(d, SEATS), "live": np.array(self.live, np.int64),
+                "table": np.array(self.table, np.int64), "turn": np.array(self.turn, np.int64),
+                "n": np.array(self.n, np.int64), "opts": np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS),
+                "nopt": np.array(self.nopt, np.int64), "chosen": np.array(self.chosen, np.int64)}
+
     def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY,
             max_samples: int | None = None) -> Estimates:
         d = len(self)
         ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
         sl = np.array(self.slots, np.int64).reshape(-1, 4)
-        nopt = np.array(self.nopt, np.int64)
-        opts = np.array(self.opts, np.int64).reshape(d, MAX_OPTIONS)
-        evaluate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
-                 np.array(self.last7, np.bool_).reshape(d, SEATS), np.array(self.live, np.int64),
-                 np.array(self.table, np.int64), np.array(self.turn, np.int64),
-                 np.array(self.n, np.int64), opts, nopt, np.array(self.chosen, np.int64),
-                 np.array(self.hidden, np.int64),
+        a = self.arrays()
+        rules = rule_table(list(self.rules))
+        rule_idx = np.array(self.rule_idx, np.int64)
+        learned = np.zeros(d, np.bool_)
+        if policy == "model":  # the learned values where the model knows the rules, before the endgame
+            learned = (rule_idx == self.rules.get(DEFAULT_RULES, -1)) & (a["n"] < MODEL_UNTIL)
+        # the kernel skips own-information sampling where samples_of is 0 (the model answers there)
+        samples_of = np.where(learned, 0, samples).astype(np.int64)
+        evaluate(a["hands"], a["cov"], a["last7"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"],
+                 a["chosen"], np.array(self.hidden, np.int64),
                  np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
-                 sl[:, 3].copy(), np.array(self.rule_idx, np.int64), rule_table(list(self.rules)),
-                 np.array(self.seeds, np.uint64), samples, samples if max_samples is None else max_samples,
+                 sl[:, 3].copy(), rule_idx, rules,
+                 np.array(self.seeds, np.uint64), samples_of, samples if max_samples is None else max_samples,
                  TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
                  relaxed, used, ref)
+        if learned.any():
+            idx = np.flatnonzero(learned)
+            model = load_model()
+            ev[idx] = model.predict(a["hands"][idx], a["cov"][idx], a["live"][idx], a["table"][idx], a["turn"][idx],
+                                    a["n"][idx], a["opts"][idx], a["nopt"][idx])
+            # no sampling error, but the model's own: its typical error in units of the decision's scale
+            own = ev[idx, :, a["turn"][idx]]
+            own = np.where(np.arange(MAX_OPTIONS)[None, :] < a["nopt"][idx, None], own, -np.inf)
+            err = model.loss_se * decision_scale(own)[:, None]
+            se[idx] = np.where(np.isfinite(own) & (own < own.max(axis=1, keepdims=True)), err, 0.0)
         imm = np.zeros((d, SEATS))
-        immediate(np.array(self.hands, np.int64).reshape(d, SEATS), np.array(self.cov, np.int64).reshape(d, SEATS),
-                  np.array(self.turn, np.int64), opts, nopt, np.maximum(np.array(self.chosen, np.int64), 0),
+        immediate(a["hands"], a["cov"], a["turn"], a["opts"], a["nopt"], np.maximum(a["chosen"], 0),
                   BEYOND_MASK, NEXT, imm)
-        return Estimates(opts, nopt, np.array(self.turn, np.int64), ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
+        return Estimates(a["opts"], a["nopt"], a["turn"], ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,17 +345,19 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
-    evr, evd = np.round(est.ev, 2).tolist(), np.round(est.ev_dd, 2).tolist()
+    # only the real options go to Python lists (a decision has ~4 of its 13 padded slots)
+    real = np.arange(MAX_OPTIONS)[None, :] < est.nopt[:, None]
+    evr, evd = np.round(est.ev[real], 2).tolist(), np.round(est.ev_dd[real], 2).tolist()
     # both losses on the own-information scale, so the double-dummy view is in the same units
-    lossr = np.round((own[ar, best][:, None] - own) / scale[:, None], 4).tolist()
-    lossd = np.round((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None], 4).tolist()
+    lossr = np.round(((own[ar, best][:, None] - own) / scale[:, None])[real], 4).tolist()
+    lossd = np.round(((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None])[real], 4).tolist()
     # the reference policy's view, normalised the same way by its own spread
     ref = np.where(np.isfinite(own), est.ref, -np.inf)
-    lossf = np.round((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None], 4).tolist()
-    nopt = est.nopt.tolist()
-    opts = est.opts.tolist()
-    cols["options"] = [_options_json(kinds[i], opts[i][:k], evr[i][:k], evd[i][:k], lossr[i][:k], lossd[i][:k],
-                                     lossf[i][:k]) for i, k in enumerate(nopt)]
+    lossf = np.round(((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None])[real], 4).tolist()
+    opts = est.opts[real].tolist()
+    ends = np.cumsum(est.nopt).tolist()
+    cols["options"] = [_options_json(kinds[i], opts[a:b], evr[a:b], evd[a:b], lossr[a:b], lossd[a:b], lossf[a:b])
+                       for i, (a, b) in enumerate(zip([0] + ends[:-1], ends))]
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())
@@ -372,6 +413,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
         deal = VARIANT.deal_masks(rec, [])
         assert deal is not None  # valid hands only
         obs = Observer(deal, rec.rules or DEFAULT_RULES)
+        # the learned model reads no sampling slots: skip building the information sets' proofs
+        sampled = policy != "model" or obs.state.rules != DEFAULT_RULES
         prev_ms: int | None = None
         for i, a in enumerate(rec.actions):
             c = parse_card(a.card)
@@ -381,7 +424,8 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             if len(legal) > 1:
                 think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
                 k = legal.index(act)
-                batch.add(st, obs.info(), legal, decision_seed(seed, rec.hand_id, i), k)
+                info = obs.info() if sampled or i >= MODEL_UNTIL else _UNSAMPLED
+                batch.add(st, info, legal, decision_seed(seed, rec.hand_id, i), k)
                 pending.append(_Pending(rec, seq, i, k, think))
             prev_ms = a.ms
             obs.push(act)

@@ -15,8 +15,9 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
   of a higher level also beat the model a little (their own judgement is better than ours), so
   ``level_z`` compares ``dd_z`` with honest players of the same fitted level: a robust regression of
   dd_z on log skill across the room (scikit-learn's Huber regressor, which few cheaters cannot pull),
-  residuals scaled by their robust spread. ``partner``/``partner_z``: the co-player with whom the
-  player's surplus is largest compared with the hands without them (per-hand Welch z).
+  residuals scaled by their robust spread, widened as a prediction interval where the curve is
+  extrapolated (a lone expert above the room's levels). ``partner``/``partner_z``: the co-player with
+  whom the player's surplus is largest compared with the hands without them (per-hand Welch z).
   ``signal_p``: one-sided p of the stronger of the two (Bonferroni over the two and over
   co-players); ``signal_q``: Benjamini-Hochberg over the players; ``flag``: q <= FLAG_Q.
 """
@@ -72,7 +73,12 @@ def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
     reg = HuberRegressor().fit(x[ok, None], dd_z[ok])
     r = dd_z - reg.predict(x[:, None])
     spread = max(1.0, 1.4826 * float(np.median(np.abs(r[ok] - np.median(r[ok])))))
-    out[ok] = r[ok] / spread
+    # a prediction interval, not the curve's value alone: a player far above (or below) the room's
+    # levels sits where the curve is extrapolated, and a lone expert must not read as a cheater
+    xs = x[ok]
+    sxx = float(((xs - xs.mean()) ** 2).sum())
+    lever = 1.0 / len(xs) + ((x - xs.mean()) ** 2 / sxx if sxx > 0 else np.zeros(len(x)))
+    out[ok] = r[ok] / (spread * np.sqrt(1.0 + lever[ok]))
     return out
 
 

@@ -30,7 +30,7 @@ from scipy import special, stats
 #: Think time counts only when the rows carry times (else its z is 0 and its p is 1/2 or more).
 #: The exact immediate favour also counts on its own: it is far less noisy than the rollout-based
 #: favour signals, and an equal-weight sum with them would dilute it. ``burst`` is the statistic of
-#: occasional collusion (a few extreme hands, see ``signals._burst``).
+#: occasional collusion (a few extreme hands, see ``burst._burst``).
 SCORE_SIGNALS = ("favour", "imm_marginal", "marginal", "codev", "think", "burst")
 DIRECTED = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled", "think")
 #: Directed signals summed into ``favour``: true-deal favour to the partner (rollouts, and the exact
@@ -168,8 +168,12 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     out["effect_size"] = fz / np.sqrt(np.maximum(out["hands_together"].to_numpy(np.float64), 1.0))
     winner = logs.argmin(axis=1) if len(out) else np.zeros(0, np.int64)
     out["main_signal"] = [SCORE_SIGNALS[k] for k in winner]
-    out["q_value"] = q_values(out["p_value"].to_numpy())
     enough = out["hands_together"] >= alarm.min_hands
+    # Benjamini-Hochberg over the pairs that can be marked at all: a pair below min_hands is no hypothesis
+    # the audit tests, and counting it would only make every threshold stricter (q = 1 for it)
+    q = np.ones(len(out))
+    q[enough.to_numpy()] = q_values(out["p_value"].to_numpy()[enough.to_numpy()])
+    out["q_value"] = q
     out["flagged"] = (out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr) & enough
     review = ~out["flagged"] & (out["q_value"] <= alarm.fdr) & enough
     out["verdict"] = np.where(out["flagged"], "flagged", np.where(review, "review", "clear"))

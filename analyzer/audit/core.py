@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from analyzer.analysis.decisions import AUDIT_POLICY
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
 from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
@@ -78,7 +79,7 @@ def _variant(item: Checked) -> str:
     return str(type(item.record).__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int,
+def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int, policy: str | None = None,
                   on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
                   store: Store | None = None, reasons: bool = False, settings: Settings | None = None
                   ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
@@ -113,7 +114,7 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
 
     main = import_module(streamed)
     if streamed == "analyzer.analysis.decisions":  # in batches over workers, or from the store
-        settings = settings or Settings.of(samples, dd_samples, seed)
+        settings = settings or Settings.of(samples, dd_samples, seed, policy=policy)
         frames = [collect_rows(stream(), settings, execution, store=store, reasons=reasons, on_progress=on_progress)]
     else:
         frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
@@ -243,7 +244,7 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
     return result, pairs, players
 
 
-def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0,
+def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0, policy: str = AUDIT_POLICY,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
               execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
@@ -264,7 +265,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
 
     paths = list(paths)
     if settings is not None:
-        samples, dd_samples, seed = settings.samples, settings.dd_samples, settings.seed
+        samples, dd_samples, seed, policy = settings.samples, settings.dd_samples, settings.seed, settings.policy
     problems: list[Problem] = []
     kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     read = Counter[str]()
@@ -283,7 +284,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             else:
                 problems.extend(item.check.problems)
 
-    df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed,
+    df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed, policy=policy,
                                          on_progress=on_progress, execution=execution, store=store,
                                          reasons="-" in paths, settings=settings)  # stdin cannot be read again
     if on_phase is not None:
@@ -302,7 +303,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
-              "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed}}
+              "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from analyzer.analysis.decisions import AUDIT_POLICY, POLICIES
 from analyzer.commands.common import (
     FiniteFloatRange,
     exit_on_read_errors,
@@ -52,6 +53,10 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @samples_option
 @dd_samples_option
 @seed_option
+@click.option("--policy", type=click.Choice(list(POLICIES)), default=AUDIT_POLICY, show_default=True,
+              help="How options are valued (see `analyzer decisions --help`). The audit's default is rollouts of the "
+                   "strategy player: the pair signals read every seat's values, which the learned model gives less "
+                   "faithfully (docs/audit.md).")
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @lang_option
@@ -61,7 +66,7 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @max_line_option
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int,
-            samples: int, dd_samples: int, seed: int, top: int, lang: str, store_path: str | None, jobs: int | None,
+            samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None, jobs: int | None,
             dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
     from analyzer.analysis.execute import DaskUnavailable, Settings
@@ -78,15 +83,16 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     store, settings = None, None
     if store_path is not None:  # the store's settings, but for the options given on the command line
         store = open_decision_store("audit", store_path)
-        settings = store_settings(ctx, store, Settings.of(samples, dd_samples, seed),
-                                  {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed"})
+        settings = store_settings(ctx, store, Settings.of(samples, dd_samples, seed, policy=policy),
+                                  {"samples": "samples", "dd_samples": "dd_samples", "seed": "seed",
+                                   "policy": "policy"})
     bar = Progress("audit")
     total = None
     if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
         bar.phase("reading")
         total = count_lines(files)
     try:
-        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, top=top,
+        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                            on_progress=bar.phase("analysing", total), on_phase=bar.start,
                            execution=execution_for(files, jobs, dask_address), store=store, settings=settings,

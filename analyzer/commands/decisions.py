@@ -40,7 +40,9 @@ noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEF
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
 policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
                              show_default=True,
-                             help="Reference policy of the rollouts: fast heuristic, or the strategy module's player.")
+                             help="How options are valued: rollouts of the fast heuristic or of the strategy module's "
+                                  "player over sampled deals, or the learned value model (model: deterministic, "
+                                  "fast; true-deal values still rolled out).")
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,

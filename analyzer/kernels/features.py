@@ -10,6 +10,7 @@ loops call them.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from numba.extending import register_jitable
 
 from analyzer.cards import FULL_DECK, KING, NUM_CARDS, RANKS_PER_SUIT, SEVEN, SEVEN_OF_SPADES, SUIT_BITS
@@ -149,3 +150,13 @@ def option_values(feats: np.ndarray, k: int, weights: np.ndarray, values: np.nda
         for j in range(NF):
             v += feats[i, j] * weights[j]
         values[i] = v
+
+
+@njit(cache=True, nogil=True)
+def score_options(hand, live, table, own_covered, partner, partner_covered, tongable, weights, options, feats,
+                  values):  # pragma: no cover - compiled
+    """:func:`decision_features` then :func:`option_values`, compiled: the Python callers' fast path
+    (``analyzer.strategy.score``, which the decision rows' reasons call for thousands of decisions)."""
+    k = decision_features(hand, live, table, own_covered, partner, partner_covered, tongable, options, feats)
+    option_values(feats, k, weights, values)
+    return k

@@ -179,7 +179,8 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     Own information: deals of the hidden cards consistent with the actor's information set (slots
     from :mod:`analyzer.analysis.infoset`); each deal is rolled out once after every option with the
     same random stream (common random numbers, so differences between options are sharp). Adaptive:
-    at least ``samples`` deals, then blocks of ``samples // 2`` more until the gap between the best
+    at least ``samples[d]`` deals (0: none, own information left to the caller), then blocks of half
+    as many more until the gap between the best
     and the chosen option (``chosen``, -1 unknown) is known to within max(tol_abs, tol_rel x the
     options' spread) (:func:`_precise`), at most ``max_samples``: rollouts go where options are close.
     Sample i's deal and stream depend only on (seed, i), so the result is a function of the seed.
@@ -200,9 +201,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     sc = np.empty(4, np.float64)
     mult = np.empty(4, np.int64)
     empty = np.empty(0, np.int64)
-    step = max(samples // 2, 1)
-    cap = max(samples, max_samples)
-    vals_buf = np.zeros((max(cap, dd_samples), MAX_OPTIONS))
+    vals_buf = np.zeros((max(samples.max() if D else 0, max_samples, dd_samples), MAX_OPTIONS))
     ropts = np.zeros(MAX_OPTIONS, np.int64)
     rfeats = np.zeros((MAX_OPTIONS, NF))
     rvals = np.zeros(MAX_OPTIONS)
@@ -210,6 +209,8 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
         a = turn[d]
         k = nopt[d]
         rv = rules[rule_idx[d]]
+        step = max(samples[d] // 2, 1)
+        cap = max(samples[d], max_samples) if samples[d] > 0 else 0
         tongable = 0
         for s in range(4):
             if s != a and cov[d, s] == 0:
@@ -220,7 +221,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
             ref[d, j] = rvals[j] if j < kr and ropts[j] == opts[d, j] else np.nan
         for mode in range(2):
             dd = mode == 1
-            lo = dd_samples if dd else samples
+            lo = dd_samples if dd else samples[d]
             hi = dd_samples if dd else cap
             if lo == 0:
                 continue

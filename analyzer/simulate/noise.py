@@ -22,12 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from analyzer.cards import SEVEN_OF_SPADES
-from analyzer.kernels.hidden import mix
-from analyzer.kernels.scoring import rule_table
-from analyzer.simulate.kernel import _search_values
+from analyzer.simulate.kernel import BLUNDER, NO_TONG as NO_TONG_RULE, OTHER_SOFTMAX, RANKCOVER, SOFTMAX, \
+    play_batch
 from analyzer.strategy import (
     F_BIG_FIRST,
     F_COVER_BLOCKS,
@@ -36,11 +33,8 @@ from analyzer.strategy import (
     F_SMALL_FIRST,
     HONEST,
     NF,
-    decision_features,
-    option_values,
 )
-from analyzer.variants.bieqi import ACTIONS_PER_HAND, COVER, DEFAULT_RULES, NEXT_LIVE, SEATS, Record, State, \
-    make_record
+from analyzer.variants.bieqi import ACTIONS_PER_HAND, SEATS, Record, State, make_record
 
 MODELS = ("softmax", "blunder", "rankcover", "no_tong", "other_softmax")
 #: Levels drawn for each model: (low, high, log-uniform?). Softmax temperatures in the strategy's points.
@@ -51,121 +45,17 @@ LEVEL_RANGES: dict[str, tuple[float, float, bool]] = {
     "no_tong": (0.0, 1.0, False),
     "other_softmax": (0.2, 20.0, True),
 }
-NEXT = np.array(NEXT_LIVE, np.int64)
-MAX_OPTIONS = 13
 #: Another engine's judgement (cheap covers, own paths first, little fear of others' 通), for
 #: ``other_softmax``: its greedy choice differs from the reference policy's in many decisions.
 OTHER = np.array([-4.0, -2.5, 0.5, 0.0, -0.5, 1.0, 0.0, 4.0, -2.0, -2.0, 3.0, 0.0, 0.0, 0.0, 0.0])
 NO_TONG = HONEST.copy()
 for _f in (F_COVER_BLOCKS, F_GIVES_UP_BLOCK, F_BIG_FIRST, F_SMALL_FIRST, F_SEVEN_FOR_LOW):
     NO_TONG[_f] = 0.0
-
-
-@njit(cache=True)
-def _argmax(vals, k):  # pragma: no cover - compiled
-    best = 0
-    for i in range(1, k):
-        if vals[i] > vals[best]:
-            best = i
-    return best
-
-
-@njit(cache=True)
-def _pick(model, level, opts, feats, vals, k, honest, no_tong, other):  # pragma: no cover - compiled
-    """Index of the option a seat of ``model`` at ``level`` picks, given the greedy values in ``vals``."""
-    if model == 4:
-        option_values(feats, k, other, vals)
-    if model == 0 or model == 4:
-        best = _argmax(vals, k)
-        if level <= 0.0:
-            return best
-        total = 0.0
-        w = np.empty(k)
-        for i in range(k):
-            w[i] = np.exp((vals[i] - vals[best]) / level)
-            total += w[i]
-        u = np.random.random() * total
-        for i in range(k):
-            u -= w[i]
-            if u <= 0.0:
-                return i
-        return k - 1
-    if model == 1:
-        if np.random.random() < level:
-            return np.random.randint(0, k)
-        return _argmax(vals, k)
-    if model == 2:
-        if opts[0] >= COVER and np.random.random() < level:
-            low = 0
-            for i in range(1, k):
-                if opts[i] % 13 < opts[low] % 13:
-                    low = i
-            return low
-        return _argmax(vals, k)
-    if np.random.random() < level:
-        option_values(feats, k, no_tong, vals)
-    return _argmax(vals, k)
-
-
-@njit(cache=True)
-def play_noisy(deals, models, levels, search, rv, seed, actions):  # pragma: no cover - compiled
-    """Play B hands: deals (B, 4) masks; per hand and seat the noise model (B, 4), its level (B, 4)
-    and the base player's rollout samples (B, 4; 0 = greedy heuristic). Writes actions (B, 52)."""
-    np.random.seed(seed)
-    deal_rng = np.empty(1, np.uint64)  # the search players' hidden-hand deals: a stream of the same seed
-    deal_rng[0] = mix(seed, 0) | np.uint64(1)
-    hands = np.empty(SEATS, np.int64)
-    covered = np.empty(SEATS, np.int64)
-    notheld = np.empty(SEATS, np.int64)
-    last7 = np.empty(SEATS, np.bool_)
-    last_act = np.empty(SEATS, np.int64)
-    opts = np.empty(MAX_OPTIONS, np.int64)
-    feats = np.empty((MAX_OPTIONS, NF))
-    vals = np.empty(MAX_OPTIONS)
-    honest = HONEST.copy()
-    no_tong = NO_TONG.copy()
-    other = OTHER.copy()
-    for b in range(deals.shape[0]):
-        turn = 0
-        for s in range(SEATS):
-            hands[s] = deals[b, s]
-            covered[s] = 0
-            notheld[s] = 0
-            last7[s] = False
-            last_act[s] = -1
-            if (deals[b, s] >> SEVEN_OF_SPADES) & 1:
-                turn = s
-        live = np.int64(1) << SEVEN_OF_SPADES
-        table = np.int64(0)
-        for n in range(ACTIONS_PER_HAND):
-            tongable = 0
-            for s in range(SEATS):
-                if s != turn and covered[s] == 0:
-                    tongable += 1
-            k = decision_features(hands[turn], live, table, covered[turn], 0, 0, tongable, opts, feats)
-            i = 0
-            if k > 1:
-                if search[b, turn] > 0:
-                    _search_values(hands, covered, notheld, last7, last_act, live, table, n, turn, -1, 0.0, opts, k,
-                                   search[b, turn], honest, rv, vals, deal_rng)
-                else:
-                    option_values(feats, k, honest, vals)
-                i = _pick(models[b, turn], levels[b, turn], opts, feats, vals, k, honest, no_tong, other)
-            a = opts[i]
-            actions[b, n] = a
-            c = a % COVER
-            bit = np.int64(1) << c
-            hands[turn] &= ~bit
-            if a >= COVER:
-                covered[turn] |= bit
-                notheld[turn] |= live
-                last7[turn] = False
-            else:
-                table |= bit
-                live = (live & ~bit) | NEXT[c]
-                last7[turn] = c % 13 == 6
-            last_act[turn] = n
-            turn = (turn + 1) % SEATS
+#: Each model's choice rule in the one play loop (:mod:`analyzer.simulate.kernel`), and the other
+#: weights of the rules that judge by them.
+KINDS = {"softmax": SOFTMAX, "blunder": BLUNDER, "rankcover": RANKCOVER, "no_tong": NO_TONG_RULE,
+         "other_softmax": OTHER_SOFTMAX}
+ALT = {"no_tong": NO_TONG, "other_softmax": OTHER}
 
 
 @dataclass(frozen=True)
@@ -215,12 +105,12 @@ def noisy_room(model: str | list[str], *, players: int = 40, hands_per_player: i
     b = len(seats)
     perm = rng.permuted(np.tile(np.arange(52, dtype=np.int64), (b, 1)), axis=1).reshape(b, SEATS, 13)
     deals = np.bitwise_or.reduce(np.left_shift(np.int64(1), perm), axis=2)
-    code = {m: i for i, m in enumerate(MODELS)}
     st = np.array(seats, np.int64)
-    models = np.array([[code[per[p]] for p in row] for row in seats], np.int64).reshape(b, SEATS)
-    actions = np.zeros((b, ACTIONS_PER_HAND), np.int64)
-    play_noisy(deals, models, lv[st], np.full((b, SEATS), search, np.int64), rule_table([DEFAULT_RULES])[0],
-               int(rng.integers(2**31)), actions)
+    kinds = np.array([KINDS[m] for m in per], np.int64)[st]
+    alt = np.array([ALT.get(m, HONEST) for m in per])[st]  # (B, 4, NF): each seat's other judgement
+    shape = (b, SEATS)
+    actions = play_batch(deals, np.broadcast_to(HONEST, (*shape, NF)), lv[st], kinds=kinds, alt=alt,
+                         samples=np.full(shape, search, np.int64), seed=int(rng.integers(2**31))).actions
     records = []
     for h in range(b):
         deal = [int(x) for x in deals[h]]

@@ -1,0 +1,87 @@
+"""Null calibration of the occasional-collusion statistic (``burst``): its directed p-values on honest pairs.
+
+Two checks, printed as P(p <= u) for u = 0.001, 0.01, 0.05, 0.2 (a valid p-value has P(p <= u) <= u):
+- synthetic: an actor whose per-hand favour has heavy tails (t, 3 d.f.) and who sits with one friend in a
+  third of its directed hands (the friend-heavy seating of the honest confounders), no favour at all;
+- rooms: every honest directed pair (>= 10 hands together) of the evaluation's rooms, whole rooms, friends
+  who sit together often and the other pairs apart (read from ``eval_audit.py``'s cache, analysed if absent).
+
+    python3 benchmarks/burst_null.py --sets extra,styles,honest [--cache /tmp/bieqi-eval-audit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analyzer.audit.burst import _burst, _burst_one
+from analyzer.audit.signals import _fit_links, seat_effects
+
+LEVELS = (0.001, 0.01, 0.05, 0.2)
+
+
+def _rates(p: np.ndarray) -> str:
+    return "  ".join(f"P(p<={u:g}) {(p <= u).mean():.4f}" for u in LEVELS) + f"  min p {p.min():.1e}"
+
+
+def synthetic(reps: int, seed: int = 5) -> np.ndarray:
+    """Directed p-values of a friend with 300 of the actor's hands, 4 others with 150 each, no favour."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(reps):
+        rows = [pd.DataFrame({"actor": "A", "other": "B", "hand_id": np.arange(300), "x": rng.standard_t(3, 300)})]
+        rows += [pd.DataFrame({"actor": "A", "other": f"o{k}", "hand_id": np.arange(150),
+                               "x": rng.standard_t(3, 150)}) for k in range(4)]
+        out.append(_burst_one(pd.concat(rows, ignore_index=True)).loc[("A", "B"), "logp"])
+    return np.exp(np.array(out))
+
+
+def room_pvalues(specs: list[dict], cache: Path) -> pd.DataFrame:
+    """Honest directed pairs' burst p-values over whole rooms: columns room, friend, hands, p."""
+    import eval_audit as ea
+
+    rows = []
+    for spec in specs:
+        df, _seating, truth = ea.room_frame(spec, cache)
+        colluding = {tuple(p["players"]) for p in truth["colluding_pairs"]}
+        friends = {tuple(p["players"]) for p in truth["friend_pairs"]}
+        colluding |= {(b, a) for a, b in colluding}
+        friends |= {(b, a) for a, b in friends}
+        b = _burst(_fit_links(df, seat_effects(df)))
+        for (actor, other), r in b.iterrows():
+            if (actor, other) in colluding or r["hands"] < 10:
+                continue
+            rows.append((spec["seed"], (actor, other) in friends, int(r["hands"]), float(np.exp(r["logp"]))))
+    return pd.DataFrame(rows, columns=["room", "friend", "hands", "p"])
+
+
+def main() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import eval_audit as ea
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
+    ap.add_argument("--sets", default="extra,honest", help="room sets of eval_audit.py: styles, extra, honest")
+    ap.add_argument("--reps", type=int, default=400, help="synthetic repetitions")
+    args = ap.parse_args()
+    t0 = time.time()
+    print(f"synthetic friend-heavy null ({args.reps} actors): {_rates(synthetic(args.reps))}")
+    rooms, honest = ea.room_specs(1400, {})
+    sets = set(args.sets.split(","))
+    specs = (ea.extra_room_specs(1400) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
+        [honest] if "honest" in sets else [])
+    t = room_pvalues(specs, Path(args.cache))
+    for friend, g in t.groupby("friend"):
+        print(f"{'friends who sit together' if friend else 'other honest pairs'} ({len(g)} directed pairs, "
+              f"{len(specs)} rooms): {_rates(g['p'].to_numpy())}")
+    print(f"{time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Train the learned value model (seeded) and validate it on rooms it never saw; writes the shipped weights.
+
+Run: ``python3 benchmarks/train_value.py [--seed 11] [--hands 2400] [--samples 32] [--max-iter 40]
+[--out analyzer/data/value_model.npz] [--data CACHE.npz] [--val-hands 60] [--ref-samples 320] [--quick]``.
+The shipped weights are this command's output with its defaults.
+
+Training positions: every decision of simulated rooms of mixed-skill players (``noisy_room`` with
+the softmax, blunder, rankcover and no_tong noise models, levels across their ranges, and the
+room simulator's skill mix with a colluding and a friend pair). Targets: each seat's mean final
+score over ``--samples`` sampled deals of the actor's information set, played out after every
+option by the strategy policy (the rollouts' values, with far less noise than an analysis run).
+
+Validation, on positions of rooms held out from training (other seeds, the ``other_softmax``
+players whose judgement is another heuristic's, careless random/rank-cover players, a room of
+another skill mix and collusion style): the actor's normalised loss of every option (the scale
+the per-player model reads) against a reference of ``--ref-samples`` deals, for the model and for
+the default adaptive rollouts (8..32 deals, another seed), side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from analyzer.analysis.valuemodel import save_model
+from analyzer.analysis.valuetrain import Dataset, dataset, fit, own_losses, positions
+from analyzer.simulate.noise import noisy_room
+from analyzer.simulate.room import simulate
+from analyzer.variants.bieqi import COVER, Record, State, make_record, random_deal
+
+TRAIN_MODELS = ("softmax", "blunder", "rankcover", "no_tong")
+
+
+def careless_hands(n: int, seed: int) -> list[Record]:
+    """Hands where each seat plays at random or covers its lowest card, as benchmarks/bench_decisions.py's."""
+    rng = random.Random(seed)
+    out = []
+    for h in range(n):
+        deal = random_deal(rng)
+        st = State(deal)
+        careful = [rng.random() < 0.5 for _ in range(4)]
+        while not st.is_terminal():
+            legal = st.legal_actions()
+            st.push(min(legal, key=lambda x: x % 13) if careful[st.turn] and legal[0] >= COVER else rng.choice(legal))
+        out.append(make_record(st, deal, hand_id=f"c{seed}-{h}", players=["a", "b", "c", "d"]))
+    return out
+
+
+def train_records(hands: int, seed: int) -> list[Record]:
+    """Mixed rooms for training: ~2/3 noisy-model players, ~1/3 the room simulator's population."""
+    per = [TRAIN_MODELS[i % len(TRAIN_MODELS)] for i in range(40)]
+    noisy = noisy_room(per, players=40, hands_per_player=max(1, hands * 2 // 3 * 4 // 40), seed=seed).records
+    room = list(simulate(hands=hands - len(noisy), players=16, seed=seed, colluders=1, friends=1).records)
+    return noisy + room
+
+
+def compare(name: str, records: list[Record], model_path: Path, args: argparse.Namespace) -> None:
+    """Model and default rollouts against a many-sample reference on the positions of ``records``."""
+    from analyzer.analysis.valuemodel import load_model
+
+    batch = positions(records, args.seed + 7)
+    a = batch.arrays()
+    ref = batch.run(args.ref_samples, 0, 0.0, "strategy", args.ref_samples)
+    batch2 = positions(records, args.seed + 8)
+    roll = batch2.run(8, 0, 0.0, "strategy", 32)
+    model = load_model(model_path).predict(a["hands"], a["cov"], a["live"], a["table"], a["turn"], a["n"], a["opts"],
+                                           a["nopt"])
+    ar = np.arange(len(batch))
+    lr = own_losses(ref.ev[ar, :, a["turn"]], a["nopt"])
+    ch = a["chosen"]
+    line = [f"{name}: {len(batch)} decisions"]
+    for label, ev in (("model", model), ("rollouts 8..32", roll.ev)):
+        lx = own_losses(ev[ar, :, a["turn"]], a["nopt"])
+        d = np.abs(lx[ar, ch] - lr[ar, ch])
+        ok = np.isfinite(lx)
+        allopt = np.where(ok, np.abs(np.where(ok, lx, 0) - np.where(ok, lr, 0)), 0).max(axis=1)
+        same = (lx.argmin(axis=1) == lr.argmin(axis=1)).mean()
+        # every seat's delta (the audit's per-seat columns): option minus best, in points
+        best = lr.argmin(axis=1)
+        dx = ev[ar, ch] - ev[ar, best]
+        dr = ref.ev[ar, ch] - ref.ev[ar, best]
+        line.append(f"  {label:>15}: chosen loss within 0.25: {(d <= 0.25).mean():.1%}, within 0.1: "
+                    f"{(d <= 0.1).mean():.1%}; every option within 0.25: {(allopt <= 0.25).mean():.1%}; same best: "
+                    f"{same:.1%}; per-seat delta |diff| median {np.median(np.abs(dx - dr)):.2f} pt, "
+                    f"corr {np.corrcoef(dx.ravel(), dr.ravel())[0, 1]:.3f}")
+    print("\n".join(line), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--hands", type=int, default=2400, help="training hands")
+    ap.add_argument("--samples", type=int, default=32, help="sampled deals per training target")
+    ap.add_argument("--hidden", default="64,64")
+    ap.add_argument("--max-iter", type=int, default=40)
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "analyzer" / "data"
+                    / "value_model.npz")
+    ap.add_argument("--val-hands", type=int, default=60, help="hands of each validation room")
+    ap.add_argument("--ref-samples", type=int, default=320)
+    ap.add_argument("--no-train", action="store_true", help="only validate the model at --out")
+    ap.add_argument("--data", type=Path, help="cache of the training set (.npz): read if it exists, else written")
+    ap.add_argument("--data-only", action="store_true", help="build (and cache) the training set, do not fit")
+    ap.add_argument("--quick", action="store_true", help="300 training hands, 16 samples, 20 validation hands")
+    args = ap.parse_args()
+    if args.quick:
+        args.hands, args.samples, args.val_hands, args.ref_samples = 300, 16, 20, 160
+    if not args.no_train:
+        t = time.process_time()
+        if args.data is not None and args.data.exists():
+            with np.load(args.data) as z:
+                data = Dataset(z["x"], z["nopt"], z["y"], z["chosen"])
+        else:
+            data = dataset(train_records(args.hands, args.seed), samples=args.samples, seed=args.seed)
+            if args.data is not None:
+                np.savez(args.data, x=data.x, nopt=data.nopt, y=data.y, chosen=data.chosen)
+        print(f"{len(data)} training decisions ({int(data.nopt.sum())} options) from {args.hands} hands, "
+              f"{args.samples} deals each: {time.process_time() - t:.0f} s CPU", flush=True)
+        if args.data_only:
+            return
+        t = time.process_time()
+        hidden = tuple(int(x) for x in args.hidden.split(","))
+        model = fit(data, seed=args.seed, hidden=hidden, max_iter=args.max_iter,
+                    meta=f"seed {args.seed}, {args.hands} hands, {args.samples} deals a target, hidden {hidden}")
+        print(f"fit: {time.process_time() - t:.0f} s CPU", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        save_model(args.out, model)
+        print(f"wrote {args.out}; held-out loss error (loss_se) {model.loss_se:.3f}")
+    s = args.seed + 1000
+    rooms = {
+        "held-out mixed rooms": train_records(args.val_hands, s),
+        "other_softmax players": noisy_room("other_softmax", players=12, hands_per_player=args.val_hands * 4 // 12,
+                                            seed=s + 1).records,
+        "careless players": careless_hands(args.val_hands, s + 2),
+        "room, strong mix, block pair": list(simulate(hands=args.val_hands, players=12, seed=s + 3, colluders=1,
+                                                       style="block", skill_mix="strong:0.5,expert:0.5").records),
+    }
+    for name, recs in rooms.items():
+        compare(name, recs, args.out, args)
+
+
+if __name__ == "__main__":
+    main()
