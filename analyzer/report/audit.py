@@ -55,7 +55,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     ``players``: the player table the audit computed from these rows (``Audit.players``), so the page does
     not compute it again (the same figures either way: the table of players with decisions does not depend
     on the seating). Of the rows, the page reads every row's numbers but the options and reasons only of
-    the rows it shows (``analysis.reasons.shown_rows``), so the others may have been dropped (``Audit.slim``).
+    the rows it shows (``analysis.reasons.shown_rows``), so the others may have been emptied (``run_audit(..., slim=True)``).
     """
     pairs = sorted(audit["pairs"], key=_rank_key)
     top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
