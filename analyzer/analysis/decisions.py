@@ -388,6 +388,22 @@ def analyse(items: Iterable[Checked], *, samples: int = DEFAULT_SAMPLES, dd_samp
             seed: int = 0, noise: float = DEFAULT_NOISE, policy: str = DEFAULT_POLICY, reasons: bool = True,
             max_samples: int | None = DEFAULT_MAX_SAMPLES, batch_decisions: int = 4096,
             on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """One row per decision with two or more legal options, over valid standard-game hands (see :func:`_analyse`).
+
+    numpy's BLAS runs on one thread meanwhile: the analysis already uses a process per core, and idle BLAS
+    threads spinning beside it cost ~25% more CPU a hand on a quiet machine (benchmarks/bench_decisions.py).
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _analyse(items, samples=samples, dd_samples=dd_samples, seed=seed, noise=noise, policy=policy,
+                        reasons=reasons, max_samples=max_samples, batch_decisions=batch_decisions,
+                        on_progress=on_progress)
+
+
+def _analyse(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
+             reasons: bool, max_samples: int | None, batch_decisions: int,
+             on_progress: Callable[[int], None] | None) -> pd.DataFrame:
     """One row per decision with two or more legal options, over valid standard-game hands.
 
     ``items``: from :func:`analyzer.validate.generate_valid`; hands of other variants are skipped.

@@ -23,7 +23,6 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from analyzer.kernels.features import FEATURES
 from analyzer.kernels.value import EXTRA, MAX_OPTIONS, N_IN, NV, network_inputs, option_inputs
@@ -72,11 +71,8 @@ class ValueModel:
         out = np.zeros((d, MAX_OPTIONS, SEATS))
         if d == 0:
             return out
-        # one BLAS thread: the analysis already runs a process per core, and idle BLAS threads spinning
-        # beside it cost ~25% more CPU a hand (benchmarks/bench_decisions.py, quiet machine: 126 -> 171 hands/s)
-        with threadpool_limits(limits=1, user_api="blas"):
-            level = self.level(lvl_in) * TARGET_SCALE
-            per = self.option(opt_in) * TARGET_SCALE
+        level = self.level(lvl_in) * TARGET_SCALE  # on one BLAS thread inside decisions.analyse
+        per = self.option(opt_in) * TARGET_SCALE
         mean = np.zeros((d, SEATS))
         np.add.at(mean, rows, per)
         mean /= nopt[:, None]
