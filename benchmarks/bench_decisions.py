@@ -21,11 +21,12 @@ from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_MAX_SAMPLES,
     DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES, analyse
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
-from analyzer.variants.bieqi import COVER, State, make_record, random_deal
+from analyzer.variants.bieqi import COVER, Record, State, make_record, random_deal
 
 
-def _mixed_hands(n: int, seed: int) -> list[Checked]:
-    """Hands where each seat plays randomly or covers low / plays toward its own cards, at random."""
+def careless_records(n: int, seed: int, prefix: str = "b", timed: bool = True) -> list[Record]:
+    """Hands where each seat, chosen at random, plays at random or covers its lowest card (also the
+    held-out "careless players" of benchmarks/train_value.py); ``timed``: one second a move."""
     rng = random.Random(seed)
     out = []
     for h in range(n):
@@ -34,14 +35,14 @@ def _mixed_hands(n: int, seed: int) -> list[Checked]:
         careful = [rng.random() < 0.5 for _ in range(4)]
         while not st.is_terminal():
             legal = st.legal_actions()
-            if careful[st.turn] and legal[0] >= COVER:
-                a = min(legal, key=lambda x: x % 13)
-            else:
-                a = rng.choice(legal)
-            st.push(a)
-        rec = make_record(st, deal, hand_id=f"b{h}", players=["a", "b", "c", "d"], ms=list(range(1000, 53000, 1000)))
-        out.append(Checked("bench", h + 1, rec.hand_id, rec, HandCheck()))
+            st.push(min(legal, key=lambda x: x % 13) if careful[st.turn] and legal[0] >= COVER else rng.choice(legal))
+        out.append(make_record(st, deal, hand_id=f"{prefix}{h}", players=["a", "b", "c", "d"],
+                               ms=list(range(1000, 53000, 1000)) if timed else None))
     return out
+
+
+def _mixed_hands(n: int, seed: int) -> list[Checked]:
+    return [Checked("bench", h + 1, r.hand_id, r, HandCheck()) for h, r in enumerate(careless_records(n, seed))]
 
 
 def main() -> None:

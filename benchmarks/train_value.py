@@ -20,7 +20,6 @@ the default adaptive rollouts (8..32 deals, another seed), side by side.
 from __future__ import annotations
 
 import argparse
-import random
 import time
 from pathlib import Path
 
@@ -30,24 +29,15 @@ from analyzer.analysis.valuemodel import save_model
 from analyzer.analysis.valuetrain import Dataset, dataset, fit, own_losses, positions
 from analyzer.simulate.noise import noisy_room
 from analyzer.simulate.room import simulate
-from analyzer.variants.bieqi import COVER, Record, State, make_record, random_deal
+from bench_decisions import careless_records  # the same hands as the speed benchmark (benchmarks/ is on the path)
+from analyzer.variants.bieqi import Record
 
 TRAIN_MODELS = ("softmax", "blunder", "rankcover", "no_tong")
 
 
 def careless_hands(n: int, seed: int) -> list[Record]:
-    """Hands where each seat plays at random or covers its lowest card, as benchmarks/bench_decisions.py's."""
-    rng = random.Random(seed)
-    out = []
-    for h in range(n):
-        deal = random_deal(rng)
-        st = State(deal)
-        careful = [rng.random() < 0.5 for _ in range(4)]
-        while not st.is_terminal():
-            legal = st.legal_actions()
-            st.push(min(legal, key=lambda x: x % 13) if careful[st.turn] and legal[0] >= COVER else rng.choice(legal))
-        out.append(make_record(st, deal, hand_id=f"c{seed}-{h}", players=["a", "b", "c", "d"]))
-    return out
+    """Hands where each seat plays at random or covers its lowest card (benchmarks/bench_decisions.py's)."""
+    return careless_records(n, seed, prefix=f"c{seed}-", timed=False)
 
 
 def train_records(hands: int, seed: int) -> list[Record]:

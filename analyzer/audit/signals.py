@@ -567,11 +567,17 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
         _by_direction(out, _directed(lk, name), name, {f: f for f in fields})
     _by_direction(out, _think(lk).set_index(["actor", "other"]), "think",
                   {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
-    burst = _burst(lk)
+    finish_pairs(out, _burst(lk), _codeviation(lk, options))
+    return Signals(out.reset_index(), lk, eff)
+
+
+def finish_pairs(out: pd.DataFrame, burst: pd.DataFrame, codev: pd.DataFrame) -> None:
+    """The pair table's last columns, the same for the in-memory and the streamed signals: the burst
+    statistic by direction, co-deviation, and 0 for the z's and log p's of pairs a signal never saw."""
     burst["z"] = -special.ndtri_exp(np.minimum(burst["logp"].to_numpy(np.float64), np.log(P_MAX)))
     _by_direction(out, burst, "burst", {"z": "z", "logp": "logp", "hands": "hands", "above": "above",
                                          "expected": "expected", "level": "level"})
-    cd = _codeviation(lk, options).reindex(out.index)
+    cd = codev.reindex(out.index)
     out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
     out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)
     out["codev_expected"] = cd["expected"].fillna(0.0).to_numpy(np.float64)
@@ -580,4 +586,3 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
     out[z_cols] = out[z_cols].fillna(0.0)
     logp_cols = [c for c in out.columns if c.endswith("_logp")]
     out[logp_cols] = out[logp_cols].fillna(0.0)
-    return Signals(out.reset_index(), lk, eff)

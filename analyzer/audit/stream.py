@@ -407,25 +407,13 @@ class StreamedSignals:
         per_hand["actor"] = names[per_hand["actor"].to_numpy()]
         per_hand["other"] = names[per_hand["other"].to_numpy()]
         burst = _burst(per_hand[["actor", "other", "hand_id", BURST_SIGNAL, free]])
-        from scipy import special
 
-        from analyzer.audit.signals import P_MAX
+        from analyzer.audit.signals import finish_pairs
 
-        burst["z"] = -special.ndtri_exp(np.minimum(burst["logp"].to_numpy(np.float64), np.log(P_MAX)))
-        _by_direction(out, burst, "burst", {"z": "z", "logp": "logp", "hands": "hands", "above": "above",
-                                             "expected": "expected", "level": "level"})
         dev = pd.concat(st["deviations"], ignore_index=True)
         dev["actor"] = names[dev["actor"].to_numpy(np.int64)] if len(dev) else dev["actor"].astype(object)
         dev["other"] = names[dev["other"].to_numpy(np.int64)] if len(dev) else dev["other"].astype(object)
-        cd = codeviation_of(dev).reindex(out.index)
-        out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
-        out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)
-        out["codev_expected"] = cd["expected"].fillna(0.0).to_numpy(np.float64)
-        out["codev_z"] = cd["z"].fillna(0.0).to_numpy(np.float64)
-        z_cols = [c for c in out.columns if c.endswith("_z")]
-        out[z_cols] = out[z_cols].fillna(0.0)
-        logp_cols = [c for c in out.columns if c.endswith("_logp")]
-        out[logp_cols] = out[logp_cols].fillna(0.0)
+        finish_pairs(out, burst, codeviation_of(dev))
         return out.reset_index()
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.cards import NUM_CARDS, RANKS_PER_SUIT, SEVEN_OF_SPADES
+from analyzer.kernels.jsonkeys import read_string
 from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.kernels.tables import NEXT, RANK_OF, SUIT_OF, apply, mask_points
 from analyzer.rules import (
@@ -227,17 +228,7 @@ def scan_hands(blob, offsets, nxt, rank_of, suit_of, points, last7, first):  # p
                 key = depth >= 0 and is_obj[depth] and want_key[depth]
                 # an action's keys are told apart by their bytes: only the others are hashed
                 hashed = key and not (depth == 2 and section == 2)
-                j = i + 1
-                h = np.int64(1469598103)
-                esc = False
-                while j < end and blob[j] != 34:
-                    if blob[j] == 92:  # backslash: the same text may be spelt two ways
-                        esc = True
-                        j += 2
-                        continue
-                    if hashed:
-                        h = h * 1099511628211 + blob[j]
-                    j += 1
+                j, h, esc = read_string(blob, i, end, hashed)
                 if key:
                     if esc or nkeys[depth] >= _MAX_KEYS:
                         flag = True

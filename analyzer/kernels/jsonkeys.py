@@ -15,6 +15,25 @@ _MAX_KEYS = 64
 
 
 @njit(cache=True, nogil=True)
+def read_string(blob, i, end, hashed):  # pragma: no cover - compiled
+    """The JSON string opening at ``blob[i]`` (a '"'): the index of its closing quote, a 64-bit hash of its
+    bytes (when ``hashed``; else the start value) and whether it holds an escape (a backslash: the same
+    text may then be spelt two ways, so a hash cannot tell two keys apart)."""
+    j = i + 1
+    h = np.int64(1469598103)
+    esc = False
+    while j < end and blob[j] != 34:
+        if blob[j] == 92:
+            esc = True
+            j += 2
+            continue
+        if hashed:
+            h = h * 1099511628211 + blob[j]
+        j += 1
+    return j, h, esc
+
+
+@njit(cache=True, nogil=True)
 def maybe_duplicate_keys(blob, offsets):  # pragma: no cover - compiled
     """For each line ``blob[offsets[i]:offsets[i + 1]]`` (valid JSON): 1 when a key may repeat in one object."""
     n = offsets.shape[0] - 1
@@ -31,16 +50,7 @@ def maybe_duplicate_keys(blob, offsets):  # pragma: no cover - compiled
         while i < end and flag == 0:
             c = blob[i]
             if c == 34:  # '"'
-                j = i + 1
-                h = np.int64(1469598103)
-                esc = False
-                while j < end and blob[j] != 34:
-                    if blob[j] == 92:  # backslash: the same key may be spelt two ways
-                        esc = True
-                        j += 2
-                        continue
-                    h = h * 1099511628211 + blob[j]
-                    j += 1
+                j, h, esc = read_string(blob, i, end, True)
                 if depth >= 0 and is_obj[depth] and want_key[depth]:
                     if esc or nkeys[depth] >= _MAX_KEYS:
                         flag = 1
