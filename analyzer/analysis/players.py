@@ -25,6 +25,7 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -109,11 +110,12 @@ def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFram
 
 
 def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
-                 ref_weight: float | None = REF_WEIGHT) -> pd.DataFrame:
+                 ref_weight: float | None = REF_WEIGHT, room: bool = True) -> pd.DataFrame:
     """One row per player (columns ``COLUMNS``), highest skill first.
 
     ``seating`` (hand_id, p0..p3), when given, counts hands without decisions too and says who sat
-    together; otherwise the decision rows' p0..p3 do.
+    together; otherwise the decision rows' p0..p3 do. ``room=False``: each player's own figures only,
+    before the room-wide ones (:func:`room_columns`; see :func:`player_table_by_player`).
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
@@ -176,8 +178,17 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
             "mean_think_ms": mt, "think_difficulty_rho": rho, "think_ms_per_difficulty": slope,
         })
     out = pd.DataFrame(rows)
+    out["_own_skill"] = np.array([own_fits[p].skill if p in own_fits else math.nan for p in out["player"]])
+    out.attrs["ref_weight"] = weight
+    return room_columns(out) if room else out
+
+
+def room_columns(out: pd.DataFrame) -> pd.DataFrame:
+    """The room-wide columns (level z, signal p and q, flag) of the per-player table of
+    ``player_table(..., room=False)``, and the final order."""
+    weight = out.attrs["ref_weight"]
     ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
-    own_skill = np.array([own_fits[p].skill if p in own_fits else math.nan for p in out["player"]])
+    own_skill = out["_own_skill"].to_numpy(float)
     out["level_z"] = _level_z(out["dd_z"].to_numpy(float), own_skill, ok)
     p_level = norm.sf(out["level_z"].to_numpy(float))
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm.sf(out["partner_z"].to_numpy(float)))
@@ -187,9 +198,35 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     out["signal_p"] = p
     out["signal_q"] = _bh(p)
     out["flag"] = (out["signal_q"] <= FLAG_Q).fillna(False).astype(bool)
-    out = out.drop(columns="_tested")[list(COLUMNS)]
+    out = out.drop(columns=["_tested", "_own_skill"])[list(COLUMNS)]
     out.attrs["ref_weight"] = weight
     return out.sort_values(["skill", "player"], ascending=[False, True], ignore_index=True, na_position="last")
+
+
+def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, *,
+                           ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> pd.DataFrame:
+    """:func:`player_table` of all the rows with ``seating``, from each player's rows in turn (``parts``:
+    every row of one player per frame, in the rows' order), so memory holds one player's rows, not the
+    room's. Equal to the table of the whole frame: a player's figures are computed from its own rows and
+    the seating only, and the room-wide columns from the players' figures. ``ref_weight`` is fixed here
+    (fitting it reads everyone's rows at once)."""
+    own: list[pd.DataFrame] = []
+    rest: pd.DataFrame | None = None
+    for part in parts:
+        if not len(part):
+            continue
+        me = str(part["player"].iloc[0])
+        t = player_table(part, seating, ref_weight=ref_weight, room=False)
+        mine = (t["player"] == me).to_numpy()
+        own.append(t[mine])
+        rest = t[~mine]  # players without rows here: the same rows in every call (hands from the seating)
+    if rest is None:
+        return player_table(pd.DataFrame(), seating)
+    done = {str(p) for t in own for p in t["player"]}
+    rest = rest[~rest["player"].isin(done)]
+    out = pd.concat([*own, rest], ignore_index=True).sort_values("player", kind="stable", ignore_index=True)
+    out.attrs["ref_weight"] = float(ref_weight)
+    return room_columns(out)
 
 
 def _bh(p: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -322,3 +322,60 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
     frames = [f for f in (old, fresh) if len(f)]
     out = pd.concat(frames, ignore_index=True) if frames else analyse([])
     return out.sort_values(["hand_seq", "action"], kind="stable").reset_index(drop=True)
+
+
+def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution | None = None, *,
+              store: Store | None = None, reasons: bool = False, seq_of: dict[str, int] | None = None,
+              on_progress: Callable[[int], None] | None = None) -> Iterator[pd.DataFrame]:
+    """The rows of :func:`collect_rows` as a stream of frames of whole hands, never all at once: first the
+    store's parts (when given), each part's rows in the store's order, then the hands the store lacks as
+    their batches are analysed, in input order. (The store of earlier days followed by today's hands is
+    then input order, the order :func:`collect_rows` sorts into; a store written from the logs in
+    another order gives the same rows in another order.)
+
+    The store's rows keep the ``hand_seq`` they were written with; ``seq_of``, when given, receives every
+    reused hand's place in this input (hand id -> seq) so a caller holding rows can renumber them. The
+    checks are :func:`collect_rows`' (a store with hands the logs lack raises :class:`StoreError` once
+    the input is read)."""
+    from analyzer.analysis.execute import Execution, analysed_batches, shared_strings
+
+    known: dict[str, str] = {}
+    if store is not None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from analyzer.analysis.decisions import analyse
+
+        store.check_settings(settings)
+        check_columns(store)
+        known = store.hands
+        dtypes = dict(analyse([]).dtypes.items())
+        for part in store.parts:
+            frame = shared_strings(pq.read_table(part).to_pandas().astype(dtypes))
+            pa.default_memory_pool().release_unused()  # the part's Arrow buffers, else kept for reuse
+            if not reasons:
+                frame["reasons"] = ""
+            if len(frame):
+                yield frame
+    seen = {} if seq_of is None else seq_of
+
+    def on_hand(item: Checked, seq: int, fp: str) -> bool:
+        hid = str(item.record.hand_id)
+        have = known.get(hid)
+        if have is None:
+            return True
+        if have != fp:
+            raise StoreError(f"{item.file}:{item.line}: hand {hid!r} differs from the hand of that id in "
+                             f"{store.path if store else ''}: the store was written from other logs")
+        seen[hid] = seq
+        return False
+
+    for _, frame in analysed_batches(items, settings, execution or Execution(), reasons=reasons, on_hand=on_hand,
+                                     on_progress=on_progress):
+        if len(frame):
+            yield shared_strings(frame)
+    if store is not None and len(seen) < len(known):
+        extra = next(h for h in known if h not in seen)
+        raise StoreError(f"{store.path} holds {len(known) - len(seen)} hand(s) that are not among the valid hands "
+                         f"of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it was "
+                         f"written from (with any new ones)")

@@ -22,10 +22,10 @@ import pandas as pd
 from analyzer.analysis.decisions import AUDIT_POLICY
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
 from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
-from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
+from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
-from analyzer.audit.stream import streamed_pair_signals
+from analyzer.audit.rows import AuditRows
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
@@ -79,26 +79,27 @@ def _variant(item: Checked) -> str:
     return str(type(item.record).__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int, policy: str | None = None,
-                  on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
-                  store: Store | None = None, reasons: bool = False, settings: Settings | None = None
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
-    """Decision rows of every hand whose variant offers them, its seating, and the hands skipped by variant.
+def decision_stream(items: Iterable[Checked], seating: list[tuple[Any, ...]], skipped: Counter[str], *, samples: int,
+                    dd_samples: int, seed: int, policy: str | None = None,
+                    on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
+                    store: Store | None = None, reasons: bool = False, settings: Settings | None = None,
+                    seq_of: dict[str, int] | None = None) -> Iterator[pd.DataFrame]:
+    """Decision rows of every hand whose variant offers them, as frames of whole hands (never all at once);
+    ``seating`` and ``skipped`` (hands skipped by variant) fill up as the items are read.
 
     The first source is fed as a stream; hands of variants with another source wait for it. Standard
     hands are analysed batch by batch on ``execution`` (worker processes or Dask; the rows do not
-    depend on it), or read from ``store`` when it holds them (see ``analysis.store.collect_rows``),
+    depend on it), or read from ``store`` when it holds them (``analysis.store.iter_rows``: the store's
+    rows first, then the new hands'; ``seq_of`` receives the reused hands' places in the input),
     with ``settings`` (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     Their rows carry no reasons unless ``reasons``: ``run_audit`` fills them for the rows it shows.
     """
     from analyzer.analysis.execute import Settings
-    from analyzer.analysis.store import collect_rows
+    from analyzer.analysis.store import iter_rows
 
     sources = {name: game.offers.decisions for name, game in registry().items()}
     streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
-    seating: list[tuple[Any, ...]] = []
     waiting: dict[str, list[Checked]] = {}
-    skipped: Counter[str] = Counter()
 
     def stream() -> Iterator[Checked]:
         for item in items:
@@ -115,15 +116,42 @@ def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, se
     main = import_module(streamed)
     if streamed == "analyzer.analysis.decisions":  # in batches over workers, or from the store
         settings = settings or Settings.of(samples, dd_samples, seed, policy=policy)
-        frames = [collect_rows(stream(), settings, execution, store=store, reasons=reasons, on_progress=on_progress)]
+        yield from iter_rows(stream(), settings, execution, store=store, reasons=reasons, seq_of=seq_of,
+                             on_progress=on_progress)
     else:
-        frames = [main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)]
+        yield main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)
     for src, its in waiting.items():
-        frames.append(import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed))
+        yield import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed)
         seating.extend(outcome_row(it) for it in its)
-    frames = [f for f in frames if len(f)]
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(main.COLUMNS))
+
+
+def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int, policy: str | None = None,
+                  on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
+                  store: Store | None = None, reasons: bool = False, settings: Settings | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
+    """:func:`decision_stream`'s rows as one frame (every decision in memory: for small inputs and tests),
+    its seating, and the hands skipped by variant."""
+    seating: list[tuple[Any, ...]] = []
+    skipped: Counter[str] = Counter()
+    seq_of: dict[str, int] = {}
+    frames = [f for f in decision_stream(items, seating, skipped, samples=samples, dd_samples=dd_samples, seed=seed,
+                                         policy=policy, on_progress=on_progress, execution=execution, store=store,
+                                         reasons=reasons, settings=settings, seq_of=seq_of) if len(f)]
+    if frames:
+        df = pd.concat(frames, ignore_index=True)
+        _renumber(df, seq_of)
+    else:
+        from analyzer.analysis.decisions import COLUMNS
+
+        df = pd.DataFrame(columns=list(COLUMNS))
     return df, pd.DataFrame(seating, columns=list(SEATING_COLUMNS)), skipped
+
+
+def _renumber(df: pd.DataFrame, seq_of: dict[str, int]) -> None:
+    """In place: the reused store rows' ``hand_seq`` as their hands' places in this input."""
+    if seq_of:
+        seq = df["hand_id"].map(seq_of)
+        df["hand_seq"] = seq.fillna(df["hand_seq"]).astype("int64")
 
 
 def _num(x: Any, digits: int = 4) -> float | None:
@@ -178,13 +206,23 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
             "signals": signals, "evidence": []}
 
 
-def player_table(df: pd.DataFrame, seating: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """Per player: the shared table of :func:`analyzer.analysis.players.player_table` (skill, match rate,
-    regret, level/partner signal: the same figures as ``analyzer players``), pace and pairs flagged."""
-    from analyzer.analysis.players import player_table as shared_table
+    regret, level/partner signal: the same figures as ``analyzer players``), pace and pairs flagged;
+    from each player's rows in turn (``parts``: one frame per player, see ``audit.rows.PlayerSpill``)."""
+    from analyzer.analysis.players import REF_WEIGHT, player_table_by_player
 
-    out = shared_table(df, seating).set_index("player")
-    out["median_think_ms"] = df.groupby("player")["think_ms"].median().reindex(out.index)
+    median: dict[str, float] = {}
+
+    def noted() -> Iterator[pd.DataFrame]:
+        for part in parts:
+            if len(part):
+                median[str(part["player"].iloc[0])] = float(part["think_ms"].median())
+            yield part
+
+    weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
+    out = player_table_by_player(noted(), seating, ref_weight=weight).set_index("player")
+    out["median_think_ms"] = pd.Series(median, dtype=float).reindex(out.index)
     flagged = pairs[pairs["flagged"]]
     names = pd.concat([flagged["a"], flagged["b"]])
     out["flagged_pairs"] = names.value_counts().reindex(out.index).fillna(0).astype(np.int64)
@@ -207,19 +245,40 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
                 signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP
                 ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """From decision rows and seating to the audit.json dict (without input bookkeeping), the pair
-    table and the player table."""
+    table and the player table (the rows of a whole frame through :func:`audit_rows`)."""
+    with AuditRows(signal_options) as acc:
+        acc.add(df)
+        return audit_rows(acc, df, seating, alarm=alarm, top=top)[:3]
+
+
+def audit_rows(acc: AuditRows, df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
+               top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """The audit.json dict (without input bookkeeping), the pair table, the player table and the positions
+    of the rows shown (``analysis.reasons.shown_rows``) from rows passed through ``acc`` (the pair signals
+    and the players' spill) and ``df``, the same rows (``acc.decisions()``; the options of the evidence's
+    candidates and of the shown rows are put back into it from the spill)."""
+    from analyzer.analysis.reasons import shown_rows
+
     if len(df):  # batch by batch, holding sums per pair (equal to signals.pair_signals; see audit.stream)
-        pairs = rank_pairs(calibrate(streamed_pair_signals(df, seating, options=signal_options), alarm))
+        pairs = rank_pairs(calibrate(acc.signals.result(seating), alarm))
     else:
         pairs = pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
     room = room_outcomes(seating)
+    cases: dict[int, tuple[str, str, list[str]]] = {}
+    for k, row in pairs.iterrows():
+        if len(df) and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
+            a, b = str(row["a"]), str(row["b"])
+            cases[k] = (a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))])
+    # the evidence reads the options of its candidate rows only: those are put back from the spill first
+    rows = {k: evidence_rows(df, a, b, who) for k, (a, b, who) in cases.items()}
+    if rows:
+        acc.fill_options(df, np.unique(np.concatenate(list(rows.values()))))
     entries = []
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
-        if len(df) and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
-            a, b = str(row["a"]), str(row["b"])
-            who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
-            e["evidence"] = pair_evidence(df, a, b, actors=who, top=top)
+        if k in cases:
+            a, b, who = cases[k]
+            e["evidence"] = pair_evidence(df.iloc[rows[k]], a, b, actors=who, top=top)
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
                          "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
         entries.append(e)
@@ -229,7 +288,10 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
             a, b = e["players"]
             partners.setdefault(a, []).append(b)
             partners.setdefault(b, []).append(a)
-    players = player_table(df, seating, pairs) if len(seating) else pd.DataFrame(columns=["player"])
+    shown = shown_rows(df, {"pairs": entries}) if len(df) else np.zeros(0, np.int64)
+    # one more pass over the spill: each player's rows for the table, and the shown rows' options
+    players = (player_table(acc.player_parts(df, shown), seating, pairs) if len(seating)
+               else pd.DataFrame(columns=["player"]))
     result = {
         "format": FORMAT, "version": VERSION, "hands": int(seating["hand_id"].nunique()) if len(seating) else 0,
         "decisions": len(df),
@@ -241,7 +303,7 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
         "players": [_player_entry(r, partners) for _, r in players.iterrows()],
         "pairs": entries,
     }
-    return result, pairs, players
+    return result, pairs, players, shown
 
 
 def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0, policy: str = AUDIT_POLICY,
@@ -256,11 +318,14 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
     analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start.
-    ``slim``: once the result is made, keep the options and reasons of the shown rows only
-    (:func:`keep_shown_texts`): ``Audit.decisions`` then serves the audit's own report and little else,
-    without the options text (~600 bytes a decision) of the rows it does not show.
+
+    The rows pass once, batch by batch (:class:`analyzer.audit.rows.AuditRows`): the pair signals and a
+    per-player spill on disk take what they need, so no step holds every decision's options.
+    ``slim``: ``Audit.decisions`` has the options and reasons of the shown rows only (``""`` elsewhere;
+    :func:`keep_shown_texts`), the rows' numbers all: what the audit's own report reads, at ~0.3 KB a
+    decision instead of ~1 KB; otherwise the whole rows (held in memory as before).
     """
-    from analyzer.analysis.reasons import fill_reasons, shown_rows
+    from analyzer.analysis.reasons import fill_reasons
     from analyzer.validate import generate_valid
 
     paths = list(paths)
@@ -284,16 +349,26 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             else:
                 problems.extend(item.check.problems)
 
-    df, seating, skipped = decision_rows(counted(), samples=samples, dd_samples=dd_samples, seed=seed, policy=policy,
-                                         on_progress=on_progress, execution=execution, store=store,
-                                         reasons="-" in paths, settings=settings)  # stdin cannot be read again
-    if on_phase is not None:
-        on_phase("signals")
-    result, pairs, players = audit_frame(df, seating, alarm=alarm, signal_options=signal_options, top=top)
+    stdin = "-" in paths  # stdin cannot be read again: the rows keep their reasons from the analysis
+    seating_rows: list[tuple[Any, ...]] = []
+    skipped: Counter[str] = Counter()
+    seq_of: dict[str, int] = {}
+    with AuditRows(signal_options, texts=not slim, reasons=stdin) as acc:
+        for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
+                                     seed=seed, policy=policy, on_progress=on_progress, execution=execution,
+                                     store=store, reasons=stdin, settings=settings, seq_of=seq_of):
+            acc.add(frame)
+            del frame
+        if on_phase is not None:
+            on_phase("signals")
+        seating = pd.DataFrame(seating_rows, columns=list(SEATING_COLUMNS))
+        del seating_rows
+        df = acc.decisions()
+        _renumber(df, seq_of)
+        result, pairs, players, shown = audit_rows(acc, df, seating, alarm=alarm, top=top)
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
-    shown = shown_rows(df, result) if len(df) else np.zeros(0, np.int64)
-    if len(df) and "-" not in paths:
+    if len(df) and not stdin:
         text = fill_reasons(df, shown, generate_valid(paths, None, **kw))
         for p in result["pairs"]:
             for e in p["evidence"]:

@@ -45,6 +45,15 @@ def directions(z_ab: float, z_ba: float) -> list[int]:
     return sorted(keep)
 
 
+def evidence_rows(decisions: pd.DataFrame, a: str, b: str, actors: Iterable[str] | None = None) -> np.ndarray:
+    """Positions of the rows :func:`pair_evidence` ranks: decisions by ``actors`` (default both) in the
+    hands where ``a`` and ``b`` sat together (the only rows whose options it reads)."""
+    actors = {a, b} if actors is None else set(actors)
+    seats = decisions[[f"p{s}" for s in range(SEATS)]].astype(str)
+    together = (seats == a).any(axis=1) & (seats == b).any(axis=1)
+    return np.flatnonzero(together.to_numpy() & decisions["player"].astype(str).isin(actors).to_numpy())
+
+
 def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[str] | None = None,
                   top: int = DEFAULT_TOP) -> list[dict[str, Any]]:
     """The ``top`` decisions by ``actors`` (default both) towards the other in their hands together,
@@ -55,10 +64,7 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
     (exact cards made playable (+) or stranded (-) in each hand, against the average option), ``edge``
     (the ranking key, points) and ``edge_immediate`` (cards).
     """
-    actors = {a, b} if actors is None else set(actors)
-    seats = decisions[[f"p{s}" for s in range(SEATS)]].astype(str)
-    together = (seats == a).any(axis=1) & (seats == b).any(axis=1)
-    rows = decisions[together.to_numpy() & decisions["player"].astype(str).isin(actors).to_numpy()]
+    rows = decisions.iloc[evidence_rows(decisions, a, b, actors)]
     if rows.empty:
         return []
     eff = seat_effects(rows)

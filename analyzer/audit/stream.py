@@ -102,8 +102,10 @@ class StreamedSignals:
     Use as a context manager (or call :meth:`close`): the chunks live in a temporary folder until then.
     """
 
-    def __init__(self, options: SignalOptions = SignalOptions(), spill_dir: str | None = None) -> None:
+    def __init__(self, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,
+                 chunk_hands: int = CHUNK_HANDS) -> None:
         self.options = options
+        self.chunk_hands = chunk_hands
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-signals-", dir=spill_dir)
         self.chunks: list[Path] = []
         self.players: dict[str, int] = {}
@@ -113,6 +115,8 @@ class StreamedSignals:
         self._pairs: list[np.ndarray] = []
         self.rows = 0
         self.hands = 0
+        self._buffer: list[pd.DataFrame] = []
+        self._buffered = 0
 
     def __enter__(self) -> StreamedSignals:
         return self
@@ -158,6 +162,29 @@ class StreamedSignals:
         self.rows += len(df)
         self.hands += int(hand.max()) + 1
 
+    def feed(self, df: pd.DataFrame) -> None:
+        """Add rows of whole hands as they come (batches of any size): they are regrouped into the chunks
+        :func:`hand_chunks` cuts the whole frame into (``self.chunk_hands`` hands each, in order of arrival), so
+        the result is the same, to the last bit, as :func:`streamed_pair_signals` on the concatenated rows."""
+        if not len(df):
+            return
+        self._buffer.append(df)
+        self._buffered += int(df["hand_id"].nunique())
+        if self._buffered > self.chunk_hands:
+            chunks = list(hand_chunks(pd.concat(self._buffer), self.chunk_hands))
+            rest = chunks.pop()  # the last chunk may not be full yet: it waits for the next rows
+            for part in chunks:
+                self.add(part)
+            self._buffer = [rest]
+            self._buffered = int(rest["hand_id"].nunique())
+
+    def flush(self) -> None:
+        """Add what :meth:`feed` still holds (called by :meth:`result`)."""
+        if self._buffer:
+            for part in hand_chunks(pd.concat(self._buffer), self.chunk_hands):
+                self.add(part)
+        self._buffer, self._buffered = [], 0
+
     def _read(self) -> Iterator[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
         for path in self.chunks:
             with open(path, "rb") as f:
@@ -173,6 +200,7 @@ class StreamedSignals:
 
     def result(self, seating: pd.DataFrame | None = None) -> pd.DataFrame:
         """The pair table of :func:`signals.pair_signals` (``Signals.pairs``) over every row added."""
+        self.flush()
         if not self.rows:
             raise ValueError("no decision rows were added")
         names = np.array(sorted(self.players, key=self.players.__getitem__), dtype=object)
