@@ -75,7 +75,10 @@ def fill_reasons(decisions: pd.DataFrame, rows: np.ndarray, records: Iterable[An
         if hid in wanted:
             found[hid] = rec
     text = reasons_for(decisions, rows, found)
-    col = decisions.columns.get_loc("reasons")
-    decisions.iloc[rows, col] = text
+    # the column replaced whole, not written into (iloc): a frame of one-column blocks (``audit.rows``)
+    # would be consolidated by pandas, a copy of every number
+    column = decisions["reasons"].to_numpy(object).copy()
+    column[rows] = text
+    decisions["reasons"] = pd.Series(column, index=decisions.index, dtype=object)
     keys = zip(decisions["hand_id"].iloc[rows].astype(str), decisions["action"].iloc[rows].astype(int))
     return dict(zip(keys, text))

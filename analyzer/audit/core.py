@@ -210,6 +210,7 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
     """Per player: the shared table of :func:`analyzer.analysis.players.player_table` (skill, match rate,
     regret, level/partner signal: the same figures as ``analyzer players``), pace and pairs flagged;
     from each player's rows in turn (``parts``: one frame per player, see ``audit.rows.PlayerSpill``)."""
+    from analyzer.analysis.execute import release_memory
     from analyzer.analysis.players import REF_WEIGHT, player_table_by_player
 
     median: dict[str, float] = {}
@@ -219,6 +220,8 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
             if len(part):
                 median[str(part["player"].iloc[0])] = float(part["think_ms"].median())
             yield part
+            del part
+            release_memory()  # the player's options texts, freed in the heap's holes: hand them back
 
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
     out = player_table_by_player(noted(), seating, ref_weight=weight).set_index("player")

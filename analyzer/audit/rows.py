@@ -83,7 +83,7 @@ class AuditRows:
         self.signals = StreamedSignals(options, spill_dir)
         self.players = PlayerSpill(spill_dir)
         self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
-        self.frames: list[pd.DataFrame] = []
+        self.frames: list[dict[str, np.ndarray]] = []
         self.columns: list[str] | None = None
         self.rows = 0
 
@@ -104,21 +104,30 @@ class AuditRows:
             self.columns = list(df.columns)
         self.signals.feed(df)
         self.players.add(df)
-        self.frames.append(df.drop(columns=[c for c in self.drop if c in df.columns]) if self.drop else df)
+        # each column an array of its own (a copy, so the batch's blocks go with the batch): the frame is
+        # then built column by column, never holding the rows twice
+        self.frames.append({c: np.array(df[c].to_numpy(), copy=True) for c in df.columns if c not in self.drop})
         self.rows += len(df)
 
     def decisions(self) -> pd.DataFrame:
-        """The rows added, in order, with the dropped texts as "" (the frame is built once; the parts go)."""
+        """The rows added, in order, with the dropped texts as "" (built once; the pieces go as it is built)."""
         from analyzer.analysis.decisions import analyse
 
-        if not self.frames:
+        if not self.frames or self.columns is None:
             return analyse([])
-        df = pd.concat(self.frames, ignore_index=True)
+        from analyzer.analysis.execute import release_memory
+
+        n = self.rows
+        cols: dict[str, np.ndarray] = {}
+        for c in self.columns:
+            if c in self.drop:
+                cols[c] = np.full(n, "", dtype=object)
+                continue
+            cols[c] = np.concatenate([f.pop(c) for f in self.frames])
+            release_memory()  # the batches' arrays of this column, freed in the heap's holes: hand them back
         self.frames = []
-        for c in self.drop:
-            if c in (self.columns or []):
-                df[c] = pd.Series(np.full(len(df), "", dtype=object), index=df.index, dtype=object)
-        return df[self.columns] if self.columns is not None else df
+        # copy=False: one block a column, no consolidation (which would copy every number once more)
+        return pd.DataFrame(cols, copy=False)
 
     def player_parts(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
         """Each player's rows in turn (for the player table); on the way, the options of ``df``'s rows at
@@ -127,14 +136,18 @@ class AuditRows:
         if rows is not None and len(rows) and "options" in self.drop and "options" in df.columns:
             want = np.zeros(self.players.rows, bool)
             want[rows] = True
-        col = df.columns.get_loc("options") if want is not None else 0
+        # the column is replaced whole at the end: writing into the frame (iloc) would make pandas
+        # consolidate the frame's one-column blocks, a copy of every number
+        opts = df["options"].to_numpy(object).copy() if want is not None else None
         for part in self.players.parts():
-            if want is not None:
+            if want is not None and opts is not None:
                 pos = part["_pos"].to_numpy()
                 hit = want[pos]
                 if hit.any():
-                    df.iloc[pos[hit], col] = part["options"].to_numpy(object)[hit]
+                    opts[pos[hit]] = part["options"].to_numpy(object)[hit]
             yield part
+        if opts is not None:
+            df["options"] = pd.Series(opts, index=df.index, dtype=object)
 
     def fill_options(self, df: pd.DataFrame, rows: np.ndarray) -> None:
         """In place: the options of ``df``'s rows at positions ``rows``, read back from the spill."""
