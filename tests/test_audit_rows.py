@@ -1,0 +1,120 @@
+"""The audit's one pass over the rows (``audit.rows``: pair signals fed batch by batch, a per-player spill, the
+report's rows without texts) gives the audit of the whole frame in memory, and does not keep the rows' texts."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pytest
+from audit_synth import synthetic_room
+from report_fixtures import AUDIT_DD_SAMPLES, AUDIT_SAMPLES, AuditRun
+
+from analyzer.analysis.execute import shared_strings
+from analyzer.analysis.players import COLUMNS, player_table, player_table_by_player
+from analyzer.audit.calibrate import Alarm, calibrate, rank_pairs
+from analyzer.audit.core import keep_shown_texts, run_audit
+from analyzer.audit.evidence import pair_evidence
+from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
+from analyzer.audit.rows import AuditRows
+from analyzer.audit.stream import StreamedSignals, hand_chunks, qcut_edges, streamed_pair_signals
+from analyzer.analysis.reasons import shown_rows
+from analyzer.validate import generate_checked
+
+
+def _seating(audit_run: AuditRun) -> pd.DataFrame:
+    rows = [outcome_row(item) for item in generate_checked([str(audit_run.log)]) if item.ok]
+    return pd.DataFrame(rows, columns=list(SEATING_COLUMNS))
+
+
+@pytest.fixture(scope="module")
+def slim_run(audit_run: AuditRun):  # type: ignore[no-untyped-def]
+    return run_audit([str(audit_run.log)], samples=AUDIT_SAMPLES, dd_samples=AUDIT_DD_SAMPLES, seed=0, slim=True)
+
+
+def test_the_audit_equals_the_in_memory_path(audit_run: AuditRun, slim_run) -> None:  # type: ignore[no-untyped-def]
+    df, seating = audit_run.decisions, _seating(audit_run)
+    # the pair table: the streamed signals of the whole frame at once
+    want_pairs = rank_pairs(calibrate(streamed_pair_signals(df, seating), Alarm()))
+    pd.testing.assert_frame_equal(slim_run.pairs, want_pairs)
+    # the player table: the shared table of every row at once
+    want = player_table(df, seating).sort_values("player", ignore_index=True)
+    got = slim_run.players[list(COLUMNS)].sort_values("player", ignore_index=True)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    # the evidence: ranked on the whole frame (reasons are filled afterwards, from the hands read again)
+    cases = [p for p in slim_run.result["pairs"] if "case" in p]
+    assert cases and any(p["evidence"] for p in cases)
+    for p in cases:
+        a, b = p["players"]
+        full = pair_evidence(df, a, b, actors=p["case"]["evidence_actors"])
+        assert [{**e, "reasons": ""} for e in full] == [{**e, "reasons": ""} for e in p["evidence"]]
+
+
+def test_slim_and_whole_rows_give_the_same_audit(audit_run: AuditRun, slim_run) -> None:  # type: ignore[no-untyped-def]
+    assert slim_run.result == audit_run.audit
+    # the slim rows are the whole rows with the texts of the rows not shown emptied
+    whole = audit_run.decisions.copy()
+    shown = shown_rows(whole, audit_run.audit)
+    keep_shown_texts(whole, shown)
+    assert len(shown) and (slim_run.decisions["options"] == "").any()
+    pd.testing.assert_frame_equal(slim_run.decisions, whole, check_dtype=False)
+
+
+@pytest.mark.parametrize("sizes", [[7], [1, 40, 3, 500, 2], [1000]])
+def test_fed_in_batches_of_any_size_the_signals_are_the_same(sizes: list[int]) -> None:
+    df = synthetic_room(players=12, hands=300, colluders=(("p00", "p01"),), decisions=5, favour=2.0, seed=2)
+    want = streamed_pair_signals(df, chunk_hands=64)
+    with StreamedSignals(chunk_hands=64) as acc:
+        hands = list(hand_chunks(df, 1))
+        k = 0
+        while k < len(hands):
+            n = sizes[k % len(sizes)]
+            acc.feed(pd.concat(hands[k:k + n]))
+            k += n
+        got = acc.result(df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]])
+    pd.testing.assert_frame_equal(got, want)  # the same chunks, so the same floats
+
+
+def test_player_table_by_player_equals_the_whole_table(audit_run: AuditRun) -> None:
+    df, seating = audit_run.decisions, _seating(audit_run)
+    parts = [g for _, g in df.groupby("player", sort=False)]
+    pd.testing.assert_frame_equal(player_table_by_player(parts, seating), player_table(df, seating))
+
+
+def test_qcut_edges_are_pandas_edges() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n, bins = int(rng.integers(5, 2000)), int(rng.integers(2, 12))
+        values = np.repeat(np.round(rng.exponential(3.0, n), int(rng.integers(0, 3))) + 1e-9, 3)
+        _, edges = pd.qcut(values, bins, labels=False, retbins=True, duplicates="drop")
+        assert np.array_equal(qcut_edges(values, bins), np.asarray(edges, np.float64))
+
+
+def _retained_per_decision(copies: int, base: pd.DataFrame) -> float:
+    """Bytes still allocated after ``copies`` copies of ``base`` (new hand ids) went through AuditRows
+    without texts, over the decisions added."""
+    tracemalloc.start()
+    start = tracemalloc.get_traced_memory()[0]
+    acc = AuditRows(texts=False)
+    for k in range(copies):
+        part = base.copy()
+        part["hand_id"] = (part["hand_id"] + f"-{k}").astype(object)
+        acc.add(shared_strings(part))  # names and ids one object each, as the analysis and the store give them
+        del part
+    held = tracemalloc.get_traced_memory()[0] - start
+    tracemalloc.stop()
+    acc.close()
+    return held / (copies * len(base))
+
+
+def test_the_rows_texts_are_not_held() -> None:
+    df = synthetic_room(players=16, hands=200, decisions=6, seed=5)
+    df = df.astype({c: object for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])})  # as analyse gives
+    # texts of a typical options' size (~600 bytes), one object a row as read from a store (valid JSON)
+    df["options"] = [" " * (600 + i % 7) + "[]" for i in range(len(df))]
+    small, large = _retained_per_decision(1, df), _retained_per_decision(4, df)
+    # the texts (~650 bytes a row) go to the spill on disk; what stays is the rows' numbers and name
+    # pointers (~0.3 KB a decision: the report's frame), the same per decision at 4x the hands
+    assert large < 350
+    assert large < 1.1 * small + 20
