@@ -212,14 +212,22 @@ def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame,
     (fitting it reads everyone's rows at once)."""
     own: list[pd.DataFrame] = []
     rest: pd.DataFrame | None = None
+    seated = seating.drop_duplicates("hand_id")
+    # hands a player sat (as player_table counts them from the whole seating)
+    counts = pd.Series(seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy().ravel()).value_counts()
     for part in parts:
         if not len(part):
             continue
         me = str(part["player"].iloc[0])
-        t = player_table(part, seating, ref_weight=ref_weight, room=False)
-        mine = (t["player"] == me).to_numpy()
-        own.append(t[mine])
-        rest = t[~mine]  # players without rows here: the same rows in every call (hands from the seating)
+        if rest is None:  # once with the whole seating: the rows of the players without decisions
+            t = player_table(part, seating, ref_weight=ref_weight, room=False)
+            rest = t[(t["player"] != me).to_numpy()]
+        else:  # the seating of the player's own hands (who sat with them), not the room's every time
+            t = player_table(part, seated[seated["hand_id"].isin(set(part["hand_id"].tolist()))],
+                             ref_weight=ref_weight, room=False)
+        t = t[(t["player"] == me).to_numpy()].copy()
+        t["hands"] = int(counts.get(me, t["hands"].iloc[0]))
+        own.append(t)
     if rest is None:
         return player_table(pd.DataFrame(), seating)
     done = {str(p) for t in own for p in t["player"]}
