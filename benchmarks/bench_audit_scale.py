@@ -3,8 +3,9 @@
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
 split of the smallest size's CPU time into analysis, pair signals, player table and evidence, and the HTML
-report; ``--from-store``: audit decision stores written beforehand with cheap analysis settings, so the
-figures are the audit's own work and memory, which do not depend on the samples)
+report, on a whole frame read into memory (``audit_frame``), so its memory is not the command's, which never
+holds every row's texts: the ordinary runs measure that; ``--from-store``: audit decision stores written
+beforehand with cheap analysis settings, so the figures are the audit's own work and memory, which do not depend on the samples)
 
 One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
