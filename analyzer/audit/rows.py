@@ -84,6 +84,7 @@ class AuditRows:
         self.players = PlayerSpill(spill_dir)
         self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
         self.frames: list[dict[str, np.ndarray]] = []
+        self.lengths: list[int] = []
         self.columns: list[str] | None = None
         self.rows = 0
 
@@ -101,12 +102,15 @@ class AuditRows:
         if not len(df):
             return
         if self.columns is None:
-            self.columns = list(df.columns)
+            self.columns = []
+        # another variant's rows may carry other columns: the union, missing values as pd.concat gives them
+        self.columns += [c for c in df.columns if c not in self.columns]
         self.signals.feed(df)
         self.players.add(df)
         # each column an array of its own (a copy, so the batch's blocks go with the batch): the frame is
         # then built column by column, never holding the rows twice
         self.frames.append({c: np.array(df[c].to_numpy(), copy=True) for c in df.columns if c not in self.drop})
+        self.lengths.append(len(df))
         self.rows += len(df)
 
     def decisions(self) -> pd.DataFrame:
@@ -123,9 +127,10 @@ class AuditRows:
             if c in self.drop:
                 cols[c] = np.full(n, "", dtype=object)
                 continue
-            cols[c] = np.concatenate([f.pop(c) for f in self.frames])
+            cols[c] = np.concatenate([f.pop(c) if c in f else np.full(k, np.nan)
+                                      for f, k in zip(self.frames, self.lengths)])
             release_memory()  # the batches' arrays of this column, freed in the heap's holes: hand them back
-        self.frames = []
+        self.frames, self.lengths = [], []
         # copy=False: one block a column, no consolidation (which would copy every number once more)
         return pd.DataFrame(cols, copy=False)
 
