@@ -288,31 +288,14 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
     if store is not None:
         store.check_settings(settings)
         check_columns(store)
-    known = {} if store is None else store.hands
     seq_of: dict[str, int] = {}
-    reused: list[str] = []
-
-    def on_hand(item: Checked, seq: int, fp: str) -> bool:
-        hid = str(item.record.hand_id)
-        have = known.get(hid)
-        if have is None:
-            return True
-        if have != fp:
-            raise StoreError(f"{item.file}:{item.line}: hand {hid!r} differs from the hand of that id in "
-                             f"{store.path if store else ''}: the store was written from other logs")
-        seq_of[hid] = seq
-        reused.append(hid)
-        return False
-
-    fresh = analyse_items(items, settings, execution or Execution(), reasons=reasons, on_hand=on_hand,
-                          on_progress=on_progress)
+    fresh = analyse_items(items, settings, execution or Execution(), reasons=reasons,
+                          on_hand=_reuse(store, seq_of), on_progress=on_progress)
     if store is None:
         return fresh
-    if len(reused) < len(known) and not subset:
-        extra = next(h for h in known if h not in seq_of)
-        raise StoreError(f"{store.path} holds {len(known) - len(reused)} hand(s) that are not among the valid hands "
-                         f"of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it was "
-                         f"written from (with any new ones)")
+    if not subset:
+        _check_all_reused(store, seq_of)
+    reused = list(seq_of)
     if not reused:
         return fresh
     old = read_rows(store, reused)
@@ -339,7 +322,6 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
     the input is read)."""
     from analyzer.analysis.execute import Execution, analysed_batches, shared_strings
 
-    known: dict[str, str] = {}
     if store is not None:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -348,7 +330,6 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
 
         store.check_settings(settings)
         check_columns(store)
-        known = store.hands
         dtypes = dict(analyse([]).dtypes.items())
         for part in store.parts:
             frame = shared_strings(pq.read_table(part).to_pandas().astype(dtypes))
@@ -357,7 +338,19 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
                 frame["reasons"] = ""
             if len(frame):
                 yield frame
-    seen = {} if seq_of is None else seq_of
+    seen: dict[str, int] = {} if seq_of is None else seq_of
+    for _, frame in analysed_batches(items, settings, execution or Execution(), reasons=reasons,
+                                     on_hand=_reuse(store, seen), on_progress=on_progress):
+        if len(frame):
+            yield shared_strings(frame)
+    if store is not None:
+        _check_all_reused(store, seen)
+
+
+def _reuse(store: Store | None, seq_of: dict[str, int]) -> Callable[[Checked, int, str], bool]:
+    """``hand_batches``' ``on_hand``: False (reuse, noting the hand's place in ``seq_of``) for a hand the store
+    holds; :class:`StoreError` when the store's hand of that id has another fingerprint."""
+    known = {} if store is None else store.hands
 
     def on_hand(item: Checked, seq: int, fp: str) -> bool:
         hid = str(item.record.hand_id)
@@ -367,15 +360,16 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
         if have != fp:
             raise StoreError(f"{item.file}:{item.line}: hand {hid!r} differs from the hand of that id in "
                              f"{store.path if store else ''}: the store was written from other logs")
-        seen[hid] = seq
+        seq_of[hid] = seq
         return False
 
-    for _, frame in analysed_batches(items, settings, execution or Execution(), reasons=reasons, on_hand=on_hand,
-                                     on_progress=on_progress):
-        if len(frame):
-            yield shared_strings(frame)
-    if store is not None and len(seen) < len(known):
-        extra = next(h for h in known if h not in seen)
-        raise StoreError(f"{store.path} holds {len(known) - len(seen)} hand(s) that are not among the valid hands "
-                         f"of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it was "
-                         f"written from (with any new ones)")
+    return on_hand
+
+
+def _check_all_reused(store: Store, seq_of: dict[str, int]) -> None:
+    """Every hand of the store must be among the logs' (else it came from other logs)."""
+    if len(seq_of) < len(store.hands):
+        extra = next(h for h in store.hands if h not in seq_of)
+        raise StoreError(f"{store.path} holds {len(store.hands) - len(seq_of)} hand(s) that are not among the valid "
+                         f"hands of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it "
+                         f"was written from (with any new ones)")

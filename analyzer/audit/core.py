@@ -39,7 +39,8 @@ FORMAT = "bieqi-audit"
 VERSION = 1
 @dataclass
 class Audit:
-    """Everything one audit produced: the audit.json dict and what the report draws from."""
+    """Everything one audit produced: the audit.json dict and what the report draws from (``decisions``: every
+    row, with ``run_audit(..., slim=True)`` the options and reasons of the shown rows only)."""
 
     result: dict[str, Any]
     decisions: pd.DataFrame
@@ -123,28 +124,6 @@ def decision_stream(items: Iterable[Checked], seating: list[tuple[Any, ...]], sk
     for src, its in waiting.items():
         yield import_module(src).analyse(its, samples=samples, dd_samples=dd_samples, seed=seed)
         seating.extend(outcome_row(it) for it in its)
-
-
-def decision_rows(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: int, policy: str | None = None,
-                  on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
-                  store: Store | None = None, reasons: bool = False, settings: Settings | None = None
-                  ) -> tuple[pd.DataFrame, pd.DataFrame, Counter[str]]:
-    """:func:`decision_stream`'s rows as one frame (every decision in memory: for small inputs and tests),
-    its seating, and the hands skipped by variant."""
-    seating: list[tuple[Any, ...]] = []
-    skipped: Counter[str] = Counter()
-    seq_of: dict[str, int] = {}
-    frames = [f for f in decision_stream(items, seating, skipped, samples=samples, dd_samples=dd_samples, seed=seed,
-                                         policy=policy, on_progress=on_progress, execution=execution, store=store,
-                                         reasons=reasons, settings=settings, seq_of=seq_of) if len(f)]
-    if frames:
-        df = pd.concat(frames, ignore_index=True)
-        _renumber(df, seq_of)
-    else:
-        from analyzer.analysis.decisions import COLUMNS
-
-        df = pd.DataFrame(columns=list(COLUMNS))
-    return df, pd.DataFrame(seating, columns=list(SEATING_COLUMNS)), skipped
 
 
 def _renumber(df: pd.DataFrame, seq_of: dict[str, int]) -> None:
