@@ -20,6 +20,9 @@ BURST_LEVELS = (0.2, 0.1, 0.05, 0.02, 0.01)
 #: hands at the same seat offset (a stratified permutation z: many hands a little favoured) and the best count
 #: (a few hands far out; its own BURST_LEVELS looks are paid for inside it).
 BURST_LOOKS = 2
+#: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
+#: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
+MIN_STRATUM_OTHERS = 30
 #: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand).
 BURST_SIGNAL = "imm_marginal"
 
@@ -61,34 +64,59 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[di
                                                                           dict[Any, float]]:
     """Per other seat: the permutation z of the sum of the pair's normal scores, stratified (each hand ranked
     among the actor's hands of its stratum, the seat offset; exact finite-population variance per stratum),
-    and the pair's mean percentile among those hands with its null standard error."""
+    and the pair's mean percentile among those hands with its null standard error.
+
+    A stratum where the actor had fewer than MIN_STRATUM_OTHERS hands *without* this other (tables that seldom
+    re-form: the partner always in the same seat) cannot tell a seat habit from favour; the pair's hands there
+    are ranked among all the actor's hands instead, i.e. a habit nobody could learn counts as none, as for the
+    habit-free signals (``signals._without_habit``)."""
     num: dict[Any, float] = {}
     var: dict[Any, float] = {}
     pct: dict[Any, float] = {}
     pvar: dict[Any, float] = {}
+    codes, inv = np.unique(other, return_inverse=True)
+    inv = inv.ravel()
+    k = len(codes)
+    total = len(x)
+
+    def scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = (stats.rankdata(v, method="average") - 0.5) / len(v)
+        return np.asarray(stats.norm.ppf(q), np.float64), q
+
+    z_all, q_all = scores(x)
+    # the pooled reading, per other: sums over its hands in weak strata (filled below) and its variance terms
+    weak_n, weak_z, weak_q = np.zeros(k), np.zeros(k), np.zeros(k)
     for s_ in np.unique(strata):
         m = strata == s_
-        xs, os_ = x[m], other[m]
-        total = len(xs)
-        z = normal_scores(xs)
-        spread = float(z.var())
-        ranks = stats.rankdata(xs, method="average")
-        q = (ranks - 0.5) / total
-        q_spread = float(q.var())
-        codes, inv = np.unique(os_, return_inverse=True)
-        n = np.bincount(inv, minlength=len(codes)).astype(np.float64)
-        sz = np.bincount(inv, z, len(codes))
-        sq = np.bincount(inv, q - q.mean(), len(codes))
-        fpc = (total - n) / max(total - 1, 1)
-        for o, n_o, s_z, s_q, f in zip(codes, n, sz, sq, fpc):
-            num[o] = num.get(o, 0.0) + float(s_z)
-            var[o] = var.get(o, 0.0) + float(n_o * spread * f)
-            pct[o] = pct.get(o, 0.0) + float(s_q)
-            pvar[o] = pvar.get(o, 0.0) + float(n_o * q_spread * f)
-    counts = {o: float(np.sum(other == o)) for o in num}
+        t = int(m.sum())
+        n = np.bincount(inv[m], minlength=k).astype(np.float64)
+        z, q = scores(x[m])
+        sz, sq = np.bincount(inv[m], z, k), np.bincount(inv[m], q - q.mean(), k)
+        az, aq = np.bincount(inv[m], z_all[m], k), np.bincount(inv[m], q_all[m] - q_all.mean(), k)
+        fpc = (t - n) / max(t - 1, 1)
+        strong = (t - n) >= MIN_STRATUM_OTHERS
+        for j in np.flatnonzero(n > 0):
+            o = codes[j]
+            if strong[j]:
+                num[o] = num.get(o, 0.0) + float(sz[j])
+                var[o] = var.get(o, 0.0) + float(n[j] * z.var() * fpc[j])
+                pct[o] = pct.get(o, 0.0) + float(sq[j])
+                pvar[o] = pvar.get(o, 0.0) + float(n[j] * q.var() * fpc[j])
+            else:
+                weak_n[j] += n[j]
+                weak_z[j] += az[j]
+                weak_q[j] += aq[j]
+    for j in np.flatnonzero(weak_n > 0):
+        o = codes[j]
+        fpc_all = (total - weak_n[j]) / max(total - 1, 1)
+        num[o] = num.get(o, 0.0) + float(weak_z[j])
+        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_all.var() * fpc_all)
+        pct[o] = pct.get(o, 0.0) + float(weak_q[j])
+        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_all.var() * fpc_all)
+    counts = {o: float(c) for o, c in zip(codes, np.bincount(inv, minlength=k))}
     z_mean = {o: (num[o] / np.sqrt(var[o]) if var[o] > 1e-12 else 0.0) for o in num}
     mean_pct = {o: 50.0 + 100.0 * pct[o] / counts[o] for o in num}
-    pct_se = {o: 100.0 * np.sqrt(pvar[o]) / counts[o] for o in num}
+    pct_se = {o: 100.0 * float(np.sqrt(pvar[o])) / counts[o] for o in num}
     return z_mean, mean_pct, pct_se
 
 
