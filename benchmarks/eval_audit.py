@@ -31,7 +31,8 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 #: Part of every cache key: bump it when the decision rows change (v2: the imm columns; v5: the analysis
 #: defaults are in the key too, see ``_rows_key``).
 CACHE_VERSION = 5
-#: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5: the mean look by seat over both directions).
+#: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
+#: burst's mean look by seat, over both directions).
 METHOD_VERSION = 5
 
 

@@ -88,8 +88,10 @@ def burst_look(row: pd.Series) -> str:
 
     if "burst_ab_z_mean" not in row.index:
         return "count"
-    mean = float(log_combine_directions(z("burst_ab_z_mean"), z("burst_ba_z_mean")))
-    count = float(log_combine_directions(z("burst_ab_z_count"), z("burst_ba_z_count")))
+    def both(look: str) -> float:
+        return float(log_combine_directions(np.array([z(f"burst_ab_z_{look}")]), np.array([z(f"burst_ba_z_{look}")]))[0])
+
+    mean, count = both("mean"), both("count")
     return "mean" if mean <= count else "count"
 
 
