@@ -221,7 +221,7 @@ def test_case_labels_cover_every_key_the_case_data_names() -> None:
 
     signals = {s for s, _, _ in ROWS} | {"codev"}
     keys = {f"{p}{s}" for s in signals for p in ("sig_", "meaning_")}
-    keys |= {f"lead_{s}" for s in (*DIRECTED, "burst", "codev") if s != "think"} | {"lead_think"}
+    keys |= {f"lead_{s}" for s in (*DIRECTED, "burst", "codev") if s != "think"} | {"lead_think", "lead_burst_mean"}
     keys |= {f"verdict_{v}" for v in VERDICTS} | {f"verdict_{v}_short" for v in VERDICTS}
     keys |= {f"unit_{u}" for _, _, u in ROWS if u} | {f"gl_term_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
     keys |= {f"gl_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
