@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
 
-from analyzer.analysis.skill import Fit, fit_by, fit_weight, loss_matrix, mix_losses, probabilities
+from analyzer.analysis.skill import Fit, fit_by, fit_weight, loss_matrix, probabilities, rate_by
 
 Z_95 = 1.959964
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
@@ -123,10 +123,10 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     ar = np.arange(n)
     players = frame["player"].astype(str).to_numpy()
     weight = fit_weight(own, ref, chosen, players) if ref_weight is None else float(ref_weight)
-    losses = mix_losses(own, ref, weight)
-    fits: dict[str, Fit] = fit_by(losses, chosen, players)
+    # the headline: each player's two-direction choice model, read on the common reference set
+    fits: dict[str, Fit] = rate_by(own, ref, chosen, players, weight=weight)
     # the signal is judged on values alone: "better than their level" must not mean "unlike the heuristic"
-    own_fits = fits if weight == 0 else fit_by(own, chosen, players)
+    own_fits = fit_by(own, chosen, players)
     chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
     skill_row = np.array([own_fits[p].skill for p in players])
     # the true-deal view: which option was best on the real cards, and how likely the player's own
