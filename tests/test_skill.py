@@ -11,6 +11,7 @@ from analyzer.analysis.decisions import analyse
 from analyzer.analysis.players import COLUMNS, player_table
 from analyzer.analysis.skill import (
     Reference,
+    choice_probabilities,
     equivalent_skill,
     expected_loss,
     fit_by,
@@ -170,3 +171,30 @@ def test_reference_set_is_shipped_and_a_bad_one_is_refused(tmp_path) -> None:
     save_reference(good, Reference(r.loss[:10], r.ref[:10], "ten"))
     back = load_reference(good)
     assert back.meta == "ten" and np.array_equal(np.isfinite(back.loss), np.isfinite(r.loss[:10]))
+
+
+def test_choice_probabilities_follow_both_directions() -> None:
+    losses = np.array([[0.0, 1.0, np.inf], [0.0, 0.5, 2.0]])
+    ref = np.array([[1.0, 0.0, np.inf], [0.0, 0.0, 0.0]])
+    p = choice_probabilities(losses, ref, np.array([1.0, 0.0]), np.array([1.0, 3.0]))
+    assert np.allclose(p.sum(axis=1), 1.0) and p[0, 2] == 0.0
+    assert np.isclose(p[0, 0], p[0, 1])  # one point of loss each way
+    assert np.allclose(p[1], 1 / 3)  # no sensitivity to the values, equal policy losses
+
+
+@pytest.mark.slow
+def test_signal_does_not_flag_steady_honest_players() -> None:
+    """A room of near-greedy honest players (blunder noise): the values alone misjudge their steady
+    choices and read one of them as "better than their level" (p 5e-5 before the signal used the
+    two-direction fit); with it no honest player is flagged."""
+    from analyzer.simulate.noise import noisy_room
+
+    room = noisy_room("blunder", players=24, hands_per_player=60, seed=1)
+    items = [Checked("room", i + 1, r.hand_id, r, HandCheck()) for i, r in enumerate(room.records)]
+    table = player_table(analyse(items, seed=0, reasons=False))
+    assert not table["flag"].any(), table.sort_values("signal_p").head(3)
+    assert table["signal_p"].min() > 1e-3
+    # and the headline orders these players by their known noise
+    from scipy.stats import spearmanr
+
+    assert spearmanr(table["player"].map(room.level), table["skill"]).statistic < -0.85

@@ -370,11 +370,20 @@ def rate(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, refset:
 
 
 def rate_by(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, groups: np.ndarray,
-            refset: Reference | None = None, weight: float = 0.0) -> dict[str, Fit]:
-    """One rating per value of ``groups`` (e.g. the player column)."""
+            refset: Reference | None = None, weight: float = 0.0) -> dict[str, tuple[Fit, Choice]]:
+    """One rating (and the fit behind it) per value of ``groups`` (e.g. the player column)."""
     refset = refset or reference()
     order = np.argsort(groups, kind="stable")
     keys, starts = np.unique(groups[order], return_index=True)
     bounds = list(starts[1:]) + [len(order)]
-    return {str(k): rate(losses[order[a:b]], ref_losses[order[a:b]], chosen[order[a:b]], refset, weight)[0]
+    return {str(k): rate(losses[order[a:b]], ref_losses[order[a:b]], chosen[order[a:b]], refset, weight)
             for k, a, b in zip(keys, starts, bounds)}
+
+
+def choice_probabilities(losses: np.ndarray, ref_losses: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each option's probability under the two-direction model (per-row a, b; inf padding gets 0)."""
+    fin, x, y = _padded(losses, ref_losses)
+    z = np.where(fin, -(np.asarray(a, float)[:, None] * x + np.asarray(b, float)[:, None] * y), -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
