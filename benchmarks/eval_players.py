@@ -1,7 +1,8 @@
 """Does the per-player skill figure measure skill, not luck? Honest rooms of players with known noise.
 
 Run: ``python3 benchmarks/eval_players.py [--quick] [--models softmax,blunder,no_tong] [--players 40]
-[--hands 150] [--seed 1[,2,3]] [--eval-seeds 0,1] [--samples N --max-samples M] [--policy model|strategy|fast] [--cheat]``.
+[--hands 150] [--seed 1[,2,3]] [--search N] [--eval-seeds 0,1] [--samples N --max-samples M]
+[--policy model|strategy|fast] [--cheat]``.
 
 For each noise model (:mod:`analyzer.simulate.noise`) a room of honest players whose levels span
 the model's range is analysed (:func:`analyzer.analysis.decisions.analyse`, then
@@ -48,7 +49,7 @@ def _rho(noise: np.ndarray, figure: np.ndarray, higher_is_better: bool = True) -
 
 
 def eval_model(model: str, seed: int, args: argparse.Namespace, kw: dict) -> dict:
-    room = noisy_room(model, players=args.players, hands_per_player=args.hands, seed=seed)
+    room = noisy_room(model, players=args.players, hands_per_player=args.hands, seed=seed, search=args.search)
     items = _items(room.records)
     t = time.process_time()
     df = analyse(items, seed=args.eval_seeds[0], reasons=False, **kw)
@@ -143,6 +144,9 @@ def main() -> None:
     ap.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES)
     ap.add_argument("--policy", choices=list(POLICIES), default=DEFAULT_POLICY)
     ap.add_argument("--precision-hands", type=int, default=60)
+    ap.add_argument("--search", type=int, default=0,
+                    help="base players search with this many rollouts an option (blunder rooms: a base player that "
+                         "is not the reference heuristic)")
     ap.add_argument("--cheat", action="store_true", help="also a room with colluders and experts")
     ap.add_argument("--cheat-hands", type=int, default=1500)
     args = ap.parse_args()
