@@ -198,3 +198,15 @@ def test_signal_does_not_flag_steady_honest_players() -> None:
     from scipy.stats import spearmanr
 
     assert spearmanr(table["player"].map(room.level), table["skill"]).statistic < -0.85
+
+
+def test_decisions_without_information_give_the_whole_interval() -> None:
+    """Options that are always equal (or a single option) say nothing about skill: the interval is the whole range."""
+    losses = np.full((50, 13), np.inf)
+    losses[:, :3] = 0.0
+    fit, _ = rate(losses, np.zeros_like(losses), np.zeros(50, np.int64), _refset(71))
+    assert fit.lo <= 0.01 and fit.hi >= 10.0
+    ref = np.where(np.isfinite(losses), 1.0, np.inf)
+    ref[:, 0] = 0.0
+    fit, _ = rate(losses, ref, np.zeros(50, np.int64), _refset(72))
+    assert fit.lo <= 0.01 and fit.hi >= 10.0

@@ -277,9 +277,11 @@ def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray) -
         if done:
             break
     _, h = derivatives(t)
-    if not has_ref:
+    if h[0, 0] <= 1e-9 or (has_ref and h[1, 1] <= 1e-9):  # a direction the decisions say nothing about
+        cov = np.full((2, 2), math.inf)
+    elif not has_ref:
         cov = np.zeros((2, 2))
-        cov[0, 0] = 1.0 / h[0, 0] if h[0, 0] > 0 else math.inf
+        cov[0, 0] = 1.0 / h[0, 0]
     else:
         cov = np.linalg.pinv(h)
     return Choice(float(t[0]), float(t[1]), cov, n)
