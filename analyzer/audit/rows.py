@@ -19,6 +19,7 @@ import pickle
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -83,10 +84,14 @@ class AuditRows:
         self.signals = StreamedSignals(options, spill_dir)
         self.players = PlayerSpill(spill_dir)
         self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
-        self.frames: list[dict[str, np.ndarray]] = []
-        self.lengths: list[int] = []
+        # the report's rows wait on disk (pickled pieces), so memory never holds them twice, nor while the
+        # rows stream: the frame is allocated once, at its final size, and filled piece by piece
+        self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir)
+        self._pieces = Path(self._tmp.name) / "rows.pickle"
+        self.dtypes: dict[str, list[np.dtype[Any]]] = {}
         self.columns: list[str] | None = None
         self.rows = 0
+        self._count = 0  # pieces added
 
     def __enter__(self) -> AuditRows:
         return self
@@ -97,6 +102,7 @@ class AuditRows:
     def close(self) -> None:
         self.signals.close()
         self.players.close()
+        self._tmp.cleanup()
 
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
@@ -107,30 +113,40 @@ class AuditRows:
         self.columns += [c for c in df.columns if c not in self.columns]
         self.signals.feed(df)
         self.players.add(df)
-        # each column an array of its own (a copy, so the batch's blocks go with the batch): the frame is
-        # then built column by column, never holding the rows twice
-        self.frames.append({c: np.array(df[c].to_numpy(), copy=True) for c in df.columns if c not in self.drop})
-        self.lengths.append(len(df))
+        self._count += 1
+        piece = {c: df[c].to_numpy() for c in df.columns if c not in self.drop}
+        for c, a in piece.items():
+            self.dtypes.setdefault(c, []).append(a.dtype)
+        with open(self._pieces, "ab") as f:  # our own temporary file, read back by this process only
+            pickle.dump((len(df), piece), f, protocol=pickle.HIGHEST_PROTOCOL)
         self.rows += len(df)
 
     def decisions(self) -> pd.DataFrame:
-        """The rows added, in order, with the dropped texts as "" (built once; the pieces go as it is built)."""
+        """The rows added, in order, with the dropped texts as "" (each column allocated once at its size)."""
         from analyzer.analysis.decisions import analyse
 
-        if not self.frames or self.columns is None:
+        if not self.rows or self.columns is None:
             return analyse([])
-        from analyzer.analysis.execute import release_memory
-
         n = self.rows
         cols: dict[str, np.ndarray] = {}
         for c in self.columns:
             if c in self.drop:
                 cols[c] = np.full(n, "", dtype=object)
-                continue
-            cols[c] = np.concatenate([f.pop(c) if c in f else np.full(k, np.nan)
-                                      for f, k in zip(self.frames, self.lengths)])
-            release_memory()  # the batches' arrays of this column, freed in the heap's holes: hand them back
-        self.frames, self.lengths = [], []
+            else:  # the type np.concatenate would give (a column some pieces lack gets NaN there)
+                have = self.dtypes.get(c, [])
+                kinds = have + ([np.dtype(float)] if sum(1 for _ in have) < self._count else [])
+                cols[c] = np.empty(n, np.result_type(*kinds))
+        start = 0
+        with open(self._pieces, "rb") as f:
+            while start < n:
+                k, piece = pickle.load(f)
+                for c, col in cols.items():
+                    if c in piece:
+                        col[start:start + k] = piece[c]
+                    elif c not in self.drop:
+                        col[start:start + k] = np.nan
+                start += k
+        self._pieces.unlink()
         # copy=False: one block a column, no consolidation (which would copy every number once more)
         return pd.DataFrame(cols, copy=False)
 
