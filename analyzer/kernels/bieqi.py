@@ -19,9 +19,10 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from analyzer.cards import NUM_CARDS, RANKS_PER_SUIT, SEVEN_OF_SPADES
+from analyzer.kernels import load_cached
 from analyzer.kernels.jsonkeys import read_string
 from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.kernels.tables import NEXT, RANK_OF, SUIT_OF, apply, mask_points
@@ -397,6 +398,31 @@ def settle_hands(points, last7, first, rule_idx, rules, mult, scores, ranking): 
             ranking[h, q] = x
 
 
+# --------------------------------------------------------------------------- loading the kernels
+
+def _array(dtype: Any, ndim: int, readonly: bool = False) -> Any:
+    return types.Array(dtype, ndim, "C", readonly=readonly)
+
+
+_I64, _I64_2D, _BOOL_2D = _array(types.int64, 1), _array(types.int64, 2), _array(types.bool_, 2)
+_BYTES = _array(types.uint8, 1, readonly=True)  # np.frombuffer of bytes: read-only
+#: The exact argument types the calls below pass (so the first call finds its code loaded; see load_cached).
+SIGNATURES = {
+    "scan_hands": (_BYTES, _I64, _I64, _I64, _I64, _I64_2D, _BOOL_2D, _I64),
+    "settle_hands": (_I64_2D, _BOOL_2D, _I64, _I64, _I64_2D, _I64_2D, _I64_2D, _I64_2D),
+    "check_hands": (_BYTES, _I64, _BYTES, _BYTES, _BYTES, _I64, _I64, _I64, _I64_2D, _BOOL_2D),
+}
+_loaded: set[str] = set()
+
+
+def _ready(*names: str) -> None:
+    """Load the named kernels for the calls below, once a process (from numba's cache when it holds them)."""
+    for name in names:
+        if name not in _loaded:
+            load_cached(globals()[name], SIGNATURES[name])
+            _loaded.add(name)
+
+
 # --------------------------------------------------------------------------- the fast path over records
 
 @dataclass(slots=True)
@@ -463,6 +489,7 @@ def _run_kernel(records: Sequence[Any]) -> tuple[list[int], Any, Any, Any]:
     l7 = np.zeros((m, SEATS), np.bool_)
     if not fast:
         return fast, np.zeros(0, np.int8), pts, l7
+    _ready("check_hands")
     status = check_hands(
         np.frombuffer("".join(deal).encode(), np.uint8), np.array(offsets, np.int64),
         np.frombuffer("".join(cards).encode(), np.uint8), np.frombuffer(b"".join(seats), np.uint8),
@@ -502,6 +529,7 @@ def check_lines(records: Sequence[Any], lines: Sequence[bytes], passed: Callable
     pts = np.zeros((n, SEATS), np.int64)
     l7 = np.zeros((n, SEATS), np.bool_)
     first = np.zeros(n, np.int64)
+    _ready("scan_hands")
     status = scan_hands(np.frombuffer(b"".join(lines), np.uint8), offsets, NEXT, RANK_OF, SUIT_OF, pts, l7, first)
     checks: list[Any] = [None] * n
     legal = np.flatnonzero(status == LEGAL)
@@ -557,6 +585,7 @@ def _settle(records: Sequence[Any], pts: Any, l7: Any, first: Any) -> tuple[Any,
                    np.int64)
     mult, scores, ranking = (np.zeros_like(pts) for _ in range(3))
     if len(records):
+        _ready("settle_hands")
         settle_hands(pts, l7, first, idx, rule_table(list(rule_sets)), mult, scores, ranking)
     return mult, scores, ranking
 
