@@ -93,13 +93,18 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
     try:
         buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
         n = 0
+        # the limit counts the line without its ending (LF or CRLF); the first read also takes room for a byte
+        # order mark some editors put first, which is not part of the line
+        room = max_line_bytes + 2 + len(BOM)
         while True:
-            raw = buf.readline(max_line_bytes + 2)  # the limit counts the line without its ending (LF or CRLF)
+            raw = buf.readline(room)
             if not raw:
                 return
             n += 1
-            if n == 1 and raw.startswith(BOM):  # a byte order mark some editors put first: not part of the line
-                raw = raw[len(BOM):]
+            if n == 1:
+                room = max_line_bytes + 2
+                if raw.startswith(BOM):
+                    raw = raw[len(BOM):]
             size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0)
             if size > max_line_bytes:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line without keeping it

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from analyzer.cli import cli
 from analyzer.corrupt import PLANTERS
-from analyzer.logs import decoder, format_record
+from analyzer.logs import decoder, format_record, generate_lines
 from analyzer.validate import generate_checked, validate
 from analyzer.variants.bieqi import VARIANT
 from conftest import PEER, SAMPLES, legal_obj, legal_record
@@ -123,6 +123,23 @@ def test_line_longer_than_the_limit_is_skipped_and_the_next_is_checked(tmp_log):
     p = tmp_log([b'{"x": "' + b"y" * 5000 + b'"}', good])
     s = validate([str(p)], max_line_bytes=len(good) + 10)
     assert [(x.line, x.code) for x in s.problems] == [(1, "line-too-long")] and s.valid_hands == 1
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("slack", [-2, -1, 0, 1, 2, 3, 4])
+def test_a_bom_first_line_near_the_limit_is_read_whole(tmp_path, slack, ending):
+    """The byte order mark before the first line is not part of it: a first line within a few bytes of
+    --max-line-bytes is read whole (not cut in two at the limit plus the mark) or skipped whole, and the
+    lines after it keep their numbers."""
+    first, second = format_record(legal_record(4, "hA")), format_record(legal_record(4, "hB"))
+    p = tmp_path / "bom.jsonl"  # two lines of one length, the first after the mark
+    p.write_bytes(b"\xef\xbb\xbf" + first + ending + second + ending)
+    limit = len(first) + slack
+    expected = [(1, None), (2, None)] if slack < 0 else [(1, first), (2, second)]
+    assert [(x.line, x.data) for x in generate_lines(str(p), limit)] == expected
+    s = validate([str(p)], max_line_bytes=limit)
+    assert [(x.line, x.code) for x in s.problems] == [(n, "line-too-long") for n, data in expected if data is None]
+    assert (s.hands, s.valid_hands) == (2, 0 if slack < 0 else 2)
 
 
 def test_gzip_folders_and_stdin(tmp_path):
