@@ -291,3 +291,12 @@ def test_random_byte_edits_find_the_same_problems_in_a_batch_and_alone():
     alone = [check_lines([line], keep_records=False)[0] for line in _lines(cases)]
     assert _problems(batch) == _problems(alone)
     assert sum(c.ok for c in batch) > 0 and sum(not c.ok for c in batch) > 0
+
+
+def test_the_suit_tables_hold_every_patterns_count_and_points():
+    """The kernels' 13-bit tables (built as arrays) against the rules' own definition, pattern by pattern."""
+    from analyzer.kernels.tables import SUIT_COUNT, SUIT_POINTS
+    from analyzer.rules import suit_points
+
+    assert SUIT_COUNT.tolist() == [m.bit_count() for m in range(1 << 13)]
+    assert SUIT_POINTS.tolist() == [suit_points(m) for m in range(1 << 13)]
