@@ -267,3 +267,67 @@ def test_forked_workers_with_compiled_batches_find_what_one_process_finds(tmp_pa
     one, two = run(1), run(2)
     assert one == two and len(one) == 300
     assert planted >= 5 and sum(not ok for _, _, ok, _ in one) == planted
+
+
+def _awkward_bytes(rng: random.Random) -> bytes:
+    """Lines as a careless or hostile writer leaves them: a byte order mark first, blank lines, CRLF,
+    lines over the limit (some far over), stray CRs, no LF at the end."""
+    pieces = [b"\xef\xbb\xbf"] if rng.random() < 0.5 else []
+    for _ in range(rng.randrange(1, 40)):
+        pieces.append(rng.choice([b"", b" ", b"\r", b"{}", b"ab", b"x" * rng.randrange(1, 30), b"\xef\xbb\xbf1"])
+                      + rng.choice([b"\n", b"\r\n", b"\r\r\n"]))
+    return b"".join(pieces)[: -rng.randrange(0, 3) or None]
+
+
+def test_ranges_of_a_file_read_its_lines_once_each_with_their_numbers(tmp_path):
+    """A file cut at any bytes into ranges (each read by a worker): every line is read by the range it
+    starts in, once, whole or as too long, numbered as reading the whole file numbers it."""
+    from analyzer.validate import _Range, _range_lines
+
+    rng = random.Random(11)
+    p = tmp_path / "a.jsonl"
+    for _ in range(400):
+        data = _awkward_bytes(rng)
+        p.write_bytes(data)
+        limit = rng.randrange(0, 12)
+        cuts = sorted(rng.sample(range(1, len(data) + 2), min(len(data) + 1, rng.randrange(0, 6))))
+        bounds = [0, *cuts]
+        got, base = [], 0
+        for k, a in enumerate(bounds):
+            lines, count = _range_lines(_Range(str(p), a, bounds[k + 1] if k + 1 < len(bounds) else None), limit)
+            got += [(base + x.line, x.data) for x in lines]
+            base += count
+        assert got == [(x.line, x.data) for x in generate_lines(str(p), limit)], (data, limit, bounds)
+
+
+def test_workers_reading_their_own_ranges_find_what_one_process_finds(tmp_path, monkeypatch):
+    """Worker processes that read ranges of the files themselves (cut small here: 30 ranges a file, lines
+    cut across) find the same problems at the same lines as one process; a gzip file between two plain
+    ones is read by the parent and sent in batches, as before."""
+    import analyzer.validate as v
+
+    rng = random.Random(5)
+    lines = []
+    for k in range(150):
+        line = format_record(legal_record(k, f"r{k}"))
+        if k % 11 == 3:
+            bad = PLANTERS[sorted(PLANTERS)[k % len(PLANTERS)]](legal_obj(k, f"r{k}"), rng)
+            line = bad[0] if bad is not None else line
+        lines.append(line + (b"\r\n" if k % 7 == 0 else b"\n") + (b"\n" if k % 13 == 0 else b""))
+    lines[5] = b'{"x": "' + b"y" * 9000 + b'"}\n'  # over the limit below
+    data = b"\xef\xbb\xbf" + b"".join(lines)
+    (tmp_path / "a.jsonl").write_bytes(data)
+    with gzip.open(tmp_path / "b.jsonl.gz", "wb") as f:
+        f.write(b"".join(lines[:40]))
+    (tmp_path / "c.jsonl").write_bytes(b"".join(lines[60:]).rstrip(b"\n"))
+    paths = [str(tmp_path / n) for n in ("a.jsonl", "b.jsonl.gz", "c.jsonl")]
+    monkeypatch.setattr(v, "RANGE_BYTES", len(data) // 30)
+
+    def run(jobs: int) -> list:
+        return [(c.file, c.line, c.hand_id, c.ok, [p.to_dict() for p in c.check.problems])
+                for c in generate_checked(paths, batch_size=64, jobs=jobs, keep_records=False, max_line_bytes=8000)]
+
+    one, two = run(1), run(2)
+    assert one == two
+    assert len(one) == 150 + 40 + 90 and sum(not ok for *_, ok, _ in one) > 15
+    assert ("a.jsonl", 7) in {(c[0].rsplit("/", 1)[-1], c[1]) for c in one if c[4] and c[4][0]["code"] == "line-too-long"}
