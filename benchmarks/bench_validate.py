@@ -82,6 +82,49 @@ def breakdown(path: Path, batch: int = 1024) -> dict[str, float]:
             "results settled and compared": (fast - scan) / n}
 
 
+STARTUP_PARTS = """
+import atexit, gc, sys, time
+if FREEZE:
+    atexit.register(gc.freeze)  # as the command does
+t = [time.process_time()]
+import analyzer.cli, analyzer.validate
+t.append(time.process_time())
+from analyzer.logs import decoder
+decoder(lines=True)
+t.append(time.process_time())
+import numpy
+t.append(time.process_time())
+import numba
+t.append(time.process_time())
+import analyzer.kernels.bieqi as k
+t.append(time.process_time())
+if FULL_SETUP:  # what numba does before its first cached load or compile, and kernels.load_cached skips
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+k._ready("scan_hands", "settle_hands")
+t.append(time.process_time())
+print(" ".join(f"{b - a:.3f}" for a, b in zip(t, t[1:])))
+"""
+STARTUP_NAMES = ["interpreter start and exit", "the command's imports", "the variants and the decoder", "numpy",
+                 "numba", "the kernels' modules", "the kernels loaded from the cache"]
+
+
+def startup_parts(root: Path, runs: int = 3, *, freeze: bool = True, full_setup: bool = False) -> list[float]:
+    """CPU seconds of each part of a fresh process's start-up before its first compiled batch, and of its
+    exit (medians): as the command runs (``freeze``: the heap frozen at exit; no ``full_setup``)."""
+    rows = []
+    code = f"FREEZE = {freeze}\nFULL_SETUP = {full_setup}\n" + STARTUP_PARTS
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             cwd=root).stdout.split()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        parts = [float(x) for x in out]
+        rows.append([total - sum(parts), *parts])  # before the first mark: the interpreter; after the last: exit
+    return [statistics.median(col) for col in zip(*rows)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=20_000)
@@ -102,6 +145,12 @@ def main() -> None:
     # CPU time is what the wall time is on an idle machine (one process, no waiting on others)
     print(f"small file (samples/legal.jsonl, 7 hands), fresh process: best {min(small):.2f} s, median "
           f"{statistics.median(small):.2f} s wall; CPU {statistics.median(small_cpu):.2f} s (goal <= 0.4 s wall)")
+    parts = startup_parts(root)
+    print("start-up before the first compiled batch, CPU s (medians of 3 fresh processes): "
+          + ", ".join(f"{n} {v:.3f}" for n, v in zip(STARTUP_NAMES, parts)) + f"; in all {sum(parts):.2f}")
+    slow_exit, full = startup_parts(root, freeze=False)[0], startup_parts(root, full_setup=True)[-1]
+    print(f"  what the start-up no longer does: the interpreter start and exit {slow_exit:.3f} without the heap "
+          f"frozen at exit; the kernels loaded after numba's full set-up {full:.3f}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.jsonl"
         t = time.perf_counter()
