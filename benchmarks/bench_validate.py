@@ -83,9 +83,10 @@ def breakdown(path: Path, batch: int = 1024) -> dict[str, float]:
 
 
 STARTUP_PARTS = """
-import atexit, gc, sys, time
-if FREEZE:
-    atexit.register(gc.freeze)  # as the command does
+import atexit, gc, os, sys, time
+if FREEZE:  # as the command does: the heap frozen at exit, numpy's BLAS on one thread
+    atexit.register(gc.freeze)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 t = [time.process_time()]
 import analyzer.cli, analyzer.validate
 t.append(time.process_time())
@@ -111,7 +112,8 @@ STARTUP_NAMES = ["interpreter start and exit", "the command's imports", "the var
 
 def startup_parts(root: Path, runs: int = 3, *, freeze: bool = True, full_setup: bool = False) -> list[float]:
     """CPU seconds of each part of a fresh process's start-up before its first compiled batch, and of its
-    exit (medians): as the command runs (``freeze``: the heap frozen at exit; no ``full_setup``)."""
+    exit (medians): as the command runs (``freeze``: the heap frozen at exit and numpy's BLAS on one
+    thread; no ``full_setup``)."""
     rows = []
     code = f"FREEZE = {freeze}\nFULL_SETUP = {full_setup}\n" + STARTUP_PARTS
     for _ in range(runs):
@@ -150,7 +152,8 @@ def main() -> None:
           + ", ".join(f"{n} {v:.3f}" for n, v in zip(STARTUP_NAMES, parts)) + f"; in all {sum(parts):.2f}")
     slow_exit, full = startup_parts(root, freeze=False)[0], startup_parts(root, full_setup=True)[-1]
     print(f"  what the start-up no longer does: the interpreter start and exit {slow_exit:.3f} without the heap "
-          f"frozen at exit; the kernels loaded after numba's full set-up {full:.3f}")
+          f"frozen at exit (numpy's BLAS threads then started too); the kernels loaded after numba's full set-up "
+          f"{full:.3f}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.jsonl"
         t = time.perf_counter()
