@@ -250,7 +250,8 @@ def test_the_validator_loads_its_kernels_from_the_cache_without_numbas_whole_set
     """A fresh process validating a batch big enough for the compiled path: each kernel it runs holds one
     compiled version, of the declared signature (the calls pass exactly those types, so none is typed and
     loaded a second time), loaded from the cache (warmed here first), and numba's whole set-up, which
-    imports every implementation module (the random generators' among them), never ran."""
+    imports every implementation module (the random generators' among them), never ran; nor did the
+    kernels' load import numba's array module (a kernel that allocates carries its code)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -260,13 +261,13 @@ def test_the_validator_loads_its_kernels_from_the_cache_without_numbas_whole_set
     code = ("import sys; from analyzer.validate import validate; import analyzer.kernels.bieqi as k; "
             "s = validate([sys.argv[1]], jobs=1); assert s.valid_hands == s.hands > 0, s.to_dict(); "
             "print([(list(d.overloads) == [k.SIGNATURES[n]], sum(d.stats.cache_hits.values())) "
-            "for n in ('scan_hands', 'settle_hands') for d in [getattr(k, n)]], "
-            "'numba.np.random.generator_core' in sys.modules)")
+            "for n in ('_scan', 'settle_hands') for d in [getattr(k, n)]], "
+            "'numba.np.random.generator_core' in sys.modules, 'numba.np.arrayobj' in sys.modules)")
     root = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True, text=True, check=True, cwd=root)
     out = subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True, text=True, check=True,
                          cwd=root).stdout.strip()
-    assert out == "[(True, 1), (True, 1)] False"
+    assert out == "[(True, 1), (True, 1)] False False"
 
 
 def test_random_byte_edits_find_the_same_problems_in_a_batch_and_alone():
