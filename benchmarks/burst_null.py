@@ -4,7 +4,8 @@ Two checks, printed as P(p <= u) for u = 0.001, 0.01, 0.05, 0.2 (a valid p-value
 - synthetic: an actor whose per-hand favour has heavy tails (t, 3 d.f.) and who sits with one friend in a
   third of its directed hands (the friend-heavy seating of the honest confounders), no favour at all;
 - rooms: every honest directed pair (>= 10 hands together) of the evaluation's rooms, whole rooms, friends
-  who sit together often and the other pairs apart (read from ``eval_audit.py``'s cache, analysed if absent).
+  who sit together often and the other pairs apart (read from ``eval_audit.py``'s cache, analysed if absent):
+  the directed statistic and each of its two looks, then the pair's p over both directions.
 
     python3 benchmarks/burst_null.py --sets extra,styles,honest [--cache /tmp/bieqi-eval-audit]
 """
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.audit.burst import _burst, _burst_one
+from analyzer.audit.calibrate import burst_logp, z_of_logp
 from analyzer.audit.signals import _fit_links, seat_effects
 
 LEVELS = (0.001, 0.01, 0.05, 0.2)
@@ -40,11 +42,13 @@ def synthetic(reps: int, seed: int = 5) -> np.ndarray:
     return np.exp(np.array(out))
 
 
-def room_pvalues(specs: list[dict], cache: Path) -> pd.DataFrame:
-    """Honest directed pairs' burst p-values over whole rooms: columns room, friend, hands, p."""
+def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Honest pairs' burst p-values over whole rooms: per directed pair (columns room, friend, hands, p, p_mean,
+    p_count: the directed statistic and each of its looks) and per pair (room, friend, hands, p: the pair's p of
+    ``calibrate.burst_logp``, both directions of each look)."""
     import eval_audit as ea
 
-    rows = []
+    rows, pairs = [], []
     for spec in specs:
         df, _seating, truth = ea.room_frame(spec, cache)
         colluding = {tuple(p["players"]) for p in truth["colluding_pairs"]}
@@ -55,8 +59,16 @@ def room_pvalues(specs: list[dict], cache: Path) -> pd.DataFrame:
         for (actor, other), r in b.iterrows():
             if (actor, other) in colluding or r["hands"] < 10:
                 continue
-            rows.append((spec["seed"], (actor, other) in friends, int(r["hands"]), float(np.exp(r["logp"]))))
-    return pd.DataFrame(rows, columns=["room", "friend", "hands", "p"])
+            rows.append((spec["seed"], (actor, other) in friends, int(r["hands"]), float(np.exp(r["logp"])),
+                         float(np.exp(r["logp_mean"])), float(np.exp(r["logp_count"]))))
+            if actor < other and (other, actor) in b.index:
+                r2 = b.loc[(other, actor)]
+                t = pd.DataFrame({"burst_ab_z_mean": [r["z_mean"]], "burst_ba_z_mean": [r2["z_mean"]],
+                                  "burst_ab_z_count": [float(z_of_logp(r["logp_count"]))],
+                                  "burst_ba_z_count": [float(z_of_logp(r2["logp_count"]))]})
+                pairs.append((spec["seed"], (actor, other) in friends, int(r["hands"]), float(np.exp(burst_logp(t)[0]))))
+    return (pd.DataFrame(rows, columns=["room", "friend", "hands", "p", "p_mean", "p_count"]),
+            pd.DataFrame(pairs, columns=["room", "friend", "hands", "p"]))
 
 
 def main() -> None:
@@ -69,6 +81,8 @@ def main() -> None:
     ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
     ap.add_argument("--sets", default="extra,honest", help="room sets of eval_audit.py: styles, extra, honest")
     ap.add_argument("--reps", type=int, default=400, help="synthetic repetitions")
+    ap.add_argument("--only", default=None, help="keep only rooms of these style labels, e.g. occasional")
+    ap.add_argument("--seed-offset", type=int, default=0, help="add this to every room's seed (eval_audit's option)")
     args = ap.parse_args()
     t0 = time.time()
     print(f"synthetic friend-heavy null ({args.reps} actors): {_rates(synthetic(args.reps))}")
@@ -76,10 +90,18 @@ def main() -> None:
     sets = set(args.sets.split(","))
     specs = (ea.extra_room_specs(1400) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
         [honest] if "honest" in sets else [])
-    t = room_pvalues(specs, Path(args.cache))
+    specs = [{**sp, "seed": sp["seed"] + args.seed_offset} for sp in specs]
+    if args.only:
+        specs = [sp for sp in specs if sp.get("label", sp.get("style")) in set(args.only.split(","))]
+    t, pairs = room_pvalues(specs, Path(args.cache))
     for friend, g in t.groupby("friend"):
-        print(f"{'friends who sit together' if friend else 'other honest pairs'} ({len(g)} directed pairs, "
-              f"{len(specs)} rooms): {_rates(g['p'].to_numpy())}")
+        who = "friends who sit together" if friend else "other honest pairs"
+        print(f"{who} ({len(g)} directed pairs, {len(specs)} rooms): {_rates(g['p'].to_numpy())}")
+        for look in ("mean", "count"):
+            print(f"  {look} look alone: {_rates(g[f'p_{look}'].to_numpy())}")
+    for friend, g in pairs.groupby("friend"):
+        print(f"{'friends who sit together' if friend else 'other honest pairs'}, pair p (both directions, "
+              f"{len(g)} pairs): {_rates(g['p'].to_numpy())}")
     print(f"{time.time() - t0:.0f} s")
 
 

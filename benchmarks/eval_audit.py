@@ -31,8 +31,9 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 #: Part of every cache key: bump it when the decision rows change (v2: the imm columns; v5: the analysis
 #: defaults are in the key too, see ``_rows_key``).
 CACHE_VERSION = 5
-#: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst).
-METHOD_VERSION = 3
+#: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
+#: burst's mean look by seat, over both directions).
+METHOD_VERSION = 5
 
 
 def _rows_key(spec: dict[str, Any]) -> str:
@@ -265,6 +266,8 @@ def main() -> None:
     ap.add_argument("--only", default=None,
                     help="keep only rooms of these style labels, e.g. occasional (iterating on one style)")
     ap.add_argument("--rows-only", action="store_true", help="analyse the rooms (fill the cache) and stop")
+    ap.add_argument("--seed-offset", type=int, default=0,
+                    help="add this to every room's seed: the same designs on other rooms (a held-out check)")
     args = ap.parse_args()
     weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
@@ -273,6 +276,8 @@ def main() -> None:
     sets = set(args.sets.split(","))
     specs = (extra_room_specs(hands) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
         [honest_room] if "honest" in sets else [])
+    if args.seed_offset:
+        specs = [{**s, "seed": s["seed"] + args.seed_offset} for s in specs]
     if args.only:
         keep = set(args.only.split(","))
         specs = [s for s in specs if s.get("label", s.get("style")) in keep]

@@ -1,15 +1,18 @@
 """Does the per-player skill figure measure skill, not luck? Honest rooms of players with known noise.
 
 Run: ``python3 benchmarks/eval_players.py [--quick] [--models softmax,blunder,no_tong] [--players 40]
-[--hands 150] [--seed 1] [--eval-seeds 0,1] [--samples N --max-samples M] [--policy model|strategy|fast] [--cheat]``.
+[--hands 150] [--seed 1[,2,3]] [--search N] [--eval-seeds 0,1] [--samples N --max-samples M]
+[--policy model|strategy|fast] [--cheat]``.
 
 For each noise model (:mod:`analyzer.simulate.noise`) a room of honest players whose levels span
 the model's range is analysed (:func:`analyzer.analysis.decisions.analyse`, then
 :func:`analyzer.analysis.players.player_table`). Printed per model:
 
 - Spearman between the known noise and the headline ``skill`` (sign turned so that 1 = perfect
-  order), next to the same for match rate, mean normalised loss, mean regret (points) and the plain
-  mean score per hand (no analysis: the luck baseline);
+  order), next to the same for the one-parameter sensitivity on the values alone (the former
+  headline), match rate, mean normalised loss, mean regret (points) and the plain mean score per
+  hand (no analysis: the luck baseline); with several room seeds, each seed's figures and the
+  smallest over the seeds;
 - the headline's movement between two evaluation seeds (same hands): median |difference| over the
   median width of the 95% interval (goal < 0.1);
 - how many of these honest players the level/partner signal flags (should be 0).
@@ -30,7 +33,7 @@ from scipy.stats import spearmanr
 
 from analyzer.analysis.decisions import DEFAULT_MAX_SAMPLES, DEFAULT_POLICY, DEFAULT_SAMPLES, POLICIES, analyse
 from analyzer.analysis.players import player_table
-from analyzer.analysis.skill import loss_matrix
+from analyzer.analysis.skill import fit_by, loss_matrix
 from analyzer.simulate.noise import MODELS, noisy_room
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
@@ -45,31 +48,33 @@ def _rho(noise: np.ndarray, figure: np.ndarray, higher_is_better: bool = True) -
     return -r if higher_is_better else r
 
 
-def eval_model(model: str, args: argparse.Namespace, kw: dict) -> dict:
-    room = noisy_room(model, players=args.players, hands_per_player=args.hands, seed=args.seed)
+def eval_model(model: str, seed: int, args: argparse.Namespace, kw: dict) -> dict:
+    room = noisy_room(model, players=args.players, hands_per_player=args.hands, seed=seed, search=args.search)
     items = _items(room.records)
     t = time.process_time()
     df = analyse(items, seed=args.eval_seeds[0], reasons=False, **kw)
     cpu = time.process_time() - t
+    t = time.process_time()
     tab = player_table(df).set_index("player")
-    auto = player_table(df, ref_weight=None).set_index("player").reindex(tab.index)
+    table_cpu = time.process_time() - t
+    losses, chosen = loss_matrix(df)
+    values_only = fit_by(losses, chosen, df["player"].astype(str).to_numpy())
     noise = np.array([room.level[p] for p in tab.index])
     scores: dict[str, list[float]] = {}
     for r in room.records:
         for p, s in zip(r.players, r.result.scores):
             scores.setdefault(p, []).append(s)
     mean_score = np.array([np.mean(scores[p]) for p in tab.index])
-    out = {"model": model, "players": len(tab), "hands": len(items), "decisions": len(df),
-           "hands/s (CPU)": len(items) / cpu,
+    out = {"model": model, "room seed": seed, "players": len(tab), "hands": len(items), "decisions": len(df),
+           "hands/s (CPU)": len(items) / cpu, "player table CPU s": table_cpu,
            "skill": _rho(noise, tab["skill"].to_numpy()),
-           "skill, ref weight auto": _rho(noise, auto["skill"].to_numpy()),
-           "fitted ref weight": float(auto.attrs.get("ref_weight", np.nan)),
+           "values-only sensitivity": _rho(noise, np.array([values_only[p].skill for p in tab.index])),
            "match_rate": _rho(noise, tab["match_rate"].to_numpy()),
            "mean_loss": _rho(noise, tab["mean_loss"].to_numpy(), False),
            "mean_regret": _rho(noise, tab["mean_regret"].to_numpy(), False),
            "score/hand (baseline)": _rho(noise, mean_score),
            "honest flagged": int(tab["flag"].sum()), "min signal_p": float(tab["signal_p"].min())}
-    if len(args.eval_seeds) > 1 and model in args.move_models:
+    if len(args.eval_seeds) > 1 and model in args.move_models and seed == args.seed[0]:
         other = player_table(analyse(items, seed=args.eval_seeds[1], reasons=False, **kw)).set_index("player")
         moved = (other["skill"] - tab["skill"]).abs().reindex(tab.index)
         width = (tab["skill_hi"] - tab["skill_lo"]).median()
@@ -80,7 +85,7 @@ def eval_model(model: str, args: argparse.Namespace, kw: dict) -> dict:
 
 def precision(args: argparse.Namespace, kw: dict) -> None:
     """Per-decision agreement with a 10x-sample run (another seed) on the normalised-loss scale."""
-    room = noisy_room("softmax", players=8, hands_per_player=args.precision_hands * 4 // 8, seed=args.seed + 100)
+    room = noisy_room("softmax", players=8, hands_per_player=args.precision_hands * 4 // 8, seed=args.seed[0] + 100)
     items = _items(room.records)
     a = analyse(items, seed=2, reasons=False, **kw)
     big = dict(kw, samples=10 * kw["samples"], max_samples=10 * (kw["max_samples"] or kw["samples"]),
@@ -103,7 +108,7 @@ def cheat_room(args: argparse.Namespace, kw: dict) -> None:
     """A room with colluding pairs (sharing hands) and experts: the level/partner signal by role."""
     from analyzer.simulate.room import simulate
 
-    sim = simulate(hands=args.cheat_hands, players=16, seed=args.seed, colluders=2, friends=1, style="share",
+    sim = simulate(hands=args.cheat_hands, players=16, seed=args.seed[0], colluders=2, friends=1, style="share",
                    skill_mix="novice:0.2,casual:0.2,regular:0.3,strong:0.15,expert:0.15")
     recs = list(sim.records)
     df = analyse(_items(recs), seed=args.eval_seeds[0], reasons=False, **kw)
@@ -116,13 +121,13 @@ def cheat_room(args: argparse.Namespace, kw: dict) -> None:
     print(tab[cols].sort_values("signal_p").to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     lv = {"novice": 0, "casual": 1, "regular": 2, "strong": 3, "expert": 4}
     honest = tab[tab.role != "colluder"]
-    auto = player_table(df, ref_weight=None)
-    auto_rank = auto["player"].tolist()
+    losses, chosen = loss_matrix(df)
+    values_only = fit_by(losses, chosen, df["player"].astype(str).to_numpy())
+    vo = honest.player.map(lambda p: values_only[p].skill)
     print(f"Spearman(level, skill) over the other players: "
-          f"{spearmanr(honest.level.map(lv), honest.skill).statistic:.3f}; experts' places by skill "
-          f"(1 = best of {len(tab)}): {[tab['player'].tolist().index(p) + 1 for p in tab.player[tab.level == 'expert']]}"
-          f", with ref weight auto ({auto.attrs.get('ref_weight', float('nan')):.2f}): "
-          f"{[auto_rank.index(p) + 1 for p in tab.player[tab.level == 'expert']]}")
+          f"{spearmanr(honest.level.map(lv), honest.skill).statistic:.3f} (values-only sensitivity "
+          f"{spearmanr(honest.level.map(lv), vo).statistic:.3f}); experts' places by skill "
+          f"(1 = best of {len(tab)}): {[tab['player'].tolist().index(p) + 1 for p in tab.player[tab.level == 'expert']]}")
 
 
 def main() -> None:
@@ -131,7 +136,7 @@ def main() -> None:
     ap.add_argument("--models", default="softmax,blunder,no_tong")
     ap.add_argument("--players", type=int, default=40)
     ap.add_argument("--hands", type=int, default=150, help="hands per player")
-    ap.add_argument("--seed", type=int, default=1, help="room seed")
+    ap.add_argument("--seed", default="1", help="room seed(s), comma-separated (the first also for precision, cheat)")
     ap.add_argument("--eval-seeds", default="0,1", help="analysis seeds (the second measures the movement)")
     ap.add_argument("--move-models", default="softmax",
                     help="models whose rooms are analysed again with the second seed (comma-separated, or 'all')")
@@ -139,12 +144,16 @@ def main() -> None:
     ap.add_argument("--max-samples", type=int, default=DEFAULT_MAX_SAMPLES)
     ap.add_argument("--policy", choices=list(POLICIES), default=DEFAULT_POLICY)
     ap.add_argument("--precision-hands", type=int, default=60)
+    ap.add_argument("--search", type=int, default=0,
+                    help="base players search with this many rollouts an option (blunder rooms: a base player that "
+                         "is not the reference heuristic)")
     ap.add_argument("--cheat", action="store_true", help="also a room with colluders and experts")
     ap.add_argument("--cheat-hands", type=int, default=1500)
     args = ap.parse_args()
     if args.quick:
         args.players, args.hands, args.precision_hands, args.cheat_hands = 24, 60, 20, 600
     args.eval_seeds = [int(x) for x in args.eval_seeds.split(",")]
+    args.seed = [int(x) for x in str(args.seed).split(",")]
     models = [m for m in args.models.split(",") if m]
     unknown = set(models) - set(MODELS)
     if unknown:
@@ -154,13 +163,20 @@ def main() -> None:
     args.move_models = models if args.move_models == "all" else args.move_models.split(",")
     pd.set_option("display.width", 200)
     rows = []
-    for m in models:  # each model's figures as soon as they are known
-        rows.append(eval_model(m, args, kw))
-        print(pd.Series(rows[-1]).to_string(float_format=lambda x: f"{x:.3f}"), "\n", flush=True)
+    for seed in args.seed:
+        for m in models:  # each model's figures as soon as they are known
+            rows.append(eval_model(m, seed, args, kw))
+            print(pd.Series(rows[-1]).to_string(float_format=lambda x: f"{x:.3f}"), "\n", flush=True)
     print(f"Spearman between known noise and each figure (1 = perfect order); {args.players} players x "
-          f"{args.hands} hands, room seed {args.seed}, analysis seeds {args.eval_seeds}, samples {args.samples}"
+          f"{args.hands} hands, room seed(s) {args.seed}, analysis seeds {args.eval_seeds}, samples {args.samples}"
           f"..{args.max_samples}, policy {args.policy}")
-    print(pd.DataFrame(rows).set_index("model").T.to_string(float_format=lambda x: f"{x:.3f}"))
+    table = pd.DataFrame(rows)
+    table["model"] = table["model"] + (" s" + table["room seed"].astype(str) if len(args.seed) > 1 else "")
+    print(table.set_index("model").T.to_string(float_format=lambda x: f"{x:.3f}"))
+    if len(args.seed) > 1:
+        figs = ["skill", "values-only sensitivity", "match_rate", "mean_loss", "score/hand (baseline)"]
+        worst = pd.DataFrame(rows).groupby("model", sort=False)[figs].min()
+        print(f"\nsmallest over room seeds {args.seed}:\n{worst.T.to_string(float_format=lambda x: f'{x:.3f}')}")
     precision(args, kw)
     if args.cheat:
         cheat_room(args, kw)

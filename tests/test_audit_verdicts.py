@@ -221,9 +221,87 @@ def test_case_labels_cover_every_key_the_case_data_names() -> None:
 
     signals = {s for s, _, _ in ROWS} | {"codev"}
     keys = {f"{p}{s}" for s in signals for p in ("sig_", "meaning_")}
-    keys |= {f"lead_{s}" for s in (*DIRECTED, "burst", "codev") if s != "think"} | {"lead_think"}
+    keys |= {f"lead_{s}" for s in (*DIRECTED, "burst", "codev") if s != "think"} | {"lead_think", "lead_burst_mean"}
     keys |= {f"verdict_{v}" for v in VERDICTS} | {f"verdict_{v}_short" for v in VERDICTS}
     keys |= {f"unit_{u}" for _, _, u in ROWS if u} | {f"gl_term_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
     keys |= {f"gl_{k}" for k in ("score", "z", "p", "q", "flagged", "review")}
     for lang in ("en", "zh"):
         assert keys <= set(LABELS[lang]), keys - set(LABELS[lang])
+
+
+def _pair_row(scores: pd.DataFrame) -> pd.Series:
+    """The pair table's row of A and B from directed per-hand scores (both directions), as the audit builds it."""
+    from analyzer.audit.calibrate import burst_logp
+    from analyzer.audit.signals import finish_pairs
+
+    out = pd.DataFrame({"hands_together": [int((scores["actor"].eq("A") & scores["other"].eq("B")).sum())]},
+                       index=pd.MultiIndex.from_tuples([("A", "B")], names=["a", "b"]))
+    finish_pairs(out, _burst_one(scores), pd.DataFrame(columns=["both_deviated", "observed", "expected", "z"]))
+    row = out.reset_index().iloc[0].copy()
+    row["main_signal"] = "burst"
+    row["burst_logp"] = float(burst_logp(out.reset_index())[0])
+    return row
+
+
+def _two_way(rng: np.random.Generator, shift: Callable[[int], np.ndarray], hands: int = 500) -> pd.DataFrame:
+    """A and B each with 4 honest others (and each other); A's hands towards B shifted by ``shift``."""
+    rows = []
+    for actor, partner in (("A", "B"), ("B", "A")):
+        for o in [partner, *[f"{actor}{k}" for k in range(4)]]:
+            x = rng.standard_normal(hands)
+            if (actor, o) == ("A", "B"):
+                x = x + shift(hands)
+            rows.append(pd.DataFrame({"actor": actor, "other": o, "hand_id": np.arange(hands), "x": x,
+                                      "offset": rng.integers(1, 4, hands)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_case_lead_states_the_burst_look_that_fired() -> None:
+    from analyzer.audit.case import burst_look, lead
+
+    rng = np.random.default_rng(21)
+    # many hands a little favoured: the mean look fires, and the sentence gives the hands' mean percentile
+    row = _pair_row(_two_way(rng, lambda n: np.full(n, 0.4)))
+    assert burst_look(row) == "mean"
+    sentence = lead(row)
+    assert sentence["key"] == "lead_burst_mean" and sentence["actor"] == "A" and sentence["partner"] == "B"
+    pct, hands, se = float(sentence["args"][2]), int(sentence["args"][3]), float(sentence["args"][4])
+    assert hands == 500 and pct > 50 + 4 * se and 0 < se < 2  # N(0.4, 1) vs N(0, 1): about the 61st percentile
+    # a few hands far out: the count look fires, and the sentence counts the hands above the actor's top level
+    row = _pair_row(_two_way(rng, lambda n: np.where(rng.random(n) < 0.05, 8.0, 0.0)))
+    assert burst_look(row) == "count"
+    sentence = lead(row)
+    assert sentence["key"] == "lead_burst" and sentence["actor"] == "A"
+    assert int(sentence["args"][2]) > 3 * float(sentence["args"][5])  # above vs expected
+
+
+def test_burst_mean_look_reads_the_seat_habit_within_each_seat() -> None:
+    # A always treats the seat after it better (+0.8 a hand) and its friend F sits there in most of their hands
+    # together, with no favour at all: an unstratified mean of ranks would call that favour, the look by seat not
+    rng = np.random.default_rng(4)
+    ps = []
+    for _ in range(30):
+        rows = []
+        for o, hands, p_next in (("F", 300, 0.8), *((f"o{k}", 150, 1 / 3) for k in range(4))):
+            off = np.where(rng.random(hands) < p_next, 1, rng.integers(2, 4, hands))
+            rows.append(pd.DataFrame({"actor": "A", "other": o, "hand_id": np.arange(hands), "offset": off,
+                                      "x": rng.standard_normal(hands) + 0.8 * (off == 1)}))
+        b = _burst_one(pd.concat(rows, ignore_index=True))
+        ps.append(float(stats.norm.sf(b.loc[("A", "F"), "z_mean"])))
+        plain = _burst_one(pd.concat(rows, ignore_index=True).drop(columns="offset"))
+        assert plain.loc[("A", "F"), "z_mean"] > 2.5  # the habit, read as favour without the seats
+    assert (np.array(ps) <= 0.05).mean() <= 0.05 + 0.1
+
+
+def test_burst_pair_p_adds_both_directions_of_the_mean_look() -> None:
+    from analyzer.audit.calibrate import burst_logp
+
+    # sharing in both directions, each a little: the Stouffer sum of the two mean looks beats either alone
+    t = pd.DataFrame({"burst_ab_z_mean": [3.0], "burst_ba_z_mean": [3.0], "burst_ab_z_count": [0.0],
+                      "burst_ba_z_count": [0.0]})
+    both = float(burst_logp(t)[0])
+    one = float(burst_logp(t.assign(burst_ba_z_mean=0.0))[0])
+    assert both < one - 3 and math.isclose(both, math.log(2 * 2) + stats.norm.logsf(6 / math.sqrt(2)), rel_tol=1e-9)
+    # older tables (one directed z each) still read
+    assert math.isclose(float(burst_logp(pd.DataFrame({"burst_ab_z": [3.0], "burst_ba_z": [0.0]}))[0]),
+                        float(log_combine_directions(3.0, 0.0)), rel_tol=1e-12)

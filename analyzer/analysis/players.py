@@ -4,9 +4,11 @@
 One function, :func:`player_table`, serves every surface (``analyzer players``, the audit's
 players.csv and audit.json, the HTML player page), so a figure reads the same everywhere.
 
-- ``skill``: the headline. The sensitivity of the player's choices to how much an option loses, in
-  units of each decision's own spread (:mod:`analyzer.analysis.skill`); 0 = random, higher = closer
-  to the best option. ``skill_lo``/``skill_hi``: its 95% interval.
+- ``skill``: the headline. The player's choices fitted by a choice model over the options' losses
+  (the evaluator's values and the reference policy's preferences, each in units of the decision's
+  own spread), read on a fixed reference set of decisions as the sensitivity of the one-parameter
+  model that loses as much there (:func:`analyzer.analysis.skill.rate`); 0 = random, higher =
+  closer to the best option. ``skill_lo``/``skill_hi``: its 95% interval.
 - Behind it: ``match_rate`` (share of decisions where the chosen option is the evaluator's best,
   i.e. its loss is 0), ``mean_loss`` (normalised), ``mean_regret`` (points) with its 95% interval.
 - The signal. A player who sees hidden cards picks the option that is best *on the true deal* more
@@ -30,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
 
-from analyzer.analysis.skill import Fit, fit_by, fit_weight, loss_matrix, mix_losses, probabilities
+from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrix, rate_by
 
 Z_95 = 1.959964
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
@@ -38,12 +40,14 @@ MIN_PEERS = 8  # players (with MIN_DECISIONS) needed to calibrate against the ro
 MIN_DECISIONS = 50
 MIN_TOGETHER = 15  # hands with and without a co-player before comparing the two
 FLAG_Q = 0.01
-#: Weight of the reference policy's judgement in the headline's loss: 0 (default) = the rollouts'
-#: values alone; None = fitted on the room (analysis.skill.fit_weight). Any weight lets players who
-#: copy the heuristic catch up with a search expert whose choices the rollouts prefer (docs/analysis.md).
+#: Weight of the reference policy's judgement in the loss the headline is measured in (its yardstick on
+#: the reference set): 0 (default) = the evaluator's values alone; None = fitted on the room
+#: (analysis.skill.fit_weight). Any weight lets players who copy the heuristic catch up with a search
+#: expert whose choices the values prefer (docs/analysis.md).
 REF_WEIGHT: float | None = 0.0
 MEANING = ("skill: how closely a player's choices follow the options' values (Regan-style choice model, "
-           "fitted by maximum likelihood; 0 = random, higher = better), with its 95% interval")
+           "fitted by maximum likelihood, read on a fixed reference set of decisions; 0 = random, higher = better), "
+           "with its 95% interval")
 
 COLUMNS = ("player", "skill", "skill_lo", "skill_hi", "hands", "decisions", "match_rate", "mean_loss",
            "mean_regret", "regret_lo", "regret_hi", "dd_excess", "dd_z", "level_z", "partner", "partner_hands",
@@ -123,18 +127,20 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     ar = np.arange(n)
     players = frame["player"].astype(str).to_numpy()
     weight = fit_weight(own, ref, chosen, players) if ref_weight is None else float(ref_weight)
-    losses = mix_losses(own, ref, weight)
-    fits: dict[str, Fit] = fit_by(losses, chosen, players)
-    # the signal is judged on values alone: "better than their level" must not mean "unlike the heuristic"
-    own_fits = fits if weight == 0 else fit_by(own, chosen, players)
+    # the headline: each player's two-direction choice model, read on the common reference set
+    rated = rate_by(own, ref, chosen, players, weight=weight)
+    fits: dict[str, Fit] = {p: f for p, (f, _) in rated.items()}
     chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
-    skill_row = np.array([own_fits[p].skill for p in players])
     # the true-deal view: which option was best on the real cards, and how likely the player's own
-    # fitted model made it
+    # fitted model (the two-direction fit behind the rating: it describes heuristic players' choices,
+    # which the values alone misjudge, so an honest steady player's hits are predicted, not "excess")
+    # made it
     dd_losses, _ = loss_matrix(frame, dd=True)
     has_dd = np.isfinite(dd_losses).any(axis=1) & (np.where(np.isfinite(dd_losses), dd_losses, 0) > 0).any(axis=1)
     dd_best = np.argmin(dd_losses, axis=1)
-    p_dd = probabilities(own, skill_row)[ar, dd_best]
+    a_row = np.array([rated[p][1].a for p in players])
+    b_row = np.array([rated[p][1].b for p in players])
+    p_dd = choice_probabilities(own, ref, a_row, b_row)[ar, dd_best]
     hit = (chosen == dd_best).astype(float)
     excess = np.where(has_dd, hit - p_dd, 0.0)
     var = np.where(has_dd, p_dd * (1.0 - p_dd), 0.0)
@@ -177,8 +183,7 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
         })
     out = pd.DataFrame(rows)
     ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
-    own_skill = np.array([own_fits[p].skill if p in own_fits else math.nan for p in out["player"]])
-    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), own_skill, ok)
+    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
     p_level = norm.sf(out["level_z"].to_numpy(float))
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm.sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])

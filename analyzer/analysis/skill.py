@@ -1,19 +1,34 @@
-"""The per-player choice model: P(option) ∝ exp(-skill x normalised loss), skill fitted by maximum likelihood.
+"""The per-player choice model: how closely a player's choices follow the options' values, fitted by maximum likelihood.
 
-After Regan's intrinsic ratings for chess: the evaluator gives every option of a decision its loss
-against the best option, in units of the decision's own spread (``loss`` in the decision rows,
-:func:`analyzer.analysis.decisions.decision_scale`), and a player of sensitivity ``skill`` picks
-option k with probability ``exp(-skill * loss_k) / sum_j exp(-skill * loss_j)``. 0 is a uniformly
-random player; the larger, the more closely the player follows the options' values. The fit is
-one-dimensional (scipy's bounded scalar minimiser on log skill) and its 95% interval comes from the
-profile likelihood (where the log-likelihood falls 1.92 below its maximum), which stays honest
-near the bounds where a Fisher interval would not.
+After Regan's intrinsic performance ratings for chess. The evaluator gives every option of a decision
+its loss against the best option, in units of the decision's own spread (``loss`` in the decision
+rows, :func:`analyzer.analysis.decisions.decision_scale`), and the reference policy its own
+judgement (``loss_ref``: the strategy features' preference, normalised the same way).
+
+- The one-parameter model (:func:`fit_skill`): a player of sensitivity ``s`` picks option k with
+  probability ``exp(-s * loss_k) / sum_j exp(-s * loss_j)``; 0 is a uniformly random player. Its 95%
+  interval comes from the profile likelihood (1.92 below the maximum). The per-player signal reads it.
+- The rating (:func:`rate`, the headline ``skill``): each player's choices are fitted by a
+  two-direction model, probability ∝ ``exp(-(a * loss_k + b * loss_ref_k))`` (a conditional logit,
+  convex in ``a, b >= 0``): a player may follow the values, the policy's preferences, or a mix, as
+  sharply as their choices show. That fitted policy's expected loss over a fixed reference set of
+  decisions (:func:`reference`, shipped package data) is then read back as the sensitivity of the
+  one-parameter model that loses as much there: the "intrinsic performance" on one common set of
+  positions, in the one-parameter model's units (0 = random, larger = better). The reference set
+  removes the luck of which decisions a player met, the second direction separates players whose
+  judgement is a heuristic's from one another (the evaluator alone cannot: it disagrees with any good
+  heuristic in about half of the decisions), and a player who follows the values (a search expert)
+  is rated by the values. Interval: delta method on the fit's covariance (the inverse observed
+  information), mapped through the same reading.
 """
 
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import orjson
@@ -25,6 +40,7 @@ from analyzer.kernels.rollout import MAX_OPTIONS
 
 SKILL_MIN = 1e-3
 SKILL_MAX = 50.0  # per unit of normalised loss; beyond this the model is "always the best option"
+Z95 = 1.959964
 PROFILE_DROP = float(chi2.ppf(0.95, 1)) / 2.0  # 1.92: the 95% profile-likelihood interval
 #: At most this weight on the reference policy's losses: the rollouts' values always count, so a room
 #: whose players share a systematic error cannot teach the model that the error is good play.
@@ -161,3 +177,215 @@ def simulate_choices(losses: np.ndarray, skill: float, seed: int) -> np.ndarray:
     p = probabilities(losses, skill)
     u = np.random.default_rng(seed).random(len(p))
     return np.minimum((p.cumsum(axis=1) < u[:, None]).sum(axis=1), (np.isfinite(losses)).sum(axis=1) - 1)
+
+
+# --- the rating: a two-direction choice model read on a common reference set --------------------------
+
+REFERENCE_FILE = "skill_reference.npz"
+#: Points of the tabulated one-parameter curve (log-spaced sensitivities) the rating is read back on.
+_GRID = 400
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: the curve cache keys on it
+class Reference:
+    """A fixed set of decisions: each option's loss (``loss``, inf padding) and the reference
+    policy's loss (``ref``, 0 where absent), made by ``benchmarks/make_skill_reference.py``."""
+
+    loss: np.ndarray
+    ref: np.ndarray
+    meta: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A player's fitted two-direction model: sensitivity to the values (``a``) and to the reference
+    policy's preferences (``b``), their covariance (inverse observed information) and the decisions."""
+
+    a: float
+    b: float
+    cov: np.ndarray
+    decisions: int
+
+
+def _padded(loss: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    fin = np.isfinite(loss)
+    return fin, np.where(fin, loss, 0.0), np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+
+
+def _policy(fin: np.ndarray, x: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Choice probabilities of the model (a, b) and each row's log normaliser (max-shifted)."""
+    z = np.where(fin, -(a * x + b * y), -np.inf)
+    m = z.max(axis=1)
+    e = np.exp(z - m[:, None])
+    s = e.sum(axis=1)
+    return e / s[:, None], m + np.log(s)
+
+
+def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray) -> Choice:
+    """Maximum-likelihood (a, b) >= 0 of P(k) ∝ exp(-(a loss_k + b ref_k)) for one player's decisions.
+
+    The negative log-likelihood is convex in (a, b) (a conditional logit): a projected Newton method
+    with the exact Hessian (the observed information) and step halving finds it in a few steps."""
+    n = len(losses)
+    if n == 0:
+        return Choice(math.nan, math.nan, np.full((2, 2), math.nan), 0)
+    fin, x, y = _padded(losses, ref_losses)
+    ar = np.arange(n)
+    cx, cy = float(x[ar, chosen].sum()), float(y[ar, chosen].sum())
+    has_ref = bool(np.any(y != 0))  # rows without the policy's losses: b cannot be told, keep it 0
+    hi = np.array([SKILL_MAX, SKILL_MAX if has_ref else 0.0])
+
+    def value(t: np.ndarray) -> float:
+        _, lz = _policy(fin, x, y, float(t[0]), float(t[1]))
+        return float(t[0] * cx + t[1] * cy + lz.sum())
+
+    def derivatives(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, _ = _policy(fin, x, y, float(t[0]), float(t[1]))
+        px, py = p * x, p * y
+        mx, my = px.sum(1), py.sum(1)
+        g = np.array([cx - mx.sum(), cy - my.sum()])
+        # the observed information: the sum over decisions of the covariance of (loss, ref) under the model
+        hxy = float(((px * y).sum(1) - mx * my).sum())
+        h = np.array([[float(((px * x).sum(1) - mx * mx).sum()), hxy], [hxy, float(((py * y).sum(1) - my * my).sum())]])
+        return g, h
+
+    t = np.array([0.5, 0.5 if has_ref else 0.0])
+    f = value(t)
+    for _ in range(60):
+        g, h = derivatives(t)
+        # coordinates held at a bound by the gradient stay there
+        free = ~(((t <= 0.0) & (g > 0)) | ((t >= hi) & (g < 0)))
+        free &= hi > 0
+        if not free.any() or float(np.abs(g[free]).max()) < 1e-7 * n:
+            break
+        step = np.zeros(2)
+        hf = h[np.ix_(free, free)] + 1e-9 * np.eye(int(free.sum()))
+        step[free] = np.linalg.solve(hf, g[free])
+        if float(g @ step) <= 0:  # not a descent direction (numerically flat): fall back to the gradient
+            step = np.where(free, g, 0.0)
+        k = 1.0
+        while k > 1e-10:
+            new = np.clip(t - k * step, 0.0, hi)
+            fn = value(new)
+            if fn <= f:
+                break
+            k *= 0.5
+        else:
+            break
+        done = float(np.abs(new - t).max()) < 1e-9
+        t, f = new, fn
+        if done:
+            break
+    _, h = derivatives(t)
+    if h[0, 0] <= 1e-9 or (has_ref and h[1, 1] <= 1e-9):  # a direction the decisions say nothing about
+        cov = np.full((2, 2), math.inf)
+    elif not has_ref:
+        cov = np.zeros((2, 2))
+        cov[0, 0] = 1.0 / h[0, 0]
+    else:
+        cov = np.linalg.pinv(h)
+    return Choice(float(t[0]), float(t[1]), cov, n)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_reference() -> Reference:
+    with resources.as_file(resources.files("analyzer") / "data" / REFERENCE_FILE) as p:
+        return load_reference(p)
+
+
+def reference(path: str | Path | None = None) -> Reference:
+    """The reference set of decisions the rating is read on (default: the one shipped in the package)."""
+    return _shipped_reference() if path is None else load_reference(path)
+
+
+def load_reference(path: str | Path) -> Reference:
+    """A reference set from an ``.npz`` (``loss``, ``ref`` as (n, 13) arrays, inf padding; ``meta``)."""
+    with np.load(path, allow_pickle=False) as z:
+        loss, ref = np.asarray(z["loss"], float), np.asarray(z["ref"], float)
+        meta = str(z["meta"]) if "meta" in z.files else ""
+    if loss.ndim != 2 or loss.shape != ref.shape or len(loss) == 0:
+        raise ValueError(f"{path}: a skill reference needs two (n, {MAX_OPTIONS}) arrays 'loss' and 'ref'")
+    return Reference(loss, ref, meta)
+
+
+def save_reference(path: str | Path, ref: Reference) -> None:
+    """Write a reference set as plain arrays (np.savez, no pickle), whole or not at all."""
+    path = Path(path)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, loss=ref.loss.astype(np.float32), ref=ref.ref.astype(np.float32),
+                        meta=np.array(ref.meta))
+    tmp.replace(path)
+
+
+def expected_loss(refset: Reference, a: float, b: float, weight: float = 0.0) -> tuple[float, np.ndarray]:
+    """Mean expected loss over the reference decisions of the model (a, b), on the yardstick
+    (1 - weight) x loss + weight x ref, and its gradient in (a, b)."""
+    fin, x, y = _padded(refset.loss, refset.ref)
+    yard = (1.0 - weight) * x + weight * y
+    p, _ = _policy(fin, x, y, a, b)
+    e = (p * yard).sum(1)
+    # d E_p[yard] / d a = -Cov_p(yard, loss); / d b = -Cov_p(yard, ref)
+    g = np.array([-((p * yard * x).sum(1) - e * (p * x).sum(1)).mean(), -((p * yard * y).sum(1) - e * (p * y).sum(1)).mean()])
+    return float(e.mean()), g
+
+
+@functools.lru_cache(maxsize=8)
+def _curve(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """The one-parameter model's mean expected loss on the reference set (on the yardstick), on a
+    log grid of sensitivities: decreasing in the sensitivity."""
+    fin, x, y = _padded(refset.loss, refset.ref)
+    yard = (1.0 - weight) * x + weight * y
+    logs = np.linspace(math.log(SKILL_MIN), math.log(SKILL_MAX), _GRID)
+    e = np.array([float(((_policy(fin, yard, y, math.exp(v), 0.0)[0]) * yard).sum(1).mean()) for v in logs])
+    return logs, np.minimum.accumulate(e)  # monotone against float noise at the flat ends
+
+
+def equivalent_skill(refset: Reference, target: float, weight: float = 0.0) -> float:
+    """The sensitivity of the one-parameter model whose expected loss on the reference set is ``target``."""
+    logs, e = _curve(refset, weight)
+    if not math.isfinite(target):
+        return math.nan
+    if target >= e[0]:
+        return SKILL_MIN
+    if target <= e[-1]:
+        return SKILL_MAX
+    # e decreases with log s: interpolate on the reversed arrays
+    return float(math.exp(np.interp(target, e[::-1], logs[::-1])))
+
+
+def rate(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, refset: Reference | None = None,
+         weight: float = 0.0) -> tuple[Fit, Choice]:
+    """The headline rating of one player's decisions with its 95% interval, and the fit behind it."""
+    refset = refset or reference()
+    c = fit_choice(losses, ref_losses, chosen)
+    if c.decisions == 0:
+        return Fit(math.nan, math.nan, math.nan, 0), c
+    e, g = expected_loss(refset, c.a, c.b, weight)
+    var = float(g @ np.where(np.isfinite(c.cov), c.cov, 0.0) @ g) if np.isfinite(c.cov).all() else math.inf
+    sd = math.sqrt(max(var, 0.0))
+    s = equivalent_skill(refset, e, weight)
+    if not math.isfinite(sd):  # no information on the sensitivity (every option always equal)
+        return Fit(s, SKILL_MIN, SKILL_MAX, c.decisions), c
+    lo = equivalent_skill(refset, e + Z95 * sd, weight)
+    hi = equivalent_skill(refset, e - Z95 * sd, weight)
+    return Fit(s, min(lo, s), max(hi, s), c.decisions), c
+
+
+def rate_by(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, groups: np.ndarray,
+            refset: Reference | None = None, weight: float = 0.0) -> dict[str, tuple[Fit, Choice]]:
+    """One rating (and the fit behind it) per value of ``groups`` (e.g. the player column)."""
+    refset = refset or reference()
+    order = np.argsort(groups, kind="stable")
+    keys, starts = np.unique(groups[order], return_index=True)
+    bounds = list(starts[1:]) + [len(order)]
+    return {str(k): rate(losses[order[a:b]], ref_losses[order[a:b]], chosen[order[a:b]], refset, weight)
+            for k, a, b in zip(keys, starts, bounds)}
+
+
+def choice_probabilities(losses: np.ndarray, ref_losses: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each option's probability under the two-direction model (per-row a, b; inf padding gets 0)."""
+    fin, x, y = _padded(losses, ref_losses)
+    z = np.where(fin, -(np.asarray(a, float)[:, None] * x + np.asarray(b, float)[:, None] * y), -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)

@@ -7,16 +7,22 @@ whether the pair holds more of the actor's extreme hands than its hands with eve
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
 #: Occasional collusion (``burst``): a directed pair's hands are counted above these upper quantiles of the
-#: actor's hands with everyone else (each count an exact beta-binomial tail), next to the mean of their
-#: normal scores among all the actor's hands (a permutation z).
+#: actor's hands with everyone else (each count an exact beta-binomial tail).
 BURST_LEVELS = (0.2, 0.1, 0.05, 0.02, 0.01)
-#: Looks the statistic takes: the mean of the normal scores and one count per level (Bonferroni).
-BURST_LOOKS = len(BURST_LEVELS) + 1
+#: The statistic's two looks, each paid for (Bonferroni): the mean of the pair's normal scores among the actor's
+#: hands at the same seat offset (a stratified permutation z: many hands a little favoured) and the best count
+#: (a few hands far out; its own BURST_LEVELS looks are paid for inside it).
+BURST_LOOKS = 2
+#: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
+#: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
+MIN_STRATUM_OTHERS = 30
 #: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand).
 BURST_SIGNAL = "imm_marginal"
 
@@ -24,13 +30,17 @@ BURST_SIGNAL = "imm_marginal"
 def hand_scores(lk: pd.DataFrame, col: str = BURST_SIGNAL) -> pd.DataFrame:
     """Per directed pair and hand: the hand's sum of ``col`` in units of the actor's spread per hand
     (the root mean square of the actor's per-hand sums over all seats: its null spread).
-    Columns: actor, other, hand_id, x.
+    Columns: actor, other, hand_id, x (and offset, when the links carry it).
     """
-    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False)[col].sum()
+    g = lk.groupby(["actor", "other", "hand_id"], sort=False)
+    per_hand = g[col].sum()
     rms = np.sqrt((per_hand ** 2).groupby(level="actor").mean())
     scale = rms.reindex(per_hand.index.get_level_values("actor")).to_numpy()
     x = np.where(scale > 0, per_hand.to_numpy() / np.where(scale > 0, scale, 1.0), 0.0)
-    return per_hand.index.to_frame(index=False).assign(x=x)
+    out = per_hand.index.to_frame(index=False).assign(x=x)
+    if "offset" in lk.columns:  # one seat offset per (actor, other, hand): the seats stay put within a hand
+        out["offset"] = g["offset"].first().to_numpy(np.int64)
+    return out
 
 
 def betabinom_logsf(k: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -50,32 +60,93 @@ def normal_scores(x: np.ndarray) -> np.ndarray:
     return np.asarray(stats.norm.ppf((r - 0.5) / len(x)), np.float64)
 
 
+def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[dict[Any, float], dict[Any, float],
+                                                                          dict[Any, float]]:
+    """Per other seat: the permutation z of the sum of the pair's normal scores, stratified (each hand ranked
+    among the actor's hands of its stratum, the seat offset; exact finite-population variance per stratum),
+    and the pair's mean percentile among those hands with its null standard error.
+
+    A stratum where the actor had fewer than MIN_STRATUM_OTHERS hands *without* this other (tables that seldom
+    re-form: the partner always in the same seat) cannot tell a seat habit from favour; the pair's hands there
+    are ranked among all the actor's hands instead, i.e. a habit nobody could learn counts as none, as for the
+    habit-free signals (``signals._without_habit``)."""
+    num: dict[Any, float] = {}
+    var: dict[Any, float] = {}
+    pct: dict[Any, float] = {}
+    pvar: dict[Any, float] = {}
+    codes, inv = np.unique(other, return_inverse=True)
+    inv = inv.ravel()
+    k = len(codes)
+    total = len(x)
+
+    def scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = (stats.rankdata(v, method="average") - 0.5) / len(v)
+        return np.asarray(stats.norm.ppf(q), np.float64), q
+
+    z_all, q_all = scores(x)
+    # the pooled reading, per other: sums over its hands in weak strata (filled below) and its variance terms
+    weak_n, weak_z, weak_q = np.zeros(k), np.zeros(k), np.zeros(k)
+    for s_ in np.unique(strata):
+        m = strata == s_
+        t = int(m.sum())
+        n = np.bincount(inv[m], minlength=k).astype(np.float64)
+        z, q = scores(x[m])
+        sz, sq = np.bincount(inv[m], z, k), np.bincount(inv[m], q - q.mean(), k)
+        az, aq = np.bincount(inv[m], z_all[m], k), np.bincount(inv[m], q_all[m] - q_all.mean(), k)
+        fpc = (t - n) / max(t - 1, 1)
+        strong = (t - n) >= MIN_STRATUM_OTHERS
+        for j in np.flatnonzero(n > 0):
+            o = codes[j]
+            if strong[j]:
+                num[o] = num.get(o, 0.0) + float(sz[j])
+                var[o] = var.get(o, 0.0) + float(n[j] * z.var() * fpc[j])
+                pct[o] = pct.get(o, 0.0) + float(sq[j])
+                pvar[o] = pvar.get(o, 0.0) + float(n[j] * q.var() * fpc[j])
+            else:
+                weak_n[j] += n[j]
+                weak_z[j] += az[j]
+                weak_q[j] += aq[j]
+    for j in np.flatnonzero(weak_n > 0):
+        o = codes[j]
+        fpc_all = (total - weak_n[j]) / max(total - 1, 1)
+        num[o] = num.get(o, 0.0) + float(weak_z[j])
+        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_all.var() * fpc_all)
+        pct[o] = pct.get(o, 0.0) + float(weak_q[j])
+        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_all.var() * fpc_all)
+    counts = {o: float(c) for o, c in zip(codes, np.bincount(inv, minlength=k))}
+    z_mean = {o: (num[o] / np.sqrt(var[o]) if var[o] > 1e-12 else 0.0) for o in num}
+    mean_pct = {o: 50.0 + 100.0 * pct[o] / counts[o] for o in num}
+    pct_se = {o: 100.0 * float(np.sqrt(pvar[o])) / counts[o] for o in num}
+    return z_mean, mean_pct, pct_se
+
+
 def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
-    """The burst statistic of one reading of the per-hand favour (see :func:`_burst`)."""
-    cols = ["actor", "other", "logp", "hands", "above", "expected", "level", "z_mean"]
+    """The burst statistic of one reading of the per-hand favour (see :func:`_burst`). ``scores``: actor, other,
+    hand_id, x and optionally offset (the mean look is then stratified by it)."""
+    cols = ["actor", "other", "logp", "hands", "above", "expected", "level", "z_mean", "logp_mean", "logp_count",
+            "mean_percentile", "percentile_se"]
     if scores.empty:
         return pd.DataFrame(columns=cols).set_index(["actor", "other"])
     rows = []
     levels = np.array(BURST_LEVELS)
+    log_looks = np.log(BURST_LOOKS)
     for actor, g in scores.groupby("actor", sort=False):
         # rounded so that hands equal up to the order of a float sum tie exactly: ranks and counts must not
         # depend on how the rows were chunked or ordered (the streamed audit sums them in another order)
         x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
-        total = len(x)
-        z = normal_scores(x)
-        spread = float(z.var())
+        strata = g["offset"].to_numpy(np.int64) if "offset" in g.columns else np.zeros(len(x), np.int64)
+        z_means, pcts, pct_ses = _mean_look(x, other, strata)
         for o in np.unique(other):
             m = other == o
             n = int(m.sum())
-            # the mean of the pair's normal scores against a random n of the actor's hands (finite population)
-            fpc = (total - n) / max(total - 1, 1)
-            var = n * spread * fpc
-            z_mean = float(z[m].sum() / np.sqrt(var)) if var > 1e-12 else 0.0
+            z_mean = z_means[o]
             logp_mean = float(stats.norm.logsf(z_mean))
             pool = np.sort(x[~m])
             mine = x[m]
+            extra = (z_mean, logp_mean, pcts[o], pct_ses[o])
             if len(pool) == 0:
-                rows.append((actor, o, logp_mean + np.log(BURST_LOOKS), n, 0, 0.0, BURST_LEVELS[0], z_mean))
+                rows.append((actor, o, min(0.0, logp_mean + log_looks), n, 0, 0.0, BURST_LEVELS[0], z_mean, logp_mean,
+                             0.0, pcts[o], pct_ses[o]))
                 continue
             # per level t, the pool's order statistic with j of its hands above: under no favour a hand of the
             # pair lies above it with probability Beta(j + 1, m - j), so the count is beta-binomial (exact
@@ -85,8 +156,9 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
             a, b = j + 1.0, len(pool) - j.astype(np.float64)
             lp = np.where(above > 0, betabinom_logsf(above - 1, n, a, b), 0.0)
             k = int(np.argmin(lp))
-            rows.append((actor, o, float(min(0.0, min(logp_mean, float(lp[k])) + np.log(BURST_LOOKS))), n,
-                         int(above[k]), float(n * a[k] / (a[k] + b[k])), BURST_LEVELS[k], z_mean))
+            logp_count = float(min(0.0, float(lp[k]) + np.log(len(BURST_LEVELS))))
+            rows.append((actor, o, float(min(0.0, min(logp_mean, logp_count) + log_looks)), n, int(above[k]),
+                         float(n * a[k] / (a[k] + b[k])), BURST_LEVELS[k], *extra[:2], logp_count, *extra[2:]))
     return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
 
 
@@ -94,24 +166,39 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     """Occasional collusion: does the pair have more extreme favour hands than the actor's others?
 
     A partner-aware actor in a minority of hands shifts the mean little but leaves a few hands far
-    out. The pair's hands are compared with *all* the actor's hands (every seat it faced, this partner
-    included) as a permutation test: under no favour, the pair's hands are a random n of them. Two
-    readings: the mean of the pair's normal scores (ranks turned into N(0, 1) quantiles, so heavy tails
-    weigh no more than a normal's; its finite-population variance is exact), and for each level t of
-    BURST_LEVELS the count of the pair's hands above the actor's upper t-quantile, an exact
-    hypergeometric tail (Fisher's test: the quantile's own uncertainty is part of it, so a pair that
-    holds a third of the actor's hands is not read against a pool taken as exact). The best of the
-    BURST_LOOKS readings, times their number, is the directed log p. As for the other favour signals,
-    the per-hand favour is read plainly and with the actor's own seat habit removed, and the weaker of
-    the two readings counts. Index (actor, other); columns logp, hands, above, expected, level (the best
-    count's), z_mean.
+    out. The pair's hands are compared with the actor's other hands as permutation tests: under no favour,
+    the pair's hands are a random n of them. Two looks, each paid for (BURST_LOOKS):
+
+    - **mean**: the mean of the pair's normal scores (ranks turned into N(0, 1) quantiles, so heavy tails
+      weigh no more than a normal's), each hand ranked among the actor's hands *at the same seat offset*
+      (a stratified permutation test: an actor's own habit towards a seat cannot pass for favour, whoever
+      sits there most; its finite-population variance is exact per stratum);
+    - **count**: for each level t of BURST_LEVELS the count of the pair's hands above the upper t-quantile
+      of the actor's hands with everyone else, an exact beta-binomial tail (the quantile's own uncertainty is
+      part of it, so a pair that holds a third of the actor's hands is not read against a pool taken as
+      exact); the best level, times their number. The counts are read plainly and with the actor's own
+      seat habit removed, and the weaker reading counts.
+
+    Index (actor, other); columns logp (the directed best look, x BURST_LOOKS), z_mean, logp_mean, logp_count,
+    hands, above, expected, level (the best count's), mean_percentile and percentile_se (the pair's hands'
+    mean percentile among the actor's, and its null standard error). The pair's p combines both directions
+    of each look (``calibrate``): sharing pairs favour each other in the same hands.
     """
     plain = _burst_one(hand_scores(lk, BURST_SIGNAL))
     free_col = f"{BURST_SIGNAL}_habit_free"
-    if free_col not in lk.columns:
-        return plain
+    if free_col not in lk.columns or "offset" not in lk.columns:
+        # without seat offsets the mean look cannot be stratified: both looks take the weaker reading
+        if free_col not in lk.columns:
+            return plain
+        free = _burst_one(hand_scores(lk, free_col)).reindex(plain.index)
+        out = plain.copy()
+        weaker = (free["logp"].fillna(0.0) > plain["logp"]).to_numpy()
+        out.loc[weaker] = free.loc[weaker].to_numpy()
+        return out
     free = _burst_one(hand_scores(lk, free_col)).reindex(plain.index)
     out = plain.copy()
-    weaker_free = (free["logp"].fillna(0.0) > plain["logp"]).to_numpy()
-    out.loc[weaker_free] = free.loc[weaker_free].to_numpy()
+    count_cols = ["logp_count", "above", "expected", "level"]
+    weaker = (free["logp_count"].fillna(0.0) > plain["logp_count"]).to_numpy()
+    out.loc[weaker, count_cols] = free.loc[weaker, count_cols].to_numpy()
+    out["logp"] = np.minimum(0.0, np.minimum(out["logp_mean"], out["logp_count"]) + np.log(BURST_LOOKS))
     return out

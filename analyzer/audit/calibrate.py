@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from analyzer.audit.burst import BURST_LOOKS
+
 #: Signals in the pair score (directed ones are combined over both directions). Total impact is
 #: reported but left out: given the regret, it carries the same information as marginal impact.
 #: Think time counts only when the rows carry times (else its z is 0 and its p is 1/2 or more).
@@ -80,6 +82,20 @@ def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
 def combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
     """One p per pair from its two directed z's (see :func:`log_combine_directions`)."""
     return np.exp(log_combine_directions(z_ab, z_ba))
+
+
+def burst_logp(pairs: pd.DataFrame) -> np.ndarray:
+    """The pair's log p of the burst statistic: its mean look and its count look, each over both directions
+    (:func:`log_combine_directions`), the better one x ``BURST_LOOKS``. Tables without the looks' columns
+    (older pair tables) read the directed ``burst_*_z``; tables without burst at all give log p 0."""
+    def col(name: str) -> np.ndarray:
+        return pairs[name].to_numpy(np.float64) if name in pairs.columns else np.zeros(len(pairs))
+
+    if "burst_ab_z_mean" not in pairs.columns:
+        return log_combine_directions(col("burst_ab_z"), col("burst_ba_z"))
+    mean = log_combine_directions(col("burst_ab_z_mean"), col("burst_ba_z_mean"))
+    count = log_combine_directions(col("burst_ab_z_count"), col("burst_ba_z_count"))
+    return np.minimum(np.minimum(mean, count) + np.log(BURST_LOOKS), 0.0)
 
 
 def stouffer_variance(z: np.ndarray) -> float:
@@ -149,11 +165,10 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     centre, scale = empirical_null(out["codev_z"])
     out["codev_null_scale"] = scale
     out["codev_logp"] = stats.norm.logsf((out["codev_z"].to_numpy(np.float64) - centre) / scale)
-    # burst is calibrated already (each actor against its own hands with others), so no room null here
-    if "burst_ab_z" not in out.columns:
-        out["burst_ab_z"] = out["burst_ba_z"] = 0.0
-    out["burst_logp"] = log_combine_directions(out["burst_ab_z"].to_numpy(np.float64),
-                                               out["burst_ba_z"].to_numpy(np.float64))
+    # burst is calibrated already (each actor against its own hands with others), so no room null here. Each
+    # of its two looks combines the two directions (sharing pairs favour each other in the same hands, so the
+    # mean look's Stouffer sum over both directions is where they show), then the better look, x 2
+    out["burst_logp"] = burst_logp(out)
     for s in (*DIRECTED, "favour", "codev", "burst"):
         out[f"{s}_p"] = np.exp(out[f"{s}_logp"])
     logs = out[[f"{s}_logp" for s in SCORE_SIGNALS]].to_numpy(np.float64)

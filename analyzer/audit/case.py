@@ -77,10 +77,31 @@ def signal_rows(row: pd.Series) -> list[dict[str, Any]]:
     return out
 
 
+def burst_look(row: pd.Series) -> str:
+    """Which of the burst statistic's looks fired for the pair: ``"mean"`` (many hands a little favoured: the
+    pair's hands' mean rank among the actor's) or ``"count"`` (a few hands far out), as ``calibrate`` reads them
+    (each look over both directions). Tables without the looks' columns: ``"count"``."""
+    from analyzer.audit.calibrate import log_combine_directions
+
+    def z(name: str) -> float:
+        return float(np.nan_to_num(row.get(name, 0.0)))
+
+    if "burst_ab_z_mean" not in row.index:
+        return "count"
+    def both(look: str) -> float:
+        return float(log_combine_directions(np.array([z(f"burst_ab_z_{look}")]), np.array([z(f"burst_ba_z_{look}")]))[0])
+
+    mean, count = both("mean"), both("count")
+    return "mean" if mean <= count else "count"
+
+
 def lead(row: pd.Series) -> dict[str, Any]:
     """The sentence the case file opens with: the main signal, in the stronger direction, in plain units.
 
-    ``key`` names the label; ``args`` fill it: actor, partner, then the signal's own figures.
+    ``key`` names the label; ``args`` fill it: actor, partner, then the signal's own figures. For ``burst`` the
+    sentence is the look that fired (:func:`burst_look`): ``lead_burst_mean`` (the pair's hands' mean
+    percentile among the actor's hands at the same seat, against 50 ± its null standard error) or
+    ``lead_burst`` (the count of hands above the actor's top level).
     """
     main = str(row["main_signal"])
     z_ab, z_ba = direction_z(row, main)
@@ -92,6 +113,14 @@ def lead(row: pd.Series) -> dict[str, Any]:
     if told in ("imm_marginal", "dd_marginal", "marginal", "pooled"):
         args = [actor, partner, f"{float(row[f'{told}_{tag}_per_hand']):+.2f}",
                 f"{float(np.nan_to_num(row[f'{told}_{tag}_se_per_hand'])):.2f}", str(hands)]
+    elif told == "burst" and burst_look(row) == "mean":
+        # the mean look fired: say it in its own terms (where the pair's hands rank among the actor's), in the
+        # direction where that look is stronger
+        z_ab, z_ba = (float(np.nan_to_num(row.get(f"burst_{t}_z_mean", 0.0))) for t in ("ab", "ba"))
+        tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
+        told = "burst_mean"
+        args = [actor, partner, f"{float(row[f'burst_{tag}_mean_percentile']):.0f}",
+                str(int(row[f"burst_{tag}_hands"])), f"{float(np.nan_to_num(row[f'burst_{tag}_percentile_se'])):.1f}"]
     elif told == "burst":
         args = [actor, partner, str(int(row[f"burst_{tag}_above"])), str(int(row[f"burst_{tag}_hands"])),
                 f"{100 * float(row[f'burst_{tag}_level']):g}", f"{float(row[f'burst_{tag}_expected']):.1f}"]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from analyzer.analysis.decisions import AUDIT_POLICY
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
-from analyzer.audit.case import direction_z, lead, signal_rows, verdict_line
+from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
@@ -161,13 +161,15 @@ def _pair_entry(row: pd.Series) -> dict[str, Any]:
     signals["codev"] = {"p": _p(row["codev_p"]), "z": _num(row["codev_z"]), "null_scale": _num(row["codev_null_scale"]),
                         "both_deviated": int(row["codev_both_deviated"]), "observed": int(row["codev_observed"]),
                         "expected": _num(row["codev_expected"])}
-    burst: dict[str, Any] = {"p": _p(row["burst_p"])}
+    burst: dict[str, Any] = {"p": _p(row["burst_p"]), "look": burst_look(row)}
     for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
         burst[tag] = {"actor": row[x], "partner": row[y], "z": _num(row[f"burst_{tag}_z"]),
                       "hands": int(np.nan_to_num(row[f"burst_{tag}_hands"])),
                       "above": int(np.nan_to_num(row[f"burst_{tag}_above"])),
                       "expected": _num(np.nan_to_num(row[f"burst_{tag}_expected"])),
-                      "level": _num(np.nan_to_num(row[f"burst_{tag}_level"], nan=1.0))}
+                      "level": _num(np.nan_to_num(row[f"burst_{tag}_level"], nan=1.0)),
+                      "z_mean": _num(np.nan_to_num(row.get(f"burst_{tag}_z_mean", 0.0))),
+                      "mean_percentile": _num(np.nan_to_num(row.get(f"burst_{tag}_mean_percentile", 50.0), nan=50.0))}
     signals["burst"] = burst
     more = row["hands_to_alarm"]
     return {"players": [row["a"], row["b"]], "hands_together": int(row["hands_together"]),

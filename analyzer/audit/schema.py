@@ -101,11 +101,16 @@ PAIR = _obj({
                         "ba": _obj({"actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM})}),
         "codev": _obj({"p": _PROB, "z": _NUM, "null_scale": _NUM, "both_deviated": _COUNT, "observed": _COUNT,
                        "expected": _NUM}),
-        "burst": _obj({"p": _PROB, **{tag: _obj({
+        "burst": _obj({"p": _PROB, "look": {"enum": ["mean", "count"],
+                                            "description": "the look that fired: the hands' mean rank, or the count"},
+                       **{tag: _obj({
             "actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM, "hands": _COUNT,
             "above": {**_COUNT, "description": "hands together above the actor's level quantile with others"},
             "expected": {**_NUM, "description": "hands expected above it"},
-            "level": {**_NUM, "description": "the upper quantile (0.01 = the actor's top 1% of hands with others)"}})
+            "level": {**_NUM, "description": "the upper quantile (0.01 = the actor's top 1% of hands with others)"},
+            "z_mean": {**_NUM, "description": "the mean look's z: the pair's hands' normal scores among the actor's "
+                                              "hands at the same seat offset (a stratified permutation test)"},
+            "mean_percentile": {**_NUM, "description": "the pair's hands' mean percentile among those hands (50: none)"}})
             for tag in ("ab", "ba")}}),
     }),
     "evidence": {"type": "array", "items": EVIDENCE},

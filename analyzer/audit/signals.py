@@ -574,9 +574,13 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
 def finish_pairs(out: pd.DataFrame, burst: pd.DataFrame, codev: pd.DataFrame) -> None:
     """The pair table's last columns, the same for the in-memory and the streamed signals: the burst
     statistic by direction, co-deviation, and 0 for the z's and log p's of pairs a signal never saw."""
-    burst["z"] = -special.ndtri_exp(np.minimum(burst["logp"].to_numpy(np.float64), np.log(P_MAX)))
+    burst = burst.copy()
+    for z, logp in (("z", "logp"), ("z_count", "logp_count")):
+        burst[z] = -special.ndtri_exp(np.minimum(burst[logp].to_numpy(np.float64), np.log(P_MAX)))
     _by_direction(out, burst, "burst", {"z": "z", "logp": "logp", "hands": "hands", "above": "above",
-                                         "expected": "expected", "level": "level"})
+                                         "expected": "expected", "level": "level", "z_mean": "z_mean",
+                                         "z_count": "z_count", "mean_percentile": "mean_percentile",
+                                         "percentile_se": "percentile_se"})
     cd = codev.reindex(out.index)
     out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
     out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)

@@ -353,7 +353,9 @@ class StreamedSignals:
             free = f"{BURST_SIGNAL}_habit_free"
             burst.append(pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF,
                                        "hand_id": base + ph % n_h, BURST_SIGNAL: sums[BURST_SIGNAL],
-                                       free: sums[free]}))
+                                       free: sums[free],  # the seat offset (one per pair and hand): burst's strata
+                                       "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
+                                       // np.bincount(ph_idx, minlength=len(ph))}))
             regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
             dev = (regret > self.options.deviation_regret) & (regret > self.options.deviation_se * se)
             deviations.append(deviation_hands(pd.DataFrame({
@@ -406,7 +408,7 @@ class StreamedSignals:
         per_hand = pd.concat(st["burst"], ignore_index=True)
         per_hand["actor"] = names[per_hand["actor"].to_numpy()]
         per_hand["other"] = names[per_hand["other"].to_numpy()]
-        burst = _burst(per_hand[["actor", "other", "hand_id", BURST_SIGNAL, free]])
+        burst = _burst(per_hand[["actor", "other", "hand_id", "offset", BURST_SIGNAL, free]])
 
         from analyzer.audit.signals import finish_pairs
 

@@ -49,8 +49,8 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 @noise_option
 @policy_option
 @click.option("--ref-weight", default="0", show_default=True,
-              help="Weight of the reference policy's judgement in the skill model: a number in [0, 1], or 'auto' "
-                   "(fitted on the room). 0 measures on the rollouts' values alone.")
+              help="Weight of the reference policy's judgement in the loss skill is measured in: a number in [0, 1], "
+                   "or 'auto' (fitted on the room). 0 measures on the evaluator's values alone.")
 @decisions_store_option
 @jobs_option
 @dask_option
@@ -64,7 +64,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
 
     \b
     skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
-    by maximum likelihood; 0 = random, higher = better), with its 95% interval skill_lo..skill_hi.
+    by maximum likelihood, read on a fixed reference set of decisions; 0 = random, higher = better),
+    with its 95% interval skill_lo..skill_hi.
     Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
     their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
     (see docs/analysis.md).

@@ -22,6 +22,9 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                       "pair: 0.00 ± {3}.",
         "lead_burst": "In {2} of {3} hands together {0}'s moves favoured {1} more than in all but {4}% of {0}'s hands "
                       "with other players; a typical pair would have about {5} such hands.",
+        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} ranked on average at "
+                           "percentile {2} of all {0}'s hands towards whoever sat in that seat; a typical pair with as "
+                           "many hands: 50 ± {4}.",
         "lead_think": "{0} took ×{2} as long over its decisions (for their difficulty) when {1} sat at the table "
                       "(over {3} hands together); a typical pair: about ×1.00.",
         "lead_codev": "In their {2} hands together both {0} and {1} made costly moves that favoured the other more "
@@ -105,6 +108,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "lead_total": "{0} 的出牌每局为这对搭档带来 {2} 分（共同桌 {4} 局）；普通搭档：0.00 ± {3}。",
         "lead_burst": "在同桌的 {3} 局中有 {2} 局，{0} 对 {1} 的照顾超过了 {0} 与其他玩家同桌时除前 {4}% 以外的所有牌局；"
                       "普通搭档大约只有 {5} 局。",
+        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度在 {0} 与其他玩家处于同一座位关系的牌局中平均位于第 {2} "
+                           "百分位；本房间同样局数的普通搭档：50 ± {4}。",
         "lead_think": "{1} 在桌时，{0} 的思考时间（按难度折算）是平时的 ×{2}（共同桌 {3} 局）；普通搭档约为 ×1.00。",
         "lead_codev": "在同桌的 {2} 局中，{0} 和 {1} 都付出代价互相照顾的次数超过了偶然。",
         "verdict_flagged": "已标记：嫌疑分 {0}。p 值低于报警线，诚实搭档越过此线的机会远低于万分之一；q = {1}。",
