@@ -26,6 +26,9 @@ from analyzer.variants import registry
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
 BOM = b"\xef\xbb\xbf"
+#: Bytes a file is read by: lines of a few KB each cost a read call apiece with the default 8 KB
+#: (reading a line took 2.7 µs of CPU instead of 1.1).
+READ_BUFFER = 1 << 16
 
 
 @dataclass(slots=True)
@@ -80,7 +83,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 def _open(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
-    f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    f = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the caller
     if path.endswith(".gz"):
         return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
     return f
@@ -88,29 +91,56 @@ def _open(path: str) -> IO[bytes]:
 
 def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Line]:
     """Non-blank lines of one file, 1-based numbers; too-long lines come with ``data=None``."""
-    name = "<stdin>" if path == "-" else path
     f = _open(path)
     try:
+        yield from LineReader(f, "<stdin>" if path == "-" else path, max_line_bytes)
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+class LineReader:
+    """The non-blank lines of an open binary stream from where it stands, numbered from 1 (too-long ones
+    with ``data=None``). ``stop``: only the lines that start within that many bytes of the start (a range
+    of a file, read by a worker process); ``count`` is then the number of lines read, blank ones
+    included, from which the next range's numbers go on. ``first_line``: whether the stream stands at
+    the start of its file (where a byte order mark may come first)."""
+
+    def __init__(self, f: IO[bytes], name: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *,
+                 stop: int | None = None, first_line: bool = True) -> None:
+        self.f, self.name, self.max_line_bytes, self.stop, self.first_line = f, name, max_line_bytes, stop, first_line
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Line]:
+        f, name, max_line_bytes, stop = self.f, self.name, self.max_line_bytes, self.stop
         buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
         n = 0
-        while True:
-            raw = buf.readline(max_line_bytes + 2)  # the limit counts the line without its ending (LF or CRLF)
+        pos = 0
+        # the limit counts the line without its ending (LF or CRLF); the first read also takes room for a byte
+        # order mark some editors put first, which is not part of the line
+        room = max_line_bytes + 2 + (len(BOM) if self.first_line else 0)
+        while stop is None or pos < stop:
+            raw = buf.readline(room)
             if not raw:
-                return
+                break
             n += 1
-            if n == 1 and raw.startswith(BOM):  # a byte order mark some editors put first: not part of the line
-                raw = raw[len(BOM):]
+            pos += len(raw)
+            if n == 1:
+                room = max_line_bytes + 2
+                if self.first_line and raw.startswith(BOM):
+                    raw = raw[len(BOM):]
             size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0)
             if size > max_line_bytes:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line without keeping it
                     raw = buf.readline(1 << 16)
+                    pos += len(raw)
+                self.count = n
                 yield Line(name, n, None)
                 continue
-            if raw.strip():
+            self.count = n
+            if raw and not raw.isspace():  # (what strip() would leave empty, without copying the line to see)
                 yield Line(name, n, raw.rstrip(b"\r\n"))
-    finally:
-        if f is not sys.stdin.buffer:
-            f.close()
+        self.count = n
 
 
 def record_types(lines: bool = False) -> tuple[type, ...]:

@@ -22,7 +22,9 @@ import orjson
 
 from analyzer.logs import (
     DEFAULT_MAX_LINE_BYTES,
+    READ_BUFFER,
     Line,
+    LineReader,
     decoder,
     expand_paths,
     generate_lines,
@@ -395,9 +397,41 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     return out
 
 
-def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iterator[list[Line] | Checked]:
-    """Raw lines in batches; an unreadable path as one ``io-error`` item in its place."""
+#: Bytes of a regular file one task checks when worker processes share the work: the worker reads them
+#: itself (the parent only says where), so the parent neither reads nor sends the lines.
+RANGE_BYTES = 4 << 20
+
+
+@dataclass(slots=True)
+class _Range:
+    """The lines of a regular file that start in its bytes [start, stop) (to its end when stop is None)."""
+
+    file: str
+    start: int
+    stop: int | None
+
+
+def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
+             ranges: bool = False) -> Iterator[list[Line] | _Range | Checked]:
+    """Raw lines in batches (``ranges``: a regular file as ranges of its bytes instead, read by whoever
+    checks them); an unreadable path as one ``io-error`` item in its place."""
+    import os
+
     for path in paths:
+        name = "<stdin>" if path == "-" else path
+        if ranges and path != "-" and not path.endswith(".gz") and os.path.isfile(path):
+            try:
+                size = os.path.getsize(path)
+            except OSError as e:
+                yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
+                continue
+            # the first range is a quarter of the others: the parent checks it alone (loading the kernels)
+            # before the workers start, so the other core waits the less (a quarter still holds ~300
+            # hands of ~3 KB, enough for the compiled path)
+            bounds = [0, *range(RANGE_BYTES // 4, size, RANGE_BYTES)]
+            for k, a in enumerate(bounds):  # the last range reads to the end, as far as the file goes then
+                yield _Range(path, a, bounds[k + 1] if k + 1 < len(bounds) else None)
+            continue
         batch: list[Line] = []  # one file a batch, so a batch travels to a worker with one file name
         try:
             for line in generate_lines(path, max_line_bytes):
@@ -409,35 +443,70 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int) -> Iter
             if batch:
                 yield batch
                 batch = []
-            name = "<stdin>" if path == "-" else path
             yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
         if batch:
             yield batch
 
 
-def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -> tuple[Any, ...]:
-    """``check_lines`` in a worker process. Lines travel as one blob (a line too long to read as an
-    empty one) and results as plain lists, with details only for lines that have any: pickling
-    thousands of small objects would cost the parent more than the checking saves."""
-    nums = array("q")
-    nums.frombytes(numbers)
-    lines = [Line(file, n, data or None) for n, data in zip(nums, blob.split(b"\n"))]
-    with _few_collections():
-        checked = check_lines(lines, max_line_bytes, keep_records=False)
+def _results(checked: list[Checked]) -> tuple[Any, ...]:
+    """Checked lines as plain lists, with details only for lines that have any: pickling thousands of
+    small objects would cost the parent more than the checking saves."""
     extra = {k: (c.table_key, c.check.problems, c.check.outcome, c.record)
              for k, c in enumerate(checked) if c.check.problems or c.table_key is not None}
     return [c.hand_id for c in checked], [c.variant for c in checked], extra
 
 
-def _unpack(file: str, numbers: array, result: tuple[Any, ...]) -> list[Checked]:
+def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -> tuple[Any, ...]:
+    """``check_lines`` in a worker process. Lines travel as one blob (a line too long to read as an
+    empty one) and results as plain lists (``_results``)."""
+    nums = array("q")
+    nums.frombytes(numbers)
+    lines = [Line(file, n, data or None) for n, data in zip(nums, blob.split(b"\n"))]
+    with _few_collections():
+        checked = check_lines(lines, max_line_bytes, keep_records=False)
+    return _results(checked)
+
+
+def _range_lines(r: _Range, max_line_bytes: int) -> tuple[list[Line], int]:
+    """The lines of a range, numbered from 1 within it, and how many lines it holds (blank ones included)."""
+    with open(r.file, "rb", buffering=READ_BUFFER) as f:
+        if r.start:
+            f.seek(r.start - 1)
+            if f.read(1) != b"\n":  # inside a line: it started in the range before, which reads it
+                while (piece := f.readline(1 << 16)) and not piece.endswith(b"\n"):
+                    pass
+        reader = LineReader(f, r.file, max_line_bytes, stop=None if r.stop is None else r.stop - f.tell(),
+                            first_line=r.start == 0)
+        lines = list(reader)
+    return lines, reader.count
+
+
+def _check_range(r: _Range, max_line_bytes: int, batch_size: int) -> tuple[Any, ...]:
+    """A range of a file read and checked (in a worker process, or the parent for the first): (lines in
+    it, their numbers within it, ``_results``), or (None, why) when it cannot be read."""
+    try:
+        lines, count = _range_lines(r, max_line_bytes)
+    except (OSError, ValueError) as e:
+        return None, f"cannot read {r.file}: {e}"
+    with _few_collections():
+        checked = [c for k in range(0, len(lines), batch_size)
+                   for c in check_lines(lines[k:k + batch_size], max_line_bytes, keep_records=False)]
+    return count, array("q", [x.line for x in lines]).tobytes(), _results(checked)
+
+
+def _unpack(file: str, numbers: array, result: tuple[Any, ...], base: int = 0) -> list[Checked]:
+    """Checked lines from ``_results``; ``base``: the lines of the file before their range."""
     ids, variants, extra = result
     out = []
     for k, (n, hand_id, variant) in enumerate(zip(numbers, ids, variants)):
+        n += base
         e = extra.get(k)
         if e is None:
             out.append(Checked(file, n, hand_id, None, HandCheck([]), variant))
         else:
             table_key, problems, outcome, record = e
+            for p in problems:
+                p.line = n
             out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key))
     return out
 
@@ -459,39 +528,71 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
     import os
     from itertools import chain, islice
 
-    source = _batches(paths, max_line_bytes, batch_size)
-    if jobs > 1 and not keep_records:  # never more workers than cores, nor than batches to check
+    parallel = jobs > 1 and not keep_records
+    source = _batches(paths, max_line_bytes, batch_size, ranges=parallel)
+    if parallel:  # never more workers than cores, nor than batches to check
         jobs = min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         head = list(islice(source, jobs))
         jobs = min(jobs, sum(not isinstance(b, Checked) for b in head))
         source = chain(head, source)
+    bases: dict[str, int] = {}  # per file: the lines of its ranges yielded so far
+    failed: set[str] = set()  # files a range of which could not be read: the rest of them is dropped
+
+    def ranged(r: _Range, result: tuple[Any, ...]) -> list[Checked]:
+        if r.file in failed:
+            return []
+        if result[0] is None:
+            failed.add(r.file)
+            return [Checked(r.file, 0, None, None, HandCheck([Problem("io-error", result[1], file=r.file)]))]
+        count, numbers, packed = result
+        base = bases.get(r.file, 0)
+        bases[r.file] = base + count
+        nums = array("q")
+        nums.frombytes(numbers)
+        return _unpack(r.file, nums, packed, base)
+
+    def here(b: list[Line] | _Range | Checked) -> list[Checked]:
+        if isinstance(b, Checked):
+            return [b]
+        if isinstance(b, _Range):
+            return ranged(b, _check_range(b, max_line_bytes, batch_size))
+        return check_lines(b, max_line_bytes, keep_records)
+
     if jobs <= 1 or keep_records:
         for b in source:
-            yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
+            yield here(b)
         return
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
     # The first batch is checked here, before any worker exists: it loads the compiled kernels its hands
-    # need (importing numba and loading them costs ~0.6 s of CPU a process), and the workers, forked
+    # need (importing numba and loading them costs ~0.4 s of CPU a process), and the workers, forked
     # afterwards, inherit them loaded instead of each loading them again.
     for b in source:
-        yield [b] if isinstance(b, Checked) else check_lines(b, max_line_bytes, keep_records)
+        yield here(b)
         if not isinstance(b, Checked):
             break
     fork = "fork" in multiprocessing.get_all_start_methods()  # not on Windows: the workers load their own
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint,
                                mp_context=multiprocessing.get_context("fork") if fork else None)
+    Task = tuple[_Range, "Future[tuple[Any, ...]]"] | tuple[str, array, "Future[tuple[Any, ...]]"] | Checked
     try:
-        pending: deque[tuple[str, array, Future[tuple[Any, ...]]] | Checked] = deque()
+        pending: deque[Task] = deque()
 
-        def done(head: tuple[str, array, Future[tuple[Any, ...]]] | Checked) -> list[Checked]:
-            return [head] if isinstance(head, Checked) else _unpack(head[0], head[1], head[2].result())
+        def done(head: Task) -> list[Checked]:
+            if isinstance(head, Checked):
+                return [head]
+            if isinstance(head[0], _Range):
+                return ranged(head[0], head[1].result())  # type: ignore[union-attr]
+            file, numbers, future = head  # type: ignore[misc]
+            return _unpack(file, numbers, future.result())
 
         for b in source:
             if isinstance(b, Checked):
                 pending.append(b)
-            else:  # a batch never spans two files (see _batches)
+            elif isinstance(b, _Range):  # the worker reads the range itself
+                pending.append((b, pool.submit(_check_range, b, max_line_bytes, batch_size)))
+            else:  # lines of a stream (stdin, gzip): sent as one blob; a batch never spans two files
                 numbers, blob = _pack(b)
                 pending.append((b[0].file, numbers,
                                 pool.submit(_check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from analyzer.cli import cli
 from analyzer.corrupt import PLANTERS
-from analyzer.logs import decoder, format_record
+from analyzer.logs import decoder, format_record, generate_lines
 from analyzer.validate import generate_checked, validate
 from analyzer.variants.bieqi import VARIANT
 from conftest import PEER, SAMPLES, legal_obj, legal_record
@@ -123,6 +123,23 @@ def test_line_longer_than_the_limit_is_skipped_and_the_next_is_checked(tmp_log):
     p = tmp_log([b'{"x": "' + b"y" * 5000 + b'"}', good])
     s = validate([str(p)], max_line_bytes=len(good) + 10)
     assert [(x.line, x.code) for x in s.problems] == [(1, "line-too-long")] and s.valid_hands == 1
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("slack", [-2, -1, 0, 1, 2, 3, 4])
+def test_a_bom_first_line_near_the_limit_is_read_whole(tmp_path, slack, ending):
+    """The byte order mark before the first line is not part of it: a first line within a few bytes of
+    --max-line-bytes is read whole (not cut in two at the limit plus the mark) or skipped whole, and the
+    lines after it keep their numbers."""
+    first, second = format_record(legal_record(4, "hA")), format_record(legal_record(4, "hB"))
+    p = tmp_path / "bom.jsonl"  # two lines of one length, the first after the mark
+    p.write_bytes(b"\xef\xbb\xbf" + first + ending + second + ending)
+    limit = len(first) + slack
+    expected = [(1, None), (2, None)] if slack < 0 else [(1, first), (2, second)]
+    assert [(x.line, x.data) for x in generate_lines(str(p), limit)] == expected
+    s = validate([str(p)], max_line_bytes=limit)
+    assert [(x.line, x.code) for x in s.problems] == [(n, "line-too-long") for n, data in expected if data is None]
+    assert (s.hands, s.valid_hands) == (2, 0 if slack < 0 else 2)
 
 
 def test_gzip_folders_and_stdin(tmp_path):
@@ -250,3 +267,96 @@ def test_forked_workers_with_compiled_batches_find_what_one_process_finds(tmp_pa
     one, two = run(1), run(2)
     assert one == two and len(one) == 300
     assert planted >= 5 and sum(not ok for _, _, ok, _ in one) == planted
+
+
+def _awkward_bytes(rng: random.Random) -> bytes:
+    """Lines as a careless or hostile writer leaves them: a byte order mark first, blank lines, CRLF,
+    lines over the limit (some far over), stray CRs, no LF at the end."""
+    pieces = [b"\xef\xbb\xbf"] if rng.random() < 0.5 else []
+    for _ in range(rng.randrange(1, 40)):
+        pieces.append(rng.choice([b"", b" ", b"\r", b"{}", b"ab", b"x" * rng.randrange(1, 30), b"\xef\xbb\xbf1"])
+                      + rng.choice([b"\n", b"\r\n", b"\r\r\n"]))
+    return b"".join(pieces)[: -rng.randrange(0, 3) or None]
+
+
+def test_ranges_of_a_file_read_its_lines_once_each_with_their_numbers(tmp_path):
+    """A file cut at any bytes into ranges (each read by a worker): every line is read by the range it
+    starts in, once, whole or as too long, numbered as reading the whole file numbers it."""
+    from analyzer.validate import _Range, _range_lines
+
+    rng = random.Random(11)
+    p = tmp_path / "a.jsonl"
+    for _ in range(400):
+        data = _awkward_bytes(rng)
+        p.write_bytes(data)
+        limit = rng.randrange(0, 12)
+        cuts = sorted(rng.sample(range(1, len(data) + 2), min(len(data) + 1, rng.randrange(0, 6))))
+        bounds = [0, *cuts]
+        got, base = [], 0
+        for k, a in enumerate(bounds):
+            lines, count = _range_lines(_Range(str(p), a, bounds[k + 1] if k + 1 < len(bounds) else None), limit)
+            got += [(base + x.line, x.data) for x in lines]
+            base += count
+        assert got == [(x.line, x.data) for x in generate_lines(str(p), limit)], (data, limit, bounds)
+
+
+def test_workers_reading_their_own_ranges_find_what_one_process_finds(tmp_path, monkeypatch):
+    """Worker processes that read ranges of the files themselves (cut small here: 30 ranges a file, lines
+    cut across) find the same problems at the same lines as one process; a gzip file between two plain
+    ones is read by the parent and sent in batches, as before."""
+    import analyzer.validate as v
+
+    rng = random.Random(5)
+    lines = []
+    for k in range(150):
+        line = format_record(legal_record(k, f"r{k}"))
+        if k % 11 == 3:
+            bad = PLANTERS[sorted(PLANTERS)[k % len(PLANTERS)]](legal_obj(k, f"r{k}"), rng)
+            line = bad[0] if bad is not None else line
+        lines.append(line + (b"\r\n" if k % 7 == 0 else b"\n") + (b"\n" if k % 13 == 0 else b""))
+    lines[5] = b'{"x": "' + b"y" * 9000 + b'"}\n'  # over the limit below
+    data = b"\xef\xbb\xbf" + b"".join(lines)
+    (tmp_path / "a.jsonl").write_bytes(data)
+    with gzip.open(tmp_path / "b.jsonl.gz", "wb") as f:
+        f.write(b"".join(lines[:40]))
+    (tmp_path / "c.jsonl").write_bytes(b"".join(lines[60:]).rstrip(b"\n"))
+    paths = [str(tmp_path / n) for n in ("a.jsonl", "b.jsonl.gz", "c.jsonl")]
+    monkeypatch.setattr(v, "RANGE_BYTES", len(data) // 30)
+
+    def run(jobs: int) -> list:
+        return [(c.file, c.line, c.hand_id, c.ok, [p.to_dict() for p in c.check.problems])
+                for c in generate_checked(paths, batch_size=64, jobs=jobs, keep_records=False, max_line_bytes=8000)]
+
+    one, two = run(1), run(2)
+    assert one == two
+    assert len(one) == 150 + 40 + 90 and sum(not ok for *_, ok, _ in one) > 15
+    assert ("a.jsonl", 7) in {(c[0].rsplit("/", 1)[-1], c[1]) for c in one if c[4] and c[4][0]["code"] == "line-too-long"}
+
+
+def _reference_lines(data: bytes, limit: int) -> list:
+    """What a reader of the format sees, the plain way: the lines cut at LF, a byte order mark dropped from
+    the first, a line over the limit (without its CRLF or LF) as None, blank lines skipped."""
+    out = []
+    for n, seg in enumerate(data.split(b"\n"), 1):
+        last = n == data.count(b"\n") + 1
+        if last and not seg:
+            break
+        if n == 1 and seg.startswith(b"\xef\xbb\xbf"):
+            seg = seg[3:]
+        size = len(seg) - (0 if last else seg.endswith(b"\r"))
+        if size > limit:
+            out.append((n, None))
+        elif seg.strip():
+            out.append((n, seg.rstrip(b"\r\n")))
+    return out
+
+
+def test_the_line_reader_reads_what_the_format_says(tmp_path):
+    """The buffered line reader against the plain reading of the format, on awkward bytes and limits."""
+    rng = random.Random(12)
+    p = tmp_path / "a.jsonl"
+    for _ in range(600):
+        data = rng.choice([_awkward_bytes(rng), b"\xef\xbb\xbf", b"\xef\xbb\xbf\n", b" \r\n\n", b"ab\r"])
+        p.write_bytes(data)
+        limit = rng.randrange(0, 12)
+        assert [(x.line, x.data) for x in generate_lines(str(p), limit)] == _reference_lines(data, limit), (data, limit)

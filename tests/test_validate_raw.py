@@ -246,6 +246,30 @@ def test_loading_the_kernels_leaves_cffi_unloaded():
     assert out.stdout.split() == ["False", "False"]
 
 
+def test_the_validator_loads_its_kernels_from_the_cache_without_numbas_whole_set_up(tmp_path):
+    """A fresh process validating a batch big enough for the compiled path: each kernel it runs holds one
+    compiled version, of the declared signature (the calls pass exactly those types, so none is typed and
+    loaded a second time), loaded from the cache (warmed here first), and numba's whole set-up, which
+    imports every implementation module (the random generators' among them), never ran; nor did the
+    kernels' load import numba's array module (a kernel that allocates carries its code)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    logs = tmp_path / "v.jsonl"
+    logs.write_bytes(b"".join(_dump({**legal_obj(k % 8), "hand_id": f"h{k}"}) + b"\n" for k in range(2 * FAST_PATH_MIN)))
+    code = ("import sys; from analyzer.validate import validate; import analyzer.kernels.bieqi as k; "
+            "s = validate([sys.argv[1]], jobs=1); assert s.valid_hands == s.hands > 0, s.to_dict(); "
+            "print([(list(d.overloads) == [k.SIGNATURES[n]], sum(d.stats.cache_hits.values())) "
+            "for n in ('_scan', 'settle_hands') for d in [getattr(k, n)]], "
+            "'numba.np.random.generator_core' in sys.modules, 'numba.np.arrayobj' in sys.modules)")
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True, text=True, check=True, cwd=root)
+    out = subprocess.run([sys.executable, "-c", code, str(logs)], capture_output=True, text=True, check=True,
+                         cwd=root).stdout.strip()
+    assert out == "[(True, 1), (True, 1)] False False"
+
+
 def test_random_byte_edits_find_the_same_problems_in_a_batch_and_alone():
     """Random edits of legal lines (a byte changed, inserted or dropped, drawn from JSON's own
     characters) checked as one compiled batch and one by one: the same problems, line for line."""
@@ -268,3 +292,12 @@ def test_random_byte_edits_find_the_same_problems_in_a_batch_and_alone():
     alone = [check_lines([line], keep_records=False)[0] for line in _lines(cases)]
     assert _problems(batch) == _problems(alone)
     assert sum(c.ok for c in batch) > 0 and sum(not c.ok for c in batch) > 0
+
+
+def test_the_suit_tables_hold_every_patterns_count_and_points():
+    """The kernels' 13-bit tables (built as arrays) against the rules' own definition, pattern by pattern."""
+    from analyzer.kernels.tables import SUIT_COUNT, SUIT_POINTS
+    from analyzer.rules import suit_points
+
+    assert SUIT_COUNT.tolist() == [m.bit_count() for m in range(1 << 13)]
+    assert SUIT_POINTS.tolist() == [suit_points(m) for m in range(1 << 13)]

@@ -18,9 +18,11 @@ NEXT = np.array(NEXT_LIVE, np.int64)
 BEYOND_MASK = np.array(BEYOND, np.int64)
 BEYOND13 = np.array(BEYOND_IN_SUIT, np.int64)
 BEHIND_MASK = np.array(BEHIND, np.int64)
-#: popcount and cover points of every 13-bit suit pattern.
-SUIT_COUNT = np.array([m.bit_count() for m in range(SUIT_BITS + 1)], np.int64)
-SUIT_POINTS = np.array([suit_points(m) for m in range(SUIT_BITS + 1)], np.int64)
+#: popcount and cover points of every 13-bit suit pattern (built as arrays: a Python loop over the 8192
+#: patterns cost every process that loads a kernel ~20 ms; a pattern's points are its cards' points summed).
+_RANK_BITS = (np.arange(SUIT_BITS + 1, dtype=np.int64)[:, None] >> np.arange(RANKS_PER_SUIT)) & 1
+SUIT_COUNT = _RANK_BITS.sum(1)
+SUIT_POINTS = (_RANK_BITS * np.array([suit_points(1 << r) for r in range(RANKS_PER_SUIT)], np.int64)).sum(1)
 S1, S2, S3 = RANKS_PER_SUIT, 2 * RANKS_PER_SUIT, 3 * RANKS_PER_SUIT
 
 
