@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
 
-from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrix, rate_by
+from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrices, rate_by
 
 Z_95 = 1.959964
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
@@ -123,8 +123,8 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    own, chosen = loss_matrix(frame)
-    ref, _ = loss_matrix(frame, key="loss_ref")
+    losses, chosen = loss_matrices(frame)  # each row's options parsed once
+    own, ref, dd_losses = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     n = len(frame)
     ar = np.arange(n)
     players = frame["player"].astype(str).to_numpy()
@@ -137,7 +137,6 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     # fitted model (the two-direction fit behind the rating: it describes heuristic players' choices,
     # which the values alone misjudge, so an honest steady player's hits are predicted, not "excess")
     # made it
-    dd_losses, _ = loss_matrix(frame, dd=True)
     has_dd = np.isfinite(dd_losses).any(axis=1) & (np.where(np.isfinite(dd_losses), dd_losses, 0) > 0).any(axis=1)
     dd_best = np.argmin(dd_losses, axis=1)
     a_row = np.array([rated[p][1].a for p in players])

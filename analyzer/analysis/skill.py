@@ -64,29 +64,39 @@ def loss_matrix(frame: pd.DataFrame, *, dd: bool = False, key: str | None = None
     per-option loss (``loss_ref``: the reference policy's). Rows written before losses were stored
     are rebuilt from the options' expected scores (``loss_ref`` then reads as 0: no information).
     """
-    n = len(frame)
-    out = np.full((n, MAX_OPTIONS), np.inf)
-    chosen = np.zeros(n, np.int64)
     key = key or ("loss_dd" if dd else "loss")
+    losses, chosen = loss_matrices(frame, (key,))
+    return losses[key], chosen
+
+
+def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_ref", "loss_dd")
+                  ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`loss_matrix` for several per-option losses at once, each row's options parsed once (the
+    parse is most of the player table's cost): ``({key: (rows, 13) losses}, chosen index)``."""
+    n = len(frame)
+    out = {k: np.full((n, MAX_OPTIONS), np.inf) for k in keys}
+    chosen = np.zeros(n, np.int64)
     texts = frame["options"].tolist()
     cards = frame["chosen"].tolist()
     seats = frame["seat"].tolist()
     for i, (text, card, seat) in enumerate(zip(texts, cards, seats)):
         opts = orjson.loads(text)
         if not opts:  # no options recorded: one certain choice, no information about skill
-            out[i, 0] = 0.0
+            for m in out.values():
+                m[i, 0] = 0.0
             continue
-        if key in opts[0]:
-            vals = [o[key] if o[key] is not None else 0.0 for o in opts]
-        elif key == "loss_ref":
-            vals = [0.0] * len(opts)
-        else:  # older rows: points, scaled here as decisions.decision_scale does
-            from analyzer.analysis.decisions import decision_scale
+        for key, m in out.items():
+            if key in opts[0]:
+                vals = [o[key] if o[key] is not None else 0.0 for o in opts]
+            elif key == "loss_ref":
+                vals = [0.0] * len(opts)
+            else:  # older rows: points, scaled here as decisions.decision_scale does
+                from analyzer.analysis.decisions import decision_scale
 
-            own = np.array([o["ev"][seat] for o in opts], float)
-            pts = np.array([o["ev_dd" if dd else "ev"][seat] for o in opts], float)
-            vals = ((pts.max() - pts) / decision_scale(own[None, :])[0]).tolist()
-        out[i, : len(vals)] = vals
+                own = np.array([o["ev"][seat] for o in opts], float)
+                pts = np.array([o["ev_dd" if key == "loss_dd" else "ev"][seat] for o in opts], float)
+                vals = ((pts.max() - pts) / decision_scale(own[None, :])[0]).tolist()
+            m[i, : len(vals)] = vals
         chosen[i] = next((j for j, o in enumerate(opts) if o["card"] == card), 0)
     return out, chosen
 
