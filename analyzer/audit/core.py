@@ -40,7 +40,7 @@ VERSION = 1
 @dataclass
 class Audit:
     """Everything one audit produced: the audit.json dict and what the report draws from (``decisions``: every
-    row, with ``run_audit(..., slim=True)`` the options and reasons of the shown rows only)."""
+    row, with ``run_audit(..., slim=True)`` the options and reasons of the shown rows only and no unread columns)."""
 
     result: dict[str, Any]
     decisions: pd.DataFrame
@@ -306,8 +306,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     The rows pass once, batch by batch (:class:`analyzer.audit.rows.AuditRows`): the pair signals and a
     per-player spill on disk take what they need, so no step holds every decision's options.
     ``slim``: ``Audit.decisions`` has the options and reasons of the shown rows only (``""`` elsewhere;
-    :func:`keep_shown_texts`), the rows' numbers all: what the audit's own report reads, at ~0.3 KB a
-    decision instead of ~1 KB; otherwise the whole rows (held in memory as before).
+    :func:`keep_shown_texts`) and lacks the columns nothing after the pass reads
+    (:data:`analyzer.audit.rows.UNREAD_COLUMNS`); the other numbers all: what the audit's own report reads, at
+    ~0.3 KB a decision instead of ~1 KB; otherwise the whole rows (held in memory as before).
     """
     from analyzer.analysis.reasons import fill_reasons
     from analyzer.validate import generate_valid

@@ -31,6 +31,10 @@ from analyzer.audit.stream import StreamedSignals
 #: Columns :func:`analyzer.analysis.players.player_table` reads (and the row's place, ``_pos``).
 PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen", "regret", "think_ms", "difficulty",
                   "options")
+#: Columns nothing after the pass reads (the evidence, the player table, the shown rows' reasons, the report's
+#: pages): with the texts dropped (``texts=False``, the command's slim audit) the report's rows leave them out,
+#: 8 bytes a decision each (``tests/test_audit_rows.py`` checks the report is the same without them).
+UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
 
 
 class PlayerSpill:
@@ -77,7 +81,8 @@ class AuditRows:
     ``texts``: keep the options (and reasons) of every row for :meth:`decisions` (the whole rows, as a
     library caller may want them); otherwise they are "" there until :meth:`fill_options` puts back those
     of the rows shown. ``reasons``: the rows carry reasons from the analysis (kept: they cannot be made
-    again when the input was stdin).
+    again when the input was stdin). Without the texts, the :data:`UNREAD_COLUMNS` are left out of
+    :meth:`decisions` too.
     """
 
     def __init__(self, options: SignalOptions = SignalOptions(), *, texts: bool = True, reasons: bool = False,
@@ -85,6 +90,7 @@ class AuditRows:
         self.signals = StreamedSignals(options, spill_dir)
         self.players = PlayerSpill(spill_dir)
         self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
+        self.unread = () if texts else UNREAD_COLUMNS  # not held, not in :meth:`decisions`
         # the report's rows wait on disk (pickled pieces), so memory never holds them twice, nor while the
         # rows stream: the frame is allocated once, at its final size, and filled piece by piece
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir)
@@ -115,7 +121,7 @@ class AuditRows:
         self.signals.feed(df)
         self.players.add(df)
         self._count += 1
-        piece = {c: df[c].to_numpy() for c in df.columns if c not in self.drop}
+        piece = {c: df[c].to_numpy() for c in df.columns if c not in self.drop and c not in self.unread}
         for c, a in piece.items():
             self.dtypes.setdefault(c, []).append(a.dtype)
         with open(self._pieces, "ab") as f:  # our own temporary file, read back by this process only
@@ -123,7 +129,8 @@ class AuditRows:
         self.rows += len(df)
 
     def decisions(self) -> pd.DataFrame:
-        """The rows added, in order, with the dropped texts as "" (each column allocated once at its size)."""
+        """The rows added, in order, with the dropped texts as "" and without the unread columns (each
+        column allocated once at its size)."""
         from analyzer.analysis.decisions import analyse
 
         if not self.rows or self.columns is None:
@@ -131,6 +138,8 @@ class AuditRows:
         n = self.rows
         cols: dict[str, np.ndarray] = {}
         for c in self.columns:
+            if c in self.unread:
+                continue
             if c in self.drop:
                 cols[c] = np.full(n, "", dtype=object)
             else:  # the type np.concatenate would give (a column some pieces lack gets NaN there)
