@@ -119,3 +119,19 @@ def test_the_rows_texts_are_not_held() -> None:
     # pointers (~0.3 KB a decision: the report's frame), the same per decision at 4x the hands
     assert large < 350
     assert large < 1.1 * small + 20
+
+
+def test_without_texts_the_unread_columns_are_not_held() -> None:
+    df = synthetic_room(players=8, hands=40, decisions=3, seed=4)
+    for k, c in enumerate(UNREAD_COLUMNS):
+        df[c] = np.arange(len(df)) + k  # values to lose (or keep) in the frame
+    kept: dict[bool, pd.DataFrame] = {}
+    for texts in (True, False):
+        with AuditRows(texts=texts) as acc:
+            for part in hand_chunks(df, 7):
+                acc.add(part)
+            kept[texts] = acc.decisions()
+    pd.testing.assert_frame_equal(kept[True], df.reset_index(drop=True), check_dtype=False)
+    assert not set(UNREAD_COLUMNS) & set(kept[False].columns)
+    same = [c for c in kept[False].columns if c not in ("options", "reasons")]
+    pd.testing.assert_frame_equal(kept[False][same], df[same].reset_index(drop=True), check_dtype=False)

@@ -10,7 +10,8 @@ come, and are then dropped:
   (:func:`analyzer.analysis.players.player_table_by_player`), so its memory is one player's rows;
 - the rows the report and the evidence read: every column but the per-row texts (options, and reasons unless
   the analysis wrote them), pickled to a temporary file while the rows stream and read back at the end into
-  columns allocated once (~0.28 KB a decision instead of ~1 KB); the texts of the rows the audit shows are
+  columns allocated once (~0.26 KB a decision instead of ~1 KB; without the texts, the :data:`UNREAD_COLUMNS`
+  are not held at all); the texts of the rows the audit shows are
   read back from the player spill.
 """
 
