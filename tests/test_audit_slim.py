@@ -36,3 +36,21 @@ def test_slim_rows_and_given_player_table_make_the_same_page(audit_run: AuditRun
     after = write_audit_report(tmp_path / "slim", audit_run.audit, decisions=slim, records=audit_run.records,
                                players=player_table(full, seating))
     assert after.read_bytes() == before.read_bytes()
+
+
+def test_room_think_figures_with_missing_think_times() -> None:
+    import pandas as pd
+    from audit_synth import synthetic_room
+
+    from analyzer.report.player import DIFFICULTY_BINS, Room
+
+    df = synthetic_room(players=8, hands=60, decisions=4, seed=6)
+    df.loc[df.index[::5], "think_ms"] = np.nan  # rows without a think time (logs that lack some)
+    room = Room(df, table=pd.DataFrame({"player": sorted(df["player"].unique())}))
+    # the figures of the rows with both values, as whole rows dropped would give them
+    ok = df.dropna(subset=["think_ms", "difficulty"])
+    edges = np.unique(np.quantile(ok["difficulty"], np.linspace(0, 1, DIFFICULTY_BINS + 1)))
+    groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
+    assert room.think is not None and len(ok) < len(df)
+    assert room.think["room_x"] == groups["difficulty"].median().tolist()
+    assert room.think["room_median"] == (groups["think_ms"].median() / 1000).tolist()

@@ -60,8 +60,9 @@ class Room:
         self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
         self.shares = self.shares_of(decisions["regret"])
         self.think: dict[str, list[float | None]] | None = None
-        ok = decisions.dropna(subset=["think_ms", "difficulty"]) if "think_ms" in decisions else decisions.iloc[:0]
-        if len(ok):
+        # the two columns only: dropping rows of the whole frame copies every column when a think time is missing
+        ok = decisions[["think_ms", "difficulty"]].dropna() if "think_ms" in decisions else None
+        if ok is not None and len(ok):
             edges = np.unique(np.quantile(ok["difficulty"], np.linspace(0, 1, DIFFICULTY_BINS + 1)))
             groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
             self.think = {"room_x": _floats(groups["difficulty"].median()),
