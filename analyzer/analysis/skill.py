@@ -104,11 +104,8 @@ def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_re
 def probabilities(losses: np.ndarray, skill: float | np.ndarray) -> np.ndarray:
     """Choice probabilities of every option (rows of ``losses``; inf padding gets 0)."""
     s = np.asarray(skill, float).reshape(-1, 1) if np.ndim(skill) else skill
-    z = -s * np.where(np.isfinite(losses), losses, 0.0)
-    z = np.where(np.isfinite(losses), z, -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    w = np.exp(z)
-    return w / w.sum(axis=1, keepdims=True)
+    fin = np.isfinite(losses)
+    return _policy(fin, np.where(fin, losses, 0.0), 0.0, s, 0.0)[0]
 
 
 def _nll(log_skill: float, losses: np.ndarray, chosen_loss: np.ndarray) -> float:
@@ -222,8 +219,10 @@ def _padded(loss: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return fin, np.where(fin, loss, 0.0), np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
 
 
-def _policy(fin: np.ndarray, x: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-    """Choice probabilities of the model (a, b) and each row's log normaliser (max-shifted)."""
+def _policy(fin: np.ndarray, x: np.ndarray, y: np.ndarray | float, a: float | np.ndarray, b: float | np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Choice probabilities of the model (a, b) and each row's log normaliser (max-shifted); ``a``, ``b``
+    scalars or one per row (shape (n, 1)). The one softmax behind every choice probability here."""
     z = np.where(fin, -(a * x + b * y), -np.inf)
     m = z.max(axis=1)
     e = np.exp(z - m[:, None])
@@ -395,7 +394,4 @@ def rate_by(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, grou
 def choice_probabilities(losses: np.ndarray, ref_losses: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each option's probability under the two-direction model (per-row a, b; inf padding gets 0)."""
     fin, x, y = _padded(losses, ref_losses)
-    z = np.where(fin, -(np.asarray(a, float)[:, None] * x + np.asarray(b, float)[:, None] * y), -np.inf)
-    z -= z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    return _policy(fin, x, y, np.asarray(a, float)[:, None], np.asarray(b, float)[:, None])[0]
