@@ -54,12 +54,6 @@ def betabinom_logsf(k: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np.n
     return np.minimum(np.asarray(special.logsumexp(tail, axis=1), np.float64), 0.0)
 
 
-def normal_scores(x: np.ndarray) -> np.ndarray:
-    """Upper-tail normal scores of a sample within itself: Phi^-1 of the mid-rank over n (ties share one)."""
-    r = stats.rankdata(x, method="average")
-    return np.asarray(stats.norm.ppf((r - 0.5) / len(x)), np.float64)
-
-
 def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[dict[Any, float], dict[Any, float],
                                                                           dict[Any, float]]:
     """Per other seat: the permutation z of the sum of the pair's normal scores, stratified (each hand ranked
