@@ -121,9 +121,13 @@ class Execution:
     jobs: int = 1
     dask: str | None = None
     batch_hands: int = DEFAULT_BATCH_HANDS
+    #: an open Dask client shared by the whole command (:func:`dask_session`), else each map opens its own
+    session: DaskSession | None = field(default=None, compare=False, repr=False)
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``tasks``, results in task order, a bounded number in flight."""
+        if self.session is not None:
+            return _session_map(fn, tasks, self.session, self.jobs)
         if self.dask is not None:
             return _dask_map(fn, tasks, self.dask, self.jobs)
         if self.jobs <= 1:
@@ -182,19 +186,70 @@ def close_client(client: Any) -> None:
 
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int) -> Iterator[R]:
-    client = dask_client(address, jobs)
+    session = DaskSession(address, jobs)
     try:
-        # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
-        workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
-        pending: deque[Any] = deque()
-        for t in tasks:
-            pending.append(client.submit(fn, t, pure=False))
-            while len(pending) > 2 * workers + 1:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        yield from _session_map(fn, tasks, session, jobs)
     finally:
-        close_client(client)
+        session.close()
+
+
+#: ``DataFrame.attrs`` key under which a result of :func:`_session_map` carries the index of its follower task.
+FOLLOWER = "bieqi.follower"
+
+
+class DaskSession:
+    """A Dask client for a whole command. ``follow``, when set, is called with each task's future as it is
+    submitted and returns a task that stays on the cluster (e.g. the audit's chunk of pair-signal links, built
+    on the worker that holds the batch's rows: :class:`analyzer.audit.on_dask.DaskSignals`); the results the
+    map gives back carry its index in ``attrs[FOLLOWER]`` (:meth:`take` hands it over)."""
+
+    def __init__(self, address: str, jobs: int) -> None:
+        self.client = dask_client(address, jobs)
+        self.follow: Callable[[Any], Any] | None = None
+        self.followers: list[Any] = []
+
+    def take(self, index: int) -> Any:
+        """The follower task of the map's ``index``-th result (the session forgets it)."""
+        fut, self.followers[index] = self.followers[index], None
+        return fut
+
+    def close(self) -> None:
+        self.followers.clear()
+        close_client(self.client)
+
+
+def dask_session(execution: Execution) -> Execution:
+    """``execution`` with an open :class:`DaskSession` (when it runs on Dask; close it with ``.session.close()``)."""
+    from dataclasses import replace
+
+    if execution.dask is None or execution.session is not None:
+        return execution
+    return replace(execution, session=DaskSession(execution.dask, execution.jobs))
+
+
+def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession, jobs: int) -> Iterator[R]:
+    client = session.client
+    # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
+    workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
+    pending: deque[tuple[Any, int | None]] = deque()
+
+    def result(fut: Any, follower: int | None) -> R:
+        out = fut.result()
+        if follower is not None and isinstance(getattr(out, "attrs", None), dict):
+            out.attrs[FOLLOWER] = follower  # type: ignore[attr-defined]
+        return out  # type: ignore[no-any-return]
+
+    for t in tasks:
+        fut = client.submit(fn, t, pure=False)
+        follower = None
+        if session.follow is not None:
+            session.followers.append(session.follow(fut))
+            follower = len(session.followers) - 1
+        pending.append((fut, follower))
+        while len(pending) > 2 * workers + 1:
+            yield result(*pending.popleft())
+    while pending:
+        yield result(*pending.popleft())
 
 
 def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Checked, int, str], bool] | None = None

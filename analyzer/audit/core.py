@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -338,7 +339,18 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     seating_rows: list[tuple[Any, ...]] = []
     skipped: Counter[str] = Counter()
     seq_of: dict[str, int] = {}
-    with AuditRows(signal_options, texts=not slim, reasons=stdin) as acc:
+    with ExitStack() as run:
+        signals = None
+        if execution is not None and execution.dask is not None:
+            # on Dask the pair signals' chunks stay on the workers and their passes run there (audit.on_dask)
+            from analyzer.analysis.execute import dask_session
+            from analyzer.audit.on_dask import DaskSignals
+
+            execution = dask_session(execution)
+            assert execution.session is not None
+            run.callback(execution.session.close)
+            signals = DaskSignals(execution.session, signal_options)
+        acc = run.enter_context(AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals))
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
                                      store=store, reasons=stdin, settings=settings, seq_of=seq_of):

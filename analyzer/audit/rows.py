@@ -87,8 +87,9 @@ class AuditRows:
     """
 
     def __init__(self, options: SignalOptions = SignalOptions(), *, texts: bool = True, reasons: bool = False,
-                 spill_dir: str | None = None) -> None:
-        self.signals = StreamedSignals(options, spill_dir)
+                 spill_dir: str | None = None, signals: StreamedSignals | None = None) -> None:
+        # ``signals``: another accumulator of the pair signals (on Dask: ``audit.on_dask.DaskSignals``)
+        self.signals = signals if signals is not None else StreamedSignals(options, spill_dir)
         self.players = PlayerSpill(spill_dir)
         self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
         self.unread = () if texts else UNREAD_COLUMNS  # not held, not in :meth:`decisions`

@@ -28,6 +28,7 @@ import pickle
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,279 @@ def _raw_links(ch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: np.concatenate(p) for k, p in parts.items()}
 
 
+def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A chunk of decision rows of whole hands: its links with the raw effects, and per decision the hand,
+    kind and regret (runs where the rows are: this process, or a Dask worker next to the batch's analysis).
+
+    Player and kind codes are the chunk's own (indices into its sorted ``names`` and ``kinds``) and the hands
+    are numbered from 0: :func:`recode` puts them in the room's codes and numbering before the passes."""
+    eff = seat_effects(df)
+    names, pcode = np.unique(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object).astype(str), return_inverse=True)
+    pcode = pcode.reshape(len(df), SEATS).astype(np.int64)
+    kinds, kcode = np.unique(df["kind"].to_numpy(object).astype(str), return_inverse=True)
+    hand = pd.factorize(df["hand_id"].astype(str))[0].astype(np.int64)
+    regret = df["regret"].to_numpy(np.float64)
+    seat = df["seat"].to_numpy(np.int64)
+    links = _raw_links({"names": pcode, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
+    return {"names": np.asarray(names, object), "kinds": np.asarray(kinds, object),
+            "n_hands": np.array([int(hand.max()) + 1 if len(hand) else 0], np.int64),
+            "hand": hand.astype(np.int32), "kind": kcode.ravel().astype(np.int16), "regret": regret,
+            "regret_se": df["regret_se"].to_numpy(np.float64),
+            # the links themselves, so the passes read them instead of rebuilding them
+            "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
+            "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+
+
+def recode(ch: dict[str, np.ndarray], players: np.ndarray, kinds: np.ndarray, hand_base: int) -> dict[str, np.ndarray]:
+    """The chunk in the room's codes: ``players[i]`` / ``kinds[i]`` is the room's code of the chunk's i-th
+    name / kind, ``hand_base`` the room's number of the chunk's first hand (a new dict, ``ch`` unchanged)."""
+    out = {k: v for k, v in ch.items() if k not in ("names", "kinds")}
+    players = np.asarray(players, np.int64)
+    out["actor"] = players[ch["actor"]].astype(np.int32)
+    out["other"] = players[ch["other"]].astype(np.int32)
+    out["kind"] = np.asarray(kinds, np.int64)[ch["kind"]].astype(np.int16)
+    out["hand_base"] = np.array([hand_base], np.int64)
+    return out
+
+
+def chunk_names(ch: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's own player names and kinds (before :func:`recode`)."""
+    return ch["names"], ch["kinds"]
+
+
+def positive_regrets(ch: dict[str, np.ndarray]) -> np.ndarray:
+    """The chunk's positive regrets (the regret bands' edges are their room-wide quantiles)."""
+    return ch["regret"][ch["regret"] > 1e-9]
+
+
+def chunk_pairs(ch: dict[str, np.ndarray]) -> np.ndarray:
+    """The directed pairs (actor << 32 | other, room codes) with a link in the chunk, sorted."""
+    return np.unique(ch["actor"].astype(np.int64) * (1 << 32) + ch["other"].astype(np.int64))
+
+
+def regret_edges(pos: list[np.ndarray]) -> np.ndarray | None:
+    """The regret bands' edges from every chunk's positive regrets (None: too few for bands)."""
+    values = np.concatenate(pos) if pos else np.zeros(0)
+    if 3 * len(values) < REGRET_BINS * 10:  # the links hold each decision three times
+        return None
+    return qcut_edges(np.repeat(values, 3), REGRET_BINS)
+
+
+def unpack(ch: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A chunk as the passes read it: per decision (hand, kind, regret, ...) and per link, in int64 (``ch`` unchanged)."""
+    link_keys = ("actor", "other", "offset", *LINK_SIGNALS)
+    links = {k: ch[k] for k in link_keys}
+    for k in ("actor", "other", "offset"):
+        links[k] = links[k].astype(np.int64)
+    dec = {k: v for k, v in ch.items() if k not in link_keys}
+    dec["hand"] = dec["hand"].astype(np.int64)
+    dec["kind"] = dec["kind"].astype(np.int64)
+    return dec, links
+
+
+@dataclass(frozen=True)
+class Room:
+    """What every pass needs besides the chunk (small: sizes, codes of the pairs, band edges)."""
+
+    n_players: int
+    kinds: int
+    edges: np.ndarray | None
+    pair_codes: np.ndarray
+    options: SignalOptions
+
+    @property
+    def n_sit(self) -> int:
+        return 3 * self.kinds * (REGRET_BINS + 1)
+
+    def pair_index(self, actor: np.ndarray, other: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.pair_codes, actor * (1 << 32) + other)
+
+    def situation(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        """Offset x kind x regret band, as ``signals.link_statistics`` groups links."""
+        regret = np.tile(ch["regret"], 3)
+        rbin = np.zeros(len(regret), np.int64)
+        pos = regret > 1e-9
+        if self.edges is None:
+            rbin[pos] = 1
+        else:  # pd.qcut's bins: right-closed, the lowest edge included
+            ids = np.searchsorted(self.edges, regret[pos], side="left")
+            ids[regret[pos] == self.edges[0]] = 1
+            rbin[pos] = ids
+        kind = np.tile(ch["kind"], 3)
+        return np.asarray(((links["offset"] - 1) * self.kinds + kind) * (REGRET_BINS + 1) + rbin, np.int64)
+
+    def use(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray], hot: np.ndarray | None) -> np.ndarray:
+        """Links in the baselines' fit: all, or (second fit) those of decisions without a link of a hot pair."""
+        n = len(ch["regret"])
+        if hot is None:
+            return np.ones(3 * n, bool)
+        bad = hot[self.pair_index(links["actor"], links["other"])].reshape(3, n).any(axis=0)
+        return np.tile(~bad, 3)
+
+
+# --- the passes, chunk by chunk: each returns sums that merge by addition (:func:`add_up`) ---------------------
+
+def pass_means(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None) -> dict[str, Any]:
+    """Pass A: per situation the links in use and the sums of each signal and of the regret."""
+    ch, links = unpack(ch_packed)
+    g_n = room.n_sit
+    grp = room.situation(ch, links)
+    w = room.use(ch, links, hot).astype(np.float64)
+    regret = np.tile(ch["regret"], 3)
+    return {"used": int(w.sum()), "w": np.bincount(grp, w, g_n), "x": np.bincount(grp, w * regret, g_n),
+            "y": {s: np.bincount(grp, w * links[s], g_n) for s in LINK_SIGNALS}}
+
+
+def pass_spread(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, mean_x: np.ndarray,
+                mean_total: np.ndarray) -> dict[str, np.ndarray]:
+    """Pass B: per situation the sums of the covariate's squared deviation and its product with ``total``'s."""
+    ch, links = unpack(ch_packed)
+    g_n = room.n_sit
+    grp = room.situation(ch, links)
+    w = room.use(ch, links, hot).astype(np.float64)
+    dx = np.tile(ch["regret"], 3) - mean_x[grp]
+    return {"sxx": np.bincount(grp, w * dx ** 2, g_n),
+            "sxy": np.bincount(grp, w * dx * (links["total"] - mean_total[grp]), g_n)}
+
+
+def pass_top(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, fit: _Fit,
+             keep: int) -> dict[str, Any]:
+    """Pass C: per signal the ``keep`` largest |residuals| of the links in use and how many are finite."""
+    ch, links = unpack(ch_packed)
+    use = room.use(ch, links, hot)
+    res = _residuals(room, fit, ch, links)
+    out: dict[str, Any] = {"top": {}, "finite": {}}
+    for s in LINK_SIGNALS:
+        a = np.abs(res[s][use])
+        a = a[~np.isnan(a)]
+        out["finite"][s] = len(a)
+        out["top"][s] = _largest(a, keep)
+    return out
+
+
+def merge_top(a: dict[str, Any], b: dict[str, Any], keep: int) -> dict[str, Any]:
+    """Two of :func:`pass_top`'s results as one: the counts added, the ``keep`` largest of both kept."""
+    return {"finite": {s: a["finite"][s] + b["finite"][s] for s in LINK_SIGNALS},
+            "top": {s: _largest(np.concatenate([a["top"][s], b["top"][s]]), keep) for s in LINK_SIGNALS}}
+
+
+def _largest(values: np.ndarray, keep: int) -> np.ndarray:
+    return np.partition(values, len(values) - keep)[len(values) - keep:] if len(values) > keep else values
+
+
+def _residuals(room: Room, fit: _Fit, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    grp = room.situation(ch, links)
+    out = {}
+    for s in LINK_SIGNALS:
+        f = fit.mean_y[s][grp]
+        if s == "total":
+            f = f + fit.slope[grp] * (np.tile(ch["regret"], 3) - fit.mean_x[grp])
+        out[s] = links[s] - f
+    return out
+
+
+def _centred(room: Room, fit: _Fit, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    res = _residuals(room, fit, ch, links)
+    return {s: (np.clip(r, -fit.cap[s], fit.cap[s]) if fit.cap[s] > 0 else r) for s, r in res.items()}
+
+
+def pass_habits(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, fit: _Fit) -> dict[str, Any]:
+    """Pass D: the seat-habit sums, per (actor, offset) and per (actor, co-player, offset) over their hands
+    together: the centred value's sum and the links in use."""
+    ch, links = unpack(ch_packed)
+    n_p, n_pairs = room.n_players, len(room.pair_codes)
+    use = room.use(ch, links, hot)
+    val = _centred(room, fit, ch, links)
+    hand = np.tile(ch["hand"], 3)
+    n_h = int(hand.max()) + 1
+    ao = links["actor"] * 3 + links["offset"] - 1
+    # the (actor, hand) pairs and, for each, the co-players it had links to
+    ah, ah_idx = np.unique(links["actor"] * n_h + hand, return_inverse=True)
+    pair = room.pair_index(links["actor"], links["other"])
+    co, co_first = np.unique(pair * n_h + hand, return_index=True)
+    co_pair, co_ah = co // n_h, ah_idx.ravel()[co_first]
+    tot: dict[str, np.ndarray] = {}
+    mine: dict[str, np.ndarray] = {}
+    for s in HABIT_CHECKED:
+        v = np.where(use, np.nan_to_num(val[s], nan=0.0), 0.0)  # pandas' sums skip NaN
+        u = use.astype(np.float64)
+        tot[s] = np.stack([np.bincount(ao, v, n_p * 3), np.bincount(ao, u, n_p * 3)], axis=1)
+        # per (actor, hand, offset), then added to every co-player of that hand
+        key = ah_idx.ravel() * 3 + links["offset"] - 1
+        ph_v = np.bincount(key, v, len(ah) * 3).reshape(-1, 3)
+        ph_n = np.bincount(key, u, len(ah) * 3).reshape(-1, 3)
+        m = np.zeros((n_pairs * 3, 2))
+        for off in range(3):
+            m[:, 0] += np.bincount(co_pair * 3 + off, ph_v[co_ah, off], n_pairs * 3)
+            m[:, 1] += np.bincount(co_pair * 3 + off, ph_n[co_ah, off], n_pairs * 3)
+        mine[s] = m
+    return {"tot": tot, "mine": mine}
+
+
+#: The per-pair columns pass E sums per hand: the signals and the seat-habit-free ones.
+PAIR_COLUMNS = (*LINK_SIGNALS, *(f"{s}_habit_free" for s in HABIT_CHECKED))
+
+
+def pass_pairs(ch_packed: dict[str, np.ndarray], room: Room, fit: _Fit, habits: dict[str, Any],
+               extras: bool) -> dict[str, Any]:
+    """Pass E: per directed pair its hands, decisions, the sum and sum of squares of its per-hand sums and
+    the raw sums; with ``extras`` also the per-hand numbers (lists, concatenated in chunk order by
+    :func:`add_up`): the burst statistic's per-hand favour scores and the hands where a pair deviated.
+    (A new per-hand quantity goes here: one more list in the result, read in ``StreamedSignals._table``.)"""
+    ch, links = unpack(ch_packed)
+    n_pairs = len(room.pair_codes)
+    val = _centred(room, fit, ch, links)
+    pair = room.pair_index(links["actor"], links["other"])
+    hand = np.tile(ch["hand"], 3)
+    n_h = int(hand.max()) + 1
+    key3 = pair * 3 + links["offset"] - 1
+    ao = links["actor"] * 3 + links["offset"] - 1
+    tot, mine = habits["tot"], habits["mine"]
+    for s in HABIT_CHECKED:
+        t, m = tot[s][ao], mine[s][key3]
+        habit = (t[:, 0] - m[:, 0]) / np.maximum(t[:, 1] - m[:, 1], HABIT_LINKS)
+        val[f"{s}_habit_free"] = val[s] - habit
+    ph, ph_idx = np.unique(pair * n_h + hand, return_inverse=True)
+    ph_idx = ph_idx.ravel()
+    ph_pair = ph // n_h
+    sums = {c: np.bincount(ph_idx, np.nan_to_num(val[c], nan=0.0), len(ph)) for c in PAIR_COLUMNS}
+    out: dict[str, Any] = {
+        "hands": np.bincount(ph_pair, minlength=n_pairs).astype(np.float64),
+        "decisions": np.bincount(pair, minlength=n_pairs).astype(np.float64),
+        "acc": {c: np.stack([np.bincount(ph_pair, sums[c], n_pairs), np.bincount(ph_pair, sums[c] ** 2, n_pairs)],
+                            axis=1) for c in PAIR_COLUMNS},
+        "raw": {s: np.bincount(pair, np.nan_to_num(links[s], nan=0.0), n_pairs) for s in LINK_SIGNALS},
+        "burst": [], "deviations": []}
+    if not extras:
+        return out
+    codes = room.pair_codes[ph_pair]
+    base = int(ch["hand_base"][0])
+    free = f"{BURST_SIGNAL}_habit_free"
+    out["burst"] = [pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF,
+                                  "hand_id": base + ph % n_h, BURST_SIGNAL: sums[BURST_SIGNAL],
+                                  free: sums[free],  # the seat offset (one per pair and hand): burst's strata
+                                  "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
+                                  // np.bincount(ph_idx, minlength=len(ph))})]
+    regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
+    dev = (regret > room.options.deviation_regret) & (regret > room.options.deviation_se * se)
+    out["deviations"] = [deviation_hands(pd.DataFrame({
+        "actor": links["actor"][dev], "other": links["other"][dev], "hand_id": base + hand[dev],
+        "offset": links["offset"][dev], "regret": regret[dev], "regret_se": se[dev],
+        "dd_marginal": val["dd_marginal"][dev], "dd_marginal_habit_free": val["dd_marginal_habit_free"][dev]}),
+        room.options)]
+    return out
+
+
+def add_up(a: Any, b: Any) -> Any:
+    """Two chunks' (or two merged runs of chunks') pass results as one: arrays and counts added, lists (per-hand
+    pieces) concatenated in order, dicts merged key by key. Adding in chunk order gives the floats of one loop."""
+    if isinstance(a, dict):
+        return {k: add_up(a[k], b[k]) for k in a}
+    if isinstance(a, list):
+        return a + b
+    return a + b
+
+
 class StreamedSignals:
     """Feed decision rows (:meth:`add`, whole hands per call) and get the pair table (:meth:`result`).
 
@@ -137,30 +411,22 @@ class StreamedSignals:
         """Reduce decision rows of whole hands to a chunk (a hand must not be split over two calls)."""
         if not len(df):
             return
-        eff = seat_effects(df)
-        names = self._codes(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object), self.players)
-        hand = pd.factorize(df["hand_id"].astype(str))[0].astype(np.int64)
-        regret = df["regret"].to_numpy(np.float64)
-        seat = df["seat"].to_numpy(np.int64)
-        links = _raw_links({"names": names, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
-        ch = {"hand": hand.astype(np.int32), "hand_base": np.array([self.hands], np.int64),
-              "kind": self._codes(df["kind"].to_numpy(object), self.kinds).astype(np.int16), "regret": regret,
-              "regret_se": df["regret_se"].to_numpy(np.float64),
-              # the links themselves, so the passes read them instead of rebuilding them
-              "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
-              "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+        ch = build_chunk(df)
+        # the room's codes in order of appearance (each chunk's names are sorted, as np.unique gives them)
+        ch = recode(ch, self._codes(ch.pop("names"), self.players), self._codes(ch.pop("kinds"), self.kinds),
+                    self.hands)
         path = Path(self._tmp.name) / f"chunk-{len(self.chunks):06d}.pickle"
         with open(path, "wb") as f:  # our own temporary file, read back by this process only
             pickle.dump(ch, f, protocol=pickle.HIGHEST_PROTOCOL)
         self.chunks.append(path)
-        self._regret_pos.append(regret[regret > 1e-9])
+        self._regret_pos.append(positive_regrets(ch))
         # the directed pairs that sat together and decided something
-        self._pairs.append(np.unique(links["actor"] * (1 << 32) + links["other"]))
+        self._pairs.append(chunk_pairs(ch))
         if len(self._pairs) > 64:
             self._pairs = [np.unique(np.concatenate(self._pairs))]
         self.think.add_decisions(df)
         self.rows += len(df)
-        self.hands += int(hand.max()) + 1
+        self.hands += int(ch["n_hands"][0])
 
     def feed(self, df: pd.DataFrame) -> None:
         """Add rows of whole hands as they come (batches of any size): they are regrouped into the chunks
@@ -185,213 +451,72 @@ class StreamedSignals:
                 self.add(part)
         self._buffer, self._buffered = [], 0
 
-    def _read(self) -> Iterator[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
-        for path in self.chunks:
-            with open(path, "rb") as f:
-                ch = pickle.load(f)
-            links = {k: ch.pop(k) for k in ("actor", "other", "offset", *LINK_SIGNALS)}
-            for k in ("actor", "other", "offset"):
-                links[k] = links[k].astype(np.int64)
-            ch["hand"] = ch["hand"].astype(np.int64)
-            ch["kind"] = ch["kind"].astype(np.int64)
-            yield ch, links
-
     # --- the passes ------------------------------------------------------------------------------------------
+
+    def _chunk(self, ref: Any) -> dict[str, np.ndarray]:
+        with open(ref, "rb") as f:
+            return dict(pickle.load(f))
+
+    def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
+        """``fn(chunk, *args)`` over the chunks, merged in chunk order (here: a loop over the chunks on disk;
+        on Dask, :class:`analyzer.audit.dask.DaskSignals`, tasks next to the chunks and a tree of merges)."""
+        out = None
+        for ref in self.chunks:
+            r = fn(self._chunk(ref), *args)
+            out = r if out is None else merge(out, r)
+        return out
+
+    def _prepare(self) -> None:
+        """The room's player and kind codes, its directed pairs and the regret band edges (``self._room``)."""
+        self._names = np.array(sorted(self.players, key=self.players.__getitem__), dtype=object)
+        pairs = np.unique(np.concatenate(self._pairs))
+        self._room = Room(len(self._names), max(len(self.kinds), 1), regret_edges(self._regret_pos), pairs,
+                          self.options)
 
     def result(self, seating: pd.DataFrame | None = None) -> pd.DataFrame:
         """The pair table of :func:`signals.pair_signals` (``Signals.pairs``) over every row added."""
         self.flush()
         if not self.rows:
             raise ValueError("no decision rows were added")
-        names = np.array(sorted(self.players, key=self.players.__getitem__), dtype=object)
-        self._names = names
-        codes = np.unique(np.concatenate(self._pairs))
-        self._pair_codes = codes
-        self._n_players = len(names)
-        kinds = max(len(self.kinds), 1)
-        self._n_sit = 3 * kinds * (REGRET_BINS + 1)
-        self._kinds_n = kinds
-        pos = np.concatenate(self._regret_pos)
-        self._edges: np.ndarray | None = None
-        if 3 * len(pos) >= REGRET_BINS * 10:  # the links hold each decision three times
-            self._edges = qcut_edges(np.repeat(pos, 3), REGRET_BINS)
-        del pos
-
+        self._prepare()
+        self._pair_codes = self._room.pair_codes
+        self._n_players = self._room.n_players
         first = self._fit(None)
         stats1 = self._sums(first, None, extras=True)
-        hot = np.zeros(len(codes), bool)
+        hot = np.zeros(len(self._pair_codes), bool)
         for name in LINK_SIGNALS:
             hot |= self._directed(stats1, name)["z"].to_numpy() > SUSPECT_Z
         final = stats1
         if hot.any():
-            bad = [self._bad_rows(ch, links, hot) for ch, links in self._read()]
-            second = self._fit(bad)
-            final = self._sums(second, bad, extras=True)
+            second = self._fit(hot)
+            final = self._sums(second, hot, extras=True)
         return self._table(final, seating)
 
-    def _pair_index(self, actor: np.ndarray, other: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self._pair_codes, actor * (1 << 32) + other)
-
-    def _bad_rows(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray], hot: np.ndarray) -> np.ndarray:
-        """Rows (decisions) with a link of a suspect directed pair: left out of the second fit's baselines."""
-        n = len(ch["regret"])
-        flag = hot[self._pair_index(links["actor"], links["other"])].reshape(3, n)
-        return np.asarray(flag.any(axis=0))
-
-    def _situation(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
-        """Offset x kind x regret band, as ``signals.link_statistics`` groups links."""
-        regret = np.tile(ch["regret"], 3)
-        rbin = np.zeros(len(regret), np.int64)
-        pos = regret > 1e-9
-        if self._edges is None:
-            rbin[pos] = 1
-        else:  # pd.qcut's bins: right-closed, the lowest edge included
-            ids = np.searchsorted(self._edges, regret[pos], side="left")
-            ids[regret[pos] == self._edges[0]] = 1
-            rbin[pos] = ids
-        kind = np.tile(ch["kind"], 3)
-        return np.asarray(((links["offset"] - 1) * self._kinds_n + kind) * (REGRET_BINS + 1) + rbin, np.int64)
-
-    def _use(self, bad: list[np.ndarray] | None, i: int, n: int) -> np.ndarray:
-        return np.ones(3 * n, bool) if bad is None else np.tile(~bad[i], 3)
-
-    def _fit(self, bad: list[np.ndarray] | None) -> _Fit:
+    def _fit(self, hot: np.ndarray | None) -> _Fit:
         """Passes A, B, C: the room's line per situation and signal, and the clip caps."""
-        g_n = self._n_sit
-        w_sum = np.zeros(g_n)
-        y_sum = {s: np.zeros(g_n) for s in LINK_SIGNALS}
-        x_sum = np.zeros(g_n)
-        used = 0
-        for i, (ch, links) in enumerate(self._read()):
-            grp = self._situation(ch, links)
-            w = self._use(bad, i, len(ch["regret"])).astype(np.float64)
-            used += int(w.sum())
-            w_sum += np.bincount(grp, w, g_n)
-            for s in LINK_SIGNALS:
-                y_sum[s] += np.bincount(grp, w * links[s], g_n)
-            x_sum += np.bincount(grp, w * np.tile(ch["regret"], 3), g_n)
-        den = np.maximum(w_sum, 1e-12)
-        mean_y = {s: y_sum[s] / den for s in LINK_SIGNALS}
-        mean_x = x_sum / den
-        sxx, sxy = np.zeros(g_n), np.zeros(g_n)
-        for i, (ch, links) in enumerate(self._read()):  # B: the covariate's spread about its mean
-            grp = self._situation(ch, links)
-            w = self._use(bad, i, len(ch["regret"])).astype(np.float64)
-            dx = np.tile(ch["regret"], 3) - mean_x[grp]
-            sxx += np.bincount(grp, w * dx ** 2, g_n)
-            sxy += np.bincount(grp, w * dx * (links["total"] - mean_y["total"][grp]), g_n)
-        sxx, sxy = sxx / den, sxy / den
+        room = self._room
+        a = self._map_reduce("means", pass_means, add_up, room, hot)
+        used = a["used"]
+        den = np.maximum(a["w"], 1e-12)
+        mean_y = {s: a["y"][s] / den for s in LINK_SIGNALS}
+        mean_x = a["x"] / den
+        b = self._map_reduce("spread", pass_spread, add_up, room, hot, mean_x, mean_y["total"])
+        sxx, sxy = b["sxx"] / den, b["sxy"] / den
         slope = np.where(sxx > 1e-12, sxy / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
         fit = _Fit(mean_y, mean_x, slope, {})
         # C: the cap is the CLIP_QUANTILE quantile of |residual| over the links in use; with n of them it
         # reads the values of ranks floor(q (n - 1)) and the next, so the largest n - floor(q (n - 1)) do
         keep = used - int(np.floor(CLIP_QUANTILE * (used - 1))) if used else 0
-        top: dict[str, np.ndarray] = {s: np.zeros(0) for s in LINK_SIGNALS}
-        finite = dict.fromkeys(LINK_SIGNALS, 0)
-        for i, (ch, links) in enumerate(self._read()):
-            use = self._use(bad, i, len(ch["regret"]))
-            res = self._residuals(fit, ch, links)
-            for s in LINK_SIGNALS:
-                a = np.abs(res[s][use])
-                a = a[~np.isnan(a)]
-                finite[s] += len(a)
-                cand = np.concatenate([top[s], a])
-                top[s] = np.partition(cand, len(cand) - keep)[len(cand) - keep:] if len(cand) > keep else cand
+        c = self._map_reduce("top", pass_top, partial(merge_top, keep=keep), room, hot, fit, keep)
         for s in LINK_SIGNALS:
-            fit.cap[s] = _upper_quantile(np.sort(top[s]), finite[s], CLIP_QUANTILE) if used else 0.0
+            fit.cap[s] = _upper_quantile(np.sort(c["top"][s]), c["finite"][s], CLIP_QUANTILE) if used else 0.0
         return fit
 
-    def _residuals(self, fit: _Fit, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        grp = self._situation(ch, links)
-        out = {}
-        for s in LINK_SIGNALS:
-            f = fit.mean_y[s][grp]
-            if s == "total":
-                f = f + fit.slope[grp] * (np.tile(ch["regret"], 3) - fit.mean_x[grp])
-            out[s] = links[s] - f
-        return out
-
-    def _centred(self, fit: _Fit, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        res = self._residuals(fit, ch, links)
-        return {s: (np.clip(r, -fit.cap[s], fit.cap[s]) if fit.cap[s] > 0 else r) for s, r in res.items()}
-
-    def _sums(self, fit: _Fit, bad: list[np.ndarray] | None, *, extras: bool) -> dict[str, Any]:
+    def _sums(self, fit: _Fit, hot: np.ndarray | None, *, extras: bool) -> dict[str, Any]:
         """Passes D and E: the seat-habit sums, then per directed pair the sums its z's need (and, with
         ``extras``, the per-hand burst scores and the deviation hands)."""
-        n_p, n_pairs = self._n_players, len(self._pair_codes)
-        tot = {s: np.zeros((n_p * 3, 2)) for s in HABIT_CHECKED}  # (actor, offset): sum v, links in use
-        mine = {s: np.zeros((n_pairs * 3, 2)) for s in HABIT_CHECKED}  # (actor, other, offset), hands together
-        for i, (ch, links) in enumerate(self._read()):
-            use = self._use(bad, i, len(ch["regret"]))
-            val = self._centred(fit, ch, links)
-            hand = np.tile(ch["hand"], 3)
-            n_h = int(hand.max()) + 1
-            ao = links["actor"] * 3 + links["offset"] - 1
-            # the (actor, hand) pairs and, for each, the co-players it had links to
-            ah, ah_idx = np.unique(links["actor"] * n_h + hand, return_inverse=True)
-            pair = self._pair_index(links["actor"], links["other"])
-            co, co_first = np.unique(pair * n_h + hand, return_index=True)
-            co_pair, co_ah = co // n_h, ah_idx.ravel()[co_first]
-            for s in HABIT_CHECKED:
-                v = np.where(use, np.nan_to_num(val[s], nan=0.0), 0.0)  # pandas' sums skip NaN
-                u = use.astype(np.float64)
-                tot[s][:, 0] += np.bincount(ao, v, n_p * 3)
-                tot[s][:, 1] += np.bincount(ao, u, n_p * 3)
-                # per (actor, hand, offset), then added to every co-player of that hand
-                key = ah_idx.ravel() * 3 + links["offset"] - 1
-                ph_v = np.bincount(key, v, len(ah) * 3).reshape(-1, 3)
-                ph_n = np.bincount(key, u, len(ah) * 3).reshape(-1, 3)
-                for off in range(3):
-                    mine[s][:, 0] += np.bincount(co_pair * 3 + off, ph_v[co_ah, off], n_pairs * 3)
-                    mine[s][:, 1] += np.bincount(co_pair * 3 + off, ph_n[co_ah, off], n_pairs * 3)
-        cols = [*LINK_SIGNALS, *(f"{s}_habit_free" for s in HABIT_CHECKED)]
-        acc = {c: np.zeros((n_pairs, 2)) for c in cols}  # sum of per-hand sums, sum of their squares
-        raw = {s: np.zeros(n_pairs) for s in LINK_SIGNALS}
-        hands = np.zeros(n_pairs)
-        decisions = np.zeros(n_pairs)
-        burst: list[pd.DataFrame] = []
-        deviations: list[pd.DataFrame] = []
-        for ch, links in self._read():
-            val = self._centred(fit, ch, links)
-            pair = self._pair_index(links["actor"], links["other"])
-            hand = np.tile(ch["hand"], 3)
-            n_h = int(hand.max()) + 1
-            key3 = pair * 3 + links["offset"] - 1
-            ao = links["actor"] * 3 + links["offset"] - 1
-            for s in HABIT_CHECKED:
-                t, m = tot[s][ao], mine[s][key3]
-                habit = (t[:, 0] - m[:, 0]) / np.maximum(t[:, 1] - m[:, 1], HABIT_LINKS)
-                val[f"{s}_habit_free"] = val[s] - habit
-            ph, ph_idx = np.unique(pair * n_h + hand, return_inverse=True)
-            ph_idx = ph_idx.ravel()
-            ph_pair = ph // n_h
-            hands += np.bincount(ph_pair, minlength=n_pairs)
-            decisions += np.bincount(pair, minlength=n_pairs)
-            sums = {c: np.bincount(ph_idx, np.nan_to_num(val[c], nan=0.0), len(ph)) for c in cols}
-            for c in cols:
-                acc[c][:, 0] += np.bincount(ph_pair, sums[c], n_pairs)
-                acc[c][:, 1] += np.bincount(ph_pair, sums[c] ** 2, n_pairs)
-            for s in LINK_SIGNALS:
-                raw[s] += np.bincount(pair, np.nan_to_num(links[s], nan=0.0), n_pairs)
-            if not extras:
-                continue
-            codes = self._pair_codes[ph_pair]
-            base = int(ch["hand_base"][0])
-            free = f"{BURST_SIGNAL}_habit_free"
-            burst.append(pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF,
-                                       "hand_id": base + ph % n_h, BURST_SIGNAL: sums[BURST_SIGNAL],
-                                       free: sums[free],  # the seat offset (one per pair and hand): burst's strata
-                                       "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
-                                       // np.bincount(ph_idx, minlength=len(ph))}))
-            regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
-            dev = (regret > self.options.deviation_regret) & (regret > self.options.deviation_se * se)
-            deviations.append(deviation_hands(pd.DataFrame({
-                "actor": links["actor"][dev], "other": links["other"][dev], "hand_id": base + hand[dev],
-                "offset": links["offset"][dev], "regret": regret[dev], "regret_se": se[dev],
-                "dd_marginal": val["dd_marginal"][dev], "dd_marginal_habit_free": val["dd_marginal_habit_free"][dev]}),
-                self.options))
-        return {"acc": acc, "raw": raw, "hands": hands, "decisions": decisions, "burst": burst,
-                "deviations": deviations}
+        habits = self._map_reduce("habits", pass_habits, add_up, self._room, hot, fit)
+        return dict(self._map_reduce("pairs", pass_pairs, add_up, self._room, fit, habits, extras))
 
     def _directed(self, st: dict[str, Any], name: str) -> pd.DataFrame:
         """``signals._directed`` from the per-pair sums: index (actor, other) codes in pair order."""

@@ -1,0 +1,142 @@
+"""The pair signals' passes as a reduction on Dask: chunks built and kept on the workers, passes merged by a tree of tasks.
+
+The same passes as :class:`analyzer.audit.stream.StreamedSignals` (its per-chunk functions ``pass_means``,
+``pass_spread``, ``pass_top``, ``pass_habits``, ``pass_pairs`` and their merges), only where they run
+differs: each analysed batch's chunk of links is built by a task that follows the batch's analysis on the
+worker holding its rows and stays there (a future); rows that reach the client another way (a decision
+store's parts) are sent to a worker to be chunked. Before the passes the chunks' own player and kind codes
+are put in the room's (sorted names) and the hands numbered in input order; every pass is then one task a
+chunk plus merges of ``FANIN`` adjacent results at a time (so the per-hand pieces concatenate in chunk
+order), and only the merged sums (sizes set by players, pairs and situations) and the per-hand pieces come
+back to the client. The result equals the single-process one to float rounding (a tree adds in another
+order than a loop; ``tests/test_dask_reduce.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analyzer.analysis.execute import FOLLOWER, DaskSession
+from analyzer.audit.signals import SignalOptions
+from analyzer.audit.stream import (
+    CHUNK_HANDS,
+    Room,
+    StreamedSignals,
+    build_chunk,
+    chunk_names,
+    chunk_pairs,
+    positive_regrets,
+    recode,
+    regret_edges,
+)
+
+#: Results merged by one task of the tree (adjacent ones, in chunk order).
+FANIN = 8
+#: Prefix of the keys of the tasks this module submits (``bieqi-signals-<pass>-...``).
+KEY_PREFIX = "bieqi-signals"
+
+
+def _apply(fn: Any, chunk: dict[str, np.ndarray], args: tuple[Any, ...]) -> Any:
+    return fn(chunk, *args)
+
+
+def _merge(merge: Any, *parts: Any) -> Any:
+    return functools.reduce(merge, parts)
+
+
+def _union(*codes: np.ndarray) -> np.ndarray:
+    return np.unique(np.concatenate(codes))
+
+
+class DaskSignals(StreamedSignals):
+    """:class:`StreamedSignals` whose chunks live on the workers of ``session`` and whose passes run there.
+
+    Analysed batches (results of ``session``'s map, marked in ``attrs``) are chunked by a task that follows
+    their analysis; other rows fed (a store's) are regrouped into chunks of ``chunk_hands`` hands here and
+    sent to a worker. The client keeps the think-time sums (``ThinkStats``, fed from the rows it gathers
+    anyway), the hand count and the chunks' futures. ``tasks`` lists ``(pass, key)`` of every task submitted.
+    """
+
+    def __init__(self, session: DaskSession, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,
+                 chunk_hands: int = CHUNK_HANDS) -> None:
+        super().__init__(options, spill_dir, chunk_hands)
+        self.session = session
+        self.client = session.client
+        self._run = uuid.uuid4().hex[:12]
+        self._bases: list[int] = []  # the room's number of each chunk's first hand
+        self.tasks: list[tuple[str, str]] = []
+        session.follow = self._follow
+
+    def _key(self, name: str) -> str:
+        key = f"{KEY_PREFIX}-{name}-{self._run}-{len(self.tasks)}"
+        self.tasks.append((name, key))
+        return key
+
+    def _submit(self, name: str, fn: Any, *args: Any) -> Any:
+        return self.client.submit(fn, *args, key=self._key(name))
+
+    def _follow(self, rows: Any) -> Any:
+        """The chunk of a batch being analysed, built next to its rows (``rows``: the analysis' future)."""
+        return self._submit("chunk", build_chunk, rows)
+
+    def close(self) -> None:
+        self.session.follow = None
+        self.chunks = []  # the futures: the workers drop the chunks
+        super().close()
+
+    def _count(self, df: pd.DataFrame) -> None:
+        self._bases.append(self.hands)
+        self.think.add_decisions(df)
+        self.rows += len(df)
+        self.hands += int(df["hand_id"].nunique())
+
+    def feed(self, df: pd.DataFrame) -> None:
+        if not len(df):
+            return
+        follower = df.attrs.get(FOLLOWER)
+        if follower is None:  # rows the workers have not seen: regrouped here, chunked on a worker
+            super().feed(df)
+            return
+        self.flush()  # the rows fed before it (a store's) come first, in their order
+        self.chunks.append(self.session.take(int(follower)))
+        self._count(df)
+
+    def add(self, df: pd.DataFrame) -> None:
+        if not len(df):
+            return
+        self.chunks.append(self._submit("chunk", build_chunk, df))
+        self._count(df)
+
+    def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
+        """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
+        shared = self.client.scatter([args], hash=False)[0]  # once, not once a task
+        parts = [self._submit(name, _apply, fn, ch, shared) for ch in self.chunks]
+        while len(parts) > 1:
+            parts = [self._submit(f"{name}-merge", _merge, merge, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1
+                     else parts[i] for i in range(0, len(parts), FANIN)]
+        return parts[0].result()
+
+    def _prepare(self) -> None:
+        """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
+        (a tree of unions) and the band edges (one task over every chunk's positive regrets)."""
+        own = self.client.gather([self._submit("names", chunk_names, ch) for ch in self.chunks])
+        names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
+        kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
+        self.players = {str(n): i for i, n in enumerate(names)}
+        self.kinds = {str(k): i for i, k in enumerate(kinds)}
+        self.chunks = [self._submit("recode", recode, ch, np.searchsorted(names, n.astype(str)),
+                                    np.searchsorted(kinds, k.astype(str)), base)
+                       for ch, (n, k), base in zip(self.chunks, own, self._bases)]
+        parts = [self._submit("pairs-of", chunk_pairs, ch) for ch in self.chunks]
+        while len(parts) > 1:
+            parts = [self._submit("pairs-union", _union, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1
+                     else parts[i] for i in range(0, len(parts), FANIN)]
+        pos = [self._submit("regrets", positive_regrets, ch) for ch in self.chunks]
+        edges = self._submit("edges", regret_edges, pos)
+        self._names = np.asarray(names, object)
+        self._room = Room(len(names), max(len(kinds), 1), edges.result(), parts[0].result(), self.options)
