@@ -63,19 +63,35 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
+#: Runs the CLI (argv after the file name) and writes the process' own CPU seconds (its threads, not its
+#: children: with ``--dask local`` the client and the LocalCluster's scheduler) to the file at exit.
+_OWN_CPU = ("import atexit, resource, sys\n"
+            "out = sys.argv[1]\n"
+            "def note():\n"
+            "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "    open(out, 'w').write(str(r.ru_utime + r.ru_stime))\n"
+            "atexit.register(note)\n"
+            "sys.argv = ['analyzer'] + sys.argv[2:]\n"
+            "from analyzer.cli import cli\n"
+            "cli()\n")
+
+
 def audit_once(log: Path, extra: list[str]) -> dict[str, float]:
-    """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers), peak RSS MB."""
+    """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers), the command's own CPU s
+    (``client``: without its worker processes), peak RSS MB."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
+        own = Path(out) / "own-cpu.txt"
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "audit", str(log), "--out", out, *extra],
+        proc = subprocess.Popen([sys.executable, "-c", _OWN_CPU, str(own), "audit", str(log), "--out", out, *extra],
                                 cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - t0
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if os.waitstatus_to_exitcode(status) not in (0, 1):
             raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+        client = float(own.read_text()) if own.exists() else float("nan")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "client": client, "rss_mb": usage.ru_maxrss / 1024,
             "load": (load + os.getloadavg()[0]) / 2}
 
 
@@ -224,13 +240,14 @@ def main() -> None:
 
     how = "from stores at " + " ".join(CHEAP) if args.from_store else "audit defaults"
     print(f"room: {args.players} players, seed {args.seed}; {how}; cores: {os.cpu_count()}")
-    print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
+    print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'client s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
           f"{'peak MB':>8} {'load':>5}")
     rows: dict[tuple[str, int], dict[str, float]] = {}
 
     def show(name: str, n: int, r: dict[str, float]) -> None:
         rows[(name, n)] = r
-        print(f"{name:<28} {n:>7} {r['wall']:>8.1f} {r['cpu']:>8.1f} {n / r['wall']:>8.1f} {n / r['cpu']:>11.1f} "
+        print(f"{name:<28} {n:>7} {r['wall']:>8.1f} {r['cpu']:>8.1f} {r['client']:>8.1f} {n / r['wall']:>8.1f} "
+              f"{n / r['cpu']:>11.1f} "
               f"{r['rss_mb']:>8.0f} {r['load']:>5.1f}", flush=True)
 
     name = f"--jobs {args.jobs}"
@@ -250,6 +267,12 @@ def main() -> None:
             show(f"--dask local, {w} worker(s)", n, audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
         one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
         print(f"2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster")
+        for w, r in ((1, one), (2, two)):
+            # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
+            # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
+            # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
+            print(f"--dask local, {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
+                  f"({100 * r['client'] / r['cpu']:.0f}%)")
 
 
 if __name__ == "__main__":
