@@ -88,12 +88,15 @@ def test_the_audit_on_a_cluster_runs_every_pass_on_the_workers(room: Path, clust
 
 def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[str, list[str]]) -> None:
     """Rows the workers have not seen (a store's) are chunked on a worker: the pair table over 15 chunks (a tree of
-    two levels), a strong pair (the second fit), seat habits: the single-process table to float rounding."""
+    two levels) that each see some of the 30 players, a strong pair (the second fit), seat habits: the
+    single-process table to float rounding."""
     from analyzer.audit.on_dask import DaskSignals
 
-    df = synthetic_room(players=14, hands=240, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
+    df = synthetic_room(players=30, hands=100, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
                         habits={"p05": 1.5}, decisions=6, favour=2.0, share=0.4, seed=11)
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    seen = [len(np.unique(c[["p0", "p1", "p2", "p3"]].to_numpy().astype(str))) for c in hand_chunks(df, 48)]
+    assert min(seen) < 30  # a chunk's own player codes are not the room's: the recoding matters
     want = streamed_pair_signals(df, seating, chunk_hands=48)
     execution = dask_session(Execution(dask=cluster[0]))
     assert execution.session is not None
