@@ -1,6 +1,6 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask] [--players 64]``
+Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask [--against TREE]] [--players 64]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
 split of the smallest size's CPU time into analysis, pair signals, player table and evidence, and the HTML
 report, on a whole frame read into memory (``audit_frame``), so its memory is not the command's, which never
@@ -59,8 +59,8 @@ def cut(src: Path, hands: int, dest: Path) -> Path:
     return out
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+def _env(root: Path = ROOT) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 #: Runs the CLI (argv after the file name) and writes the process' own CPU seconds (its threads, not its
@@ -76,15 +76,15 @@ _OWN_CPU = ("import atexit, resource, sys\n"
             "cli()\n")
 
 
-def audit_once(log: Path, extra: list[str]) -> dict[str, float]:
+def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, float]:
     """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers), the command's own CPU s
-    (``client``: without its worker processes), peak RSS MB."""
+    (``client``: without its worker processes), peak RSS MB. ``root``: the checkout whose code runs."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
         own = Path(out) / "own-cpu.txt"
         t0 = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-c", _OWN_CPU, str(own), "audit", str(log), "--out", out, *extra],
-                                cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                cwd=root, env=_env(root), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - t0
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -221,6 +221,10 @@ def main() -> None:
                                                              "evaluation settings (smallest size)")
     ap.add_argument("--from-store", action="store_true", help="audit decision stores written with cheap settings "
                                                                 "(memory and aggregation time, not the analysis')")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="with --dask: another checkout of the repository (e.g. `git worktree add /tmp/old main`); its "
+                         "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared machine)")
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
@@ -273,6 +277,13 @@ def main() -> None:
             # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
             print(f"--dask local, {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
                   f"({100 * r['client'] / r['cpu']:.0f}%)")
+        if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
+            audit_once(warm, ["--jobs", "1"], args.against.resolve())
+            for k in range(args.rounds):
+                for tree in (args.against.resolve(), ROOT):
+                    r = audit_once(log, extra(log, ["--dask", "local", "--jobs", "2"]), tree)
+                    print(f"A/B round {k}, {tree}: 2 workers, wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, "
+                          f"client {r['client']:.1f} s, peak {r['rss_mb']:.0f} MB, load {r['load']:.1f}", flush=True)
 
 
 if __name__ == "__main__":
