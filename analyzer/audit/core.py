@@ -346,10 +346,12 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             from analyzer.analysis.execute import dask_session
             from analyzer.audit.on_dask import DaskSignals
 
-            execution = dask_session(execution)
-            assert execution.session is not None
-            run.callback(execution.session.close)
-            signals = DaskSignals(execution.session, signal_options)
+            opened = dask_session(execution)
+            assert opened.session is not None
+            if opened is not execution:  # a session the caller opened stays the caller's to close
+                run.callback(opened.session.close)
+            execution = opened
+            signals = DaskSignals(opened.session, signal_options)
         acc = run.enter_context(AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals))
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
