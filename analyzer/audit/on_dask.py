@@ -116,10 +116,14 @@ class DaskSignals(StreamedSignals):
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
         shared = self.client.scatter([args], hash=False)[0]  # once, not once a task
         parts = [self._submit(name, _apply, fn, ch, shared) for ch in self.chunks]
+        return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge)).result()
+
+    def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
+        """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one."""
         while len(parts) > 1:
-            parts = [self._submit(f"{name}-merge", _merge, merge, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1
-                     else parts[i] for i in range(0, len(parts), FANIN)]
-        return parts[0].result()
+            parts = [self._submit(name, merge, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1 else parts[i]
+                     for i in range(0, len(parts), FANIN)]
+        return parts[0]
 
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
@@ -132,11 +136,8 @@ class DaskSignals(StreamedSignals):
         self.chunks = [self._submit("recode", recode, ch, np.searchsorted(names, n.astype(str)),
                                     np.searchsorted(kinds, k.astype(str)), base)
                        for ch, (n, k), base in zip(self.chunks, own, self._bases)]
-        parts = [self._submit("pairs-of", chunk_pairs, ch) for ch in self.chunks]
-        while len(parts) > 1:
-            parts = [self._submit("pairs-union", _union, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1
-                     else parts[i] for i in range(0, len(parts), FANIN)]
+        pairs = self._tree("pairs-union", [self._submit("pairs-of", chunk_pairs, ch) for ch in self.chunks], _union)
         pos = [self._submit("regrets", positive_regrets, ch) for ch in self.chunks]
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
-        self._room = Room(len(names), max(len(kinds), 1), edges.result(), parts[0].result(), self.options)
+        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs.result(), self.options)
