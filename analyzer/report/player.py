@@ -15,6 +15,8 @@ from analyzer.report.hand import hand_store, parse_action
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.audit.rows import ReportRows
+
 TIMELINE_BINS = 40
 HIST_BINS = 30
 DIFFICULTY_BINS = 10
@@ -45,16 +47,19 @@ def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
 class Room:
     """What every player of a room is compared with, computed once for all the room's players."""
 
-    def __init__(self, decisions: pd.DataFrame, table: pd.DataFrame | None = None) -> None:
+    def __init__(self, decisions: pd.DataFrame, table: pd.DataFrame | None = None, *,
+                 by_player: pd.DataFrame | None = None) -> None:
         """``table``: the room's player table when the caller has it already (the audit computed it from
         the same rows), so it is not computed again; the rows are then read only for the room's regret
-        and think-time comparisons."""
+        and think-time comparisons: ``decisions`` may then be those columns only (``regret``, ``think_ms``,
+        ``difficulty``, every row in order) with ``by_player``, each player's mean regret and decisions
+        (``Room.of_rows``)."""
         from analyzer.analysis.players import player_table
 
-        self.decisions = decisions
         # the figures every surface shows (analyzer players, the audit's players.csv, this page)
         self.table = (player_table(decisions) if table is None else table).set_index("player")
-        self.by_player = decisions.groupby("player")["regret"].agg(["mean", "size"])
+        self.by_player = (decisions.groupby("player")["regret"].agg(["mean", "size"]) if by_player is None
+                          else by_player)
         self.mean_regret = clean(float(decisions["regret"].mean()))
         self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))
         self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
@@ -67,6 +72,20 @@ class Room:
             groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
             self.think = {"room_x": _floats(groups["difficulty"].median()),
                           "room_median": _floats(groups["think_ms"].median() / 1000)}
+
+    @classmethod
+    def of_rows(cls, rows: ReportRows, table: pd.DataFrame | None = None) -> Room:
+        """The room of :class:`analyzer.audit.rows.ReportRows` (a frame's or a spill's): its three figure
+        columns in row order (8 bytes a decision each, freed once the figures are made: the exact quantiles
+        and medians need every value) and each player's mean regret, read a player at a time."""
+        from analyzer.audit.rows import FrameRows
+
+        if table is None:
+            if not isinstance(rows, FrameRows):
+                raise ValueError("the room of spilled rows needs the audit's player table")
+            return cls(rows.df)
+        columns, by_player = rows.room()
+        return cls(columns, table, by_player=by_player)
 
     def shares_of(self, values: pd.Series) -> list[float | None]:
         """Shares of decisions by regret on the room's bins (the tail in the last bin)."""
