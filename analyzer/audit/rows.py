@@ -40,8 +40,8 @@ PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen",
 UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
 #: Per-row texts: spilled to a file of their own, so the numbers are read without them.
 TEXT_COLUMNS = ("options", "reasons")
-#: The columns the room's figures read (``report.player.Room``).
-ROOM_COLUMNS = ("regret", "think_ms", "difficulty")
+#: The columns the room's think-time figures read (``report.player.Room``).
+TIMED_COLUMNS = ("think_ms", "difficulty")
 
 Mask = Callable[[pd.DataFrame], np.ndarray]
 
@@ -167,14 +167,17 @@ class PlayerSpill:
             yield self.part(player, **kw)
 
     def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
-              players: Iterable[str] | None = None) -> pd.DataFrame:
-        """The rows where ``where(frame)`` is true (of ``players``, default all), in order, indexed by their places."""
+              players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
+        hold what ``where`` reads), in order, indexed by their places."""
         texts = list(texts)
-        got = [f for f in (self.part(p, where=where, texts=texts)
+        columns = None if columns is None else list(columns)
+        got = [f for f in (self.part(p, where=where, texts=texts, columns=columns)
                            for p in (self.files if players is None else [p for p in players if p in self.files]))
                if len(f)]
         if not got:
-            cols = [c for c in self.columns if c not in TEXT_COLUMNS or c in texts]
+            cols = [c for c in self.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
+                    or c in texts]
             return pd.DataFrame({c: np.zeros(0, self.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
         out = pd.concat(got).sort_index()
         return out[[c for c in self.columns if c in out.columns]]
@@ -191,9 +194,11 @@ class ReportRows(Protocol):
 
     def parts(self) -> Iterator[pd.DataFrame]: ...
 
-    def where(self, mask: Mask) -> pd.DataFrame: ...
+    def where(self, mask: Mask, columns: list[str] | None = None) -> pd.DataFrame: ...
 
-    def room(self) -> tuple[pd.DataFrame, pd.DataFrame]: ...
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]: ...
+
+    def timed(self) -> pd.DataFrame | None: ...
 
 
 def _by_player(df: pd.DataFrame) -> pd.DataFrame:
@@ -213,12 +218,17 @@ class FrameRows:
         for idx in self.df.groupby("player", sort=False).indices.values():
             yield self.df.iloc[idx]
 
-    def where(self, mask: Mask) -> pd.DataFrame:
+    def where(self, mask: Mask, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows where ``mask(frame)`` is true (all the columns, of which ``columns`` are the ones read)."""
         return self.df[np.asarray(mask(self.df), bool)]
 
-    def room(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The room's figures' columns (in row order) and each player's mean regret and decisions."""
-        return self.df[[c for c in ROOM_COLUMNS if c in self.df.columns]], _by_player(self.df)
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]:
+        """Every row's regret in row order, and each player's mean regret and decisions."""
+        return self.df["regret"], _by_player(self.df)
+
+    def timed(self) -> pd.DataFrame | None:
+        """Think time and difficulty of the rows with both (None without think times)."""
+        return self.df[list(TIMED_COLUMNS)].dropna() if "think_ms" in self.df else None
 
 
 class SpilledRows:
@@ -232,9 +242,9 @@ class SpilledRows:
     def __len__(self) -> int:
         return self.spill.rows
 
-    def _texted(self, df: pd.DataFrame) -> pd.DataFrame:
+    def _texted(self, df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
         for c in TEXT_COLUMNS:
-            if c in self.spill.columns:
+            if c in self.spill.columns and (columns is None or c in columns):
                 col = np.full(len(df), "", dtype=object)
                 if self.shown is not None and c in self.shown.columns:
                     hit = df.index.isin(self.shown.index)
@@ -246,25 +256,30 @@ class SpilledRows:
         for part in self.spill.parts():
             yield self._texted(part)
 
-    def where(self, mask: Mask | None) -> pd.DataFrame:
-        return self._texted(self.spill.frame(mask))
+    def where(self, mask: Mask | None, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows where ``mask(frame)`` is true (only ``columns``, which must hold what ``mask`` reads;
+        default all), in order, indexed by their places."""
+        return self._texted(self.spill.frame(mask, columns=columns), columns)
 
-    def room(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The room's figures' columns in row order (``ROOM_COLUMNS``, 8 bytes a decision each, while the room's
-        figures are made: their exact quantiles need every value) and each player's mean regret and decisions
-        (per player: a group's mean adds its rows in the same order as the room's groupby)."""
-        n = self.spill.rows
-        cols = [c for c in ROOM_COLUMNS if c in self.spill.columns]
-        out = {c: np.full(n, np.nan, self.spill.dtype(c)) if self.spill.dtype(c).kind == "f"
-               else np.zeros(n, self.spill.dtype(c)) for c in cols}
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]:
+        """Every row's regret in row order (8 bytes a decision, while the room's regret figures are made) and
+        each player's mean regret and decisions (per player: a group's mean adds its rows in the same order
+        as the room's groupby)."""
+        out = np.full(self.spill.rows, np.nan, self.spill.dtype("regret"))
         by: list[pd.DataFrame] = []
-        for part in self.spill.parts(columns=["player", *cols]):
-            pos = part.index.to_numpy()
-            for c in cols:
-                out[c][pos] = part[c].to_numpy()
+        for part in self.spill.parts(columns=["player", "regret"]):
+            out[part.index.to_numpy()] = part["regret"].to_numpy()
             by.append(_by_player(part))
-        return (pd.DataFrame(out, copy=False),
+        return (pd.Series(out, name="regret", copy=False),
                 pd.concat(by).sort_index() if by else pd.DataFrame({"mean": [], "size": []}))
+
+    def timed(self) -> pd.DataFrame | None:
+        """Think time and difficulty of the rows with both, player by player (their figures do not depend
+        on the order)."""
+        if "think_ms" not in self.spill.columns:
+            return None
+        got = [p.dropna() for p in self.spill.parts(columns=list(TIMED_COLUMNS))]
+        return pd.concat(got, ignore_index=True) if got else None
 
 
 class AuditRows:

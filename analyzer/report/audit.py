@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
-from analyzer.report.pair import evidence_hands, pair_data
+from analyzer.report.pair import TABLE_COLUMNS, evidence_hands, pair_data
 from analyzer.report.player import Room, player_data
 
 import numpy as np
@@ -84,8 +84,9 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     has_rows = rows is not None and len(rows) > 0 and not (isinstance(decisions, pd.DataFrame) and decisions.empty)
     pairs = sorted(audit["pairs"], key=_rank_key)
     top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
-    # the rows of the top pairs' hands together, read once for all their tables
-    together = (rows.where(_together([(str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)]))
+    # the rows of the top pairs' hands together, read once for all their tables (the columns they read)
+    together = (rows.where(_together([(str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)]),
+                           columns=list(TABLE_COLUMNS))
                 if has_rows and rows is not None and top else None)
     details = [pair_data(str(p["players"][0]), str(p["players"][1]), entry=p,
                          decisions=together if i in top else None) for i, p in enumerate(pairs)]

@@ -47,26 +47,29 @@ def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
 class Room:
     """What every player of a room is compared with, computed once for all the room's players."""
 
-    def __init__(self, decisions: pd.DataFrame, table: pd.DataFrame | None = None, *,
-                 by_player: pd.DataFrame | None = None) -> None:
+    def __init__(self, decisions: pd.DataFrame, table: pd.DataFrame | None = None) -> None:
         """``table``: the room's player table when the caller has it already (the audit computed it from
         the same rows), so it is not computed again; the rows are then read only for the room's regret
-        and think-time comparisons: ``decisions`` may then be those columns only (``regret``, ``think_ms``,
-        ``difficulty``, every row in order) with ``by_player``, each player's mean regret and decisions
-        (``Room.of_rows``)."""
+        and think-time comparisons."""
         from analyzer.analysis.players import player_table
 
         # the figures every surface shows (analyzer players, the audit's players.csv, this page)
         self.table = (player_table(decisions) if table is None else table).set_index("player")
-        self.by_player = (decisions.groupby("player")["regret"].agg(["mean", "size"]) if by_player is None
-                          else by_player)
-        self.mean_regret = clean(float(decisions["regret"].mean()))
-        self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))
-        self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
-        self.shares = self.shares_of(decisions["regret"])
-        self.think: dict[str, list[float | None]] | None = None
+        self._regret(decisions["regret"], decisions.groupby("player")["regret"].agg(["mean", "size"]))
         # the two columns only: dropping rows of the whole frame copies every column when a think time is missing
-        ok = decisions[["think_ms", "difficulty"]].dropna() if "think_ms" in decisions else None
+        self._think(decisions[["think_ms", "difficulty"]].dropna() if "think_ms" in decisions else None)
+
+    def _regret(self, regret: pd.Series, by_player: pd.DataFrame) -> None:
+        """The room's regret figures from every row's regret (in row order: the mean adds them in that order)."""
+        self.by_player = by_player
+        self.mean_regret = clean(float(regret.mean()))
+        self.top = max(1.0, float(np.nanquantile(regret, 0.99)))
+        self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
+        self.shares = self.shares_of(regret)
+
+    def _think(self, ok: pd.DataFrame | None) -> None:
+        """The room's think time by difficulty decile from the rows with both (in any order)."""
+        self.think: dict[str, list[float | None]] | None = None
         if ok is not None and len(ok):
             edges = np.unique(np.quantile(ok["difficulty"], np.linspace(0, 1, DIFFICULTY_BINS + 1)))
             groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
@@ -75,17 +78,21 @@ class Room:
 
     @classmethod
     def of_rows(cls, rows: ReportRows, table: pd.DataFrame | None = None) -> Room:
-        """The room of :class:`analyzer.audit.rows.ReportRows` (a frame's or a spill's): its three figure
-        columns in row order (8 bytes a decision each, freed once the figures are made: the exact quantiles
-        and medians need every value) and each player's mean regret, read a player at a time."""
+        """The room of :class:`analyzer.audit.rows.ReportRows` (a frame's or a spill's), its figures one column
+        at a time: every row's regret in row order (8 bytes a decision, freed once its figures are made: the
+        exact 99th percentile and the mean in pandas' order need every value), each player's mean regret, then
+        the rows with a think time (their think time and difficulty: the exact deciles and medians need them)."""
         from analyzer.audit.rows import FrameRows
 
         if table is None:
             if not isinstance(rows, FrameRows):
                 raise ValueError("the room of spilled rows needs the audit's player table")
             return cls(rows.df)
-        columns, by_player = rows.room()
-        return cls(columns, table, by_player=by_player)
+        room = cls.__new__(cls)
+        room.table = table.set_index("player")
+        room._regret(*rows.regret())
+        room._think(rows.timed())
+        return room
 
     def shares_of(self, values: pd.Series) -> list[float | None]:
         """Shares of decisions by regret on the room's bins (the tail in the last bin)."""
