@@ -91,12 +91,16 @@ def measure(hands: int, cache: Path) -> None:
     result = core.run_audit([str(log)], store=st, settings=st.settings, slim=True,
                             on_phase=lambda _: enter("pair signals"))
     enter("report")
+    spill = result._spill.players if result._spill is not None else None  # the temporary files' size
+    numbers = sum(f[0].stat().st_size for f in spill.files.values()) if spill else 0
+    texts = sum(f[1].stat().st_size for f in spill.files.values()) if spill else 0
     with tempfile.TemporaryDirectory() as out, result:
         write_audit_report(out, result.result, decisions=result.report_rows, players=result.players,
                            records=generate_valid([str(log)]))
     enter("end")
-    n = result.result["hands"]
-    print(f"{n} hands, {result.result['decisions']} decisions, load {os.getloadavg()[0]:.1f}")
+    n, d = result.result["hands"], result.result["decisions"]
+    print(f"{n} hands, {d} decisions, load {os.getloadavg()[0]:.1f}; players' spill on disk "
+          f"{(numbers + texts) / d:.0f} bytes a decision (numbers {numbers / d:.0f}, texts {texts / d:.0f})")
     for name in peaks:
         if name != "end":
             print(f"  {name:<24} peak {peaks[name]:7.0f} MB  CPU {cpu.get(name, 0.0):6.1f} s")
