@@ -282,7 +282,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     acc.drop_signals()  # their per-hand numbers are not needed any more
     room = room_outcomes(seating)
     entries = []
-    texts = [c for c in SHOWN_ONLY]
+    texts = list(SHOWN_ONLY)
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
         if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
 from analyzer.report.pair import TABLE_COLUMNS, evidence_hands, pair_data
 from analyzer.report.player import Room, player_data
-
-import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
