@@ -32,8 +32,8 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 #: defaults are in the key too, see ``_rows_key``).
 CACHE_VERSION = 5
 #: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
-#: burst's mean look by seat, over both directions).
-METHOD_VERSION = 5
+#: burst's mean look by seat, over both directions; v6: burst weighs decisions by the actor's choice model).
+METHOD_VERSION = 6
 
 
 def _rows_key(spec: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ import orjson
 import pandas as pd
 from scipy import special, stats
 
-from analyzer.audit.burst import _burst
+from analyzer.audit.burst import _burst, choice_weights, weighted_links
 
 SEATS = 4
 #: Hands of the pair's own spread that weigh as much as the actor's spread over everyone.
@@ -567,7 +567,8 @@ def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
         _by_direction(out, _directed(lk, name), name, {f: f for f in fields})
     _by_direction(out, _think(lk).set_index(["actor", "other"]), "think",
                   {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
-    finish_pairs(out, _burst(lk), _codeviation(lk, options))
+    # burst reads each decision's favour weighted by how little the actor's own choice model foresaw it
+    finish_pairs(out, _burst(weighted_links(lk, choice_weights(df))), _codeviation(lk, options))
     return Signals(out.reset_index(), lk, eff)
 
 

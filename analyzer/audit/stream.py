@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.audit.burst import BURST_SIGNAL, _burst
+from analyzer.audit.burst import BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, grid_fit, weights_of
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
     HABIT_CHECKED,
@@ -117,6 +117,9 @@ class StreamedSignals:
         self.hands = 0
         self._buffer: list[pd.DataFrame] = []
         self._buffered = 0
+        # burst's choice weights: per acting player, the choice model's log-likelihood on its grid (summed over
+        # chunks; the decisions' losses are kept in the chunks for the weights, see burst.choice_weights)
+        self._choice_ll = np.zeros((0, len(CHOICE_GRID) ** 2))
 
     def __enter__(self) -> StreamedSignals:
         return self
@@ -149,6 +152,7 @@ class StreamedSignals:
               # the links themselves, so the passes read them instead of rebuilding them
               "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
               "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+        self._add_choices(df, names[np.arange(len(seat)), seat], ch)
         path = Path(self._tmp.name) / f"chunk-{len(self.chunks):06d}.pickle"
         with open(path, "wb") as f:  # our own temporary file, read back by this process only
             pickle.dump(ch, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -161,6 +165,30 @@ class StreamedSignals:
         self.think.add_decisions(df)
         self.rows += len(df)
         self.hands += int(hand.max()) + 1
+
+    def _add_choices(self, df: pd.DataFrame, actor: np.ndarray, ch: dict[str, np.ndarray]) -> None:
+        """burst's choice weights (one small, separate place): the chunk keeps each decision's option losses and
+        the actor's grid log-likelihoods are summed, so that pass E weighs as ``burst.choice_weights`` does."""
+        inputs = choice_inputs(df)
+        if inputs is None:
+            return
+        loss, ref, chosen = inputs
+        n_p = len(self.players)
+        if len(self._choice_ll) < n_p:
+            self._choice_ll = np.vstack([self._choice_ll, np.zeros((n_p - len(self._choice_ll), self._choice_ll.shape[1]))])
+        self._choice_ll += choice_loglik(loss, ref, chosen, actor, n_p)
+        ch.update(choice_loss=loss.astype(np.float32), choice_ref=ref.astype(np.float32), choice_chosen=chosen)
+
+    def _weights(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        """Per link, its decision's burst weight (1 for chunks without options)."""
+        n = len(ch["regret"])
+        if "choice_loss" not in ch:
+            return np.ones(3 * n)
+        actor = links["actor"][:n]  # the links of offset 1 come first, one per decision
+        a, b = self._choice_a[actor], self._choice_b[actor]
+        w = weights_of(ch["choice_loss"].astype(np.float64), ch["choice_ref"].astype(np.float64), ch["choice_chosen"],
+                       a, b)
+        return np.tile(w, 3)
 
     def feed(self, df: pd.DataFrame) -> None:
         """Add rows of whole hands as they come (batches of any size): they are regrouped into the chunks
@@ -217,6 +245,10 @@ class StreamedSignals:
             self._edges = qcut_edges(np.repeat(pos, 3), REGRET_BINS)
         del pos
 
+        ll = self._choice_ll
+        if len(ll) < len(names):
+            ll = np.vstack([ll, np.zeros((len(names) - len(ll), ll.shape[1]))])
+        self._choice_a, self._choice_b = grid_fit(ll)
         first = self._fit(None)
         stats1 = self._sums(first, None, extras=True)
         hot = np.zeros(len(codes), bool)
@@ -378,9 +410,11 @@ class StreamedSignals:
             codes = self._pair_codes[ph_pair]
             base = int(ch["hand_base"][0])
             free = f"{BURST_SIGNAL}_habit_free"
-            burst.append(pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF,
-                                       "hand_id": base + ph % n_h, BURST_SIGNAL: sums[BURST_SIGNAL],
-                                       free: sums[free],  # the seat offset (one per pair and hand): burst's strata
+            w = self._weights(ch, links)
+            burst.append(pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF, "hand_id": base + ph % n_h,
+                                       **{c: np.bincount(ph_idx, w * np.nan_to_num(val[c], nan=0.0), len(ph))
+                                          for c in (BURST_SIGNAL, free)},
+                                       # the seat offset (one per pair and hand): burst's strata
                                        "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
                                        // np.bincount(ph_idx, minlength=len(ph))}))
             regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
