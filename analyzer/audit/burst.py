@@ -33,7 +33,7 @@ BURST_SIGNAL = "imm_marginal"
 #: fit the same model from per-player sums of log-likelihoods.
 CHOICE_GRID = np.array([0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 50.0])
 #: Decisions per block when the grid's log-likelihoods are summed (bounds the memory: block x grid x options).
-_GRID_BLOCK = 2048
+_GRID_BLOCK = 256
 
 
 def choice_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
