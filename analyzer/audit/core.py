@@ -25,7 +25,7 @@ from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verd
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
-from analyzer.audit.rows import AuditRows
+from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
@@ -39,18 +39,41 @@ FORMAT = "bieqi-audit"
 VERSION = 1
 @dataclass
 class Audit:
-    """Everything one audit produced: the audit.json dict and what the report draws from (``decisions``: every
-    row, with ``run_audit(..., slim=True)`` the options and reasons of the shown rows only and no unread columns)."""
+    """Everything one audit produced: the audit.json dict and what the report draws from.
+
+    ``decisions``: every row; with ``run_audit(..., slim=True)`` only the rows shown (indexed by their places
+    among all the rows), and ``rows`` the report's view of every row (:class:`analyzer.audit.rows.SpilledRows`:
+    the numbers from the players' spill on disk, the texts of the shown rows), valid until :meth:`close`.
+    """
 
     result: dict[str, Any]
     decisions: pd.DataFrame
     pairs: pd.DataFrame
     players: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
+    rows: SpilledRows | None = None
+    _spill: AuditRows | None = field(default=None, repr=False)
 
     @property
     def flagged(self) -> bool:
         return any(p["flagged"] for p in self.result["pairs"])
+
+    @property
+    def report_rows(self) -> SpilledRows | pd.DataFrame:
+        """What the report reads the rows from (``write_audit_report(decisions=...)``)."""
+        return self.rows if self.rows is not None else self.decisions
+
+    def close(self) -> None:
+        """Delete the players' spill of a slim audit (``rows`` is unusable after)."""
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+    def __enter__(self) -> Audit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 #: Per-row texts the audit needs only for the rows it shows: the options (JSON, ~600 bytes a decision,
@@ -232,37 +255,42 @@ def audit_frame(df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm
     table and the player table (the rows of a whole frame through :func:`audit_rows`)."""
     with AuditRows(signal_options) as acc:
         acc.add(df)
-        return audit_rows(acc, df, seating, alarm=alarm, top=top)[:3]
+        return audit_rows(acc, seating, alarm=alarm, top=top)[:3]
 
 
-def audit_rows(acc: AuditRows, df: pd.DataFrame, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
-               top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, np.ndarray]:
-    """The audit.json dict (without input bookkeeping), the pair table, the player table and the positions
-    of the rows shown (``analysis.reasons.shown_rows``) from rows passed through ``acc`` (the pair signals
-    and the players' spill) and ``df``, the same rows (``acc.decisions()``; the options of the evidence's
-    candidates and of the shown rows are put back into it from the spill)."""
-    from analyzer.analysis.reasons import shown_rows
+def _evidence_mask(a: str, b: str, who: list[str]) -> Callable[[pd.DataFrame], np.ndarray]:
+    def mask(frame: pd.DataFrame) -> np.ndarray:
+        out = np.zeros(len(frame), bool)
+        out[evidence_rows(frame, a, b, who)] = True
+        return out
+    return mask
 
-    if len(df):  # batch by batch, holding sums per pair (equal to signals.pair_signals; see audit.stream)
+
+def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
+               top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The audit.json dict (without input bookkeeping), the pair table, the player table and the rows shown
+    (``analysis.reasons.shown_rows``: a frame indexed by the rows' places, with their texts) from rows passed
+    through ``acc``: the pair signals' sums, then the players' spill, read one player or a few rows at a time
+    (the evidence's candidates, each player's rows for the table, the shown rows), never all at once."""
+    from analyzer.analysis.reasons import PLAYER_WORST
+
+    spill = acc.players
+    if acc.rows and acc.signals is not None:  # batch by batch, holding sums per pair (see audit.stream)
         pairs = rank_pairs(calibrate(acc.signals.result(seating), alarm))
     else:
         pairs = pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
+    acc.drop_signals()  # their per-hand numbers are not needed any more
     room = room_outcomes(seating)
-    cases: dict[int, tuple[str, str, list[str]]] = {}
-    for k, row in pairs.iterrows():
-        if len(df) and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
-            a, b = str(row["a"]), str(row["b"])
-            cases[k] = (a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))])
-    # the evidence reads the options of its candidate rows only: those are put back from the spill first
-    rows = {k: evidence_rows(df, a, b, who) for k, (a, b, who) in cases.items()}
-    if rows:
-        acc.fill_options(df, np.unique(np.concatenate(list(rows.values()))))
     entries = []
+    texts = list(SHOWN_ONLY)
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
-        if k in cases:
-            a, b, who = cases[k]
-            e["evidence"] = pair_evidence(df.iloc[rows[k]], a, b, actors=who, top=top)
+        if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
+            a, b = str(row["a"]), str(row["b"])
+            who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+            # the evidence's candidates: the actors' decisions in their hands together, options read back
+            cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
+            e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
                          "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
         entries.append(e)
@@ -272,13 +300,24 @@ def audit_rows(acc: AuditRows, df: pd.DataFrame, seating: pd.DataFrame, *, alarm
             a, b = e["players"]
             partners.setdefault(a, []).append(b)
             partners.setdefault(b, []).append(a)
-    shown = shown_rows(df, {"pairs": entries}) if len(df) else np.zeros(0, np.int64)
-    # one more pass over the spill: each player's rows for the table, and the shown rows' options
-    players = (player_table(acc.player_parts(df, shown), seating, pairs) if len(seating)
-               else pd.DataFrame(columns=["player"]))
+    worst: list[np.ndarray] = []
+
+    def parts() -> Iterator[pd.DataFrame]:
+        """Each player's rows for the table; on the way, the positions of the player's largest deviations."""
+        for part in spill.parts(columns=PLAYER_COLUMNS, texts=["options"]):
+            worst.append(pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(PLAYER_WORST).index.to_numpy())
+            yield part
+
+    players = (player_table(parts(), seating, pairs) if len(seating) else pd.DataFrame(columns=["player"]))
+    # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
+    # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
+    hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}
+    picked = np.concatenate(worst) if worst else np.zeros(0, np.int64)
+    shown = spill.frame(lambda f: f["hand_id"].isin(hands).to_numpy() | np.isin(f.index.to_numpy(), picked),
+                        texts=texts)
     result = {
         "format": FORMAT, "version": VERSION, "hands": int(seating["hand_id"].nunique()) if len(seating) else 0,
-        "decisions": len(df),
+        "decisions": acc.rows,
         "alarm": {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands,
                   "score": _num(-math.log10(alarm.alpha)),  # the score (-log10 p) a p-value of alpha gives
                   "score_signals": list(SCORE_SIGNALS)},
@@ -305,10 +344,12 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
 
     The rows pass once, batch by batch (:class:`analyzer.audit.rows.AuditRows`): the pair signals and a
     per-player spill on disk take what they need, so no step holds every decision's options.
-    ``slim``: ``Audit.decisions`` has the options and reasons of the shown rows only (``""`` elsewhere;
-    :func:`keep_shown_texts`) and lacks the columns nothing after the pass reads
-    (:data:`analyzer.audit.rows.UNREAD_COLUMNS`); the other numbers all: what the audit's own report reads, at
-    ~0.3 KB a decision instead of ~1 KB; otherwise the whole rows (held in memory as before).
+    ``slim``: no frame of every row is made: ``Audit.decisions`` is the rows shown only (with their options
+    and reasons) and ``Audit.rows`` the report's view of every row, read from the players' spill on disk
+    (numbers; the texts of the shown rows), without the columns nothing after the pass reads
+    (:data:`analyzer.audit.rows.UNREAD_COLUMNS`): what the audit's own report reads, one player or a few
+    rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill.
+    Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
     """
     from analyzer.analysis.reasons import fill_reasons
     from analyzer.validate import generate_valid
@@ -338,7 +379,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     seating_rows: list[tuple[Any, ...]] = []
     skipped: Counter[str] = Counter()
     seq_of: dict[str, int] = {}
-    with AuditRows(signal_options, texts=not slim, reasons=stdin) as acc:
+    acc = AuditRows(signal_options, texts=not slim, reasons=stdin)
+    try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
                                      store=store, reasons=stdin, settings=settings, seq_of=seq_of):
@@ -348,18 +390,27 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             on_phase("signals")
         seating = pd.DataFrame(seating_rows, columns=list(SEATING_COLUMNS))
         del seating_rows
-        df = acc.decisions()
-        _renumber(df, seq_of)
-        result, pairs, players, shown = audit_rows(acc, df, seating, alarm=alarm, top=top)
+        acc.players.seq_of = seq_of
+        result, pairs, players, shown = audit_rows(acc, seating, alarm=alarm, top=top)
+        if slim:  # the rows shown, with their texts; the report reads the others from the spill
+            df = shown
+            rows: SpilledRows | None = SpilledRows(acc.players, shown)
+        else:
+            df = acc.decisions()
+            _renumber(df, seq_of)
+            rows = None
+            acc.close()
+    except BaseException:
+        acc.close()
+        raise
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
-    if len(df) and not stdin:
-        text = fill_reasons(df, shown, generate_valid(paths, None, **kw))
+    if len(shown) and not stdin:
+        where = np.arange(len(df)) if slim else shown.index.to_numpy()
+        text = fill_reasons(df, where, generate_valid(paths, None, **kw))
         for p in result["pairs"]:
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
-    if slim:
-        keep_shown_texts(df, shown)
     invalid = len({(p.file, p.line) for p in problems if p.line})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
@@ -368,7 +419,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems)
+    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:

@@ -1,27 +1,29 @@
-"""The audit's one pass over the decision rows: each batch feeds the pair signals, a per-player spill and the
-report's rows, so no consumer needs every decision's options at once.
+"""The audit's one pass over the decision rows: each batch feeds the pair signals and a per-player spill, so no
+consumer holds every decision at once; the evidence, the player table and the report read the spill.
 
-Batches of whole hands (analysed, or read part by part from a decision store) go to three places as they
-come, and are then dropped:
+Batches of whole hands (analysed, or read part by part from a decision store) go to two places as they come,
+and are then dropped:
 
 - :class:`analyzer.audit.stream.StreamedSignals` (the pair signals; compact chunks on disk, sums in memory);
-- :class:`PlayerSpill`: each player's rows (the columns the player table reads, options included) appended to
-  that player's file in a temporary folder; the player table then reads one player's rows at a time
-  (:func:`analyzer.analysis.players.player_table_by_player`), so its memory is one player's rows;
-- the rows the report and the evidence read: every column but the per-row texts (options, and reasons unless
-  the analysis wrote them), pickled to a temporary file while the rows stream and read back at the end into
-  columns allocated once (~0.26 KB a decision instead of ~1 KB; without the texts, the :data:`UNREAD_COLUMNS`
-  are not held at all); the texts of the rows the audit shows are
-  read back from the player spill.
+- :class:`PlayerSpill`: each player's rows (every column but the unread ones; the per-row texts in a file of
+  their own) appended to that player's files in a temporary folder. Everything after the pass reads it one
+  player at a time (the player table: :func:`analyzer.analysis.players.player_table_by_player`; each player's
+  report section) or as a small frame of the few rows it shows (the evidence's candidates, the shown hands, the
+  top pairs' hands together: :meth:`PlayerSpill.frame`), so memory holds one player's rows or those few rows,
+  not the room's. :class:`SpilledRows` is the report's view of the spill (:class:`FrameRows` the same over a
+  whole frame in memory).
+
+``AuditRows(texts=True)`` (a library caller who wants the whole rows) also keeps them, pickled to disk while
+they stream, for :meth:`AuditRows.decisions`.
 """
 
 from __future__ import annotations
 
 import pickle
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -29,73 +31,278 @@ import pandas as pd
 from analyzer.audit.signals import SignalOptions
 from analyzer.audit.stream import StreamedSignals
 
-#: Columns :func:`analyzer.analysis.players.player_table` reads (and the row's place, ``_pos``).
+#: Columns :func:`analyzer.analysis.players.player_table` reads.
 PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen", "regret", "think_ms", "difficulty",
                   "options")
 #: Columns nothing after the pass reads (the evidence, the player table, the shown rows' reasons, the report's
-#: pages): with the texts dropped (``texts=False``, the command's slim audit) the report's rows leave them out,
-#: 8 bytes a decision each (``tests/test_audit_slim.py`` checks the report is the same without them).
+#: pages): with the texts dropped (``texts=False``, the command's slim audit) the spill leaves them out, 8 bytes
+#: a decision each (``tests/test_audit_slim.py`` checks the report is the same without them).
 UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
+#: Per-row texts: spilled to a file of their own, so the numbers are read without them.
+TEXT_COLUMNS = ("options", "reasons")
+#: The columns the room's think-time figures read (``report.player.Room``).
+TIMED_COLUMNS = ("think_ms", "difficulty")
+
+Mask = Callable[[pd.DataFrame], np.ndarray]
+
+
+def _pack(values: np.ndarray) -> tuple[Any, ...]:
+    """A text column as one UTF-8 blob and the rows' end offsets (loaded back as two objects, not one a row,
+    and decoded only for the rows wanted); values that are not all text are kept as they are."""
+    if all(type(v) is str for v in values):
+        enc = [v.encode() for v in values]
+        return ("utf8", np.cumsum([len(b) for b in enc], dtype=np.int64), b"".join(enc))
+    return ("raw", values)
+
+
+def _unpack(packed: tuple[Any, ...], rows: np.ndarray) -> np.ndarray:
+    """The values at ``rows`` (local positions) of a packed column."""
+    if packed[0] == "raw":
+        return np.asarray(packed[1], dtype=object)[rows]
+    _, ends, blob = packed
+    out = np.empty(len(rows), dtype=object)
+    if len(rows):
+        stop = ends[rows]
+        start = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
+        out[:] = [blob[a:b].decode() for a, b in zip(start.tolist(), stop.tolist())]
+    return out
+
+
+def _load(path: Path) -> list[Any]:
+    pieces: list[Any] = []
+    with open(path, "rb") as f:  # our own temporary file, read back by this process only
+        while True:
+            try:
+                pieces.append(pickle.load(f))
+            except EOFError:
+                return pieces
 
 
 class PlayerSpill:
-    """Each player's rows in a file of their own (pickled frames appended batch by batch), read back one
-    player at a time; ``_pos`` is each row's place in the order the rows were added."""
+    """Each player's rows in files of their own (pickled arrays appended batch by batch: the numbers and names
+    in one file, the texts in another), read back one player at a time; a row's place in the order the rows
+    were added is its index in every frame read back. ``skip``: columns not kept."""
 
-    def __init__(self, spill_dir: str | None = None) -> None:
+    def __init__(self, spill_dir: str | None = None, skip: Iterable[str] = ()) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-players-", dir=spill_dir)
-        self.files: dict[str, Path] = {}
+        self.files: dict[str, tuple[Path, Path]] = {}
         self.rows = 0
+        self.skip = set(skip)
+        self.columns: list[str] = []  # the union of the rows' columns, in the order they came
+        self._dtypes: dict[str, set[np.dtype[Any]]] = {}
+        self._lacking: set[str] = set()  # columns some batches lack (NaN there, as pd.concat gives)
+        #: hand id -> its place in the input, for rows reused from a store (``audit.core.decision_stream``)
+        self.seq_of: dict[str, int] = {}
 
     def add(self, df: pd.DataFrame) -> None:
-        cols = [c for c in PLAYER_COLUMNS if c in df.columns]
+        cols = [c for c in df.columns if c not in self.skip]
+        if self.rows:
+            self._lacking |= {c for c in cols if c not in self.columns} | {c for c in self.columns if c not in cols}
+        self.columns += [c for c in cols if c not in self.columns]
         arrays = {c: df[c].to_numpy() for c in cols}
-        arrays["_pos"] = np.arange(self.rows, self.rows + len(df), dtype=np.int64)
+        for c, a in arrays.items():
+            self._dtypes.setdefault(c, set()).add(a.dtype)
+        pos = np.arange(self.rows, self.rows + len(df), dtype=np.int64)
         self.rows += len(df)
         for name, idx in df.groupby("player", sort=False).indices.items():
-            path = self.files.setdefault(str(name), Path(self._tmp.name) / f"player-{len(self.files):06d}.pickle")
+            key = str(name)
+            if key not in self.files:
+                stem = Path(self._tmp.name) / f"player-{len(self.files):06d}"
+                self.files[key] = (stem.with_suffix(".rows"), stem.with_suffix(".texts"))
+            rows_path, texts_path = self.files[key]
             # plain arrays, not frames: a room's spill is thousands of pieces, and unpickling a frame costs ~1 ms
-            with open(path, "ab") as f:  # our own temporary file, read back by this process only
-                pickle.dump({c: a[idx] for c, a in arrays.items()}, f, protocol=pickle.HIGHEST_PROTOCOL)
+            with open(rows_path, "ab") as f:
+                pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
+                            f, protocol=pickle.HIGHEST_PROTOCOL)
+            with open(texts_path, "ab") as f:
+                pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, f,
+                            protocol=pickle.HIGHEST_PROTOCOL)
 
-    def parts(self, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
-        """Every player's rows, one frame per player (in the order the rows were added), players in turn."""
-        for path in self.files.values():
-            pieces: list[dict[str, np.ndarray]] = []
-            with open(path, "rb") as f:
-                while True:
-                    try:
-                        pieces.append(pickle.load(f))
-                    except EOFError:
-                        break
-            names = columns or list(pieces[0])
-            yield pd.DataFrame({c: np.concatenate([p[c] for p in pieces]) for c in names})
+    def dtype(self, column: str) -> np.dtype[Any]:
+        """The column's type in the whole frame (np.concatenate's; NaN where a batch lacks it)."""
+        kinds = list(self._dtypes.get(column, ())) + ([np.dtype(float)] if column in self._lacking else [])
+        return np.result_type(*kinds) if kinds else np.dtype(float)
+
+    def part(self, player: str, *, columns: Iterable[str] | None = None, texts: Iterable[str] = (),
+             where: Mask | None = None) -> pd.DataFrame:
+        """One player's rows (only ``columns``, default all but the texts; the ``texts`` columns read too; only
+        the rows where ``where(frame)`` is true), indexed by their places, with the hand numbers of this input."""
+        rows_path, texts_path = self.files[player]
+        pieces = _load(rows_path)
+        want = [c for c in (self.columns if columns is None else columns)
+                if c in self.columns and c not in TEXT_COLUMNS]
+        data: dict[str, np.ndarray] = {}
+        for c in want:
+            dt = self.dtype(c)
+            data[c] = np.concatenate([p[c] if c in p else np.full(len(p["_pos"]), np.nan) for p in pieces]).astype(
+                dt, copy=False)
+        if "hand_seq" in data and self.seq_of:
+            seq = pd.Series(data["hand_id"] if "hand_id" in data else np.concatenate([p["hand_id"] for p in pieces]))
+            data["hand_seq"] = seq.map(self.seq_of).fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
+        index = pd.Index(np.concatenate([p["_pos"] for p in pieces]))
+        sizes = [len(p["_pos"]) for p in pieces]
+        del pieces
+        keep = None if where is None else np.asarray(where(pd.DataFrame(data, index=index, copy=False)), bool)
+        if keep is not None:
+            data = {c: a[keep] for c, a in data.items()}
+            index = index[keep]
+        texts = [c for c in texts if c in self.columns]
+        if texts:
+            local = np.arange(sum(sizes)) if keep is None else np.flatnonzero(keep)
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            piece_of = np.searchsorted(starts, local, side="right") - 1
+            values: dict[str, list[np.ndarray]] = {c: [] for c in texts}
+            for k, packed in enumerate(_load(texts_path)):
+                rows = local[piece_of == k] - starts[k]
+                for c in texts:
+                    values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
+            for c in texts:
+                data[c] = np.concatenate(values[c]) if values[c] else np.zeros(0, object)
+        return pd.DataFrame(data, index=index, copy=False)
+
+    def parts(self, **kw: Any) -> Iterator[pd.DataFrame]:
+        """Every player's rows, one frame per player (in the order the rows were added), players in turn
+        (the options of :meth:`part`)."""
+        for player in self.files:
+            yield self.part(player, **kw)
+
+    def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
+              players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
+        hold what ``where`` reads), in order, indexed by their places."""
+        texts = list(texts)
+        columns = None if columns is None else list(columns)
+        got = [f for f in (self.part(p, where=where, texts=texts, columns=columns)
+                           for p in (self.files if players is None else [p for p in players if p in self.files]))
+               if len(f)]
+        if not got:
+            cols = [c for c in self.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
+                    or c in texts]
+            return pd.DataFrame({c: np.zeros(0, self.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
+        out = pd.concat(got).sort_index()
+        return out[[c for c in self.columns if c in out.columns]]
 
     def close(self) -> None:
         self._tmp.cleanup()
 
 
+class ReportRows(Protocol):
+    """The decision rows as the report reads them: a player at a time, a few rows at a time, or the room's
+    columns for its figures (:class:`FrameRows` over a whole frame, :class:`SpilledRows` over the spill)."""
+
+    def __len__(self) -> int: ...
+
+    def parts(self) -> Iterator[pd.DataFrame]: ...
+
+    def where(self, mask: Mask, columns: list[str] | None = None) -> pd.DataFrame: ...
+
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]: ...
+
+    def timed(self) -> pd.DataFrame | None: ...
+
+
+def _by_player(df: pd.DataFrame) -> pd.DataFrame:
+    return df.groupby("player")["regret"].agg(["mean", "size"])
+
+
+class FrameRows:
+    """:class:`ReportRows` over a whole frame of rows in memory."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+
+    def __len__(self) -> int:
+        return len(self.df)
+
+    def parts(self) -> Iterator[pd.DataFrame]:
+        for idx in self.df.groupby("player", sort=False).indices.values():
+            yield self.df.iloc[idx]
+
+    def where(self, mask: Mask, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows where ``mask(frame)`` is true (all the columns, of which ``columns`` are the ones read)."""
+        return self.df[np.asarray(mask(self.df), bool)]
+
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]:
+        """Every row's regret in row order, and each player's mean regret and decisions."""
+        return self.df["regret"], _by_player(self.df)
+
+    def timed(self) -> pd.DataFrame | None:
+        """Think time and difficulty of the rows with both (None without think times)."""
+        return self.df[list(TIMED_COLUMNS)].dropna() if "think_ms" in self.df else None
+
+
+class SpilledRows:
+    """:class:`ReportRows` over a :class:`PlayerSpill`: every row's numbers, and the texts of the ``shown`` rows
+    only (a frame indexed by their places; ``""`` elsewhere), as the audit's slim rows had them."""
+
+    def __init__(self, spill: PlayerSpill, shown: pd.DataFrame | None = None) -> None:
+        self.spill = spill
+        self.shown = shown
+
+    def __len__(self) -> int:
+        return self.spill.rows
+
+    def _texted(self, df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+        for c in TEXT_COLUMNS:
+            if c in self.spill.columns and (columns is None or c in columns):
+                col = np.full(len(df), "", dtype=object)
+                if self.shown is not None and c in self.shown.columns:
+                    hit = df.index.isin(self.shown.index)
+                    col[hit] = self.shown[c].reindex(df.index[hit]).to_numpy(object)
+                df[c] = col
+        return df[[c for c in self.spill.columns if c in df.columns]]
+
+    def parts(self) -> Iterator[pd.DataFrame]:
+        for part in self.spill.parts():
+            yield self._texted(part)
+
+    def where(self, mask: Mask | None, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows where ``mask(frame)`` is true (only ``columns``, which must hold what ``mask`` reads;
+        default all), in order, indexed by their places."""
+        return self._texted(self.spill.frame(mask, columns=columns), columns)
+
+    def regret(self) -> tuple[pd.Series, pd.DataFrame]:
+        """Every row's regret in row order (8 bytes a decision, while the room's regret figures are made) and
+        each player's mean regret and decisions (per player: a group's mean adds its rows in the same order
+        as the room's groupby)."""
+        out = np.full(self.spill.rows, np.nan, self.spill.dtype("regret"))
+        by: list[pd.DataFrame] = []
+        for part in self.spill.parts(columns=["player", "regret"]):
+            out[part.index.to_numpy()] = part["regret"].to_numpy()
+            by.append(_by_player(part))
+        return (pd.Series(out, name="regret", copy=False),
+                pd.concat(by).sort_index() if by else pd.DataFrame({"mean": [], "size": []}))
+
+    def timed(self) -> pd.DataFrame | None:
+        """Think time and difficulty of the rows with both, player by player (their figures do not depend
+        on the order)."""
+        if "think_ms" not in self.spill.columns:
+            return None
+        got = [p.dropna() for p in self.spill.parts(columns=list(TIMED_COLUMNS))]
+        return pd.concat(got, ignore_index=True) if got else None
+
+
 class AuditRows:
     """Feed decision rows of whole hands (:meth:`add`, in input order); then the pair signals
-    (``signals.result``), each player's rows (``players.parts()``) and the report's rows (:meth:`decisions`).
+    (``signals.result``, then :meth:`drop_signals`) and each player's rows (``players``, the spill).
 
-    ``texts``: keep the options (and reasons) of every row for :meth:`decisions` (the whole rows, as a
-    library caller may want them); otherwise they are "" there until :meth:`fill_options` puts back those
-    of the rows shown. ``reasons``: the rows carry reasons from the analysis (kept: they cannot be made
-    again when the input was stdin). Without the texts, the :data:`UNREAD_COLUMNS` are left out of
-    :meth:`decisions` too.
+    ``texts``: also keep every row whole for :meth:`decisions` (a library caller who wants the rows; the audit
+    command does not). ``reasons``: the rows carry reasons from the analysis (spilled with the options: they
+    cannot be made again when the input was stdin). Without the texts, the :data:`UNREAD_COLUMNS` are not
+    spilled.
     """
 
     def __init__(self, options: SignalOptions = SignalOptions(), *, texts: bool = True, reasons: bool = False,
                  spill_dir: str | None = None) -> None:
-        self.signals = StreamedSignals(options, spill_dir)
-        self.players = PlayerSpill(spill_dir)
-        self.drop = () if texts else ("options",) if reasons else ("options", "reasons")
-        self.unread = () if texts else UNREAD_COLUMNS  # not held, not in :meth:`decisions`
-        # the report's rows wait on disk (pickled pieces), so memory never holds them twice, nor while the
-        # rows stream: the frame is allocated once, at its final size, and filled piece by piece
-        self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir)
-        self._pieces = Path(self._tmp.name) / "rows.pickle"
+        self.signals: StreamedSignals | None = StreamedSignals(options, spill_dir)
+        self.unread = () if texts else UNREAD_COLUMNS
+        self.players = PlayerSpill(spill_dir, skip=self.unread)
+        self.texts = texts
+        self.reasons = reasons
+        # the whole rows wait on disk (pickled pieces), so memory never holds them twice, nor while the rows
+        # stream: the frame is allocated once, at its final size, and filled piece by piece
+        self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir) if texts else None
+        self._pieces = Path(self._tmp.name) / "rows.pickle" if self._tmp is not None else None
         self.dtypes: dict[str, list[np.dtype[Any]]] = {}
         self.columns: list[str] | None = None
         self.rows = 0
@@ -107,10 +314,17 @@ class AuditRows:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def drop_signals(self) -> None:
+        """Free the pair signals' chunks and per-hand numbers (once the pair table is made)."""
+        if self.signals is not None:
+            self.signals.close()
+            self.signals = None
+
     def close(self) -> None:
-        self.signals.close()
+        self.drop_signals()
         self.players.close()
-        self._tmp.cleanup()
+        if self._tmp is not None:
+            self._tmp.cleanup()
 
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
@@ -119,69 +333,42 @@ class AuditRows:
             self.columns = []
         # another variant's rows may carry other columns: the union, missing values as pd.concat gives them
         self.columns += [c for c in df.columns if c not in self.columns]
+        assert self.signals is not None, "rows added after the signals were dropped"
         self.signals.feed(df)
         self.players.add(df)
         self._count += 1
-        piece = {c: df[c].to_numpy() for c in df.columns if c not in self.drop and c not in self.unread}
+        self.rows += len(df)
+        if self._pieces is None:
+            return
+        piece = {c: df[c].to_numpy() for c in df.columns}
         for c, a in piece.items():
             self.dtypes.setdefault(c, []).append(a.dtype)
         with open(self._pieces, "ab") as f:  # our own temporary file, read back by this process only
             pickle.dump((len(df), piece), f, protocol=pickle.HIGHEST_PROTOCOL)
-        self.rows += len(df)
 
     def decisions(self) -> pd.DataFrame:
-        """The rows added, in order, with the dropped texts as "" and without the unread columns (each
-        column allocated once at its size)."""
+        """The rows added, in order (each column allocated once at its size); without ``texts``, from the spill
+        (the texts as "", no unread columns)."""
         from analyzer.analysis.decisions import analyse
 
         if not self.rows or self.columns is None:
             return analyse([])
+        if self._pieces is None:
+            return SpilledRows(self.players).where(None).reset_index(drop=True)
         n = self.rows
         cols: dict[str, np.ndarray] = {}
         for c in self.columns:
-            if c in self.unread:
-                continue
-            if c in self.drop:
-                cols[c] = np.full(n, "", dtype=object)
-            else:  # the type np.concatenate would give (a column some pieces lack gets NaN there)
-                have = self.dtypes.get(c, [])
-                kinds = have + ([np.dtype(float)] if sum(1 for _ in have) < self._count else [])
-                cols[c] = np.empty(n, np.result_type(*kinds))
+            have = self.dtypes.get(c, [])
+            kinds = have + ([np.dtype(float)] if len(have) < self._count else [])
+            cols[c] = np.empty(n, np.result_type(*kinds))
         start = 0
         with open(self._pieces, "rb") as f:
             while start < n:
                 k, piece = pickle.load(f)
                 for c, col in cols.items():
-                    if c in piece:
-                        col[start:start + k] = piece[c]
-                    elif c not in self.drop:
-                        col[start:start + k] = np.nan
+                    col[start:start + k] = piece[c] if c in piece else np.nan
                 start += k
         self._pieces.unlink()
+        self._pieces = None
         # copy=False: one block a column, no consolidation (which would copy every number once more)
         return pd.DataFrame(cols, copy=False)
-
-    def player_parts(self, df: pd.DataFrame, rows: np.ndarray | None = None) -> Iterator[pd.DataFrame]:
-        """Each player's rows in turn (for the player table); on the way, the options of ``df``'s rows at
-        positions ``rows`` are put back (``df`` is :meth:`decisions`' frame, in place)."""
-        want = None
-        if rows is not None and len(rows) and "options" in self.drop and "options" in df.columns:
-            want = np.zeros(self.players.rows, bool)
-            want[rows] = True
-        # the column is replaced whole at the end: writing into the frame (iloc) would make pandas
-        # consolidate the frame's one-column blocks, a copy of every number
-        opts = df["options"].to_numpy(object).copy() if want is not None else None
-        for part in self.players.parts():
-            if want is not None and opts is not None:
-                pos = part["_pos"].to_numpy()
-                hit = want[pos]
-                if hit.any():
-                    opts[pos[hit]] = part["options"].to_numpy(object)[hit]
-            yield part
-        if opts is not None:
-            df["options"] = pd.Series(opts, index=df.index, dtype=object)
-
-    def fill_options(self, df: pd.DataFrame, rows: np.ndarray) -> None:
-        """In place: the options of ``df``'s rows at positions ``rows``, read back from the spill."""
-        for _ in self.player_parts(df, rows):
-            pass

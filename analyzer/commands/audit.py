@@ -153,4 +153,6 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
     from analyzer.validate import generate_valid
 
     records = generate_valid(files, max_line_bytes=max_line_bytes) if "-" not in files else None
-    write_audit_report(out, audit, decisions=result.decisions, records=records, lang=lang, players=result.players)
+    with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
+        write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
+                           players=result.players)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 SEATS = 4
 A, B, OTHERS = 0, 1, 2
+#: The columns a pair section with its audit entry reads of the rows (:func:`hands_with`, :func:`collusion_table`).
+TABLE_COLUMNS = ("hand_id", "player", "seat", *(f"p{s}" for s in range(SEATS)),
+                 *(f"{m}{s}" for m in ("imm", "dd_delta", "delta") for s in range(SEATS)))
 #: Evidence rows derived from the decisions when no audit entry gives them.
 DERIVED_EVIDENCE = 20
 

@@ -15,6 +15,8 @@ from analyzer.report.hand import hand_store, parse_action
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.audit.rows import ReportRows
+
 TIMELINE_BINS = 40
 HIST_BINS = 30
 DIFFICULTY_BINS = 10
@@ -51,22 +53,46 @@ class Room:
         and think-time comparisons."""
         from analyzer.analysis.players import player_table
 
-        self.decisions = decisions
         # the figures every surface shows (analyzer players, the audit's players.csv, this page)
         self.table = (player_table(decisions) if table is None else table).set_index("player")
-        self.by_player = decisions.groupby("player")["regret"].agg(["mean", "size"])
-        self.mean_regret = clean(float(decisions["regret"].mean()))
-        self.top = max(1.0, float(np.nanquantile(decisions["regret"], 0.99)))
-        self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
-        self.shares = self.shares_of(decisions["regret"])
-        self.think: dict[str, list[float | None]] | None = None
+        self._regret(decisions["regret"], decisions.groupby("player")["regret"].agg(["mean", "size"]))
         # the two columns only: dropping rows of the whole frame copies every column when a think time is missing
-        ok = decisions[["think_ms", "difficulty"]].dropna() if "think_ms" in decisions else None
+        self._think(decisions[["think_ms", "difficulty"]].dropna() if "think_ms" in decisions else None)
+
+    def _regret(self, regret: pd.Series, by_player: pd.DataFrame) -> None:
+        """The room's regret figures from every row's regret (in row order: the mean adds them in that order)."""
+        self.by_player = by_player
+        self.mean_regret = clean(float(regret.mean()))
+        self.top = max(1.0, float(np.nanquantile(regret, 0.99)))
+        self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
+        self.shares = self.shares_of(regret)
+
+    def _think(self, ok: pd.DataFrame | None) -> None:
+        """The room's think time by difficulty decile from the rows with both (in any order)."""
+        self.think: dict[str, list[float | None]] | None = None
         if ok is not None and len(ok):
             edges = np.unique(np.quantile(ok["difficulty"], np.linspace(0, 1, DIFFICULTY_BINS + 1)))
             groups = ok.groupby(np.digitize(ok["difficulty"], edges[1:-1]))
             self.think = {"room_x": _floats(groups["difficulty"].median()),
                           "room_median": _floats(groups["think_ms"].median() / 1000)}
+
+    @classmethod
+    def of_rows(cls, rows: ReportRows, table: pd.DataFrame | None = None) -> Room:
+        """The room of :class:`analyzer.audit.rows.ReportRows` (a frame's or a spill's), its figures one column
+        at a time: every row's regret in row order (8 bytes a decision, freed once its figures are made: the
+        exact 99th percentile and the mean in pandas' order need every value), each player's mean regret, then
+        the rows with a think time (their think time and difficulty: the exact deciles and medians need them)."""
+        from analyzer.audit.rows import FrameRows
+
+        if table is None:
+            if not isinstance(rows, FrameRows):
+                raise ValueError("the room of spilled rows needs the audit's player table")
+            return cls(rows.df)
+        room = cls.__new__(cls)
+        room.table = table.set_index("player")
+        room._regret(*rows.regret())
+        room._think(rows.timed())
+        return room
 
     def shares_of(self, values: pd.Series) -> list[float | None]:
         """Shares of decisions by regret on the room's bins (the tail in the last bin)."""
