@@ -73,6 +73,14 @@ def test_seat_effects_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
     assert np.abs(got.own_avg - got.own).max() > 0  # the options were read, not the delta columns
 
 
+def test_seat_effects_in_blocks_of_rows(rows: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analyzer.audit.signals as signals
+
+    df = _odd(rows)
+    monkeypatch.setattr(signals, "OPTION_BLOCK", 7)  # blocks end inside and beside the odd rows
+    _same_effects(seat_effects(df), _seat_effects_by_row(df))
+
+
 def test_seat_effects_of_odd_rows(rows: pd.DataFrame) -> None:
     df = _odd(rows)
     got = seat_effects(df)

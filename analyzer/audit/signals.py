@@ -38,6 +38,9 @@ P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that wa
 #: is not explained by the other co-players' (see ``_separable``).
 MIN_SEPARATE_HANDS = 4.0
 
+#: Rows whose options ``seat_effects`` parses at once (bounded memory, whatever the rows).
+OPTION_BLOCK = 512
+
 #: Directed per-hand signals (name -> what a link contributes); co-deviation is per pair.
 LINK_SIGNALS = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled")
 
@@ -84,12 +87,16 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
     if "options" not in df.columns:
         return SeatEffects(own, dd, own, dd, imm)
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
-    # every row's options parsed at once (analysis.options), then array indexing: row by row this was a
-    # tenth of a whole audit's CPU
-    oa = option_arrays(df["options"].tolist())
-    c_at, b_at = oa.index_of(df["chosen"].tolist()), oa.index_of(df["best"].tolist())
-    ok = np.flatnonzero((oa.count > 0) & (c_at >= 0) & (b_at >= 0))  # rows without them keep the delta columns
-    if len(ok):
+    # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this was
+    # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
+    texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()
+    for lo in range(0, len(texts), OPTION_BLOCK):
+        hi = min(lo + OPTION_BLOCK, len(texts))
+        oa = option_arrays(texts[lo:hi])
+        c_at, b_at = oa.index_of(chosen[lo:hi]), oa.index_of(best[lo:hi])
+        ok = np.flatnonzero((oa.count > 0) & (c_at >= 0) & (b_at >= 0))  # the others keep the delta columns
+        if not len(ok):
+            continue
         both = np.concatenate([oa.ev, oa.ev_dd], axis=1)
         # per row the sum of its options in order, over their count (the rows with options: reduceat sums
         # from one start to the next, and a row without options has none to add)
@@ -98,9 +105,9 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
         at[nonempty] = np.arange(len(nonempty))
         mean = np.add.reduceat(both, oa.start[nonempty], axis=0)[at[ok]] / oa.count[ok][:, None]
         c, b = both[oa.start[ok] + c_at[ok]], both[oa.start[ok] + b_at[ok]]
-        dd[ok] = c[:, SEATS:] - b[:, SEATS:]
-        own_avg[ok] = c[:, :SEATS] - mean[:, :SEATS]
-        dd_avg[ok] = c[:, SEATS:] - mean[:, SEATS:]
+        dd[lo + ok] = c[:, SEATS:] - b[:, SEATS:]
+        own_avg[lo + ok] = c[:, :SEATS] - mean[:, :SEATS]
+        dd_avg[lo + ok] = c[:, SEATS:] - mean[:, SEATS:]
     return SeatEffects(own, dd, own_avg, dd_avg, imm)
 
 
