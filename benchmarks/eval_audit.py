@@ -32,8 +32,8 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 #: defaults are in the key too, see ``_rows_key``).
 CACHE_VERSION = 5
 #: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
-#: burst's mean look by seat, over both directions).
-METHOD_VERSION = 5
+#: burst's mean look by seat, over both directions; v6: the pair score without ``marginal``).
+METHOD_VERSION = 6
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:
@@ -297,8 +297,8 @@ def main() -> None:
             print(f"rows of {len(specs)} rooms in {cache}: {time.time() - t0:.0f} s")
             return
         results = list(ex.map(_job, [(s, cache, levels, args.policy) for s in specs]))
-    print(f"policy {args.policy or 'audit default'}; rooms: {len(specs)} ({hands} hands, 20 players; occasional: {int(hands * 1.5)} hands, 12 players); "
-          f"levels {levels}; {time.time() - t0:.0f} s")
+    print(f"policy {args.policy or 'audit default'}; rooms: {len(specs)} ({hands} hands, 20 players; occasional: "
+          f"{int(hands * 1.5)} hands, 12 players); levels {levels}; {time.time() - t0:.0f} s")
     report(results)
 
 
