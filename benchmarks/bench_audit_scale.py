@@ -226,6 +226,8 @@ def main() -> None:
                          "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared machine)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
+    ap.add_argument("--policy", choices=["strategy", "model", "fast"], default=None,
+                    help="the audit's evaluator (--policy of the audit; default: the audit's own, AUDIT_POLICY)")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
     src = room(args.cache, args.players, max(sizes), args.seed)
@@ -240,9 +242,12 @@ def main() -> None:
     audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
 
     def extra(log: Path, more: list[str]) -> list[str]:
+        if args.policy and not args.from_store:
+            more = ["--policy", args.policy, *more]
         return ["--decisions", str(store_of(log, args.cache)), *more] if args.from_store else more
 
-    how = "from stores at " + " ".join(CHEAP) if args.from_store else "audit defaults"
+    how = "from stores at " + " ".join(CHEAP) if args.from_store else (
+        f"audit defaults, --policy {args.policy}" if args.policy else "audit defaults")
     print(f"room: {args.players} players, seed {args.seed}; {how}; cores: {os.cpu_count()}")
     print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'client s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
           f"{'peak MB':>8} {'load':>5}")

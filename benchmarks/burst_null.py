@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analyzer.audit.burst import _burst, _burst_one
+from analyzer.audit.burst import _burst, _burst_one, choice_weights, weighted_links
 from analyzer.audit.calibrate import burst_logp, z_of_logp
 from analyzer.audit.signals import _fit_links, seat_effects
 
@@ -55,7 +55,8 @@ def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataF
         friends = {tuple(p["players"]) for p in truth["friend_pairs"]}
         colluding |= {(b, a) for a, b in colluding}
         friends |= {(b, a) for a, b in friends}
-        b = _burst(_fit_links(df, seat_effects(df)))
+        # the statistic as the audit reads it: each decision weighted by the actor's choice model
+        b = _burst(weighted_links(_fit_links(df, seat_effects(df)), choice_weights(df)))
         for (actor, other), r in b.iterrows():
             if (actor, other) in colluding or r["hands"] < 10:
                 continue

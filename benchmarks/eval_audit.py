@@ -32,28 +32,33 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 #: defaults are in the key too, see ``_rows_key``).
 CACHE_VERSION = 5
 #: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
-#: burst's mean look by seat, over both directions).
-METHOD_VERSION = 5
+#: burst's mean look by seat, over both directions; v7: burst weighs decisions by the actor's choice model and
+#: the pair score drops ``marginal``).
+METHOD_VERSION = 7
 
 
-def _rows_key(spec: dict[str, Any]) -> str:
-    """The cache key of a room's decision rows: the room spec and the analysis defaults (with the audit's policy) that made them
-    (so rows analysed under other defaults are never read back as today's)."""
+def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:
+    """The cache key of a room's decision rows: the room spec and the analysis defaults (with the policy, by default the
+    audit's) that made them (so rows analysed under other defaults are never read back as today's)."""
     from analyzer.analysis import decisions as d
 
-    defaults = f"s{d.DEFAULT_SAMPLES}-{d.DEFAULT_MAX_SAMPLES}_dd{d.DEFAULT_DD_SAMPLES}_n{d.DEFAULT_NOISE}_{d.AUDIT_POLICY}"
+    policy = d.AUDIT_POLICY if policy is None else policy
+    defaults = f"s{d.DEFAULT_SAMPLES}-{d.DEFAULT_MAX_SAMPLES}_dd{d.DEFAULT_DD_SAMPLES}_n{d.DEFAULT_NOISE}_{policy}"
     room = "_".join(f"{k}-{v}" for k, v in sorted(spec.items())).replace(":", "").replace(",", "")
     return f"v{CACHE_VERSION}_{defaults}_{room}"
 
 
-def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    """Simulate and analyse one room (or read the cache): decision rows, seating, truth."""
+def room_frame(spec: dict[str, Any], cache: Path, policy: str | None = None
+               ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """Simulate and analyse one room (or read the cache): decision rows, seating, truth. ``policy``: the
+    evaluator (``decisions.POLICIES``; default the audit's, ``AUDIT_POLICY``)."""
     from analyzer.analysis.decisions import AUDIT_POLICY, analyse
     from analyzer.simulate.room import simulate
     from analyzer.validate import Checked
     from analyzer.variants.base import HandCheck
 
-    key = _rows_key(spec)
+    policy = AUDIT_POLICY if policy is None else policy
+    key = _rows_key(spec, policy)
     f_df, f_seat, f_truth = cache / f"{key}.parquet", cache / f"{key}.seating.parquet", cache / f"{key}.truth.json"
     if f_df.exists():
         return pd.read_parquet(f_df), pd.read_parquet(f_seat), json.loads(f_truth.read_text())
@@ -63,7 +68,7 @@ def room_frame(spec: dict[str, Any], cache: Path) -> tuple[pd.DataFrame, pd.Data
     seating = pd.DataFrame([(r.hand_id, k, *r.players) for k, r in enumerate(recs)],
                            columns=["hand_id", "hand_seq", "p0", "p1", "p2", "p3"])
     df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)), seed=1,
-                 reasons=False, policy=AUDIT_POLICY)
+                 reasons=False, policy=policy)
     cache.mkdir(parents=True, exist_ok=True)
     df.to_parquet(f_df)
     seating.to_parquet(f_seat)
@@ -98,15 +103,16 @@ def _tiers(t: pd.DataFrame, colluding: set[tuple[str, str]]) -> dict[str, int]:
     return out
 
 
-def evaluate_room(spec: dict[str, Any], cache: Path, levels: tuple[int, ...] = LEVELS) -> dict[str, Any]:
+def evaluate_room(spec: dict[str, Any], cache: Path, levels: tuple[int, ...] = LEVELS, policy: str | None = None
+                  ) -> dict[str, Any]:
     """Scores and verdicts of every colluding pair at every level, with the honest pairs' at the same cuts.
 
     The result is cached next to the room (``METHOD_VERSION`` in the key), so a run can be resumed."""
-    key = f"m{METHOD_VERSION}_{_rows_key(spec)}_L" + "-".join(map(str, levels))
+    key = f"m{METHOD_VERSION}_{_rows_key(spec, policy)}_L" + "-".join(map(str, levels))
     f_res = cache / f"{key}.result.json"
     if f_res.exists():
         return json.loads(f_res.read_text())
-    df, seating, truth = room_frame(spec, cache)
+    df, seating, truth = room_frame(spec, cache, policy)
     colluding = {tuple(p["players"]): p for p in truth["colluding_pairs"]}
     friends = {tuple(p["players"]) for p in truth["friend_pairs"]}
     label = spec.get("label", spec.get("style"))
@@ -193,11 +199,11 @@ def extra_room_specs(hands: int) -> list[dict[str, Any]]:
     return rooms
 
 
-def _rows_job(args: tuple[dict[str, Any], Path]) -> None:
+def _rows_job(args: tuple[dict[str, Any], Path, str | None]) -> None:
     room_frame(*args)
 
 
-def _job(args: tuple[dict[str, Any], Path, tuple[int, ...]]) -> dict[str, Any]:
+def _job(args: tuple[dict[str, Any], Path, tuple[int, ...], str | None]) -> dict[str, Any]:
     return evaluate_room(*args)
 
 
@@ -268,6 +274,9 @@ def main() -> None:
     ap.add_argument("--rows-only", action="store_true", help="analyse the rooms (fill the cache) and stop")
     ap.add_argument("--seed-offset", type=int, default=0,
                     help="add this to every room's seed: the same designs on other rooms (a held-out check)")
+    ap.add_argument("--policy", default=None, choices=["strategy", "model", "fast"],
+                    help="the evaluator the rooms' rows are analysed with (default: the audit's, AUDIT_POLICY); "
+                         "part of the rows' cache key")
     args = ap.parse_args()
     weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
@@ -285,12 +294,12 @@ def main() -> None:
     cache = Path(args.cache)
     with ProcessPoolExecutor(args.workers) as ex:
         if args.rows_only:
-            list(ex.map(_rows_job, [(s, cache) for s in specs]))
+            list(ex.map(_rows_job, [(s, cache, args.policy) for s in specs]))
             print(f"rows of {len(specs)} rooms in {cache}: {time.time() - t0:.0f} s")
             return
-        results = list(ex.map(_job, [(s, cache, levels) for s in specs]))
-    print(f"rooms: {len(specs)} ({hands} hands, 20 players; occasional: {int(hands * 1.5)} hands, 12 players); "
-          f"levels {levels}; {time.time() - t0:.0f} s")
+        results = list(ex.map(_job, [(s, cache, levels, args.policy) for s in specs]))
+    print(f"policy {args.policy or 'audit default'}; rooms: {len(specs)} ({hands} hands, 20 players; occasional: "
+          f"{int(hands * 1.5)} hands, 12 players); levels {levels}; {time.time() - t0:.0f} s")
     report(results)
 
 

@@ -62,6 +62,25 @@ def test_the_planted_pair_is_flagged_and_no_honest_pair_is(room: Path, audited: 
     assert audited[0] == 1
 
 
+def test_the_audit_analyses_on_the_learned_model_by_default(audited: tuple[int, Path]) -> None:
+    from analyzer.analysis.decisions import AUDIT_POLICY, DEFAULT_POLICY
+    from analyzer.commands.audit import command
+
+    assert AUDIT_POLICY == DEFAULT_POLICY == "model"  # one evaluator for every command
+    assert next(p for p in command.params if p.name == "policy").default == "model"
+    assert json.loads((audited[1] / "audit.json").read_text())["options"]["policy"] == "model"
+
+
+def test_the_audit_on_rollouts_still_finds_the_planted_pair(room: Path, tmp_path: Path) -> None:
+    """`--policy strategy` (rollouts everywhere, the audit's former default) is still there and still works."""
+    code, out = _run(str(room), "--out", str(tmp_path), "--samples", "4", "--dd-samples", "2", "--policy", "strategy")
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert audit["options"]["policy"] == "strategy"
+    truth = json.loads((room.parent / "truth.json").read_text())
+    planted = {tuple(sorted(p["players"])) for p in truth["colluding_pairs"]}
+    assert {tuple(p["players"]) for p in audit["pairs"] if p["flagged"]} == planted and code == 1, out
+
+
 def test_audit_json_follows_its_schema(audited: tuple[int, Path]) -> None:
     audit = json.loads((audited[1] / "audit.json").read_text())
     jsonschema.Draft202012Validator(audit_schema()).validate(audit)
@@ -114,14 +133,14 @@ def test_audit_of_stdin_equals_audit_of_the_path(tmp_path: Path) -> None:
 
 
 def test_players_csv_agrees_with_the_players_command(room: Path, audited: tuple[int, Path]) -> None:
-    """One definition everywhere: the audit's players.csv and `analyzer players` read the same figures (at the
-    audit's policy, rollouts: `players` defaults to the learned model)."""
+    """One definition everywhere: the audit's players.csv and `analyzer players` read the same figures (the
+    audit's policy is `players`' default, the learned model; given explicitly all the same)."""
     import io
 
     import pandas as pd
 
     audit_players = pd.read_csv(audited[1] / "players.csv").set_index("player")
-    res = CliRunner().invoke(cli, ["players", str(room), "--samples", "4", "--dd-samples", "2", "--policy", "strategy",
+    res = CliRunner().invoke(cli, ["players", str(room), "--samples", "4", "--dd-samples", "2", "--policy", "model",
                                      "--format", "csv"])
     assert res.exit_code == 0, res.output
     cli_players = pd.read_csv(io.StringIO(res.stdout)).set_index("player")

@@ -305,3 +305,87 @@ def test_burst_pair_p_adds_both_directions_of_the_mean_look() -> None:
     # older tables (one directed z each) still read
     assert math.isclose(float(burst_logp(pd.DataFrame({"burst_ab_z": [3.0], "burst_ba_z": [0.0]}))[0]),
                         float(log_combine_directions(3.0, 0.0)), rel_tol=1e-12)
+
+
+def _choice_room(seed: int, *, hands: int = 300, others: int = 5, share: float = 0.0, friend_spread: float = 1.0,
+                 a: float = 3.0, decisions: int = 8) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """Synthetic decisions of one actor: 3 options a decision with losses and the other seat's gain g of each.
+    The actor picks by P(k) ∝ exp(-a loss_k); with the partner p0, in ``share`` of its hands it picks the option
+    best for p0 (largest g). ``friend_spread`` scales the gains in p0's hands (a friend whose seat the
+    actor's choices can give more or less to), without any favour. Returns the per-link frame (actor, other,
+    hand_id, offset, imm_marginal = g_chosen - mean g) and the decisions' losses, gains and choices."""
+    rng = np.random.default_rng(seed)
+    n = (others * hands) * decisions
+    loss = rng.exponential(1.0, (n, 3))
+    loss -= loss.min(axis=1, keepdims=True)
+    other = np.repeat(np.arange(others), hands * decisions)
+    hand = np.repeat(np.arange(others * hands), decisions)
+    g = rng.normal(0.0, 1.0, (n, 3)) * np.where(other == 0, friend_spread, 1.0)[:, None]
+    p = np.exp(-a * loss)
+    p /= p.sum(axis=1, keepdims=True)
+    chosen = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    colluding = (other == 0) & np.isin(hand, rng.choice(hands, int(share * hands), replace=False))
+    chosen = np.where(colluding, np.argmax(g, axis=1), chosen)
+    x = g[np.arange(n), chosen] - g.mean(axis=1)
+    lk = pd.DataFrame({"actor": "A", "other": [f"p{o}" for o in other], "hand_id": hand, "offset": 1 + other % 3,
+                       "imm_marginal": x, "row": np.arange(n)})
+    return lk, loss, chosen, g
+
+
+def test_choice_weight_is_the_score_residual_with_two_options() -> None:
+    from analyzer.audit.burst import weights_of
+
+    rng = np.random.default_rng(3)
+    loss = np.c_[np.zeros(50), rng.exponential(1.0, 50), np.full(50, np.inf)]
+    chosen = rng.integers(0, 2, 50)
+    g = rng.normal(size=(50, 2))
+    w = weights_of(loss, np.zeros_like(loss), chosen, np.full(50, 2.0), np.zeros(50))
+    p = np.exp(-2.0 * loss[:, :2])
+    p /= p.sum(axis=1, keepdims=True)
+    ar = np.arange(50)
+    # (1 - P(chosen)) n / (n - 1) times "chosen minus the options' mean" is "chosen minus its expectation"
+    assert np.allclose(w * (g[ar, chosen] - g.mean(axis=1)), g[ar, chosen] - (p * g).sum(axis=1))
+    one = weights_of(np.c_[np.zeros(3), np.full((3, 2), np.inf)], np.zeros((3, 3)), np.zeros(3, np.int64),
+                     np.ones(3), np.zeros(3))
+    assert np.allclose(one, 1.0)  # a forced decision: nothing to weigh, nothing changed
+
+
+def test_choice_model_grid_fit_recovers_the_sensitivity() -> None:
+    from analyzer.audit.burst import CHOICE_GRID, choice_loglik, grid_fit
+
+    _lk, loss, chosen, _g = _choice_room(1, hands=100, a=3.0)
+    a, b = grid_fit(choice_loglik(loss, np.zeros_like(loss), chosen, np.zeros(len(loss), np.int64), 1))
+    assert a[0] == 3.0 and b[0] == 0.0  # the grid point nearest the truth; no reference losses: b stays 0
+    # chunks add up: the sums over two halves are the sum over the whole
+    half = len(loss) // 2
+    parts = sum(choice_loglik(loss[s], np.zeros_like(loss[s]), chosen[s], np.zeros(len(loss[s]), np.int64), 1)
+                for s in (slice(0, half), slice(half, None)))
+    assert np.allclose(parts, choice_loglik(loss, np.zeros_like(loss), chosen, np.zeros(len(loss), np.int64), 1))
+    assert len(CHOICE_GRID) ** 2 == parts.shape[1]
+
+
+def test_choice_weights_raise_burst_power_on_an_occasional_pair() -> None:
+    from analyzer.audit.burst import hand_scores, weighted_links, weights_of
+
+    z_plain, z_weighted = [], []
+    for seed in range(8):  # a decisive actor (a = 8), colluding in 1 of 10 hands with p0
+        lk, loss, chosen, _g = _choice_room(seed, share=0.1, a=8.0)
+        w = weights_of(loss, np.zeros_like(loss), chosen, np.full(len(loss), 8.0), np.zeros(len(loss)))
+        z_plain.append(_burst_one(hand_scores(lk)).loc[("A", "p0"), "z_mean"])
+        z_weighted.append(_burst_one(hand_scores(weighted_links(lk, w))).loc[("A", "p0"), "z_mean"])
+    # a sure choice says nothing about the partner: leaving its luck out makes the colluding hands stand out
+    assert np.mean(z_weighted) > np.mean(z_plain) + 0.3
+    assert (np.array(z_weighted) > np.array(z_plain)).sum() >= 7
+
+
+def test_choice_weighted_burst_is_calibrated_with_a_friend_who_changes_what_the_choices_give() -> None:
+    from analyzer.audit.burst import hand_scores, weighted_links, weights_of
+
+    p = []
+    for seed in range(100):
+        # no favour; in the friend's hands (a fifth of the actor's) the gains spread twice as wide
+        lk, loss, chosen, _g = _choice_room(100 + seed, hands=100, friend_spread=2.0)
+        w = weights_of(loss, np.zeros_like(loss), chosen, np.full(len(loss), 3.0), np.zeros(len(loss)))
+        p.append(math.exp(_burst_one(hand_scores(weighted_links(lk, w))).loc[("A", "p0"), "logp_mean"]))
+    p = np.array(p)
+    assert (p <= 0.05).mean() <= 0.09 and (p <= 0.2).mean() <= 0.27

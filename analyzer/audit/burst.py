@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import sparse, special, stats
+
+from analyzer.analysis.skill import choice_probabilities, loss_matrices
 
 #: Occasional collusion (``burst``): a directed pair's hands are counted above these upper quantiles of the
 #: actor's hands with everyone else (each count an exact beta-binomial tail).
@@ -23,8 +25,93 @@ BURST_LOOKS = 2
 #: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
 #: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
 MIN_STRATUM_OTHERS = 30
-#: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand).
+#: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand), each decision
+#: weighted by how far the actor's own choice model could not foresee the choice (:func:`choice_weights`).
 BURST_SIGNAL = "imm_marginal"
+#: The values each of the actor's two choice-model sensitivities (a on the options' losses, b on the reference
+#: policy's, ``analysis.skill``) is read at: a grid, so that a room read in chunks (``audit.stream``) and read whole
+#: fit the same model from per-player sums of log-likelihoods.
+CHOICE_GRID = np.array([0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 50.0])
+#: Decisions per block when the grid's log-likelihoods are summed (bounds the memory: block x grid x options).
+_GRID_BLOCK = 256
+
+
+def choice_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per decision row: every option's normalised loss and reference-policy loss ((rows, 13), inf padding)
+    and the chosen option's index (``skill.loss_matrices``); None when the rows carry no options."""
+    if "options" not in df.columns or not len(df):
+        return None
+    mats, chosen = loss_matrices(df, ("loss", "loss_ref"))
+    return mats["loss"], mats["loss_ref"], chosen
+
+
+def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups: np.ndarray, n_groups: int
+                  ) -> np.ndarray:
+    """Per group (the acting player) the log-likelihood of its choices under P(k) ∝ exp(-(a loss_k + b ref_k))
+    at every (a, b) of CHOICE_GRID x CHOICE_GRID (columns a-major): sums, so chunks add up."""
+    g = len(CHOICE_GRID)
+    out = np.zeros((n_groups, g * g))
+    fin = np.isfinite(loss)
+    x = np.where(fin, loss, 0.0)
+    y = np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+    ar = np.arange(len(x))
+    cx, cy = x[ar, chosen], y[ar, chosen]
+    bs = CHOICE_GRID[None, :, None]
+    for lo in range(0, len(x), _GRID_BLOCK):
+        sl = slice(lo, lo + _GRID_BLOCK)
+        m = len(x[sl])
+        member = sparse.csr_matrix((np.ones(m), (groups[sl], np.arange(m))), shape=(n_groups, m))
+        for i, a in enumerate(CHOICE_GRID):
+            z = np.where(fin[sl, None, :], -(a * x[sl, None, :] + bs * y[sl, None, :]), -np.inf)
+            ll = -(a * cx[sl, None] + CHOICE_GRID[None, :] * cy[sl, None]) - special.logsumexp(z, axis=2)
+            out[:, i * g:(i + 1) * g] += member @ ll
+    return out
+
+
+def grid_fit(loglik: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group (rows of :func:`choice_loglik`'s sums) the grid's most likely (a, b). Exact ties (a player
+    whose rows carry no reference losses: b changes nothing) go to the smallest b."""
+    best = np.argmax(loglik, axis=1)
+    g = len(CHOICE_GRID)
+    return CHOICE_GRID[best // g], CHOICE_GRID[best % g]
+
+
+def weights_of(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per decision: (1 - P(chosen)) n / (n - 1) under the actor's fitted choice model (per-row a, b), 1 for a
+    decision with one option (nothing to weigh).
+
+    Why: the locally most powerful test of "choices also pull towards the partner's true-deal gain g" (the
+    alternative P(k) ∝ exp(-(a loss_k + b ref_k) + t g_k), its score at t = 0) sums g_chosen - E_P[g]. With two
+    options that is exactly 2 (1 - P(chosen)) times the rows' chosen-minus-average g; with more, it is so when
+    the model spreads the rest evenly. A choice the actor's own model was sure of says nothing about the partner
+    (an honest player would have made it too), so its share of the deal's luck is left out."""
+    n = np.isfinite(loss).sum(axis=1)
+    if not len(n):
+        return np.ones(0)
+    p = choice_probabilities(loss, ref, a, b)[np.arange(len(n)), chosen]
+    return np.where(n > 1, (1.0 - p) * n / np.maximum(n - 1, 1), 1.0)
+
+
+def choice_weights(df: pd.DataFrame) -> np.ndarray:
+    """:func:`weights_of` for every decision row of a whole room, each player's model fitted on its own rows
+    (ones when the rows carry no options)."""
+    inputs = choice_inputs(df)
+    if inputs is None:
+        return np.ones(len(df))
+    loss, ref, chosen = inputs
+    codes, players = pd.factorize(df["player"].astype(str))
+    a, b = grid_fit(choice_loglik(loss, ref, chosen, codes, len(players)))
+    return weights_of(loss, ref, chosen, a[codes], b[codes])
+
+
+def weighted_links(lk: pd.DataFrame, weights: np.ndarray) -> pd.DataFrame:
+    """The links' burst columns times their decision's weight (``weights`` per decision row, ``lk["row"]``)."""
+    w = np.asarray(weights, np.float64)[lk["row"].to_numpy()]
+    out = lk[[c for c in ("actor", "other", "hand_id", "offset") if c in lk.columns]].copy()
+    for col in (BURST_SIGNAL, f"{BURST_SIGNAL}_habit_free"):
+        if col in lk.columns:
+            out[col] = lk[col].to_numpy(np.float64) * w
+    return out
 
 
 def hand_scores(lk: pd.DataFrame, col: str = BURST_SIGNAL) -> pd.DataFrame:

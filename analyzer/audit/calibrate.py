@@ -32,8 +32,12 @@ from analyzer.audit.burst import BURST_LOOKS
 #: Think time counts only when the rows carry times (else its z is 0 and its p is 1/2 or more).
 #: The exact immediate favour also counts on its own: it is far less noisy than the rollout-based
 #: favour signals, and an equal-weight sum with them would dilute it. ``burst`` is the statistic of
-#: occasional collusion (a few extreme hands, see ``burst._burst``).
-SCORE_SIGNALS = ("favour", "imm_marginal", "marginal", "codev", "think", "burst")
+#: occasional collusion (a few extreme hands, see ``burst._burst``). ``marginal`` (favour judged on the actor's
+#: own-information values of every seat) is reported but left out too: on rollout rows it added nothing over the
+#: true-deal and exact favour (leaving it out: the same or better AUC and verdicts in every cell), and on the
+#: learned evaluator's rows, whose per-seat values are the least faithful part, it alone put honest pairs in
+#: review (docs/audit.md, "The audit on the learned evaluator").
+SCORE_SIGNALS = ("favour", "imm_marginal", "codev", "think", "burst")
 DIRECTED = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled", "think")
 #: Directed signals summed into ``favour``: true-deal favour to the partner (rollouts, and the exact
 #: immediate effect) and the pair's gain beyond the actor's own information.

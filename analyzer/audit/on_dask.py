@@ -27,7 +27,9 @@ from analyzer.audit.stream import (
     CHUNK_HANDS,
     Room,
     StreamedSignals,
+    add_choices,
     build_chunk,
+    chunk_choices,
     chunk_names,
     chunk_pairs,
     positive_regrets,
@@ -140,4 +142,6 @@ class DaskSignals(StreamedSignals):
         pos = [self._submit("regrets", positive_regrets, ch) for ch in self.chunks]
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
-        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs.result(), self.options)
+        self._choice_ll = self._map_reduce("choices", chunk_choices, add_choices, len(names))
+        a, b = self._choice_fit()
+        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs.result(), self.options, a, b)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.audit.burst import BURST_SIGNAL, _burst
+from analyzer.audit.burst import BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, grid_fit, weights_of
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
     HABIT_CHECKED,
@@ -111,13 +111,41 @@ def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
     regret = df["regret"].to_numpy(np.float64)
     seat = df["seat"].to_numpy(np.int64)
     links = _raw_links({"names": pcode, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
-    return {"names": np.asarray(names, object), "kinds": np.asarray(kinds, object),
+    return {**_choices(df, pcode[np.arange(len(df)), seat], len(names)),
+            "names": np.asarray(names, object), "kinds": np.asarray(kinds, object),
             "n_hands": np.array([int(hand.max()) + 1 if len(hand) else 0], np.int64),
             "hand": hand.astype(np.int32), "kind": kcode.ravel().astype(np.int16), "regret": regret,
             "regret_se": df["regret_se"].to_numpy(np.float64),
             # the links themselves, so the passes read them instead of rebuilding them
             "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
             "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+
+
+def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int) -> dict[str, np.ndarray]:
+    """burst's choice weights' inputs (one small, separate place): each decision's option losses, kept for pass
+    E's weights, and the chunk's per-player grid log-likelihoods (chunk codes; summed over the room's chunks
+    before the passes, :func:`chunk_choices`). Empty when the rows carry no options."""
+    inputs = choice_inputs(df)
+    if inputs is None:
+        return {}
+    loss, ref, chosen = inputs
+    return {"choice_loss": loss.astype(np.float32), "choice_ref": ref.astype(np.float32), "choice_chosen": chosen,
+            "choice_ll": choice_loglik(loss, ref, chosen, actor, n_players)}
+
+
+def chunk_choices(ch: dict[str, np.ndarray], n_players: int) -> np.ndarray:
+    """A recoded chunk's per-player grid log-likelihoods in the room's codes ((n_players, grid); zeros without
+    options): they add up over the chunks (:func:`add_choices`)."""
+    out = np.zeros((n_players, len(CHOICE_GRID) ** 2))
+    if "choice_ll" in ch:
+        out[ch["choice_players"]] += ch["choice_ll"]  # a chunk's own codes are distinct players
+    return out
+
+
+def add_choices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two per-player log-likelihood sums, the shorter padded with players of no decision."""
+    n = max(len(a), len(b))
+    return np.pad(a, ((0, n - len(a)), (0, 0))) + np.pad(b, ((0, n - len(b)), (0, 0)))
 
 
 def recode(ch: dict[str, np.ndarray], players: np.ndarray, kinds: np.ndarray, hand_base: int) -> dict[str, np.ndarray]:
@@ -129,6 +157,8 @@ def recode(ch: dict[str, np.ndarray], players: np.ndarray, kinds: np.ndarray, ha
     out["other"] = players[ch["other"]].astype(np.int32)
     out["kind"] = np.asarray(kinds, np.int64)[ch["kind"]].astype(np.int16)
     out["hand_base"] = np.array([hand_base], np.int64)
+    if "choice_ll" in ch:
+        out["choice_players"] = players
     return out
 
 
@@ -176,6 +206,9 @@ class Room:
     edges: np.ndarray | None
     pair_codes: np.ndarray
     options: SignalOptions
+    #: burst's choice weights: per player the choice model's fitted (a, b) (``burst.grid_fit``)
+    choice_a: np.ndarray | None = None
+    choice_b: np.ndarray | None = None
 
     @property
     def n_sit(self) -> int:
@@ -205,6 +238,16 @@ class Room:
             return np.ones(3 * n, bool)
         bad = hot[self.pair_index(links["actor"], links["other"])].reshape(3, n).any(axis=0)
         return np.tile(~bad, 3)
+
+    def weights(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        """Per link, its decision's burst weight (1 for chunks without options)."""
+        n = len(ch["regret"])
+        if "choice_loss" not in ch or self.choice_a is None or self.choice_b is None:
+            return np.ones(3 * n)
+        actor = links["actor"][:n]  # the links of offset 1 come first, one per decision
+        w = weights_of(ch["choice_loss"].astype(np.float64), ch["choice_ref"].astype(np.float64), ch["choice_chosen"],
+                       self.choice_a[actor], self.choice_b[actor])
+        return np.tile(w, 3)
 
 
 # --- the passes, chunk by chunk: each returns sums that merge by addition (:func:`add_up`) ---------------------
@@ -345,9 +388,11 @@ def pass_pairs(ch_packed: dict[str, np.ndarray], room: Room, fit: _Fit, habits: 
     codes = room.pair_codes[ph_pair]
     base = int(ch["hand_base"][0])
     free = f"{BURST_SIGNAL}_habit_free"
-    out["burst"] = [pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF,
-                                  "hand_id": base + ph % n_h, BURST_SIGNAL: sums[BURST_SIGNAL],
-                                  free: sums[free],  # the seat offset (one per pair and hand): burst's strata
+    w = room.weights(ch, links)
+    out["burst"] = [pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF, "hand_id": base + ph % n_h,
+                                  **{c: np.bincount(ph_idx, w * np.nan_to_num(val[c], nan=0.0), len(ph))
+                                     for c in (BURST_SIGNAL, free)},
+                                  # the seat offset (one per pair and hand): burst's strata
                                   "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
                                   // np.bincount(ph_idx, minlength=len(ph))})]
     regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
@@ -391,6 +436,9 @@ class StreamedSignals:
         self.hands = 0
         self._buffer: list[pd.DataFrame] = []
         self._buffered = 0
+        # burst's choice weights: per acting player, the choice model's log-likelihood on its grid (summed over
+        # chunks; the decisions' losses are kept in the chunks for the weights, see burst.choice_weights)
+        self._choice_ll = np.zeros((0, len(CHOICE_GRID) ** 2))
 
     def __enter__(self) -> StreamedSignals:
         return self
@@ -415,6 +463,7 @@ class StreamedSignals:
         # the room's codes in order of appearance (each chunk's names are sorted, as np.unique gives them)
         ch = recode(ch, self._codes(ch.pop("names"), self.players), self._codes(ch.pop("kinds"), self.kinds),
                     self.hands)
+        self._add_choices(ch)
         path = Path(self._tmp.name) / f"chunk-{len(self.chunks):06d}.pickle"
         with open(path, "wb") as f:  # our own temporary file, read back by this process only
             pickle.dump(ch, f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -427,6 +476,17 @@ class StreamedSignals:
         self.think.add_decisions(df)
         self.rows += len(df)
         self.hands += int(ch["n_hands"][0])
+
+    def _add_choices(self, ch: dict[str, np.ndarray]) -> None:
+        """burst's choice weights: the chunk's per-player grid log-likelihoods added to the room's (in the room's
+        codes); the chunk keeps each decision's option losses for pass E's weights (``burst.choice_weights``)."""
+        if "choice_ll" in ch:
+            self._choice_ll = add_choices(self._choice_ll, chunk_choices(ch, len(self.players)))
+            del ch["choice_ll"], ch["choice_players"]
+
+    def _choice_fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per player of the room (``self._names`` order) the choice model's grid fit."""
+        return grid_fit(add_choices(self._choice_ll, np.zeros((len(self._names), self._choice_ll.shape[1]))))
 
     def feed(self, df: pd.DataFrame) -> None:
         """Add rows of whole hands as they come (batches of any size): they are regrouped into the chunks
@@ -470,8 +530,9 @@ class StreamedSignals:
         """The room's player and kind codes, its directed pairs and the regret band edges (``self._room``)."""
         self._names = np.array(sorted(self.players, key=self.players.__getitem__), dtype=object)
         pairs = np.unique(np.concatenate(self._pairs))
+        a, b = self._choice_fit()
         self._room = Room(len(self._names), max(len(self.kinds), 1), regret_edges(self._regret_pos), pairs,
-                          self.options)
+                          self.options, a, b)
 
     def result(self, seating: pd.DataFrame | None = None) -> pd.DataFrame:
         """The pair table of :func:`signals.pair_signals` (``Signals.pairs``) over every row added."""

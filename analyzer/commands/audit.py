@@ -54,9 +54,8 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @dd_samples_option
 @seed_option
 @click.option("--policy", type=click.Choice(list(POLICIES)), default=AUDIT_POLICY, show_default=True,
-              help="How options are valued (see `analyzer decisions --help`). The audit's default is rollouts of the "
-                   "strategy player: the pair signals read every seat's values, which the learned model gives less "
-                   "faithfully (docs/audit.md).")
+              help="How options are valued (see `analyzer decisions --help`): the learned model by default, as for "
+                   "every command; `strategy` rolls out every decision (about 4x the CPU; docs/audit.md).")
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @lang_option

@@ -22,9 +22,10 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                       "pair: 0.00 ± {3}.",
         "lead_burst": "In {2} of {3} hands together {0}'s moves favoured {1} more than in all but {4}% of {0}'s hands "
                       "with other players; a typical pair would have about {5} such hands.",
-        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} ranked on average at "
-                           "percentile {2} of all {0}'s hands towards whoever sat in that seat; a typical pair with as "
-                           "many hands: 50 ± {4}.",
+        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} (counting the moves "
+                           "{0}'s own way of playing would not have chosen anyway) ranked on average at percentile {2} "
+                           "of all {0}'s hands towards whoever sat in that seat; a typical pair with as many hands: "
+                           "50 ± {4}.",
         "lead_think": "{0} took ×{2} as long over its decisions (for their difficulty) when {1} sat at the table "
                       "(over {3} hands together); a typical pair: about ×1.00.",
         "lead_codev": "In their {2} hands together both {0} and {1} made costly moves that favoured the other more "
@@ -59,8 +60,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "meaning_pooled": "the pair's true-deal gain beyond what the actor's own cards promised (zero for anyone who "
                           "sees only their own hand)",
         "meaning_marginal": "points to the partner minus each opponent, judged by what the actor could see",
-        "meaning_burst": "hands together in the actor's top few % of favour (counted against the actor's hands "
-                         "with others): occasional collusion",
+        "meaning_burst": "hands together in the actor's top few % of favour, from the moves the actor's own way of "
+                         "playing did not foresee (against the actor's hands with others): occasional collusion",
         "meaning_think": "how much slower the actor decides with the partner at the table (consulting shows here)",
         "meaning_codev": "hands where both made a costly move and each favoured the other (observed / expected)",
         "meaning_total": "what the moves were worth to the pair",
@@ -108,8 +109,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "lead_total": "{0} 的出牌每局为这对搭档带来 {2} 分（共同桌 {4} 局）；普通搭档：0.00 ± {3}。",
         "lead_burst": "在同桌的 {3} 局中有 {2} 局，{0} 对 {1} 的照顾超过了 {0} 与其他玩家同桌时除前 {4}% 以外的所有牌局；"
                       "普通搭档大约只有 {5} 局。",
-        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度在 {0} 与其他玩家处于同一座位关系的牌局中平均位于第 {2} "
-                           "百分位；本房间同样局数的普通搭档：50 ± {4}。",
+        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度（只计 {0} 按自己的打法本不会选的出牌）在 {0} "
+                           "与其他玩家处于同一座位关系的牌局中平均位于第 {2} 百分位；本房间同样局数的普通搭档：50 ± {4}。",
         "lead_think": "{1} 在桌时，{0} 的思考时间（按难度折算）是平时的 ×{2}（共同桌 {3} 局）；普通搭档约为 ×1.00。",
         "lead_codev": "在同桌的 {2} 局中，{0} 和 {1} 都付出代价互相照顾的次数超过了偶然。",
         "verdict_flagged": "已标记：嫌疑分 {0}。p 值低于报警线，诚实搭档越过此线的机会远低于万分之一；q = {1}。",
@@ -136,7 +137,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "meaning_dd_marginal": "在所有手牌已知的情况下，出牌者给同伴的分减去给每个对手的分",
         "meaning_pooled": "搭档按明牌计算的收益超出出牌者自己的牌所能预期的部分（只看自己手牌的人为零）",
         "meaning_marginal": "按出牌者能看到的牌计算，给同伴的分减去给每个对手的分",
-        "meaning_burst": "同桌牌局中落在出牌者照顾程度最高的前百分之几的局数（与其和其他人同桌的牌局比较）：偶尔串通",
+        "meaning_burst": "同桌牌局中落在出牌者照顾程度最高的前百分之几的局数（只计出牌者按自己打法预料不到的出牌，"
+                         "与其和其他人同桌的牌局比较）：偶尔串通",
         "meaning_think": "同伴在桌时出牌者决策慢了多少（商量会表现在这里）",
         "meaning_codev": "两人都付出代价且各自照顾对方的牌局（实际 / 预期）",
         "meaning_total": "这些出牌对搭档的价值",

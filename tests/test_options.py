@@ -1,0 +1,101 @@
+"""The options column parsed at once (``analysis.options``) gives what the row-by-row reading gave: the pair
+signals' seat effects, on analysed hands and on odd rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+import pandas as pd
+import pytest
+
+from analyzer.analysis.decisions import analyse
+from analyzer.analysis.options import option_arrays
+from analyzer.audit.signals import SEATS, SeatEffects, seat_effects
+from analyzer.simulate.room import simulate
+from analyzer.validate import Checked
+from analyzer.variants.base import HandCheck
+
+
+def _seat_effects_by_row(df: pd.DataFrame) -> SeatEffects:
+    """The row-by-row reading ``seat_effects`` did before (the reference)."""
+    own = df[[f"delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
+    dd = df[[f"dd_delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
+    imm = np.nan_to_num(df[[f"imm{s}" for s in range(SEATS)]].to_numpy(np.float64))
+    dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
+    for i, (text, chosen, best) in enumerate(zip(df["options"], df["chosen"], df["best"])):
+        if not text:
+            continue
+        opts = orjson.loads(text)
+        cards = [o["card"] for o in opts]
+        if chosen not in cards or best not in cards:
+            continue
+        both = np.array([o["ev"] + o["ev_dd"] for o in opts], np.float64)
+        mean = np.add.reduce(both, axis=0) / len(opts)
+        c, b = cards.index(chosen), cards.index(best)
+        dd[i] = both[c, SEATS:] - both[b, SEATS:]
+        own_avg[i] = both[c, :SEATS] - mean[:SEATS]
+        dd_avg[i] = both[c, SEATS:] - mean[SEATS:]
+    return SeatEffects(own, dd, own_avg, dd_avg, imm)
+
+
+@pytest.fixture(scope="module")
+def rows() -> pd.DataFrame:
+    sim = simulate(hands=30, players=6, seed=7, colluders=1, friends=0, style="share")
+    return analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(sim.records)),
+                   samples=2, max_samples=2, dd_samples=1, seed=1, policy="fast", reasons=False)
+
+
+def _odd(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows as other sources may hold them: no options, an empty list, a chosen card not among them, a null loss,
+    an older row without losses."""
+    df = rows.head(40).copy().reset_index(drop=True)
+    df.loc[3, "options"] = ""
+    df.loc[5, "options"] = "[]"
+    df.loc[7, "chosen"] = "XX"
+    opts = orjson.loads(df.loc[9, "options"])
+    opts[0]["loss"] = None
+    df.loc[9, "options"] = orjson.dumps(opts).decode()
+    opts = orjson.loads(df.loc[11, "options"])
+    df.loc[11, "options"] = orjson.dumps([{k: v for k, v in o.items() if not k.startswith("loss")}
+                                          for o in opts]).decode()
+    return df
+
+
+def _same_effects(a: SeatEffects, b: SeatEffects) -> None:
+    for name in ("own", "dd", "own_avg", "dd_avg", "imm"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_seat_effects_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
+    assert len(rows) > 100
+    got = seat_effects(rows)
+    _same_effects(got, _seat_effects_by_row(rows))
+    assert np.abs(got.own_avg - got.own).max() > 0  # the options were read, not the delta columns
+
+
+def test_seat_effects_in_blocks_of_rows(rows: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analyzer.audit.signals as signals
+
+    df = _odd(rows)
+    monkeypatch.setattr(signals, "OPTION_BLOCK", 7)  # blocks end inside and beside the odd rows
+    _same_effects(seat_effects(df), _seat_effects_by_row(df))
+
+
+def test_seat_effects_of_odd_rows(rows: pd.DataFrame) -> None:
+    df = _odd(rows)
+    got = seat_effects(df)
+    _same_effects(got, _seat_effects_by_row(df))
+    # a row without options, or whose chosen card is not among them, keeps its delta columns
+    for i in (3, 5, 7):
+        np.testing.assert_array_equal(got.own_avg[i], df.loc[i, [f"delta{s}" for s in range(SEATS)]].to_numpy(float))
+
+
+def test_option_arrays_index_rows_and_cards() -> None:
+    texts = ['[{"card":"S7","ev":[1,2,3,4],"ev_dd":[0,0,0,0],"loss":0.5}]', "",
+             '[{"card":"H7","ev":[0,0,0,0],"ev_dd":[1,1,1,1]},{"card":"S8","ev":[5,6,7,8],"ev_dd":[2,2,2,2],"loss":null}]']
+    oa = option_arrays(texts, ("loss",))
+    assert oa.count.tolist() == [1, 0, 2] and oa.start.tolist() == [0, 1, 1]
+    assert oa.row.tolist() == [0, 2, 2]
+    assert oa.index_of(["S7", "S7", "S8"]).tolist() == [0, -1, 1]
+    assert oa.values["loss"].tolist() == [0.5, 0.0, 0.0] and oa.has["loss"].tolist() == [True, False, True]
+    assert oa.ev[2].tolist() == [5, 6, 7, 8]
