@@ -389,3 +389,32 @@ def test_choice_weighted_burst_is_calibrated_with_a_friend_who_changes_what_the_
         p.append(math.exp(_burst_one(hand_scores(weighted_links(lk, w))).loc[("A", "p0"), "logp_mean"]))
     p = np.array(p)
     assert (p <= 0.05).mean() <= 0.09 and (p <= 0.2).mean() <= 0.27
+
+
+def test_choice_loglik_takes_each_decisions_own_options_and_equals_the_padded_softmax() -> None:
+    """The grid log-likelihoods, computed per number of options (finite entries anywhere in the padded row), equal
+    the plain log-softmax over each padded row at every grid point, summed per group."""
+    from analyzer.audit.burst import CHOICE_GRID, choice_loglik
+
+    rng = np.random.default_rng(5)
+    d = 700
+    loss = rng.gamma(1.0, 1.0, (d, 13))
+    ref = rng.normal(0.0, 1.0, (d, 13))
+    n_opt = rng.integers(1, 8, d)
+    for i, n in enumerate(n_opt):  # finite options at scattered places, inf elsewhere
+        keep = rng.choice(13, n, replace=False)
+        mask = np.ones(13, bool)
+        mask[keep] = False
+        loss[i, mask] = np.inf
+    chosen = np.array([rng.choice(np.flatnonzero(np.isfinite(row))) for row in loss])
+    groups = rng.integers(0, 4, d)
+    got = choice_loglik(loss, ref, chosen, groups, 4)
+    want = np.zeros_like(got)
+    g = len(CHOICE_GRID)
+    fin = np.isfinite(loss)
+    for i, a in enumerate(CHOICE_GRID):
+        for j, b in enumerate(CHOICE_GRID):
+            z = np.where(fin, -(a * np.where(fin, loss, 0.0) + b * np.where(fin, ref, 0.0)), -np.inf)
+            ll = z[np.arange(d), chosen] - special.logsumexp(z, axis=1)
+            want[:, i * g + j] = np.bincount(groups, ll, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-8)

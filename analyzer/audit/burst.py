@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, special, stats
+from scipy import special, stats
 
 from analyzer.analysis.skill import choice_probabilities, loss_matrices
 
@@ -48,7 +48,11 @@ def choice_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups: np.ndarray, n_groups: int
                   ) -> np.ndarray:
     """Per group (the acting player) the log-likelihood of its choices under P(k) ∝ exp(-(a loss_k + b ref_k))
-    at every (a, b) of CHOICE_GRID x CHOICE_GRID (columns a-major): sums, so chunks add up."""
+    at every (a, b) of CHOICE_GRID x CHOICE_GRID (columns a-major): sums, so chunks add up.
+
+    Decisions are taken by their number of options n (only the finite ones: the rows are padded to 13, most
+    decisions have 2-4), in blocks, so the grid's exponentials are n per decision, not 13; a decision with one
+    option adds 0 (its choice is certain)."""
     g = len(CHOICE_GRID)
     out = np.zeros((n_groups, g * g))
     fin = np.isfinite(loss)
@@ -56,15 +60,21 @@ def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups:
     y = np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
     ar = np.arange(len(x))
     cx, cy = x[ar, chosen], y[ar, chosen]
-    bs = CHOICE_GRID[None, :, None]
-    for lo in range(0, len(x), _GRID_BLOCK):
-        sl = slice(lo, lo + _GRID_BLOCK)
-        m = len(x[sl])
-        member = sparse.csr_matrix((np.ones(m), (groups[sl], np.arange(m))), shape=(n_groups, m))
-        for i, a in enumerate(CHOICE_GRID):
-            z = np.where(fin[sl, None, :], -(a * x[sl, None, :] + bs * y[sl, None, :]), -np.inf)
-            ll = -(a * cx[sl, None] + CHOICE_GRID[None, :] * cy[sl, None]) - special.logsumexp(z, axis=2)
-            out[:, i * g:(i + 1) * g] += member @ ll
+    n_opt = fin.sum(axis=1)
+    order = np.argsort(~fin, axis=1, kind="stable")  # each row's finite options first, in their order
+    a_grid = CHOICE_GRID[None, :, None, None]
+    b_grid = CHOICE_GRID[None, None, :, None]
+    for n in np.unique(n_opt[n_opt > 1]):
+        rows = np.flatnonzero(n_opt == n)
+        for lo in range(0, len(rows), _GRID_BLOCK):
+            r = rows[lo:lo + _GRID_BLOCK]
+            cols = order[r, :n]
+            xs, ys = x[r[:, None], cols], y[r[:, None], cols]
+            z = -(a_grid * xs[:, None, None, :] + b_grid * ys[:, None, None, :])  # (m, g, g, n)
+            top = z.max(axis=3)
+            lse = top + np.log(np.exp(z - top[..., None]).sum(axis=3))
+            ll = -(a_grid[..., 0] * cx[r, None, None] + b_grid[..., 0] * cy[r, None, None]) - lse
+            np.add.at(out, groups[r], ll.reshape(len(r), g * g))
     return out
 
 
