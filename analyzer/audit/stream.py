@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analyzer.audit import burst
 from analyzer.audit.burst import BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, grid_fit, weights_of
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
@@ -125,7 +126,7 @@ def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int) -> dict[str, n
     """burst's choice weights' inputs (one small, separate place): each decision's option losses, kept for pass
     E's weights, and the chunk's per-player grid log-likelihoods (chunk codes; summed over the room's chunks
     before the passes, :func:`chunk_choices`). Empty when the rows carry no options."""
-    inputs = choice_inputs(df)
+    inputs = choice_inputs(df) if burst.CHOICE_WEIGHTS else None
     if inputs is None:
         return {}
     loss, ref, chosen = inputs
