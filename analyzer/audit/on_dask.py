@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.analysis.execute import FOLLOWER, DaskSession
+from analyzer.audit import burst
 from analyzer.audit.signals import SignalOptions
 from analyzer.audit.stream import (
     CHUNK_HANDS,
@@ -142,6 +143,7 @@ class DaskSignals(StreamedSignals):
         pos = [self._submit("regrets", positive_regrets, ch) for ch in self.chunks]
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
-        self._choice_ll = self._map_reduce("choices", chunk_choices, add_choices, len(names))
+        if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed
+            self._choice_ll = self._map_reduce("choices", chunk_choices, add_choices, len(names))
         a, b = self._choice_fit()
         self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs.result(), self.options, a, b)

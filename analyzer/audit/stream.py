@@ -411,9 +411,7 @@ def add_up(a: Any, b: Any) -> Any:
     pieces) concatenated in order, dicts merged key by key. Adding in chunk order gives the floats of one loop."""
     if isinstance(a, dict):
         return {k: add_up(a[k], b[k]) for k in a}
-    if isinstance(a, list):
-        return a + b
-    return a + b
+    return a + b  # arrays and counts add; lists concatenate
 
 
 class StreamedSignals:
