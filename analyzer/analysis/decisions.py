@@ -22,7 +22,7 @@ import pandas as pd
 from analyzer.analysis.infoset import InfoSet, Observer
 from analyzer.analysis.valuemodel import load_model
 from analyzer.cards import format_card, parse_card, scan
-from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_outputs, rule_table
+from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
 from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
 from analyzer.strategy import HONEST
@@ -198,7 +198,7 @@ class _Batch:
                  sl[:, 3].copy(), rule_idx, rules,
                  np.array(self.seeds, np.uint64), samples_of, samples if max_samples is None else max_samples,
                  TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
-                 relaxed, used, ref)
+                 relaxed, used, ref, *new_cache())
         if learned.any():
             idx = np.flatnonzero(learned)
             model = load_model()

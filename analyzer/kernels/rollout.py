@@ -129,6 +129,126 @@ def rollout(hands, cov, pts, last7, live, table, turn, n, rng, noise, weights, t
         turn = (turn + 1) & 3
 
 
+# --------------------------------------------------------------------------- playouts remembered
+
+#: The playout cache (:func:`playout`): 2**CACHE_BITS slots of (state -> every seat's final score), a new
+#: generation (an empty cache, without clearing) at each new hand or when it is CACHE_FILL full. 16,384 slots
+#: (~2 MB) hold a hand's true-deal and endgame playouts (~3-5k states) at a low load.
+CACHE_BITS = 14
+CACHE_FILL = 0.6
+#: Fields of a state's key: 4 hands, 4 covered, live, table, (turn, n, last-7 flags, rule set) packed.
+KEY = 11
+
+
+def new_cache(on: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """An empty playout cache: keys, scores, the generation of each slot, and (generation, entries, playouts
+    that stopped at a remembered state, playouts, of them stopped at their first state, choice states played); ``on``
+    False: no slots (:func:`evaluate` then plays every playout in full, as a check)."""
+    n = 1 << CACHE_BITS if on else 0
+    return (np.zeros((n, KEY), np.int64), np.zeros((n, 4)), np.full(n, -1, np.int64), np.zeros(6, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _state_key(h, c, l7, live, table, turn, n, ridx, key):  # pragma: no cover - compiled
+    """The state's key (everything the rest of a deterministic playout and its settlement depend on) and its hash."""
+    flags = turn | (n << 2) | (ridx << 16)
+    for s in range(4):
+        key[s] = h[s]
+        key[4 + s] = c[s]
+        if l7[s]:
+            flags |= 1 << (8 + s)
+    key[8] = live
+    key[9] = table
+    key[10] = flags
+    z = np.uint64(0x9E3779B97F4A7C15)
+    for i in range(KEY):
+        z = (z ^ np.uint64(key[i])) * np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(29)
+    return z
+
+
+@njit(cache=True, nogil=True)
+def _find(keys, stamp, gen, key, z, mask):  # pragma: no cover - compiled
+    """The slot holding ``key`` in this generation, or -(1 + the free slot where it would go)."""
+    i = np.int64(z & np.uint64(mask))
+    while True:
+        if stamp[i] != gen:
+            return -1 - i
+        same = True
+        for f in range(KEY):
+            if keys[i, f] != key[f]:
+                same = False
+                break
+        if same:
+            return i
+        i = (i + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def playout(h, c, p, l7, lv, tb, turn, n, rng, noise, weights, rv, ridx, mult, sc, keys, vals, stamp, meta, path,
+            hashes):  # pragma: no cover - compiled
+    """Play the hand out from the array state as :func:`rollout` does and settle it into ``sc`` (every seat's
+    score), remembering the result of every state passed where the seat to move had a choice: a later playout
+    reaching one of them (the next decision of the hand after the policy's move, a sampled deal drawn again, a
+    transposition) stops there with the same scores.
+
+    Only for a deterministic policy (``noise`` 0): its playout and settlement are functions of the state alone
+    (the caller resets ``rng`` before each playout, and a draw times 0 changes no move), so the scores are bit
+    for bit those of :func:`rollout` plus :func:`settle_into`. ``path`` (53, KEY), ``hashes`` (53,): scratch."""
+    opts = np.zeros(MAX_OPTIONS, np.int64)
+    feats = np.zeros((MAX_OPTIONS, NF))
+    fv = np.zeros(MAX_OPTIONS)
+    mask = stamp.shape[0] - 1
+    gen = meta[0]
+    steps = 0
+    hit = -1
+    while n < ACTIONS_PER_HAND:
+        mine = h[turn]
+        lvm = mine & lv
+        if lvm & (lvm - 1) != 0 or (lvm == 0 and mine & (mine - 1) != 0):
+            # a choice: only here is a state looked up and remembered (forced moves cost less than a lookup,
+            # and two playouts that meet stay together up to the next choice, where they are found)
+            key = path[steps]
+            z = _state_key(h, c, l7, lv, tb, turn, n, ridx, key)
+            slot = _find(keys, stamp, gen, key, z, mask)
+            if slot >= 0:
+                hit = slot
+                break
+            hashes[steps] = z
+            steps += 1
+        if weights.shape[0]:
+            a = choose_weighted(h, c, lv, tb, turn, weights, rng, noise, opts, feats, fv)
+        else:
+            a = choose(h[turn], c[turn], lv, tb, rng, noise, BEYOND, POP13, PTS13)
+        lv, tb = apply(a, h, c, p, l7, lv, tb, turn)
+        n += 1
+        turn = (turn + 1) & 3
+    meta[3] += 1
+    meta[5] += steps
+    if hit >= 0:
+        meta[2] += 1
+        if steps == 0:
+            meta[4] += 1
+        for s in range(4):
+            sc[s] = vals[hit, s]
+    else:
+        settle_into(p, l7, rv, mult, sc)
+    if meta[1] + steps > CACHE_FILL * (mask + 1):  # full: a new generation, the old entries read as empty
+        meta[0] += 1
+        meta[1] = 0
+        gen = meta[0]
+    for t in range(steps):
+        slot = _find(keys, stamp, gen, path[t], hashes[t], mask)
+        if slot < 0:
+            slot = -1 - slot
+            stamp[slot] = gen
+            meta[1] += 1
+            for f in range(KEY):
+                keys[slot, f] = path[t, f]
+            for s in range(4):
+                vals[slot, s] = sc[s]
+
+
 # --------------------------------------------------------------------------- decisions
 
 @njit(cache=True, nogil=True)
@@ -173,7 +293,8 @@ def _precise(vals, ns, k, target, tol_abs, tol_rel):  # pragma: no cover - compi
 @njit(cache=True, nogil=True)
 def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden, slot_off, slot_seat, slot_cover,
              slot_allowed, slot_size, rule_idx, rules, seeds, samples, max_samples, tol_abs, tol_rel, dd_samples,
-             noise, weights, ref_weights, ev, ev_dd, se, dd_se, relaxed, used, ref):  # pragma: no cover - compiled
+             noise, weights, ref_weights, ev, ev_dd, se, dd_se, relaxed, used, ref, ckeys, cvals, cstamp,
+             cmeta):  # pragma: no cover - compiled
     """Expected score of every seat after each option of D decisions.
 
     Own information: deals of the hidden cards consistent with the actor's information set (slots
@@ -189,6 +310,8 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     relaxed (D,): how many samples had to ignore what covers prove; used (D,): samples spent;
     ref (D, 13): each option's value under the reference policy ``ref_weights`` (the strategy features
     from the actor's own information, as :func:`analyzer.strategy.score` gives them).
+    With ``noise`` 0 the playouts are deterministic and go through the playout cache ``ckeys``, ``cvals``,
+    ``cstamp``, ``cmeta`` (:func:`new_cache`, :func:`playout`): the same estimates, each state played out once.
     """
     D = hands.shape[0]
     rng = np.zeros(1, np.uint64)
@@ -205,7 +328,13 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     ropts = np.zeros(MAX_OPTIONS, np.int64)
     rfeats = np.zeros((MAX_OPTIONS, NF))
     rvals = np.zeros(MAX_OPTIONS)
+    cached = noise == 0.0 and cstamp.shape[0] > 0  # an empty cache: every playout in full
+    path = np.zeros((ACTIONS_PER_HAND + 1, KEY), np.int64)
+    hashes = np.zeros(ACTIONS_PER_HAND + 1, np.uint64)
     for d in range(D):
+        if cached and d > 0 and n[d] <= n[d - 1]:  # a new hand: its states are new (a new generation)
+            cmeta[0] += 1
+            cmeta[1] = 0
         a = turn[d]
         k = nopt[d]
         rv = rules[rule_idx[d]]
@@ -251,8 +380,12 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
                         l7[s] = last7[d, s]
                     lv, tb = apply(opts[d, j], h, c, p, l7, live[d], table[d], a)
                     rng[0] = stream
-                    rollout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, empty)
-                    settle_into(p, l7, rv, mult, sc)
+                    if cached:
+                        playout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, rv, rule_idx[d],
+                                mult, sc, ckeys, cvals, cstamp, cmeta, path, hashes)
+                    else:
+                        rollout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, empty)
+                        settle_into(p, l7, rv, mult, sc)
                     for s in range(4):
                         out[d, j, s] += sc[s]
                     vals[i, j] = sc[a]
