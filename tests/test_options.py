@@ -99,3 +99,58 @@ def test_option_arrays_index_rows_and_cards() -> None:
     assert oa.index_of(["S7", "S7", "S8"]).tolist() == [0, -1, 1]
     assert oa.values["loss"].tolist() == [0.5, 0.0, 0.0] and oa.has["loss"].tolist() == [True, False, True]
     assert oa.ev[2].tolist() == [5, 6, 7, 8]
+
+
+def _orjson_texts(cover: np.ndarray, nopt: np.ndarray, cards: np.ndarray, ev: np.ndarray, ev_dd: np.ndarray,
+                  losses: list[np.ndarray]) -> list[str]:
+    """The options texts as the rows were written before the compiled writer: Python objects through orjson."""
+    from analyzer.cards import format_card
+
+    out, o = [], 0
+    for r, k in enumerate(nopt.tolist()):
+        kind = "cover" if cover[r] else "play"
+        out.append(orjson.dumps([{"card": format_card(int(cards[i])), "kind": kind, "ev": np.round(ev[i], 2).tolist(),
+                                  "ev_dd": np.round(ev_dd[i], 2).tolist(),
+                                  "loss": float(np.round(losses[0][i], 4)), "loss_dd": float(np.round(losses[1][i], 4)),
+                                  "loss_ref": float(np.round(losses[2][i], 4))} for i in range(o, o + k)]).decode())
+        o += k
+    return out
+
+
+def test_compiled_options_text_is_orjsons_on_odd_values() -> None:
+    from analyzer.analysis.decisions import _CODES
+    from analyzer.kernels.optionsjson import LIMIT, options_json
+
+    rng = np.random.default_rng(5)
+    nopt = rng.integers(1, 14, 400)
+    n = int(nopt.sum())
+    special = np.array([0.0, -0.0, -0.004, 0.004, 0.005, 0.015, 0.025, -0.005, 1e-9, -1e-9, 0.00005, 0.00015,
+                        -0.00005, 123.455, 99.995, 1e6 + 0.125, 3e10, -3e10, np.nan, np.inf, -np.inf, 1.0, 100.0, 7.1])
+
+    def values(shape: tuple[int, ...]) -> np.ndarray:
+        scale = 10.0 ** rng.integers(-6, 9, shape)
+        v = rng.normal(size=shape) * scale
+        pick = rng.random(shape) < 0.3
+        v[pick] = rng.choice(special, int(pick.sum()))
+        return v
+
+    cards, cover = rng.integers(0, 52, n), rng.random(len(nopt)) < 0.4
+    ev, ev_dd = values((n, 4)), values((n, 4))
+    losses = [values((n,)) for _ in range(3)]
+    got = options_json(_CODES, cover, nopt, cards, ev, ev_dd, *losses)
+    assert got == _orjson_texts(cover, nopt, cards, ev, ev_dd, losses)
+    assert "-0.0" in "".join(got) and "null" in "".join(got)
+    # a value beyond the writer's range: left to orjson
+    ev[3, 1] = LIMIT * 2
+    assert options_json(_CODES, cover, nopt, cards, ev, ev_dd, *losses) is None
+
+
+def test_analysed_rows_options_text_is_orjsons(monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.analysis import decisions
+
+    recs = list(simulate(hands=12, players=6, seed=11, colluders=1, friends=0, style="share").records)
+    items = [Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)]
+    compiled = analyse(items, reasons=False, samples=2, max_samples=4, seed=2)
+    monkeypatch.setattr(decisions, "options_json", lambda *a: None)  # the orjson path
+    by_orjson = analyse(items, reasons=False, samples=2, max_samples=4, seed=2)
+    assert len(compiled) > 100 and compiled["options"].tolist() == by_orjson["options"].tolist()

@@ -22,6 +22,7 @@ import pandas as pd
 from analyzer.analysis.infoset import InfoSet, Observer
 from analyzer.analysis.valuemodel import load_model
 from analyzer.cards import format_card, parse_card, scan
+from analyzer.kernels.optionsjson import options_json
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
 from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
@@ -297,6 +298,17 @@ def _reasons(state: State, action: int, best: int, regret: float, se: float) -> 
     return "; ".join([head] + [r for r in explain(state, action, top=2) if " rather than " not in r])
 
 
+def _options_texts(kinds: np.ndarray, est: Estimates, real: np.ndarray, loss_r: np.ndarray, loss_d: np.ndarray,
+                   loss_f: np.ndarray) -> list[str]:
+    """Every row's options JSON through Python objects and orjson (values rounded as the text shows them)."""
+    evr, evd = np.round(est.ev[real], 2).tolist(), np.round(est.ev_dd[real], 2).tolist()
+    lossr, lossd, lossf = (np.round(x, 4).tolist() for x in (loss_r, loss_d, loss_f))
+    opts = est.opts[real].tolist()
+    ends = np.cumsum(est.nopt).tolist()
+    return [_options_json(kinds[i], opts[a:b], evr[a:b], evd[a:b], lossr[a:b], lossd[a:b], lossf[a:b])
+            for i, (a, b) in enumerate(zip([0] + ends[:-1], ends))]
+
+
 def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]], loss: list[float],
                   loss_dd: list[float], loss_ref: list[float]) -> str:
     return orjson.dumps([{"card": _CODES[o % COVER], "kind": kind, "ev": e, "ev_dd": d, "loss": x, "loss_dd": y,
@@ -348,17 +360,16 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
     }
     # only the real options go to Python lists (a decision has ~4 of its 13 padded slots)
     real = np.arange(MAX_OPTIONS)[None, :] < est.nopt[:, None]
-    evr, evd = np.round(est.ev[real], 2).tolist(), np.round(est.ev_dd[real], 2).tolist()
     # both losses on the own-information scale, so the double-dummy view is in the same units
-    lossr = np.round(((own[ar, best][:, None] - own) / scale[:, None])[real], 4).tolist()
-    lossd = np.round(((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None])[real], 4).tolist()
+    loss_r = ((own[ar, best][:, None] - own) / scale[:, None])[real]
+    loss_d = ((own_dd[ar, best_dd][:, None] - own_dd) / scale[:, None])[real]
     # the reference policy's view, normalised the same way by its own spread
     ref = np.where(np.isfinite(own), est.ref, -np.inf)
-    lossf = np.round(((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None])[real], 4).tolist()
-    opts = est.opts[real].tolist()
-    ends = np.cumsum(est.nopt).tolist()
-    cols["options"] = [_options_json(kinds[i], opts[a:b], evr[a:b], evd[a:b], lossr[a:b], lossd[a:b], lossf[a:b])
-                       for i, (a, b) in enumerate(zip([0] + ends[:-1], ends))]
+    loss_f = ((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None])[real]
+    # the texts written by the compiled writer (the same bytes as orjson's; ~0.7 ms a hand less), else by orjson
+    texts = options_json(_CODES, chosen_act >= COVER, est.nopt, est.opts[real] % COVER, est.ev[real], est.ev_dd[real],
+                         loss_r, loss_d, loss_f)
+    cols["options"] = texts if texts is not None else _options_texts(kinds, est, real, loss_r, loss_d, loss_f)
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())
