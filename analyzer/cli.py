@@ -87,7 +87,7 @@ def cli() -> None:
     \b
     One vocabulary in every command:
       -o/--out PATH         where the command writes (a file; a folder for audit)
-      --samples 16          hidden-hand deals per decision (at least), own information
+      --samples 8           hidden-hand deals per decision (at least), own information
       --max-samples 32      adaptive sampling's ceiling per decision
       --dd-samples 1        rollouts per option on the true deal (exact at --noise 0)
       --seed 0              every random choice; the same seed gives the same output
