@@ -3,13 +3,15 @@ signals' seat effects, on analysed hands and on odd rows."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import orjson
 import pandas as pd
 import pytest
 
 from analyzer.analysis.decisions import analyse
-from analyzer.analysis.options import option_arrays
+from analyzer.analysis.options import OptionArrays, option_arrays
 from analyzer.audit.signals import SEATS, SeatEffects, seat_effects
 from analyzer.simulate.room import simulate
 from analyzer.validate import Checked
@@ -154,3 +156,79 @@ def test_analysed_rows_options_text_is_orjsons(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(decisions, "options_json", lambda *a: None)  # the orjson path
     by_orjson = analyse(items, reasons=False, samples=2, max_samples=4, seed=2)
     assert len(compiled) > 100 and compiled["options"].tolist() == by_orjson["options"].tolist()
+
+
+def _same_arrays(a: OptionArrays, b: OptionArrays) -> None:
+    assert np.array_equal(a.count, b.count) and np.array_equal(a.start, b.start)
+    assert a.card.tolist() == b.card.tolist()
+    assert np.array_equal(a.ev, b.ev) and np.array_equal(a.ev_dd, b.ev_dd)
+    assert a.values.keys() == b.values.keys()
+    for k in a.values:
+        assert np.array_equal(a.values[k], b.values[k]) and np.array_equal(a.has[k], b.has[k]), k
+
+
+def test_compiled_reader_equals_orjson(rows: pd.DataFrame) -> None:
+    from analyzer.analysis.options import _by_orjson, _compiled
+
+    texts = rows["options"].tolist()
+    # the analysis' own texts, and the same content spaced and ordered otherwise, with nulls, integers, -0.0
+    other = []
+    for t in texts[:200]:
+        opts = orjson.loads(t)
+        for o in opts[::2]:
+            o["loss_ref"] = None
+        other.append(json.dumps([dict(reversed(list(o.items()))) for o in opts], indent=None, separators=(" , ", " : ")))
+    other += ['[{"card":"7S","kind":"play","ev":[1,-0.0,2.5,-3],"ev_dd":[0,0,0,0],"loss":0,"loss_dd":12.25}]', "[]",
+              "", ' [ ] ', '[{"card":"KC","kind":"cover","ev":[123456789012345,0.1,0.2,0.3],"ev_dd":[1,2,3,4]}]']
+    for keys in ((), ("loss",), ("loss", "loss_ref", "loss_dd")):
+        for some in (texts, other):
+            fast = _compiled(some, keys)
+            assert fast is not None and len(fast.card) > 0
+            _same_arrays(fast, _by_orjson(some, keys))
+    # texts the compiled reader leaves to orjson: an exponent, 16 digits, an escape, another key, a newline inside
+    base = '[{"card":"7S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":%s}]'
+    for odd in (base % "1e-5", base % "0.1234567890123456", base.replace('"7S"', '"7\\u0053"') % "1",
+                base.replace('"kind"', '"other"') % "1", base.replace(",", ",\n") % "1", base % "01"):
+        assert _compiled([texts[0], odd], ("loss",)) is None, odd
+    assert option_arrays([texts[0], base % "1e-5"], ("loss",)).values["loss"].tolist()[-1] == 1e-5
+
+
+def test_loss_matrices_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
+    from analyzer.analysis.decisions import decision_scale
+    from analyzer.analysis.skill import MAX_OPTIONS, loss_matrices
+
+    frame = rows.head(300).copy()
+    texts = frame["options"].tolist()
+    for i in range(0, 300, 7):  # rows of older analyses: no losses stored
+        texts[i] = orjson.dumps([{k: v for k, v in o.items() if not k.startswith("loss")} for o in orjson.loads(texts[i])]
+                                ).decode()
+    for i in range(3, 300, 11):
+        texts[i] = "[]"
+    for i in range(5, 300, 13):
+        texts[i] = orjson.dumps([{**o, "loss_ref": None} for o in orjson.loads(texts[i])]).decode()
+    frame["options"] = texts
+    frame.loc[frame.index[::17], "chosen"] = "ZZ"
+    keys = ("loss", "loss_ref", "loss_dd")
+    want = {k: np.full((len(frame), MAX_OPTIONS), np.inf) for k in keys}
+    want_chosen = np.zeros(len(frame), np.int64)
+    for i, (text, card, seat) in enumerate(zip(texts, frame["chosen"], frame["seat"])):  # the former reading
+        opts = orjson.loads(text)
+        if not opts:
+            for m in want.values():
+                m[i, 0] = 0.0
+            continue
+        for key, m in want.items():
+            if key in opts[0]:
+                vals = [o[key] if o[key] is not None else 0.0 for o in opts]
+            elif key == "loss_ref":
+                vals = [0.0] * len(opts)
+            else:
+                own = np.array([o["ev"][seat] for o in opts], float)
+                pts = np.array([o["ev_dd" if key == "loss_dd" else "ev"][seat] for o in opts], float)
+                vals = ((pts.max() - pts) / decision_scale(own[None, :])[0]).tolist()
+            m[i, :len(vals)] = vals
+        want_chosen[i] = next((j for j, o in enumerate(opts) if o["card"] == card), 0)
+    got, chosen = loss_matrices(frame, keys)
+    assert np.array_equal(chosen, want_chosen)
+    for k in keys:
+        assert np.array_equal(got[k], want[k]), k

@@ -1,10 +1,11 @@
 """The decision rows' ``options`` column (one JSON list per row) parsed at once into flat arrays.
 
-The pair signals read every option's values per seat for every decision of a room (``signals.seat_effects``).
-Row by row, with a few small numpy calls per row, that cost ~1 ms of CPU a hand; here one ``orjson`` call
-parses a batch of rows and the per-row work is array indexing, about a third less (most of what is left is
-orjson building the numbers; ``tests/test_options.py`` checks the result against the row-by-row reading).
-(The player table's ``skill.loss_matrices`` reads the options row by row still: this way was no faster there.)
+The pair signals read every option's values per seat for every decision of a room (``signals.seat_effects``),
+the player table and burst's choice model every option's losses (``skill.loss_matrices``). Row by row, with a few
+small numpy calls per row, that cost ~1 ms of CPU a hand; here a batch of rows is parsed at once, by the compiled
+reader (``kernels.optionsjson.read_rows``) when every text has the analysis' plain shape, else by one ``orjson``
+call, and the per-row work is array indexing (``tests/test_options.py`` checks both readers against each other and
+the results against the row-by-row reading).
 """
 
 from __future__ import annotations
@@ -52,9 +53,58 @@ class OptionArrays:
 
 
 def option_arrays(texts: Sequence[str | None], keys: tuple[str, ...] = ()) -> OptionArrays:
-    """Parse the ``options`` texts of many rows (empty or None: no options) with one ``orjson`` call.
+    """Parse the ``options`` texts of many rows (empty or None: no options): by the compiled reader when every
+    text has the analysis' plain shape, else with one ``orjson`` call (the same arrays either way).
 
     ``ev`` and ``ev_dd`` are read always; ``keys`` (e.g. ``loss``, ``loss_dd``, ``loss_ref``) on request."""
+    fast = _compiled(texts, keys)
+    return fast if fast is not None else _by_orjson(texts, keys)
+
+
+def _codes() -> list[str]:
+    from analyzer.cards import format_card
+
+    return [format_card(c) for c in range(52)]
+
+
+_CODE_TEXTS = np.array(_codes(), dtype=object)
+_CODE_OF: np.ndarray | None = None  # kernels.optionsjson.code_table of the codes (built at the first use)
+
+
+def _compiled(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArrays | None:
+    """The compiled reader (``kernels.optionsjson.read_rows``, ~10x cheaper than building Python objects); None when
+    a text is not of the plain shape it reads or a key is asked it does not read."""
+    from analyzer.kernels.optionsjson import LOSS_KEYS, WORDS, code_table, read_rows
+
+    global _CODE_OF
+    if _CODE_OF is None:
+        _CODE_OF = code_table(list(_CODE_TEXTS))
+
+    if any(k not in LOSS_KEYS for k in keys):
+        return None
+    try:
+        blob = "\n".join(t if t else "[]" for t in texts).encode()
+    except (TypeError, UnicodeEncodeError):
+        return None
+    rows = len(texts)
+    room = blob.count(b"{")  # at most one option an object
+    count = np.zeros(rows, np.int64)
+    card = np.zeros(room, np.int64)
+    ev, ev_dd = np.zeros((room, SEATS)), np.zeros((room, SEATS))
+    vals, has = np.zeros((room, len(LOSS_KEYS))), np.zeros((room, len(LOSS_KEYS)), np.bool_)
+    n = read_rows(np.frombuffer(blob, np.uint8), rows, WORDS, _CODE_OF, count, card, ev, ev_dd, vals, has)
+    if n < 0:
+        return None
+    start = np.zeros(rows, np.int64)
+    if rows > 1:
+        np.cumsum(count[:-1], out=start[1:])
+    values = {k: np.nan_to_num(vals[:n, LOSS_KEYS.index(k)], nan=0.0) for k in keys}
+    return OptionArrays(count, start, _CODE_TEXTS[card[:n]], ev[:n], ev_dd[:n], values,
+                        {k: has[:n, LOSS_KEYS.index(k)].copy() for k in keys})
+
+
+def _by_orjson(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArrays:
+    """:func:`option_arrays` by ``orjson`` (any JSON)."""
     body = ",".join(t if t else "[]" for t in texts)
     # the cyclic collector would walk the growing list of parsed options again and again (they are all alive
     # until the arrays are built, and none can form a cycle): off meanwhile, which makes the parse ~2x cheaper

@@ -73,18 +73,31 @@ def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_re
                   ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """:func:`loss_matrix` for several per-option losses at once, each row's options parsed once (the
     parse is most of the player table's cost): ``({key: (rows, 13) losses}, chosen index)``."""
+    from analyzer.analysis.options import option_arrays
+
     n = len(frame)
     out = {k: np.full((n, MAX_OPTIONS), np.inf) for k in keys}
     chosen = np.zeros(n, np.int64)
     texts = frame["options"].tolist()
     cards = frame["chosen"].tolist()
     seats = frame["seat"].tolist()
-    for i, (text, card, seat) in enumerate(zip(texts, cards, seats)):
+    # the options of every row parsed at once (options.option_arrays: compiled for the analysis' texts) and placed
+    # by array indexing; rows of older analyses (a key missing) are read one by one below, as before
+    oa = option_arrays(texts, keys)
+    rows, col = oa.row, np.arange(len(oa.card)) - np.repeat(oa.start, oa.count)
+    lacking = np.zeros(n, np.bool_)
+    for key in keys:
+        lacking[rows[~oa.has[key]]] = True
+    on = ~lacking[rows]
+    for key, m in out.items():
+        m[rows[on], col[on]] = oa.values[key][on]
+    none = ~lacking & (oa.count == 0)  # no options recorded: one certain choice, no information about skill
+    for m in out.values():
+        m[none, 0] = 0.0
+    chosen[~lacking] = np.maximum(oa.index_of(cards)[~lacking], 0)  # not among the options: the first
+    for i in np.flatnonzero(lacking).tolist():
+        text, card, seat = texts[i], cards[i], seats[i]
         opts = orjson.loads(text)
-        if not opts:  # no options recorded: one certain choice, no information about skill
-            for m in out.values():
-                m[i, 0] = 0.0
-            continue
         for key, m in out.items():
             if key in opts[0]:
                 vals = [o[key] if o[key] is not None else 0.0 for o in opts]

@@ -1,4 +1,5 @@
-"""Compiled writer of the decision rows' ``options`` JSON: the text ``orjson.dumps`` gives, without Python objects.
+"""Compiled writer and reader of the decision rows' ``options`` JSON (the text ``orjson`` gives and reads), without
+Python objects.
 
 Every decision row carries its options as a JSON list of objects (card, kind, every seat's values, three losses,
 rounded as ``np.round`` rounds). Building a dict and a Python float per value for ``orjson`` cost ~0.7 ms of CPU a
@@ -7,6 +8,11 @@ hand; here one pass writes every row's bytes. A value rounded to ``d`` decimals 
 decimal point put in and trailing zeros dropped (one digit left after the point), as long as the double's spacing
 is far below 10**-d (below ~1e12 here; larger values are left to the caller, :func:`options_json` says so); NaN
 and infinities are ``null``, -0.0 is ``-0.0``. ``tests/test_options.py`` compares the text with ``orjson``'s.
+
+The reader (:func:`read_rows`) parses texts of that shape (any spacing and key order) into the flat arrays of
+:mod:`analyzer.analysis.options`, ~3x cheaper than ``orjson`` building Python objects; a plain decimal of at most
+15 digits is the exact quotient of two doubles, so it reads as the correctly rounded value ``orjson`` gives;
+anything else (exponents, escapes, other keys) is left to ``orjson``.
 """
 
 from __future__ import annotations
@@ -149,3 +155,212 @@ def options_json(codes: list[str], cover: np.ndarray, nopt: np.ndarray, cards: n
     text = buf[:n].tobytes().decode("ascii")
     starts = np.concatenate([[0], ends[:-1]]).tolist()
     return [text[a:b] for a, b in zip(starts, ends.tolist())]
+
+
+# --------------------------------------------------------------------------- reading
+
+#: Per option, the keys :func:`read_rows` reads (their index in its ``has`` / ``vals`` outputs): the losses.
+LOSS_KEYS = ("loss", "loss_dd", "loss_ref")
+
+
+@njit(cache=True, nogil=True)
+def _ws(blob, i, end):  # pragma: no cover - compiled
+    while i < end and (blob[i] == 32 or blob[i] == 9 or blob[i] == 13):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _read_number(blob, i, end, out, at):  # pragma: no cover - compiled
+    """A plain decimal (-?digits(.digits)?, at most 15 digits: the integer of its digits and the power of ten are
+    exact doubles, so their quotient is the correctly rounded value any JSON reader gives) into ``out[at]``;
+    ``null`` reads as NaN. Returns the index after it, or -1 (anything else: exponents, long numbers)."""
+    if i + 4 <= end and blob[i] == 110 and blob[i + 1] == 117 and blob[i + 2] == 108 and blob[i + 3] == 108:
+        out[at] = np.nan
+        return i + 4
+    neg = False
+    if i < end and blob[i] == 45:
+        neg = True
+        i += 1
+    k = np.int64(0)
+    nd = 0
+    frac = 0
+    seen_dot = False
+    start = i
+    if i + 1 < end and blob[i] == 48 and 48 <= blob[i + 1] <= 57:  # a leading zero: not JSON
+        return -1
+    while i < end:
+        b = blob[i]
+        if 48 <= b <= 57:
+            k = k * 10 + (b - 48)
+            nd += 1
+            if seen_dot:
+                frac += 1
+            i += 1
+        elif b == 46 and not seen_dot and i > start:
+            seen_dot = True
+            i += 1
+        else:
+            break
+    if nd == 0 or nd > 15 or (seen_dot and frac == 0) or (i < end and (blob[i] == 101 or blob[i] == 69)):
+        return -1
+    v = float(k) / _P10X[frac]
+    out[at] = -v if neg else v
+    return i
+
+
+_P10X = np.array([10.0 ** k for k in range(16)])
+
+
+@njit(cache=True, nogil=True)
+def _key_is(blob, a, b, word):  # pragma: no cover - compiled
+    if b - a != word.shape[0]:
+        return False
+    for i in range(word.shape[0]):
+        if blob[a + i] != word[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  # pragma: no cover - compiled
+    """Parse ``rows`` options JSON texts, one a line of ``blob`` (bytes, rows separated by a newline), written as
+    :func:`write_rows` writes them or with other spacing and key order: per row ``count``; per option ``card`` (its
+    code's index, ``code_of`` (256, 256) giving it by the code's two bytes, -1 for none), ``ev``, ``ev_dd``
+    (options, 4), ``vals`` / ``has`` (options, 3: LOSS_KEYS, NaN for null). Returns the options read, or -1 when
+    any text is not of that plain shape (another key, a string escape, an exponent, an unknown card code, a
+    missing field...): the caller then parses them all with a full JSON reader. ``words``: the keys card, kind,
+    ev, ev_dd, loss, loss_dd, loss_ref (padded bytes)."""
+    i = 0
+    n = blob.shape[0]
+    o = 0
+    lens = np.zeros(words.shape[0], np.int64)  # the keys' lengths
+    for w in range(words.shape[0]):
+        while lens[w] < words.shape[1] and words[w, lens[w]] != 0:
+            lens[w] += 1
+    for r in range(rows):
+        end = i
+        while end < n and blob[end] != 10:
+            end += 1
+        i = _ws(blob, i, end)
+        if i >= end or blob[i] != 91:  # '['
+            return -1
+        i = _ws(blob, i + 1, end)
+        c = 0
+        if i < end and blob[i] == 93:  # ']': no options
+            i += 1
+        else:
+            while True:
+                if i >= end or blob[i] != 123 or o >= card.shape[0]:  # '{'
+                    return -1
+                i += 1
+                got_card = False
+                got_ev = False
+                got_dd = False
+                for k in range(3):
+                    has[o, k] = False
+                    vals[o, k] = 0.0
+                while True:
+                    i = _ws(blob, i, end)
+                    if i >= end or blob[i] != 34:
+                        return -1
+                    a = i + 1
+                    b = a
+                    while b < end and blob[b] != 34 and blob[b] != 92:
+                        b += 1
+                    if b >= end or blob[b] != 34:
+                        return -1
+                    i = _ws(blob, b + 1, end)
+                    if i >= end or blob[i] != 58:  # ':'
+                        return -1
+                    i = _ws(blob, i + 1, end)
+                    word = -1
+                    for w in range(words.shape[0]):
+                        if lens[w] == b - a and words[w, 0] == blob[a] and _key_is(blob, a, b, words[w, :lens[w]]):
+                            word = w
+                            break
+                    if word < 0:
+                        return -1
+                    if word <= 1:  # card, kind: a string
+                        if i >= end or blob[i] != 34:
+                            return -1
+                        a = i + 1
+                        b = a
+                        while b < end and blob[b] != 34 and blob[b] != 92:
+                            b += 1
+                        if b >= end or blob[b] != 34:
+                            return -1
+                        if word == 0:  # the code's index, by its two bytes
+                            found = code_of[blob[a], blob[a + 1]] if b - a == 2 else -1
+                            if found < 0:
+                                return -1
+                            card[o] = found
+                            got_card = True
+                        i = b + 1
+                    elif word <= 3:  # ev, ev_dd: four numbers
+                        out = ev if word == 2 else ev_dd
+                        if i >= end or blob[i] != 91:
+                            return -1
+                        i += 1
+                        for s in range(4):
+                            i = _ws(blob, i, end)
+                            if s:
+                                if i >= end or blob[i] != 44:
+                                    return -1
+                                i = _ws(blob, i + 1, end)
+                            i = _read_number(blob, i, end, out[o], s)
+                            if i < 0 or np.isnan(out[o, s]):
+                                return -1
+                        i = _ws(blob, i, end)
+                        if i >= end or blob[i] != 93:
+                            return -1
+                        i += 1
+                        if word == 2:
+                            got_ev = True
+                        else:
+                            got_dd = True
+                    else:  # a loss: a number or null
+                        i = _read_number(blob, i, end, vals[o], word - 4)
+                        if i < 0:
+                            return -1
+                        has[o, word - 4] = True
+                    i = _ws(blob, i, end)
+                    if i < end and blob[i] == 44:
+                        i += 1
+                        continue
+                    if i < end and blob[i] == 125:  # '}'
+                        i += 1
+                        break
+                    return -1
+                if not (got_card and got_ev and got_dd):
+                    return -1
+                o += 1
+                c += 1
+                i = _ws(blob, i, end)
+                if i < end and blob[i] == 44:
+                    i = _ws(blob, i + 1, end)
+                    continue
+                if i < end and blob[i] == 93:
+                    i += 1
+                    break
+                return -1
+        if _ws(blob, i, end) != end:
+            return -1
+        count[r] = c
+        i = end + 1
+    if i < n:  # more lines than rows: a newline inside a text
+        return -1
+    return o
+
+
+#: The keys :func:`read_rows` knows, in its order (padded bytes).
+WORDS = _table(("card", "kind", "ev", "ev_dd") + LOSS_KEYS)
+
+
+def code_table(codes: list[str]) -> np.ndarray:
+    """(256, 256) the index of each two-byte code of ``codes``, -1 elsewhere (:func:`read_rows`' ``code_of``)."""
+    out = np.full((256, 256), -1, np.int64)
+    for i, c in enumerate(codes):
+        b = c.encode("ascii")
+        out[b[0], b[1]] = i
+    return out
