@@ -171,53 +171,47 @@ def _ws(blob, i, end):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _read_number(blob, i, end, out, at):  # pragma: no cover - compiled
+def _read_number(blob, i, end):  # pragma: no cover - compiled
     """A plain decimal (-?digits(.digits)?, at most 15 digits: the integer of its digits and the power of ten are
-    exact doubles, so their quotient is the correctly rounded value any JSON reader gives) into ``out[at]``;
-    ``null`` reads as NaN. Returns the index after it, or -1 (anything else: exponents, long numbers)."""
+    exact doubles, so their quotient is the correctly rounded value any JSON reader gives), or ``null`` (NaN):
+    (the index after it, the value); the index is -1 for anything else (exponents, long numbers)."""
     if i + 4 <= end and blob[i] == 110 and blob[i + 1] == 117 and blob[i + 2] == 108 and blob[i + 3] == 108:
-        out[at] = np.nan
-        return i + 4
+        return i + 4, np.nan
     neg = False
     if i < end and blob[i] == 45:
         neg = True
         i += 1
+    if i + 1 < end and blob[i] == 48 and 48 <= blob[i + 1] <= 57:  # a leading zero: not JSON
+        return -1, 0.0
     k = np.int64(0)
     nd = 0
-    frac = 0
-    seen_dot = False
-    start = i
-    if i + 1 < end and blob[i] == 48 and 48 <= blob[i + 1] <= 57:  # a leading zero: not JSON
-        return -1
+    frac = -1  # digits after the point; -1: no point
     while i < end:
         b = blob[i]
         if 48 <= b <= 57:
             k = k * 10 + (b - 48)
             nd += 1
-            if seen_dot:
+            if frac >= 0:
                 frac += 1
             i += 1
-        elif b == 46 and not seen_dot and i > start:
-            seen_dot = True
+        elif b == 46 and frac < 0 and nd > 0:
+            frac = 0
             i += 1
         else:
             break
-    if nd == 0 or nd > 15 or (seen_dot and frac == 0) or (i < end and (blob[i] == 101 or blob[i] == 69)):
-        return -1
-    v = float(k) / _P10X[frac]
-    out[at] = -v if neg else v
-    return i
+    if nd == 0 or nd > 15 or frac == 0 or (i < end and (blob[i] == 101 or blob[i] == 69)):
+        return -1, 0.0
+    v = float(k) / _P10X[max(frac, 0)]
+    return i, (-v if neg else v)
 
 
 _P10X = np.array([10.0 ** k for k in range(16)])
 
 
 @njit(cache=True, nogil=True)
-def _key_is(blob, a, b, word):  # pragma: no cover - compiled
-    if b - a != word.shape[0]:
-        return False
-    for i in range(word.shape[0]):
-        if blob[a + i] != word[i]:
+def _key_is(blob, a, words, w, n):  # pragma: no cover - compiled
+    for i in range(n):
+        if blob[a + i] != words[w, i]:
             return False
     return True
 
@@ -276,7 +270,7 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                     i = _ws(blob, i + 1, end)
                     word = -1
                     for w in range(words.shape[0]):
-                        if lens[w] == b - a and words[w, 0] == blob[a] and _key_is(blob, a, b, words[w, :lens[w]]):
+                        if lens[w] == b - a and _key_is(blob, a, words, w, lens[w]):
                             word = w
                             break
                     if word < 0:
@@ -308,9 +302,10 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                                 if i >= end or blob[i] != 44:
                                     return -1
                                 i = _ws(blob, i + 1, end)
-                            i = _read_number(blob, i, end, out[o], s)
-                            if i < 0 or np.isnan(out[o, s]):
+                            i, v = _read_number(blob, i, end)
+                            if i < 0 or np.isnan(v):
                                 return -1
+                            out[o, s] = v
                         i = _ws(blob, i, end)
                         if i >= end or blob[i] != 93:
                             return -1
@@ -320,9 +315,10 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                         else:
                             got_dd = True
                     else:  # a loss: a number or null
-                        i = _read_number(blob, i, end, vals[o], word - 4)
+                        i, v = _read_number(blob, i, end)
                         if i < 0:
                             return -1
+                        vals[o, word - 4] = v
                         has[o, word - 4] = True
                     i = _ws(blob, i, end)
                     if i < end and blob[i] == 44:
