@@ -107,17 +107,13 @@ def store_of(log: Path, cache: Path) -> Path:
     return out
 
 
-#: Evaluation settings whose cost ``--settings`` prints (the first is the audit's defaults).
-#: ``analyzer decisions`` options of each setting; the audit's policy (AUDIT_POLICY, "strategy") is given
-#: explicitly because ``decisions`` itself defaults to the learned model.
-SETTINGS = [("audit defaults (strategy policy, 16..32 deals, 1 true-deal rollout)", ["--policy", "strategy"]),
-            ("--policy model (the learned evaluator, decisions' default)", ["--policy", "model"]),
-            ("--policy fast", ["--policy", "fast"]),
-            ("--samples 8 --max-samples 16", ["--policy", "strategy", "--samples", "8", "--max-samples", "16"]),
-            ("--samples 16 --max-samples 16 (no adaptive)", ["--policy", "strategy", "--samples", "16",
-                                                             "--max-samples", "16"]),
-            ("--dd-samples 0", ["--policy", "strategy", "--dd-samples", "0"]),
-            ("--policy fast --samples 8 --max-samples 16", ["--policy", "fast", "--samples", "8", "--max-samples", "16"])]
+#: Evaluation settings whose cost ``--settings`` prints (the first is the audit's defaults: ``decisions`` and the
+#: audit share one default set and the learned model, AUDIT_POLICY); ``analyzer decisions`` options of each.
+SETTINGS = [("audit defaults (learned model; endgame 8..32 deals; 1 true-deal rollout)", []),
+            ("--samples 16 (the commands' minimum before issue 13)", ["--samples", "16"]),
+            ("--dd-samples 0 (no true-deal rollouts)", ["--dd-samples", "0"]),
+            ("--policy strategy (rollouts everywhere)", ["--policy", "strategy"]),
+            ("--policy fast", ["--policy", "fast"])]
 
 
 def settings_cost(log: Path, hands: int) -> None:
@@ -269,6 +265,15 @@ def main() -> None:
             ra, rb = rows[(name, a)], rows[(name, b)]
             print(f"{b}/{a}: CPU x{rb['cpu'] / ra['cpu']:.2f} (linear: x{b / a:.2f}), "
                   f"peak memory x{rb['rss_mb'] / ra['rss_mb']:.2f}")
+        # issue 13's goals on these runs (CPU seconds: the figure that compares across machines' loads best)
+        rates = [n / rows[(name, n)]["cpu"] for n in sizes]
+        print("goals: >= 150 hands per CPU-second at every size: "
+              + ("met" if min(rates) >= 150 else "not met") + f" ({', '.join(f'{r:.1f}' for r in rates)}); "
+              + ("" if len(sizes) < 2 else
+                 f"CPU {sizes[1]}/{sizes[0]} <= x{4.6 * sizes[1] / sizes[0] / 4:.2f}: "
+                 + ("met" if rb['cpu'] / ra['cpu'] <= 4.6 * b / a / 4 else "not met")
+                 + "; peak memory <= x1.5: " + ("met" if rb['rss_mb'] / ra['rss_mb'] <= 1.5 else "not met")),
+              flush=True)
     if args.dask or args.dask_only:
         n = sizes[0]
         log = cut(src, n, args.cache)
