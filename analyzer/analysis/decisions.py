@@ -373,7 +373,15 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
     if reasons:
         cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
                                        est.se[ar, ch].tolist())
+    # the texts as object columns from the start (the frame's final types, ``_analyse``): pandas would infer its
+    # string type for them and the final ``astype`` convert them back, copying every options text twice
+    for c in _TEXT_COLUMNS:
+        cols[c] = pd.Series(np.asarray(cols[c], dtype=object) if isinstance(cols[c], np.ndarray) else cols[c],
+                            dtype=object)
     return pd.DataFrame(cols, columns=list(COLUMNS))
+
+
+_TEXT_COLUMNS = ("hand_id", "table_id", "player", "p0", "p1", "p2", "p3", "kind", "chosen", "best", "reasons", "options")
 
 
 def _all_reasons(pending: list[_Pending], chosen: list[int], best: list[int], regret: list[float],
