@@ -10,6 +10,7 @@ pass over the input (so ``-`` works as well as a path).
 from __future__ import annotations
 
 import math
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -228,7 +229,12 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
             release_memory()  # the player's options texts, freed in the heap's holes: hand them back
 
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
-    out = player_table_by_player(noted(), seating, ref_weight=weight).set_index("player")
+    return _with_pairs(player_table_by_player(noted(), seating, ref_weight=weight), median, pairs)
+
+
+def _with_pairs(table: pd.DataFrame, median: dict[str, float], pairs: pd.DataFrame) -> pd.DataFrame:
+    """The player table with each player's median think time and pairs flagged."""
+    out = table.set_index("player")
     out["median_think_ms"] = pd.Series(median, dtype=float).reindex(out.index)
     flagged = pairs[pairs["flagged"]]
     names = pd.concat([flagged["a"], flagged["b"]])
@@ -237,6 +243,38 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
     out["max_pair_score"] = best.groupby("p")["score"].max().reindex(out.index)
     out["decisions"] = out["decisions"].fillna(0).astype(np.int64)
     return out.reset_index().sort_values("player", kind="stable").reset_index(drop=True)
+
+
+def _player_task(view: Any, player: str, seated: pd.DataFrame, whole: bool, ref_weight: float, worst: int
+                 ) -> tuple[pd.DataFrame, pd.DataFrame | None, float, np.ndarray]:
+    """One player's row of the table, median think time and the places of its ``worst`` largest deviations, from
+    its rows in the spill (``view``: :class:`analyzer.audit.rows.SpillView`). Runs on a Dask worker."""
+    from analyzer.analysis.players import player_rows
+
+    part = view.part(player, columns=PLAYER_COLUMNS, texts=["options"])
+    worst_at = pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(worst).index.to_numpy()
+    own, rest = player_rows(part, seated, whole=whole, ref_weight=ref_weight)
+    return own, rest, float(part["think_ms"].median()), worst_at
+
+
+def player_table_on(session: Any, view: Any, seating: pd.DataFrame, pairs: pd.DataFrame, worst: int
+                    ) -> tuple[pd.DataFrame, list[np.ndarray]]:
+    """:func:`player_table` as one Dask task a player (:func:`_player_task`, reading its rows from the spill's
+    folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
+    from analyzer.analysis.players import REF_WEIGHT, join_player_rows
+
+    weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
+    seated = seating.drop_duplicates("hand_id")
+    client = session.client
+    shared_view, shared_seated = client.scatter([view, seated], broadcast=True, hash=False)
+    futures = [client.submit(_player_task, shared_view, p, shared_seated, k == 0, weight, worst, pure=False,
+                             key=f"bieqi-players-{p}-{uuid.uuid4().hex[:12]}")
+               for k, p in enumerate(view.files)]
+    got = client.gather(futures)
+    own = [g[0] for g in got]
+    median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
+    table = join_player_rows(own, got[0][1] if got else None, seating, ref_weight=weight)
+    return _with_pairs(table, median, pairs), [g[3] for g in got]
 
 
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
@@ -308,7 +346,12 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             worst.append(pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(PLAYER_WORST).index.to_numpy())
             yield part
 
-    players = (player_table(parts(), seating, pairs) if len(seating) else pd.DataFrame(columns=["player"]))
+    if not len(seating):
+        players = pd.DataFrame(columns=["player"])
+    elif acc.session is not None and spill.files:  # one task a player on the workers, which share the spill
+        players, worst = player_table_on(acc.session, spill.view(), seating, pairs, PLAYER_WORST)
+    else:
+        players = player_table(parts(), seating, pairs)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}
@@ -393,6 +436,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
         execution = opened
         signals = DaskSignals(opened.session, signal_options)
     acc = AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals)
+    if signals is not None and slim and signals.write_spill(acc.players):
+        # the workers write the players' spill and keep the rows; the player table runs there too
+        acc.session = signals.session
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import pickle
 import tempfile
+from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +45,8 @@ TEXT_COLUMNS = ("options", "reasons")
 TIMED_COLUMNS = ("think_ms", "difficulty")
 
 Mask = Callable[[pd.DataFrame], np.ndarray]
+#: :attr:`PlayerSpill.files`' mark of a file this process wrote (its pieces hold the rows' places).
+OWN = -1
 
 
 def _pack(values: np.ndarray) -> tuple[Any, ...]:
@@ -85,7 +88,10 @@ class PlayerSpill:
 
     def __init__(self, spill_dir: str | None = None, skip: Iterable[str] = ()) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-players-", dir=spill_dir)
-        self.files: dict[str, tuple[Path, Path]] = {}
+        self.folder = self._tmp.name
+        # per player its files in the order of its rows: (rows file, texts file, place of the batch's first row,
+        # or OWN for a file this process appends to, whose pieces hold their places themselves)
+        self.files: dict[str, list[tuple[Path, Path, int]]] = {}
         self.rows = 0
         self.skip = set(skip)
         self.columns: list[str] = []  # the union of the rows' columns, in the order they came
@@ -106,10 +112,11 @@ class PlayerSpill:
         self.rows += len(df)
         for name, idx in df.groupby("player", sort=False).indices.items():
             key = str(name)
-            if key not in self.files:
-                stem = Path(self._tmp.name) / f"player-{len(self.files):06d}"
-                self.files[key] = (stem.with_suffix(".rows"), stem.with_suffix(".texts"))
-            rows_path, texts_path = self.files[key]
+            entries = self.files.setdefault(key, [])
+            if not entries or entries[-1][2] != OWN:  # a file of this process' own, after any batch's a worker wrote
+                stem = Path(self._tmp.name) / f"player-{sum(map(len, self.files.values())):06d}"
+                entries.append((stem.with_suffix(".rows"), stem.with_suffix(".texts"), OWN))
+            rows_path, texts_path, _ = entries[-1]
             # plain arrays, not frames: a room's spill is thousands of pieces, and unpickling a frame costs ~1 ms
             with open(rows_path, "ab") as f:
                 pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
@@ -117,6 +124,24 @@ class PlayerSpill:
             with open(texts_path, "ab") as f:
                 pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, f,
                             protocol=pickle.HIGHEST_PROTOCOL)
+
+    def add_written(self, batch: WrittenBatch) -> None:
+        """Register a batch whose rows a worker wrote into this spill's folder (:func:`write_batch`): its places
+        follow the rows added so far."""
+        cols = [c for c in batch.columns if c not in self.skip]
+        if self.rows:
+            self._lacking |= {c for c in cols if c not in self.columns} | {c for c in self.columns if c not in cols}
+        self.columns += [c for c in cols if c not in self.columns]
+        for c in cols:
+            self._dtypes.setdefault(c, set()).add(batch.dtypes[c])
+        for player, rows_path, texts_path in batch.files:
+            self.files.setdefault(player, []).append((Path(rows_path), Path(texts_path), self.rows))
+        self.rows += batch.rows
+
+    def view(self) -> SpillView:
+        """What reading the spill needs, without the folder's ownership (picklable: a Dask task reads a player's
+        rows on a worker that shares the folder)."""
+        return SpillView(self.files, list(self.columns), {c: self.dtype(c) for c in self.columns}, self.seq_of)
 
     def dtype(self, column: str) -> np.dtype[Any]:
         """The column's type in the whole frame (np.concatenate's; NaN where a batch lacks it)."""
@@ -127,38 +152,7 @@ class PlayerSpill:
              where: Mask | None = None) -> pd.DataFrame:
         """One player's rows (only ``columns``, default all but the texts; the ``texts`` columns read too; only
         the rows where ``where(frame)`` is true), indexed by their places, with the hand numbers of this input."""
-        rows_path, texts_path = self.files[player]
-        pieces = _load(rows_path)
-        want = [c for c in (self.columns if columns is None else columns)
-                if c in self.columns and c not in TEXT_COLUMNS]
-        data: dict[str, np.ndarray] = {}
-        for c in want:
-            dt = self.dtype(c)
-            data[c] = np.concatenate([p[c] if c in p else np.full(len(p["_pos"]), np.nan) for p in pieces]).astype(
-                dt, copy=False)
-        if "hand_seq" in data and self.seq_of:
-            seq = pd.Series(data["hand_id"] if "hand_id" in data else np.concatenate([p["hand_id"] for p in pieces]))
-            data["hand_seq"] = seq.map(self.seq_of).fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
-        index = pd.Index(np.concatenate([p["_pos"] for p in pieces]))
-        sizes = [len(p["_pos"]) for p in pieces]
-        del pieces
-        keep = None if where is None else np.asarray(where(pd.DataFrame(data, index=index, copy=False)), bool)
-        if keep is not None:
-            data = {c: a[keep] for c, a in data.items()}
-            index = index[keep]
-        texts = [c for c in texts if c in self.columns]
-        if texts:
-            local = np.arange(sum(sizes)) if keep is None else np.flatnonzero(keep)
-            starts = np.concatenate([[0], np.cumsum(sizes)])
-            piece_of = np.searchsorted(starts, local, side="right") - 1
-            values: dict[str, list[np.ndarray]] = {c: [] for c in texts}
-            for k, packed in enumerate(_load(texts_path)):
-                rows = local[piece_of == k] - starts[k]
-                for c in texts:
-                    values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
-            for c in texts:
-                data[c] = np.concatenate(values[c]) if values[c] else np.zeros(0, object)
-        return pd.DataFrame(data, index=index, copy=False)
+        return self.view().part(player, columns=columns, texts=texts, where=where)
 
     def parts(self, **kw: Any) -> Iterator[pd.DataFrame]:
         """Every player's rows, one frame per player (in the order the rows were added), players in turn
@@ -184,6 +178,104 @@ class PlayerSpill:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+class SpillView:
+    """A :class:`PlayerSpill`'s files and columns, to read players' rows (here, or in a Dask task on a worker that
+    shares the spill's folder); it owns nothing (the spill deletes the folder)."""
+
+    def __init__(self, files: dict[str, list[tuple[Path, Path, int]]], columns: list[str],
+                 dtypes: dict[str, np.dtype[Any]], seq_of: dict[str, int]) -> None:
+        self.files, self.columns, self.dtypes, self.seq_of = files, columns, dtypes, seq_of
+
+    def dtype(self, column: str) -> np.dtype[Any]:
+        return self.dtypes.get(column, np.dtype(float))
+
+    def part(self, player: str, *, columns: Iterable[str] | None = None, texts: Iterable[str] = (),
+             where: Mask | None = None) -> pd.DataFrame:
+        """:meth:`PlayerSpill.part`."""
+        entries = self.files[player]
+        pieces: list[dict[str, np.ndarray]] = []
+        for rows_path, _, base in entries:
+            for p in _load(rows_path):
+                if base > 0:  # a worker's batch: its places are the batch's own
+                    p["_pos"] = p["_pos"] + base
+                pieces.append(p)
+        want = [c for c in (self.columns if columns is None else columns)
+                if c in self.columns and c not in TEXT_COLUMNS]
+        data: dict[str, np.ndarray] = {}
+        for c in want:
+            dt = self.dtype(c)
+            data[c] = np.concatenate([p[c] if c in p else np.full(len(p["_pos"]), np.nan) for p in pieces]).astype(
+                dt, copy=False)
+        if "hand_seq" in data and self.seq_of:
+            seq = pd.Series(data["hand_id"] if "hand_id" in data else np.concatenate([p["hand_id"] for p in pieces]))
+            data["hand_seq"] = seq.map(self.seq_of).fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
+        index = pd.Index(np.concatenate([p["_pos"] for p in pieces]))
+        sizes = [len(p["_pos"]) for p in pieces]
+        del pieces
+        keep = None if where is None else np.asarray(where(pd.DataFrame(data, index=index, copy=False)), bool)
+        if keep is not None:
+            data = {c: a[keep] for c, a in data.items()}
+            index = index[keep]
+        texts = [c for c in texts if c in self.columns]
+        if texts:
+            local = np.arange(sum(sizes)) if keep is None else np.flatnonzero(keep)
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            piece_of = np.searchsorted(starts, local, side="right") - 1
+            values: dict[str, list[np.ndarray]] = {c: [] for c in texts}
+            k = 0
+            for _, texts_path, _ in entries:
+                for packed in _load(texts_path):
+                    rows = local[piece_of == k] - starts[k]
+                    k += 1
+                    for c in texts:
+                        values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
+            for c in texts:
+                data[c] = np.concatenate(values[c]) if values[c] else np.zeros(0, object)
+        return pd.DataFrame(data, index=index, copy=False)
+
+
+@dataclass
+class WrittenBatch:
+    """A batch of rows a worker wrote into a spill's folder (:func:`write_batch`), as the client registers it
+    (:meth:`PlayerSpill.add_written`): its size, columns and, per player, the two files (rows, texts). The
+    rows stay on the worker (the pair signals' chunk and the think-time sums are made there too)."""
+
+    rows: int
+    hands: int
+    columns: list[str]
+    dtypes: dict[str, np.dtype[Any]]
+    files: list[tuple[str, str, str]]  # (player, rows file, texts file)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = ()) -> WrittenBatch:
+    """Write a batch's rows into a spill's ``folder`` (shared with the client), each player's rows in two files of
+    their own (``name``: the batch's unique stem), as :meth:`PlayerSpill.add` writes them, with the batch's
+    own places (the client adds the batch's first place when it reads them). Runs on a worker."""
+    from analyzer.analysis.execute import shared_strings
+
+    skip = set(skip)
+    df = shared_strings(df)  # one object per repeated text: pickled once per file, not once a row
+    cols = [c for c in df.columns if c not in skip]
+    arrays = {c: df[c].to_numpy() for c in cols}
+    pos = np.arange(len(df), dtype=np.int64)
+    files: list[tuple[str, str, str]] = []
+    for k, (player, idx) in enumerate(df.groupby("player", sort=False).indices.items()):
+        stem = Path(folder) / f"{name}-{k:04d}"
+        rows_path, texts_path = stem.with_suffix(".rows"), stem.with_suffix(".texts")
+        with open(rows_path, "wb") as f:
+            pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
+                        f, protocol=pickle.HIGHEST_PROTOCOL)
+        with open(texts_path, "wb") as f:
+            pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        files.append((str(player), str(rows_path), str(texts_path)))
+    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: a.dtype for c, a in arrays.items()}, files)
 
 
 class ReportRows(Protocol):
@@ -300,6 +392,9 @@ class AuditRows:
         self.players = PlayerSpill(spill_dir, skip=self.unread)
         self.texts = texts
         self.reasons = reasons
+        #: a Dask session whose workers write and read the spill's folder (``audit.on_dask.DaskSignals.write_spill``):
+        #: the player table then runs there, one task a player
+        self.session: Any = None
         # the whole rows wait on disk (pickled pieces), so memory never holds them twice, nor while the rows
         # stream: the frame is allocated once, at its final size, and filled piece by piece
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir) if texts else None
@@ -327,11 +422,21 @@ class AuditRows:
         if self._tmp is not None:
             self._tmp.cleanup()
 
-    def add(self, df: pd.DataFrame) -> None:
+    def add(self, df: pd.DataFrame | WrittenBatch) -> None:
+        """Feed a batch of rows of whole hands (or a batch a worker wrote into the spill's folder)."""
         if not len(df):
             return
         if self.columns is None:
             self.columns = []
+        if isinstance(df, WrittenBatch):  # its rows stay on the worker: the spill and the signals take its summary
+            assert self._pieces is None, "whole rows are kept here: the batches must come back"
+            self.columns += [c for c in df.columns if c not in self.columns]
+            assert self.signals is not None, "rows added after the signals were dropped"
+            self.signals.feed_written(df)  # type: ignore[attr-defined]  # only DaskSignals' sessions write batches
+            self.players.add_written(df)
+            self._count += 1
+            self.rows += len(df)
+            return
         # another variant's rows may carry other columns: the union, missing values as pd.concat gives them
         self.columns += [c for c in df.columns if c not in self.columns]
         assert self.signals is not None, "rows added after the signals were dropped"
