@@ -281,7 +281,7 @@ def main() -> None:
             # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
             # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
             print(f"--dask local, {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
-                  f"({100 * r['client'] / r['cpu']:.0f}%)")
+                  f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s")
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             audit_once(warm, ["--jobs", "1"], args.against.resolve())
             for k in range(args.rounds):

@@ -47,6 +47,8 @@ TIMED_COLUMNS = ("think_ms", "difficulty")
 Mask = Callable[[pd.DataFrame], np.ndarray]
 #: :attr:`PlayerSpill.files`' mark of a file this process wrote (its pieces hold the rows' places).
 OWN = -1
+#: A player's file in the spill: rows file, texts file, place of the batch's first row (or OWN), offsets of its piece.
+Entry = tuple[Path, Path, int, int, int]
 
 
 def _pack(values: np.ndarray) -> tuple[Any, ...]:
@@ -81,6 +83,12 @@ def _load(path: Path) -> list[Any]:
                 return pieces
 
 
+def _load_at(path: Path, offset: int) -> Any:
+    with open(path, "rb") as f:  # a spill's file, written by this process or a worker of this audit
+        f.seek(offset)
+        return pickle.load(f)
+
+
 class PlayerSpill:
     """Each player's rows in files of their own (pickled arrays appended batch by batch: the numbers and names
     in one file, the texts in another), read back one player at a time; a row's place in the order the rows
@@ -89,9 +97,10 @@ class PlayerSpill:
     def __init__(self, spill_dir: str | None = None, skip: Iterable[str] = ()) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-players-", dir=spill_dir)
         self.folder = self._tmp.name
-        # per player its files in the order of its rows: (rows file, texts file, place of the batch's first row,
-        # or OWN for a file this process appends to, whose pieces hold their places themselves)
-        self.files: dict[str, list[tuple[Path, Path, int]]] = {}
+        # per player its files in the order of its rows: (rows file, texts file, place of the batch's first row
+        # and the player's piece's offsets in the two files (a worker's batch); or OWN, 0, 0 for a file this process
+        # appends the player's pieces to, which hold their places themselves)
+        self.files: dict[str, list[Entry]] = {}
         self.rows = 0
         self.skip = set(skip)
         self.columns: list[str] = []  # the union of the rows' columns, in the order they came
@@ -115,8 +124,8 @@ class PlayerSpill:
             entries = self.files.setdefault(key, [])
             if not entries or entries[-1][2] != OWN:  # a file of this process' own, after any batch's a worker wrote
                 stem = Path(self._tmp.name) / f"player-{sum(map(len, self.files.values())):06d}"
-                entries.append((stem.with_suffix(".rows"), stem.with_suffix(".texts"), OWN))
-            rows_path, texts_path, _ = entries[-1]
+                entries.append((stem.with_suffix(".rows"), stem.with_suffix(".texts"), OWN, 0, 0))
+            rows_path, texts_path = entries[-1][:2]
             # plain arrays, not frames: a room's spill is thousands of pieces, and unpickling a frame costs ~1 ms
             with open(rows_path, "ab") as f:
                 pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
@@ -134,8 +143,8 @@ class PlayerSpill:
         self.columns += [c for c in cols if c not in self.columns]
         for c in cols:
             self._dtypes.setdefault(c, set()).add(batch.dtypes[c])
-        for player, rows_path, texts_path in batch.files:
-            self.files.setdefault(player, []).append((Path(rows_path), Path(texts_path), self.rows))
+        for player, rows_path, texts_path, at_rows, at_texts in batch.files:
+            self.files.setdefault(player, []).append((Path(rows_path), Path(texts_path), self.rows, at_rows, at_texts))
         self.rows += batch.rows
 
     def view(self) -> SpillView:
@@ -184,7 +193,7 @@ class SpillView:
     """A :class:`PlayerSpill`'s files and columns, to read players' rows (here, or in a Dask task on a worker that
     shares the spill's folder); it owns nothing (the spill deletes the folder)."""
 
-    def __init__(self, files: dict[str, list[tuple[Path, Path, int]]], columns: list[str],
+    def __init__(self, files: dict[str, list[Entry]], columns: list[str],
                  dtypes: dict[str, np.dtype[Any]], seq_of: dict[str, int]) -> None:
         self.files, self.columns, self.dtypes, self.seq_of = files, columns, dtypes, seq_of
 
@@ -196,11 +205,13 @@ class SpillView:
         """:meth:`PlayerSpill.part`."""
         entries = self.files[player]
         pieces: list[dict[str, np.ndarray]] = []
-        for rows_path, _, base in entries:
-            for p in _load(rows_path):
-                if base > 0:  # a worker's batch: its places are the batch's own
-                    p["_pos"] = p["_pos"] + base
-                pieces.append(p)
+        for rows_path, _, base, at, _ in entries:
+            if base == OWN:
+                pieces.extend(_load(rows_path))
+                continue
+            p = _load_at(rows_path, at)  # a worker's batch: its places are the batch's own
+            p["_pos"] = p["_pos"] + base
+            pieces.append(p)
         want = [c for c in (self.columns if columns is None else columns)
                 if c in self.columns and c not in TEXT_COLUMNS]
         data: dict[str, np.ndarray] = {}
@@ -225,8 +236,8 @@ class SpillView:
             piece_of = np.searchsorted(starts, local, side="right") - 1
             values: dict[str, list[np.ndarray]] = {c: [] for c in texts}
             k = 0
-            for _, texts_path, _ in entries:
-                for packed in _load(texts_path):
+            for _, texts_path, base, _, at in entries:
+                for packed in (_load(texts_path) if base == OWN else [_load_at(texts_path, at)]):
                     rows = local[piece_of == k] - starts[k]
                     k += 1
                     for c in texts:
@@ -246,7 +257,7 @@ class WrittenBatch:
     hands: int
     columns: list[str]
     dtypes: dict[str, np.dtype[Any]]
-    files: list[tuple[str, str, str]]  # (player, rows file, texts file)
+    files: list[tuple[str, str, str, int, int]]  # (player, rows file, texts file, the player's pieces' offsets)
     attrs: dict[str, Any] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -254,27 +265,29 @@ class WrittenBatch:
 
 
 def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = ()) -> WrittenBatch:
-    """Write a batch's rows into a spill's ``folder`` (shared with the client), each player's rows in two files of
-    their own (``name``: the batch's unique stem), as :meth:`PlayerSpill.add` writes them, with the batch's
-    own places (the client adds the batch's first place when it reads them). Runs on a worker."""
+    """Write a batch's rows into a spill's ``folder`` (shared with the client): two files for the batch (``name``:
+    its unique stem; the numbers and names, and the texts), each player's rows one piece in each, as
+    :meth:`PlayerSpill.add` pickles them, with the batch's own places (the client adds the batch's first place
+    when it reads them) and each piece's offset in its file (a reader seeks to its player's). Two files a batch,
+    not two a player and batch: opening and deleting thousands of small files cost more than reading them.
+    Runs on a worker."""
     from analyzer.analysis.execute import shared_strings
 
     skip = set(skip)
-    df = shared_strings(df)  # one object per repeated text: pickled once per file, not once a row
+    df = shared_strings(df)  # one object per repeated text: pickled once per piece, not once a row
     cols = [c for c in df.columns if c not in skip]
     arrays = {c: df[c].to_numpy() for c in cols}
     pos = np.arange(len(df), dtype=np.int64)
-    files: list[tuple[str, str, str]] = []
-    for k, (player, idx) in enumerate(df.groupby("player", sort=False).indices.items()):
-        stem = Path(folder) / f"{name}-{k:04d}"
-        rows_path, texts_path = stem.with_suffix(".rows"), stem.with_suffix(".texts")
-        with open(rows_path, "wb") as f:
+    files: list[tuple[str, str, str, int, int]] = []
+    stem = Path(folder) / name
+    rows_path, texts_path = stem.with_suffix(".rows"), stem.with_suffix(".texts")
+    with open(rows_path, "wb") as fr, open(texts_path, "wb") as ft:
+        for player, idx in df.groupby("player", sort=False).indices.items():
+            files.append((str(player), str(rows_path), str(texts_path), fr.tell(), ft.tell()))
             pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
-                        f, protocol=pickle.HIGHEST_PROTOCOL)
-        with open(texts_path, "wb") as f:
-            pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, f,
+                        fr, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, ft,
                         protocol=pickle.HIGHEST_PROTOCOL)
-        files.append((str(player), str(rows_path), str(texts_path)))
     return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: a.dtype for c, a in arrays.items()}, files)
 
 
