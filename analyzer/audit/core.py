@@ -26,7 +26,7 @@ from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verd
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
-from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows
+from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows, SpillView
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
@@ -54,6 +54,7 @@ class Audit:
     problems: list[Problem] = field(default_factory=list)
     rows: SpilledRows | None = None
     _spill: AuditRows | None = field(default=None, repr=False)
+    _session: Any = field(default=None, repr=False)  # a Dask session the audit opened, kept for the spill's reads
 
     @property
     def flagged(self) -> bool:
@@ -69,6 +70,9 @@ class Audit:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def __enter__(self) -> Audit:
         return self
@@ -257,8 +261,8 @@ def _player_task(view: Any, player: str, seated: pd.DataFrame, whole: bool, ref_
     return own, rest, float(part["think_ms"].median()), worst_at
 
 
-def player_table_on(session: Any, view: Any, seating: pd.DataFrame, pairs: pd.DataFrame, worst: int
-                    ) -> tuple[pd.DataFrame, list[np.ndarray]]:
+def player_table_on(session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
+                    worst: int) -> tuple[pd.DataFrame, list[np.ndarray]]:
     """:func:`player_table` as one Dask task a player (:func:`_player_task`, reading its rows from the spill's
     folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
     from analyzer.analysis.players import REF_WEIGHT, join_player_rows
@@ -266,10 +270,11 @@ def player_table_on(session: Any, view: Any, seating: pd.DataFrame, pairs: pd.Da
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
     seated = seating.drop_duplicates("hand_id")
     client = session.client
-    shared_view, shared_seated = client.scatter([view, seated], broadcast=True, hash=False)
+    shared_view = view if not isinstance(view, SpillView) else client.scatter(view, broadcast=True, hash=False)
+    shared_seated = client.scatter(seated, broadcast=True, hash=False)
     futures = [client.submit(_player_task, shared_view, p, shared_seated, k == 0, weight, worst, pure=False,
                              key=f"bieqi-players-{p}-{uuid.uuid4().hex[:12]}")
-               for k, p in enumerate(view.files)]
+               for k, p in enumerate(spill_players)]
     got = client.gather(futures)
     own = [g[0] for g in got]
     median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
@@ -304,6 +309,14 @@ def _evidence_mask(a: str, b: str, who: list[str]) -> Callable[[pd.DataFrame], n
     return mask
 
 
+def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], top: int) -> list[dict[str, Any]]:
+    """A case pair's evidence from its actors' rows in the spill (``view``: ``audit.rows.SpillView``); on a worker."""
+    from analyzer.audit.rows import frame_of
+
+    cand = frame_of(view, _evidence_mask(a, b, who), texts=texts, players=who)
+    return pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+
+
 def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The audit.json dict (without input bookkeeping), the pair table, the player table and the rows shown
@@ -320,6 +333,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     acc.drop_signals()  # their per-hand numbers are not needed any more
     room = room_outcomes(seating)
     entries = []
+    pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
     for k, row in pairs.iterrows():
         e = _pair_entry(row)
@@ -327,11 +341,18 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             a, b = str(row["a"]), str(row["b"])
             who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
             # the evidence's candidates: the actors' decisions in their hands together, options read back
-            cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
-            e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+            if acc.session is not None:  # a task a pair on the workers (they share the spill), gathered below
+                pending.append((e, acc.session.client.submit(_evidence_task, spill.shared_view(), a, b, who, texts,
+                                                             top, pure=False)))
+            else:
+                cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
+                e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
                          "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
         entries.append(e)
+    if pending:
+        for (e, _), evidence in zip(pending, acc.session.client.gather([f for _, f in pending])):
+            e["evidence"] = evidence
     partners: dict[str, list[str]] = {}
     for e in entries:
         if e["flagged"]:
@@ -349,7 +370,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     if not len(seating):
         players = pd.DataFrame(columns=["player"])
     elif acc.session is not None and spill.files:  # one task a player on the workers, which share the spill
-        players, worst = player_table_on(acc.session, spill.view(), seating, pairs, PLAYER_WORST)
+        players, worst = player_table_on(acc.session, spill.shared_view(), list(spill.files), seating, pairs, PLAYER_WORST)
     else:
         players = player_table(parts(), seating, pairs)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
@@ -394,8 +415,6 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill.
     Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
     """
-    from analyzer.analysis.reasons import fill_reasons
-    from analyzer.validate import generate_valid
 
     paths = list(paths)
     if settings is not None:
@@ -438,7 +457,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     acc = AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals)
     if signals is not None and slim and signals.write_spill(acc.players):
         # the workers write the players' spill and keep the rows; the player table runs there too
-        acc.session = signals.session
+        acc.session = acc.players.session = signals.session
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
@@ -461,10 +480,33 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             acc.close()
     except BaseException:
         acc.close()
-        raise
-    finally:
         if session is not None:
             session.close()
+        raise
+    # a session this audit opened stays open for the report's reads of the spill when its workers share it (closed
+    # by Audit.close()); else it is done now
+    handed = session if (slim and acc.session is not None) else None
+    if session is not None and handed is None:
+        acc.players.session = acc.session = None
+        session.close()
+    try:
+        return _finish(paths, kw, stdin, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
+                       skipped, sections, games, samples, dd_samples, seed, policy)
+    except BaseException:
+        if handed is not None:
+            handed.close()
+        raise
+
+
+def _finish(paths: list[str], kw: dict[str, Any], stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
+            result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
+            rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
+            sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
+            ) -> Audit:
+    """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
+    from analyzer.analysis.reasons import fill_reasons
+    from analyzer.validate import generate_valid
+
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
     if len(shown) and not stdin:
@@ -481,7 +523,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None)
+    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _session=handed)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:

@@ -108,6 +108,9 @@ class PlayerSpill:
         self._lacking: set[str] = set()  # columns some batches lack (NaN there, as pd.concat gives)
         #: hand id -> its place in the input, for rows reused from a store (``audit.core.decision_stream``)
         self.seq_of: dict[str, int] = {}
+        #: a Dask session whose workers share the folder (they wrote the batches): reads run there
+        self.session: Any = None
+        self._shared: tuple[int, Any] | None = None
 
     def add(self, df: pd.DataFrame) -> None:
         cols = [c for c in df.columns if c not in self.skip]
@@ -172,21 +175,51 @@ class PlayerSpill:
     def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
               players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
         """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
-        hold what ``where`` reads), in order, indexed by their places."""
+        hold what ``where`` reads), in order, indexed by their places. With a Dask ``session`` whose workers share
+        the spill's folder, each player's rows are read and filtered there (one task a player)."""
         texts = list(texts)
         columns = None if columns is None else list(columns)
-        got = [f for f in (self.part(p, where=where, texts=texts, columns=columns)
-                           for p in (self.files if players is None else [p for p in players if p in self.files]))
-               if len(f)]
-        if not got:
-            cols = [c for c in self.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
-                    or c in texts]
-            return pd.DataFrame({c: np.zeros(0, self.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
-        out = pd.concat(got).sort_index()
-        return out[[c for c in self.columns if c in out.columns]]
+        names = [p for p in (self.files if players is None else players) if p in self.files]
+        if self.session is not None and len(names) > 1:
+            client = self.session.client
+            view = self.shared_view()
+            got = client.gather([client.submit(_part_of, view, p, where, texts, columns, pure=False) for p in names])
+        else:
+            got = [self.part(p, where=where, texts=texts, columns=columns) for p in names]
+        return _joined(self.view(), [f for f in got if len(f)], texts, columns)
+
+    def shared_view(self) -> Any:
+        """:meth:`view` scattered to every worker of ``session`` (once, after the rows are all added)."""
+        if self._shared is None or self._shared[0] != self.rows:
+            self._shared = (self.rows, self.session.client.scatter(self.view(), broadcast=True, hash=False))
+        return self._shared[1]
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+def _part_of(view: SpillView, player: str, where: Mask | None, texts: list[str], columns: list[str] | None
+             ) -> pd.DataFrame:
+    return view.part(player, where=where, texts=texts, columns=columns)
+
+
+def _joined(view: SpillView, got: list[pd.DataFrame], texts: list[str], columns: list[str] | None) -> pd.DataFrame:
+    """Players' rows (non-empty frames) as one frame in the rows' order (an empty typed frame for none)."""
+    if not got:
+        cols = [c for c in view.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
+                or c in texts]
+        return pd.DataFrame({c: np.zeros(0, view.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
+    out = pd.concat(got).sort_index()
+    return out[[c for c in view.columns if c in out.columns]]
+
+
+def frame_of(view: SpillView, where: Mask | None, *, texts: Iterable[str] = (), players: Iterable[str],
+             columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """:meth:`PlayerSpill.frame` over a view (e.g. in a task on a worker)."""
+    texts = list(texts)
+    columns = None if columns is None else list(columns)
+    got = [view.part(p, where=where, texts=texts, columns=columns) for p in players if p in view.files]
+    return _joined(view, [f for f in got if len(f)], texts, columns)
 
 
 class SpillView:
