@@ -172,7 +172,16 @@ def _p(x: Any) -> float:
     return float(f"{float(x):.4g}")
 
 
-def _pair_entry(row: pd.Series) -> dict[str, Any]:
+class _Record(dict):  # type: ignore[type-arg]
+    """A pair table's row as a dict (reading a field of a dict, not of a Series: ~60 fields a pair, thousands of
+    pairs), with the Series' ``index`` that :func:`analyzer.audit.case.burst_look` reads."""
+
+    @property
+    def index(self) -> Any:
+        return self.keys()
+
+
+def _pair_entry(row: pd.Series | _Record) -> dict[str, Any]:
     signals: dict[str, Any] = {}
     for name in DIRECTED:
         entry: dict[str, Any] = {"p": _p(row[f"{name}_p"]), "null_scale": _num(row[f"{name}_null_scale"])}
@@ -335,8 +344,9 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     entries = []
     pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
-    for k, row in pairs.iterrows():
-        e = _pair_entry(row)
+    records = pairs.to_dict("records")
+    for (k, row), record in zip(pairs.iterrows(), records):
+        e = _pair_entry(_Record(record))
         if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
             a, b = str(row["a"]), str(row["b"])
             who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
