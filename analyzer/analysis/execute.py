@@ -205,6 +205,7 @@ class DaskSession:
 
     def __init__(self, address: str, jobs: int) -> None:
         self.client = dask_client(address, jobs)
+        self.local = address == "local"  # a LocalCluster: its workers run on this machine, with its file system
         self.follow: Callable[[Any], Any] | None = None
         self.followers: list[Any] = []
         #: when set, called with each task's future: a task whose (small) result the map gives back instead of the

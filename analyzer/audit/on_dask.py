@@ -113,12 +113,13 @@ class DaskSignals(StreamedSignals):
         come back to this process (the map then gives :class:`analyzer.audit.rows.WrittenBatch` summaries), when
         every worker sees that folder (a LocalCluster, or workers sharing the file system); else False and the
         rows come back as before."""
-        try:
-            seen = self.client.run(_sees, spill.folder)
-        except Exception:  # noqa: BLE001  # a scheduler that refuses run(): the rows come back
-            return False
-        if not seen or not all(seen.values()):
-            return False
+        if not getattr(self.session, "local", False):  # a LocalCluster's workers share this machine's folders
+            try:
+                seen = self.client.run(_sees, spill.folder)
+            except Exception:  # noqa: BLE001  # a scheduler that refuses run(): the rows come back
+                return False
+            if not seen or not all(seen.values()):
+                return False
         self._spill = (spill.folder, tuple(sorted(spill.skip)))
         self.session.settle = self._settle
         return True
