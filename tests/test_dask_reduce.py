@@ -262,3 +262,28 @@ def test_think_sums_merged_in_a_tree_equal_one_accumulator() -> None:
     a, b = one.result(), got.result()
     assert a[["actor", "other"]].equals(b[["actor", "other"]])
     assert np.allclose(a[["z", "hands_with", "slower_ms_ratio"]], b[["z", "hands_with", "slower_ms_ratio"]])
+
+
+def test_workers_that_do_not_see_the_spill_send_the_rows_back(room: Path, cluster: tuple[str, list[str]],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers on machines without the client's folder (here: they look for the client's probe file in vain):
+    the rows come back and the client spills them, the player table made here; the same audit."""
+    from analyzer.audit import on_dask
+
+    single = run_audit([str(room)], **KW).result
+    monkeypatch.setattr(on_dask, "PROBE", ".elsewhere")  # the client writes this; the workers look for ".shared"
+    ran: list[dict] = []
+    out: dict = {}
+
+    def run() -> None:
+        with run_audit([str(room)], execution=Execution(jobs=2, dask=cluster[0], batch_hands=7), slim=True,
+                       **KW) as a:
+            assert a._spill is not None and a._spill.session is None and a._spill.players.session is None
+            assert not any("/batch-" in str(e[0]) for es in a._spill.players.files.values() for e in es)
+            out.update(a.result)
+
+    ran = _tasks(cluster[0], run)
+    _same(out, single)
+    keys = _passes(ran)
+    assert keys["spill"] == 0 and keys["think"] == -(-40 // 7)  # the think sums are still made on the workers
+    assert not any(str(r["key"]).startswith("bieqi-players-") for r in ran)

@@ -68,10 +68,17 @@ def _merge_think(*parts: ThinkStats) -> ThinkStats:
     return functools.reduce(ThinkStats.merge, parts)
 
 
-def _sees(folder: str) -> bool:
-    import os
+#: The file a client writes into the spill's folder for the workers to find (with its run's token).
+PROBE = ".shared"
 
-    return os.path.isdir(folder)
+
+def _sees(folder: str, token: str) -> bool:
+    """Whether this worker sees the client's folder itself (not just a folder of the same name)."""
+    try:
+        with open(f"{folder}/{PROBE}") as f:
+            return f.read() == token
+    except OSError:
+        return False
 
 
 class DaskSignals(StreamedSignals):
@@ -114,8 +121,10 @@ class DaskSignals(StreamedSignals):
         every worker sees that folder (a LocalCluster, or workers sharing the file system); else False and the
         rows come back as before."""
         if not getattr(self.session, "local", False):  # a LocalCluster's workers share this machine's folders
+            with open(f"{spill.folder}/{PROBE}", "w") as f:
+                f.write(self._run)
             try:
-                seen = self.client.run(_sees, spill.folder)
+                seen = self.client.run(_sees, spill.folder, self._run)
             except Exception:  # noqa: BLE001  # a scheduler that refuses run(): the rows come back
                 return False
             if not seen or not all(seen.values()):
