@@ -38,6 +38,39 @@ if TYPE_CHECKING:
 
 FORMAT = "bieqi-audit"
 VERSION = 1
+class Places:
+    """Where each valid hand of the input is (file, line), noted in the one pass, so that the few hands read again
+    (the shown rows' reasons, the report's evidence hands) are read from their lines alone
+    (:func:`analyzer.logs.records_at`), not by validating the whole input a second and a third time."""
+
+    def __init__(self, max_line_bytes: int | None = None) -> None:
+        self.files: dict[str, int] = {}
+        self.at: dict[str, tuple[int, int] | list[tuple[int, int]]] = {}  # hand id -> (file, line), or all of them
+        self.max_line_bytes = max_line_bytes
+
+    def note(self, item: Checked) -> None:
+        place = (self.files.setdefault(item.file, len(self.files)), item.line)
+        hid = str(item.hand_id)
+        have = self.at.get(hid)
+        if have is None:
+            self.at[hid] = place
+        else:  # the same id twice: every place, as a second read of the input would find them
+            self.at[hid] = [*(have if isinstance(have, list) else [have]), place]
+
+    def records(self, hand_ids: set[str]) -> Iterator[Any]:
+        """The records of these hands (every line of each id), in input order."""
+        from analyzer.logs import DEFAULT_MAX_LINE_BYTES, records_at
+
+        lines: dict[int, list[int]] = {}
+        for hid in hand_ids:
+            have = self.at.get(hid)
+            for f, n in (have if isinstance(have, list) else [have] if have is not None else []):
+                lines.setdefault(f, []).append(n)
+        names = {k: f for f, k in self.files.items()}
+        yield from records_at({names[k]: lines[k] for k in sorted(lines)},
+                              self.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+
+
 @dataclass
 class Audit:
     """Everything one audit produced: the audit.json dict and what the report draws from.
@@ -55,6 +88,7 @@ class Audit:
     rows: SpilledRows | None = None
     _spill: AuditRows | None = field(default=None, repr=False)
     _session: Any = field(default=None, repr=False)  # a Dask session the audit opened, kept for the spill's reads
+    places: Places | None = field(default=None, repr=False)  # where each valid hand is, to read some back
 
     @property
     def flagged(self) -> bool:
@@ -436,6 +470,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     sections = {name: game.offer("audit_section").Section() for name, game in games.items()
                 if game.offers.audit_section}
 
+    places = Places(kw.get("max_line_bytes"))
+
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
         for item in generate_checked(expand_paths(paths), **kw):
@@ -443,6 +479,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
                 section.add(item)
             if item.ok:
                 read["valid"] += 1
+                places.note(item)
                 yield item
             else:
                 problems.extend(item.check.problems)
@@ -500,7 +537,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
         acc.players.session = acc.session = None
         session.close()
     try:
-        return _finish(paths, kw, stdin, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
+        return _finish(places, stdin, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
                        skipped, sections, games, samples, dd_samples, seed, policy)
     except BaseException:
         if handed is not None:
@@ -508,20 +545,18 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
         raise
 
 
-def _finish(paths: list[str], kw: dict[str, Any], stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
+def _finish(places: Places, stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
             result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
             rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
             sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
             ) -> Audit:
     """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
     from analyzer.analysis.reasons import fill_reasons
-    from analyzer.validate import generate_valid
-
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
     if len(shown) and not stdin:
         where = np.arange(len(df)) if slim else shown.index.to_numpy()
-        text = fill_reasons(df, where, generate_valid(paths, None, **kw))
+        text = fill_reasons(df, where, places.records(set(df["hand_id"].iloc[where].astype(str))))
         for p in result["pairs"]:
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
@@ -533,7 +568,8 @@ def _finish(paths: list[str], kw: dict[str, Any], stdin: bool, shown: pd.DataFra
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _session=handed)
+    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _session=handed,
+                 places=places)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:
