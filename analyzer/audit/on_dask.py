@@ -8,8 +8,10 @@ store's parts) are sent to a worker to be chunked. Before the passes the chunks'
 are put in the room's (sorted names) and the hands numbered in input order; every pass is then one task a
 chunk plus merges of ``FANIN`` adjacent results at a time (so the per-hand pieces concatenate in chunk
 order), and only the merged sums (sizes set by players, pairs and situations) and the per-hand pieces come
-back to the client. The result equals the single-process one to float rounding (a tree adds in another
-order than a loop; ``tests/test_dask_reduce.py``).
+back to the client. Each analysed batch's think-time sums are made next to its rows as well and merged in a tree
+(``ThinkStats.merge``), and, when the workers share the client's folder, the batch's rows are written into the
+players' spill there (``audit.rows.write_batch``): only a summary comes back. The result equals the single-process
+one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
 """
 
 from __future__ import annotations
@@ -86,8 +88,10 @@ class DaskSignals(StreamedSignals):
 
     Analysed batches (results of ``session``'s map, marked in ``attrs``) are chunked by a task that follows
     their analysis; other rows fed (a store's) are regrouped into chunks of ``chunk_hands`` hands here and
-    sent to a worker. The client keeps the think-time sums (``ThinkStats``, fed from the rows it gathers
-    anyway), the hand count and the chunks' futures. ``tasks`` lists ``(pass, key)`` of every task submitted.
+    sent to a worker. Each analysed batch's think-time sums are made next to its rows too (merged in a tree
+    before the pair table, after the sums of the rows fed here), and with :meth:`write_spill` its rows are written
+    into the players' spill there, so they never come back. The client keeps the hand count and the futures.
+    ``tasks`` lists ``(pass, key)`` of every task submitted.
     """
 
     def __init__(self, session: DaskSession, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,

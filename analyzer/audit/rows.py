@@ -13,6 +13,12 @@ and are then dropped:
   not the room's. :class:`SpilledRows` is the report's view of the spill (:class:`FrameRows` the same over a
   whole frame in memory).
 
+On Dask, when the workers share the spill's folder, a batch's rows are written there by the worker that analysed
+them (:func:`write_batch`: two files a batch, each player's piece at an offset) and only a summary reaches the
+client (:class:`WrittenBatch`, registered by :meth:`PlayerSpill.add_written`); a :class:`SpillView` (the files and
+columns, picklable) lets tasks on the workers read players' rows (the player table, the evidence, the filtered
+reads of :meth:`PlayerSpill.frame`).
+
 ``AuditRows(texts=True)`` (a library caller who wants the whole rows) also keeps them, pickled to disk while
 they stream, for :meth:`AuditRows.decisions`.
 """
