@@ -456,7 +456,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     and reasons) and ``Audit.rows`` the report's view of every row, read from the players' spill on disk
     (numbers; the texts of the shown rows), without the columns nothing after the pass reads
     (:data:`analyzer.audit.rows.UNREAD_COLUMNS`): what the audit's own report reads, one player or a few
-    rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill.
+    rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill (and, on Dask,
+    close the session the audit opened: it is kept open while its workers share the spill, whose reads run there).
     Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
     """
 
