@@ -172,6 +172,27 @@ def parse_record(data: bytes | str) -> Any:
     return decoder().decode(data)
 
 
+def records_at(places: dict[str, list[int]], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Any]:
+    """The records on some lines of some files (``places``: file -> line numbers, 1-based as :class:`Line`'s), in
+    the files' order then the lines', each file read up to its last wanted line. For hands a first pass found
+    valid and wants again (a report's evidence hands): they are decoded, not validated again, so reading a few
+    hands back costs the reading of the lines, not a second validation of the whole input. A line that no longer
+    decodes (the file changed meanwhile) is left out."""
+    for path, lines in places.items():
+        want = set(lines)
+        if not want:
+            continue
+        last = max(want)
+        for ln in generate_lines(path, max_line_bytes):
+            if ln.line in want and ln.data is not None:
+                try:
+                    yield parse_record(ln.data)
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    pass
+            if ln.line >= last:
+                break
+
+
 def _umask_mode() -> int:
     """The mode a plain ``open()`` would give a new file (mkstemp makes them 0600)."""
     mask = os.umask(0)

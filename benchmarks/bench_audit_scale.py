@@ -16,7 +16,8 @@ resident memory of the largest process (the one that holds the rows; ``ru_maxrss
 --max-samples 1 --dd-samples 1 --policy fast`` and audits with ``--decisions STORE``: the rows' values differ
 from the defaults' but not their number or shape, so memory and the aggregation's time are the audit's at any
 settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size with ``--dask local`` at 1
-and 2 workers and prints the speed-up in wall time. The machine's load average is printed with
+and 2 workers and prints the speed-up in wall time and each run's CPU split into the client's own (the command's
+process, with the LocalCluster's scheduler) and the workers'. The machine's load average is printed with
 each run: CPU time and wall time both suffer when other jobs share the cores.
 """
 
@@ -286,7 +287,7 @@ def main() -> None:
             # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
             # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
             print(f"--dask local, {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
-                  f"({100 * r['client'] / r['cpu']:.0f}%)")
+                  f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s")
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             audit_once(warm, ["--jobs", "1"], args.against.resolve())
             for k in range(args.rounds):

@@ -153,3 +153,137 @@ def test_frames_carry_no_follower_without_a_session() -> None:
 
     got = list(Execution(jobs=1).map(lambda n: pd.DataFrame({"x": [n]}), range(2)))
     assert all(FOLLOWER not in f.attrs for f in got)
+
+
+def _slim(paths: list[str], address: str, **kw: object) -> tuple[dict, list[dict], set[str]]:
+    """A slim audit (the command's: the workers write the players' spill) on the cluster: its result, the tasks that
+    ran, and the names of the spill's files (while it is open)."""
+    out: dict = {}
+    files: set[str] = set()
+
+    def run() -> None:
+        with run_audit(paths, execution=Execution(jobs=2, dask=address, batch_hands=7), slim=True,
+                       **kw) as a:  # type: ignore[arg-type]
+            assert a._spill is not None and a._spill.session is not None  # the workers share the spill
+            files.update(str(e[0]) for es in a._spill.players.files.values() for e in es)
+            out.update(a.result)
+
+    ran = _tasks(address, run)
+    return out, ran, files
+
+
+def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(room: Path,
+                                                                              cluster: tuple[str, list[str]]) -> None:
+    """The command's audit on a cluster: each batch's rows written to the spill by its worker (they never come
+    back), its think-time sums made there, the player table, the evidence and the shown rows read there; the same
+    audit as the single process."""
+    address, workers = cluster
+    single = run_audit([str(room)], **KW).result
+    out, ran, files = _slim([str(room)], address, **KW)
+    _same(out, single)
+    assert out["problems"] == single["problems"] == []
+    assert [e["evidence"] for e in out["pairs"]] == [e["evidence"] for e in single["pairs"]]
+    batches = -(-40 // 7)
+    keys = _passes(ran)
+    assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] >= 1
+    assert len({f for f in files if "/batch-" in f}) == batches  # one rows file a batch, written by the workers
+    names = [str(r["key"]) for r in ran]
+    assert sum(n.startswith("bieqi-players-") for n in names) == len(single["players"])  # a task a player
+    assert sum(n.startswith("_evidence_task") for n in names) == sum(bool(p.get("case")) for p in single["pairs"])
+    assert {r["worker"] for r in ran} <= set(workers)
+
+
+def test_a_corrupted_line_is_reported_as_by_the_single_process(room: Path, tmp_path: Path,
+                                                               cluster: tuple[str, list[str]]) -> None:
+    """A broken hand in the middle of one batch: the same problem (file, line, hand, action) and the same audit of
+    the other hands."""
+    import json
+
+    lines = room.read_text().splitlines(keepends=True)
+    bad = tmp_path / "room.jsonl"
+    rec = json.loads(lines[9])
+    rec["actions"][5] = {**rec["actions"][5], "kind": "play", "card": rec["actions"][0]["card"]}  # played already
+    lines[9] = json.dumps(rec, separators=(",", ":")) + "\n"
+    bad.write_text("".join(lines))
+    single = run_audit([str(bad)], **KW).result
+    out, _, _ = _slim([str(bad)], cluster[0], **KW)
+    assert single["invalid_hands"] == out["invalid_hands"] == 1 and single["valid_hands"] == 39
+    assert out["problems"] == single["problems"] and single["problems"][0]["line"] == 10
+    assert single["problems"][0]["file"] == str(bad) and single["problems"][0]["hand_id"]
+    assert single["problems"][0]["action"] is not None
+    _same(out, single)
+
+
+def test_a_store_and_new_hands_on_the_shared_spill(room: Path, tmp_path: Path, cluster: tuple[str, list[str]]) -> None:
+    """The store's rows spilled here, the new hands' by the workers: the same slim audit as the single process."""
+    lines = room.read_text().splitlines(keepends=True)
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(lines[:17]))
+    store = tmp_path / "store"
+    res = CliRunner().invoke(cli, ["decisions", str(first), "--out", str(store), "--samples", "2", "--dd-samples", "1",
+                                   "--seed", "3", "--batch-hands", "5"])
+    assert res.exit_code == 0, res.output
+    st = open_store(store)
+    single = run_audit([str(room)], settings=st.settings).result
+    out, ran, files = _slim([str(room)], cluster[0], settings=st.settings, store=open_store(store))
+    _same(out, single)
+    assert _passes(ran)["spill"] == -(-(40 - 17) // 7)
+    assert any("/player-" in f for f in files) and any("/batch-" in f for f in files)
+
+
+def test_think_sums_merged_in_a_tree_equal_one_accumulator() -> None:
+    """Per-batch think-time sums merged (in a tree, co-players appearing in any batch) equal the sums of one
+    accumulator fed every row: per actor, the same co-players in the same order, and the same normal equations."""
+    import functools
+
+    from analyzer.audit.signals import ThinkStats
+
+    df = synthetic_room(players=12, hands=120, decisions=5, seed=4)
+    rng = np.random.default_rng(0)
+    df["think_ms"] = rng.lognormal(7, 0.5, len(df)).round()
+    df.loc[rng.random(len(df)) < 0.05, "think_ms"] = np.nan
+    one = ThinkStats()
+    one.add_decisions(df)
+    parts = []
+    for chunk in hand_chunks(df, 7):
+        t = ThinkStats()
+        t.add_decisions(chunk)
+        parts.append(t)
+    while len(parts) > 1:
+        parts = [functools.reduce(ThinkStats.merge, parts[i:i + 3]) for i in range(0, len(parts), 3)]
+    got = parts[0]
+    assert list(got.others) == list(one.others) and len(one.others) == 12
+    for actor, idx in one.others.items():
+        assert got.others[actor] == idx
+        keep = [*range(len(idx)), len(one.xtx[actor]) - 1]
+        assert np.allclose(got.xtx[actor], one.xtx[actor][np.ix_(keep, keep)])
+        assert np.allclose(got.xta[actor], one.xta[actor][keep]) and np.allclose(got.xtb[actor], one.xtb[actor][keep])
+        assert np.allclose(got.sums[actor], one.sums[actor]) and np.allclose(got.pace[actor], one.pace[actor])
+    a, b = one.result(), got.result()
+    assert a[["actor", "other"]].equals(b[["actor", "other"]])
+    assert np.allclose(a[["z", "hands_with", "slower_ms_ratio"]], b[["z", "hands_with", "slower_ms_ratio"]])
+
+
+def test_workers_that_do_not_see_the_spill_send_the_rows_back(room: Path, cluster: tuple[str, list[str]],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers on machines without the client's folder (here: they look for the client's probe file in vain):
+    the rows come back and the client spills them, the player table made here; the same audit."""
+    from analyzer.audit import on_dask
+
+    single = run_audit([str(room)], **KW).result
+    monkeypatch.setattr(on_dask, "PROBE", ".elsewhere")  # the client writes this; the workers look for ".shared"
+    ran: list[dict] = []
+    out: dict = {}
+
+    def run() -> None:
+        with run_audit([str(room)], execution=Execution(jobs=2, dask=cluster[0], batch_hands=7), slim=True,
+                       **KW) as a:
+            assert a._spill is not None and a._spill.session is None and a._spill.players.session is None
+            assert not any("/batch-" in str(e[0]) for es in a._spill.players.files.values() for e in es)
+            out.update(a.result)
+
+    ran = _tasks(cluster[0], run)
+    _same(out, single)
+    keys = _passes(ran)
+    assert keys["spill"] == 0 and keys["think"] == -(-40 // 7)  # the think sums are still made on the workers
+    assert not any(str(r["key"]).startswith("bieqi-players-") for r in ran)

@@ -205,8 +205,12 @@ class DaskSession:
 
     def __init__(self, address: str, jobs: int) -> None:
         self.client = dask_client(address, jobs)
+        self.local = address == "local"  # a LocalCluster: its workers run on this machine, with its file system
         self.follow: Callable[[Any], Any] | None = None
         self.followers: list[Any] = []
+        #: when set, called with each task's future: a task whose (small) result the map gives back instead of the
+        #: task's own (e.g. the audit's batch written to the spill on the worker: the rows never travel)
+        self.settle: Callable[[Any], Any] | None = None
 
     def take(self, index: int) -> Any:
         """The follower task of the map's ``index``-th result (the session forgets it)."""
@@ -245,6 +249,8 @@ def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession,
         if session.follow is not None:
             session.followers.append(session.follow(fut))
             follower = len(session.followers) - 1
+        if session.settle is not None:  # the settled summary comes back; the task's result stays on the worker
+            fut = session.settle(fut)
         pending.append((fut, follower))
         while len(pending) > 2 * workers + 1:
             yield result(*pending.popleft())
@@ -324,6 +330,8 @@ def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
+    if not isinstance(frame, pd.DataFrame):  # e.g. a batch settled on a Dask worker (only its summary is here)
+        return frame
     for c in frame.columns:
         if frame[c].dtype == object and c != "options":  # options differ row by row: nothing to share
             codes, uniq = pd.factorize(frame[c], use_na_sentinel=False)

@@ -206,31 +206,29 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["skill", "player"], ascending=[False, True], ignore_index=True, na_position="last")
 
 
-def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, *,
-                           ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> pd.DataFrame:
-    """:func:`player_table` of all the rows with ``seating``, from each player's rows in turn (``parts``:
-    every row of one player per frame, in the rows' order), so memory holds one player's rows, not the
-    room's. Equal to the table of the whole frame: a player's figures are computed from its own rows and
-    the seating only, and the room-wide columns from the players' figures. ``ref_weight`` is fixed here
-    (fitting it reads everyone's rows at once)."""
-    own: list[pd.DataFrame] = []
-    rest: pd.DataFrame | None = None
-    seated = seating.drop_duplicates("hand_id")
-    # hands a player sat (as player_table counts them from the whole seating)
-    counts = pd.Series(seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy().ravel()).value_counts()
-    for part in parts:
-        if not len(part):
-            continue
-        me = str(part["player"].iloc[0])
-        if rest is None:  # once with the whole seating: the rows of the players without decisions
-            t = player_table(part, seating, ref_weight=ref_weight, room=False)
-            rest = t[(t["player"] != me).to_numpy()]
-        else:  # the seating of the player's own hands (who sat with them), not the room's every time
-            t = player_table(part, seated[seated["hand_id"].isin(set(part["hand_id"].tolist()))],
-                             ref_weight=ref_weight, room=False)
-        t = t[(t["player"] == me).to_numpy()].copy()
-        t["hands"] = int(counts.get(me, t["hands"].iloc[0]))
-        own.append(t)
+def player_rows(part: pd.DataFrame, seated: pd.DataFrame, *, whole: bool = False,
+                ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """One player's row of :func:`player_table` (``room=False``) from that player's rows (``part``) and the
+    seating of the room (``seated``: one row a hand); with ``whole``, also the rows of the players who sat but made
+    no decision (from the whole seating; once a room). A task of its own (e.g. on a Dask worker); the rows join
+    in :func:`join_player_rows`."""
+    me = str(part["player"].iloc[0])
+    if whole:  # with the whole seating: the rows of the players without decisions
+        t = player_table(part, seated, ref_weight=ref_weight, room=False)
+        rest: pd.DataFrame | None = t[(t["player"] != me).to_numpy()]
+    else:  # the seating of the player's own hands (who sat with them), not the room's every time
+        t = player_table(part, seated[seated["hand_id"].isin(set(part["hand_id"].tolist()))],
+                         ref_weight=ref_weight, room=False)
+        rest = None
+    t = t[(t["player"] == me).to_numpy()].copy()
+    sat = int((seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy() == me).sum())  # hands the player sat
+    t["hands"] = sat if sat else int(t["hands"].iloc[0])
+    return t, rest
+
+
+def join_player_rows(own: list[pd.DataFrame], rest: pd.DataFrame | None, seating: pd.DataFrame, *,
+                     ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> pd.DataFrame:
+    """The player table from each player's row (:func:`player_rows`; ``rest``: the players without decisions)."""
     if rest is None:
         return player_table(pd.DataFrame(), seating)
     done = {str(p) for t in own for p in t["player"]}
@@ -238,6 +236,25 @@ def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame,
     out = pd.concat([*own, rest], ignore_index=True).sort_values("player", kind="stable", ignore_index=True)
     out.attrs["ref_weight"] = float(ref_weight)
     return room_columns(out)
+
+
+def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, *,
+                           ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> pd.DataFrame:
+    """:func:`player_table` of all the rows with ``seating``, from each player's rows in turn (``parts``:
+    every row of one player per frame, in the rows' order), so memory holds one player's rows, not the
+    room's. Equal to the table of the whole frame: a player's figures are computed from its own rows and
+    the seating only (:func:`player_rows`), and the room-wide columns from the players' figures
+    (:func:`join_player_rows`). ``ref_weight`` is fixed here (fitting it reads everyone's rows at once)."""
+    own: list[pd.DataFrame] = []
+    rest: pd.DataFrame | None = None
+    seated = seating.drop_duplicates("hand_id")
+    for part in parts:
+        if not len(part):
+            continue
+        t, r = player_rows(part, seated, whole=rest is None, ref_weight=ref_weight)
+        rest = r if rest is None else rest
+        own.append(t)
+    return join_player_rows(own, rest, seating, ref_weight=ref_weight)
 
 
 def _bh(p: np.ndarray) -> np.ndarray:

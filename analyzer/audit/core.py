@@ -10,6 +10,7 @@ pass over the input (so ``-`` works as well as a path).
 from __future__ import annotations
 
 import math
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verd
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
-from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows
+from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows, SpillView
 from analyzer.logs import expand_paths
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
@@ -37,6 +38,39 @@ if TYPE_CHECKING:
 
 FORMAT = "bieqi-audit"
 VERSION = 1
+class Places:
+    """Where each valid hand of the input is (file, line), noted in the one pass, so that the few hands read again
+    (the shown rows' reasons, the report's evidence hands) are read from their lines alone
+    (:func:`analyzer.logs.records_at`), not by validating the whole input a second and a third time."""
+
+    def __init__(self, max_line_bytes: int | None = None) -> None:
+        self.files: dict[str, int] = {}
+        self.at: dict[str, tuple[int, int] | list[tuple[int, int]]] = {}  # hand id -> (file, line), or all of them
+        self.max_line_bytes = max_line_bytes
+
+    def note(self, item: Checked) -> None:
+        place = (self.files.setdefault(item.file, len(self.files)), item.line)
+        hid = str(item.hand_id)
+        have = self.at.get(hid)
+        if have is None:
+            self.at[hid] = place
+        else:  # the same id twice: every place, as a second read of the input would find them
+            self.at[hid] = [*(have if isinstance(have, list) else [have]), place]
+
+    def records(self, hand_ids: set[str]) -> Iterator[Any]:
+        """The records of these hands (every line of each id), in input order."""
+        from analyzer.logs import DEFAULT_MAX_LINE_BYTES, records_at
+
+        lines: dict[int, list[int]] = {}
+        for hid in hand_ids:
+            have = self.at.get(hid)
+            for f, n in (have if isinstance(have, list) else [have] if have is not None else []):
+                lines.setdefault(f, []).append(n)
+        names = {k: f for f, k in self.files.items()}
+        yield from records_at({names[k]: lines[k] for k in sorted(lines)},
+                              self.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+
+
 @dataclass
 class Audit:
     """Everything one audit produced: the audit.json dict and what the report draws from.
@@ -53,6 +87,8 @@ class Audit:
     problems: list[Problem] = field(default_factory=list)
     rows: SpilledRows | None = None
     _spill: AuditRows | None = field(default=None, repr=False)
+    _session: Any = field(default=None, repr=False)  # a Dask session the audit opened, kept for the spill's reads
+    places: Places | None = field(default=None, repr=False)  # where each valid hand is, to read some back
 
     @property
     def flagged(self) -> bool:
@@ -68,6 +104,9 @@ class Audit:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     def __enter__(self) -> Audit:
         return self
@@ -167,7 +206,16 @@ def _p(x: Any) -> float:
     return float(f"{float(x):.4g}")
 
 
-def _pair_entry(row: pd.Series) -> dict[str, Any]:
+class _Record(dict):  # type: ignore[type-arg]
+    """A pair table's row as a dict (reading a field of a dict, not of a Series: ~60 fields a pair, thousands of
+    pairs), with the Series' ``index`` that :func:`analyzer.audit.case.burst_look` reads."""
+
+    @property
+    def index(self) -> Any:
+        return self.keys()
+
+
+def _pair_entry(row: pd.Series | _Record) -> dict[str, Any]:
     signals: dict[str, Any] = {}
     for name in DIRECTED:
         entry: dict[str, Any] = {"p": _p(row[f"{name}_p"]), "null_scale": _num(row[f"{name}_null_scale"])}
@@ -228,7 +276,12 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
             release_memory()  # the player's options texts, freed in the heap's holes: hand them back
 
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
-    out = player_table_by_player(noted(), seating, ref_weight=weight).set_index("player")
+    return _with_pairs(player_table_by_player(noted(), seating, ref_weight=weight), median, pairs)
+
+
+def _with_pairs(table: pd.DataFrame, median: dict[str, float], pairs: pd.DataFrame) -> pd.DataFrame:
+    """The player table with each player's median think time and pairs flagged."""
+    out = table.set_index("player")
     out["median_think_ms"] = pd.Series(median, dtype=float).reindex(out.index)
     flagged = pairs[pairs["flagged"]]
     names = pd.concat([flagged["a"], flagged["b"]])
@@ -237,6 +290,39 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
     out["max_pair_score"] = best.groupby("p")["score"].max().reindex(out.index)
     out["decisions"] = out["decisions"].fillna(0).astype(np.int64)
     return out.reset_index().sort_values("player", kind="stable").reset_index(drop=True)
+
+
+def _player_task(view: Any, player: str, seated: pd.DataFrame, whole: bool, ref_weight: float, worst: int
+                 ) -> tuple[pd.DataFrame, pd.DataFrame | None, float, np.ndarray]:
+    """One player's row of the table, median think time and the places of its ``worst`` largest deviations, from
+    its rows in the spill (``view``: :class:`analyzer.audit.rows.SpillView`). Runs on a Dask worker."""
+    from analyzer.analysis.players import player_rows
+
+    part = view.part(player, columns=PLAYER_COLUMNS, texts=["options"])
+    worst_at = pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(worst).index.to_numpy()
+    own, rest = player_rows(part, seated, whole=whole, ref_weight=ref_weight)
+    return own, rest, float(part["think_ms"].median()), worst_at
+
+
+def player_table_on(session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
+                    worst: int) -> tuple[pd.DataFrame, list[np.ndarray]]:
+    """:func:`player_table` as one Dask task a player (:func:`_player_task`, reading its rows from the spill's
+    folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
+    from analyzer.analysis.players import REF_WEIGHT, join_player_rows
+
+    weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
+    seated = seating.drop_duplicates("hand_id")
+    client = session.client
+    shared_view = view if not isinstance(view, SpillView) else client.scatter(view, broadcast=True, hash=False)
+    shared_seated = client.scatter(seated, broadcast=True, hash=False)
+    futures = [client.submit(_player_task, shared_view, p, shared_seated, k == 0, weight, worst, pure=False,
+                             key=f"bieqi-players-{p}-{uuid.uuid4().hex[:12]}")
+               for k, p in enumerate(spill_players)]
+    got = client.gather(futures)
+    own = [g[0] for g in got]
+    median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
+    table = join_player_rows(own, got[0][1] if got else None, seating, ref_weight=weight)
+    return _with_pairs(table, median, pairs), [g[3] for g in got]
 
 
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
@@ -266,6 +352,14 @@ def _evidence_mask(a: str, b: str, who: list[str]) -> Callable[[pd.DataFrame], n
     return mask
 
 
+def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], top: int) -> list[dict[str, Any]]:
+    """A case pair's evidence from its actors' rows in the spill (``view``: ``audit.rows.SpillView``); on a worker."""
+    from analyzer.audit.rows import frame_of
+
+    cand = frame_of(view, _evidence_mask(a, b, who), texts=texts, players=who)
+    return pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+
+
 def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The audit.json dict (without input bookkeeping), the pair table, the player table and the rows shown
@@ -282,18 +376,27 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     acc.drop_signals()  # their per-hand numbers are not needed any more
     room = room_outcomes(seating)
     entries = []
+    pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
-    for k, row in pairs.iterrows():
-        e = _pair_entry(row)
+    records = pairs.to_dict("records")
+    for (k, row), record in zip(pairs.iterrows(), records):
+        e = _pair_entry(_Record(record))
         if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
             a, b = str(row["a"]), str(row["b"])
             who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
             # the evidence's candidates: the actors' decisions in their hands together, options read back
-            cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
-            e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+            if acc.session is not None:  # a task a pair on the workers (they share the spill), gathered below
+                pending.append((e, acc.session.client.submit(_evidence_task, spill.shared_view(), a, b, who, texts,
+                                                             top, pure=False)))
+            else:
+                cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
+                e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
                          "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
         entries.append(e)
+    if pending:
+        for (e, _), evidence in zip(pending, acc.session.client.gather([f for _, f in pending])):
+            e["evidence"] = evidence
     partners: dict[str, list[str]] = {}
     for e in entries:
         if e["flagged"]:
@@ -308,7 +411,12 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             worst.append(pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(PLAYER_WORST).index.to_numpy())
             yield part
 
-    players = (player_table(parts(), seating, pairs) if len(seating) else pd.DataFrame(columns=["player"]))
+    if not len(seating):
+        players = pd.DataFrame(columns=["player"])
+    elif acc.session is not None and spill.files:  # one task a player on the workers, which share the spill
+        players, worst = player_table_on(acc.session, spill.shared_view(), list(spill.files), seating, pairs, PLAYER_WORST)
+    else:
+        players = player_table(parts(), seating, pairs)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}
@@ -348,11 +456,10 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     and reasons) and ``Audit.rows`` the report's view of every row, read from the players' spill on disk
     (numbers; the texts of the shown rows), without the columns nothing after the pass reads
     (:data:`analyzer.audit.rows.UNREAD_COLUMNS`): what the audit's own report reads, one player or a few
-    rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill.
+    rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill (and, on Dask,
+    close the session the audit opened: it is kept open while its workers share the spill, whose reads run there).
     Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
     """
-    from analyzer.analysis.reasons import fill_reasons
-    from analyzer.validate import generate_valid
 
     paths = list(paths)
     if settings is not None:
@@ -364,6 +471,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     sections = {name: game.offer("audit_section").Section() for name, game in games.items()
                 if game.offers.audit_section}
 
+    places = Places(kw.get("max_line_bytes"))
+
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
         for item in generate_checked(expand_paths(paths), **kw):
@@ -371,6 +480,7 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
                 section.add(item)
             if item.ok:
                 read["valid"] += 1
+                places.note(item)
                 yield item
             else:
                 problems.extend(item.check.problems)
@@ -393,6 +503,9 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
         execution = opened
         signals = DaskSignals(opened.session, signal_options)
     acc = AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals)
+    if signals is not None and slim and signals.write_spill(acc.players):
+        # the workers write the players' spill and keep the rows; the player table runs there too
+        acc.session = acc.players.session = signals.session
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
@@ -415,15 +528,36 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
             acc.close()
     except BaseException:
         acc.close()
-        raise
-    finally:
         if session is not None:
             session.close()
+        raise
+    # a session this audit opened stays open for the report's reads of the spill when its workers share it (closed
+    # by Audit.close()); else it is done now
+    handed = session if (slim and acc.session is not None) else None
+    if session is not None and handed is None:
+        acc.players.session = acc.session = None
+        session.close()
+    try:
+        return _finish(places, stdin, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
+                       skipped, sections, games, samples, dd_samples, seed, policy)
+    except BaseException:
+        if handed is not None:
+            handed.close()
+        raise
+
+
+def _finish(places: Places, stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
+            result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
+            rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
+            sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
+            ) -> Audit:
+    """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
+    from analyzer.analysis.reasons import fill_reasons
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
     if len(shown) and not stdin:
         where = np.arange(len(df)) if slim else shown.index.to_numpy()
-        text = fill_reasons(df, where, generate_valid(paths, None, **kw))
+        text = fill_reasons(df, where, places.records(set(df["hand_id"].iloc[where].astype(str))))
         for p in result["pairs"]:
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
@@ -435,7 +569,8 @@ def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, s
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None)
+    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _session=handed,
+                 places=places)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:

@@ -8,8 +8,10 @@ store's parts) are sent to a worker to be chunked. Before the passes the chunks'
 are put in the room's (sorted names) and the hands numbered in input order; every pass is then one task a
 chunk plus merges of ``FANIN`` adjacent results at a time (so the per-hand pieces concatenate in chunk
 order), and only the merged sums (sizes set by players, pairs and situations) and the per-hand pieces come
-back to the client. The result equals the single-process one to float rounding (a tree adds in another
-order than a loop; ``tests/test_dask_reduce.py``).
+back to the client. Each analysed batch's think-time sums are made next to its rows as well and merged in a tree
+(``ThinkStats.merge``), and, when the workers share the client's folder, the batch's rows are written into the
+players' spill there (``audit.rows.write_batch``): only a summary comes back. The result equals the single-process
+one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import pandas as pd
 
 from analyzer.analysis.execute import FOLLOWER, DaskSession
 from analyzer.audit import burst
-from analyzer.audit.signals import SignalOptions
+from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
+from analyzer.audit.signals import SignalOptions, ThinkStats
 from analyzer.audit.stream import (
     CHUNK_HANDS,
     Room,
@@ -56,13 +59,39 @@ def _union(*codes: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(codes))
 
 
+def batch_think(df: pd.DataFrame) -> ThinkStats:
+    """A batch's think-time sums (next to its rows, on the worker)."""
+    out = ThinkStats()
+    out.add_decisions(df)
+    return out
+
+
+def _merge_think(*parts: ThinkStats) -> ThinkStats:
+    return functools.reduce(ThinkStats.merge, parts)
+
+
+#: The file a client writes into the spill's folder for the workers to find (with its run's token).
+PROBE = ".shared"
+
+
+def _sees(folder: str, token: str) -> bool:
+    """Whether this worker sees the client's folder itself (not just a folder of the same name)."""
+    try:
+        with open(f"{folder}/{PROBE}") as f:
+            return f.read() == token
+    except OSError:
+        return False
+
+
 class DaskSignals(StreamedSignals):
     """:class:`StreamedSignals` whose chunks live on the workers of ``session`` and whose passes run there.
 
     Analysed batches (results of ``session``'s map, marked in ``attrs``) are chunked by a task that follows
     their analysis; other rows fed (a store's) are regrouped into chunks of ``chunk_hands`` hands here and
-    sent to a worker. The client keeps the think-time sums (``ThinkStats``, fed from the rows it gathers
-    anyway), the hand count and the chunks' futures. ``tasks`` lists ``(pass, key)`` of every task submitted.
+    sent to a worker. Each analysed batch's think-time sums are made next to its rows too (merged in a tree
+    before the pair table, after the sums of the rows fed here), and with :meth:`write_spill` its rows are written
+    into the players' spill there, so they never come back. The client keeps the hand count and the futures.
+    ``tasks`` lists ``(pass, key)`` of every task submitted.
     """
 
     def __init__(self, session: DaskSession, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,
@@ -73,6 +102,8 @@ class DaskSignals(StreamedSignals):
         self._run = uuid.uuid4().hex[:12]
         self._bases: list[int] = []  # the room's number of each chunk's first hand
         self.tasks: list[tuple[str, str]] = []
+        self._thinks: list[Any] = []  # each analysed batch's think-time sums, kept on its worker (futures)
+        self._spill: tuple[str, tuple[str, ...]] | None = None  # the players' spill's folder and the columns it skips
         session.follow = self._follow
 
     def _key(self, name: str) -> str:
@@ -84,19 +115,53 @@ class DaskSignals(StreamedSignals):
         return self.client.submit(fn, *args, key=self._key(name))
 
     def _follow(self, rows: Any) -> Any:
-        """The chunk of a batch being analysed, built next to its rows (``rows``: the analysis' future)."""
-        return self._submit("chunk", build_chunk, rows)
+        """The chunk of a batch being analysed and its think-time sums, made next to its rows (``rows``: the
+        analysis' future)."""
+        return self._submit("chunk", build_chunk, rows), self._submit("think", batch_think, rows)
+
+    def write_spill(self, spill: PlayerSpill) -> bool:
+        """Have the workers write each analysed batch's rows into ``spill``'s folder themselves, so the rows never
+        come back to this process (the map then gives :class:`analyzer.audit.rows.WrittenBatch` summaries), when
+        every worker sees that folder (a LocalCluster, or workers sharing the file system); else False and the
+        rows come back as before."""
+        if not getattr(self.session, "local", False):  # a LocalCluster's workers share this machine's folders
+            with open(f"{spill.folder}/{PROBE}", "w") as f:
+                f.write(self._run)
+            try:
+                seen = self.client.run(_sees, spill.folder, self._run)
+            except Exception:  # noqa: BLE001  # a scheduler that refuses run(): the rows come back
+                return False
+            if not seen or not all(seen.values()):
+                return False
+        self._spill = (spill.folder, tuple(sorted(spill.skip)))
+        self.session.settle = self._settle
+        return True
+
+    def _settle(self, rows: Any) -> Any:
+        """The batch's rows written into the spill's folder on their worker; its summary comes back."""
+        assert self._spill is not None
+        folder, skip = self._spill
+        return self._submit("spill", write_batch, rows, folder, f"batch-{self._run}-{len(self.tasks):06d}", skip)
 
     def close(self) -> None:
         self.session.follow = None
+        self.session.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
+        self._thinks = []
         super().close()
 
-    def _count(self, df: pd.DataFrame) -> None:
+    def _count(self, rows: int, hands: int, df: pd.DataFrame | None = None) -> None:
         self._bases.append(self.hands)
-        self.think.add_decisions(df)
-        self.rows += len(df)
-        self.hands += int(df["hand_id"].nunique())
+        if df is not None:  # rows here (a store's): their think-time sums too
+            self.think.add_decisions(df)
+        self.rows += rows
+        self.hands += hands
+
+    def _take(self, follower: Any) -> None:
+        chunk, think = self.session.take(int(follower))
+        self.flush()  # the rows fed before it (a store's) come first, in their order
+        self.chunks.append(chunk)
+        self._thinks.append(think)
 
     def feed(self, df: pd.DataFrame) -> None:
         if not len(df):
@@ -105,15 +170,19 @@ class DaskSignals(StreamedSignals):
         if follower is None:  # rows the workers have not seen: regrouped here, chunked on a worker
             super().feed(df)
             return
-        self.flush()  # the rows fed before it (a store's) come first, in their order
-        self.chunks.append(self.session.take(int(follower)))
-        self._count(df)
+        self._take(follower)
+        self._count(len(df), int(df["hand_id"].nunique()))
+
+    def feed_written(self, batch: WrittenBatch) -> None:
+        """An analysed batch the worker wrote into the spill: its chunk and think-time sums are on the workers."""
+        self._take(batch.attrs[FOLLOWER])
+        self._count(batch.rows, batch.hands)
 
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
             return
         self.chunks.append(self._submit("chunk", build_chunk, df))
-        self._count(df)
+        self._count(len(df), int(df["hand_id"].nunique()), df)
 
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
@@ -131,6 +200,9 @@ class DaskSignals(StreamedSignals):
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
         (a tree of unions) and the band edges (one task over every chunk's positive regrets)."""
+        if self._thinks:  # the batches' think-time sums: a tree of merges on the workers, after the rows read here
+            self.think = self.think.merge(self._tree("think-merge", self._thinks, _merge_think).result())
+            self._thinks = []
         own = self.client.gather([self._submit("names", chunk_names, ch) for ch in self.chunks])
         names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
         kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))

@@ -13,6 +13,12 @@ and are then dropped:
   not the room's. :class:`SpilledRows` is the report's view of the spill (:class:`FrameRows` the same over a
   whole frame in memory).
 
+On Dask, when the workers share the spill's folder, a batch's rows are written there by the worker that analysed
+them (:func:`write_batch`: two files a batch, each player's piece at an offset) and only a summary reaches the
+client (:class:`WrittenBatch`, registered by :meth:`PlayerSpill.add_written`); a :class:`SpillView` (the files and
+columns, picklable) lets tasks on the workers read players' rows (the player table, the evidence, the filtered
+reads of :meth:`PlayerSpill.frame`).
+
 ``AuditRows(texts=True)`` (a library caller who wants the whole rows) also keeps them, pickled to disk while
 they stream, for :meth:`AuditRows.decisions`.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import pickle
 import tempfile
+from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +51,10 @@ TEXT_COLUMNS = ("options", "reasons")
 TIMED_COLUMNS = ("think_ms", "difficulty")
 
 Mask = Callable[[pd.DataFrame], np.ndarray]
+#: :attr:`PlayerSpill.files`' mark of a file this process wrote (its pieces hold the rows' places).
+OWN = -1
+#: A player's file in the spill: rows file, texts file, place of the batch's first row (or OWN), offsets of its piece.
+Entry = tuple[Path, Path, int, int, int]
 
 
 def _pack(values: np.ndarray) -> tuple[Any, ...]:
@@ -78,6 +89,12 @@ def _load(path: Path) -> list[Any]:
                 return pieces
 
 
+def _load_at(path: Path, offset: int) -> Any:
+    with open(path, "rb") as f:  # a spill's file, written by this process or a worker of this audit
+        f.seek(offset)
+        return pickle.load(f)
+
+
 class PlayerSpill:
     """Each player's rows in files of their own (pickled arrays appended batch by batch: the numbers and names
     in one file, the texts in another), read back one player at a time; a row's place in the order the rows
@@ -85,7 +102,11 @@ class PlayerSpill:
 
     def __init__(self, spill_dir: str | None = None, skip: Iterable[str] = ()) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-players-", dir=spill_dir)
-        self.files: dict[str, tuple[Path, Path]] = {}
+        self.folder = self._tmp.name
+        # per player its files in the order of its rows: (rows file, texts file, place of the batch's first row
+        # and the player's piece's offsets in the two files (a worker's batch); or OWN, 0, 0 for a file this process
+        # appends the player's pieces to, which hold their places themselves)
+        self.files: dict[str, list[Entry]] = {}
         self.rows = 0
         self.skip = set(skip)
         self.columns: list[str] = []  # the union of the rows' columns, in the order they came
@@ -93,6 +114,9 @@ class PlayerSpill:
         self._lacking: set[str] = set()  # columns some batches lack (NaN there, as pd.concat gives)
         #: hand id -> its place in the input, for rows reused from a store (``audit.core.decision_stream``)
         self.seq_of: dict[str, int] = {}
+        #: a Dask session whose workers share the folder (they wrote the batches): reads run there
+        self.session: Any = None
+        self._shared: tuple[int, Any] | None = None
 
     def add(self, df: pd.DataFrame) -> None:
         cols = [c for c in df.columns if c not in self.skip]
@@ -106,10 +130,11 @@ class PlayerSpill:
         self.rows += len(df)
         for name, idx in df.groupby("player", sort=False).indices.items():
             key = str(name)
-            if key not in self.files:
-                stem = Path(self._tmp.name) / f"player-{len(self.files):06d}"
-                self.files[key] = (stem.with_suffix(".rows"), stem.with_suffix(".texts"))
-            rows_path, texts_path = self.files[key]
+            entries = self.files.setdefault(key, [])
+            if not entries or entries[-1][2] != OWN:  # a file of this process' own, after any batch's a worker wrote
+                stem = Path(self._tmp.name) / f"player-{sum(map(len, self.files.values())):06d}"
+                entries.append((stem.with_suffix(".rows"), stem.with_suffix(".texts"), OWN, 0, 0))
+            rows_path, texts_path = entries[-1][:2]
             # plain arrays, not frames: a room's spill is thousands of pieces, and unpickling a frame costs ~1 ms
             with open(rows_path, "ab") as f:
                 pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
@@ -117,6 +142,24 @@ class PlayerSpill:
             with open(texts_path, "ab") as f:
                 pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, f,
                             protocol=pickle.HIGHEST_PROTOCOL)
+
+    def add_written(self, batch: WrittenBatch) -> None:
+        """Register a batch whose rows a worker wrote into this spill's folder (:func:`write_batch`): its places
+        follow the rows added so far."""
+        cols = [c for c in batch.columns if c not in self.skip]
+        if self.rows:
+            self._lacking |= {c for c in cols if c not in self.columns} | {c for c in self.columns if c not in cols}
+        self.columns += [c for c in cols if c not in self.columns]
+        for c in cols:
+            self._dtypes.setdefault(c, set()).add(batch.dtypes[c])
+        for player, rows_path, texts_path, at_rows, at_texts in batch.files:
+            self.files.setdefault(player, []).append((Path(rows_path), Path(texts_path), self.rows, at_rows, at_texts))
+        self.rows += batch.rows
+
+    def view(self) -> SpillView:
+        """What reading the spill needs, without the folder's ownership (picklable: a Dask task reads a player's
+        rows on a worker that shares the folder)."""
+        return SpillView(self.files, list(self.columns), {c: self.dtype(c) for c in self.columns}, self.seq_of)
 
     def dtype(self, column: str) -> np.dtype[Any]:
         """The column's type in the whole frame (np.concatenate's; NaN where a batch lacks it)."""
@@ -127,8 +170,87 @@ class PlayerSpill:
              where: Mask | None = None) -> pd.DataFrame:
         """One player's rows (only ``columns``, default all but the texts; the ``texts`` columns read too; only
         the rows where ``where(frame)`` is true), indexed by their places, with the hand numbers of this input."""
-        rows_path, texts_path = self.files[player]
-        pieces = _load(rows_path)
+        return self.view().part(player, columns=columns, texts=texts, where=where)
+
+    def parts(self, **kw: Any) -> Iterator[pd.DataFrame]:
+        """Every player's rows, one frame per player (in the order the rows were added), players in turn
+        (the options of :meth:`part`)."""
+        for player in self.files:
+            yield self.part(player, **kw)
+
+    def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
+              players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
+        hold what ``where`` reads), in order, indexed by their places. With a Dask ``session`` whose workers share
+        the spill's folder, each player's rows are read and filtered there (one task a player)."""
+        texts = list(texts)
+        columns = None if columns is None else list(columns)
+        names = [p for p in (self.files if players is None else players) if p in self.files]
+        if self.session is not None and len(names) > 1:
+            client = self.session.client
+            view = self.shared_view()
+            got = client.gather([client.submit(_part_of, view, p, where, texts, columns, pure=False) for p in names])
+        else:
+            got = [self.part(p, where=where, texts=texts, columns=columns) for p in names]
+        return _joined(self.view(), [f for f in got if len(f)], texts, columns)
+
+    def shared_view(self) -> Any:
+        """:meth:`view` scattered to every worker of ``session`` (once, after the rows are all added)."""
+        if self._shared is None or self._shared[0] != self.rows:
+            self._shared = (self.rows, self.session.client.scatter(self.view(), broadcast=True, hash=False))
+        return self._shared[1]
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+def _part_of(view: SpillView, player: str, where: Mask | None, texts: list[str], columns: list[str] | None
+             ) -> pd.DataFrame:
+    return view.part(player, where=where, texts=texts, columns=columns)
+
+
+def _joined(view: SpillView, got: list[pd.DataFrame], texts: list[str], columns: list[str] | None) -> pd.DataFrame:
+    """Players' rows (non-empty frames) as one frame in the rows' order (an empty typed frame for none)."""
+    if not got:
+        cols = [c for c in view.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
+                or c in texts]
+        return pd.DataFrame({c: np.zeros(0, view.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
+    out = pd.concat(got).sort_index()
+    return out[[c for c in view.columns if c in out.columns]]
+
+
+def frame_of(view: SpillView, where: Mask | None, *, texts: Iterable[str] = (), players: Iterable[str],
+             columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """:meth:`PlayerSpill.frame` over a view (e.g. in a task on a worker)."""
+    texts = list(texts)
+    columns = None if columns is None else list(columns)
+    got = [view.part(p, where=where, texts=texts, columns=columns) for p in players if p in view.files]
+    return _joined(view, [f for f in got if len(f)], texts, columns)
+
+
+class SpillView:
+    """A :class:`PlayerSpill`'s files and columns, to read players' rows (here, or in a Dask task on a worker that
+    shares the spill's folder); it owns nothing (the spill deletes the folder)."""
+
+    def __init__(self, files: dict[str, list[Entry]], columns: list[str],
+                 dtypes: dict[str, np.dtype[Any]], seq_of: dict[str, int]) -> None:
+        self.files, self.columns, self.dtypes, self.seq_of = files, columns, dtypes, seq_of
+
+    def dtype(self, column: str) -> np.dtype[Any]:
+        return self.dtypes.get(column, np.dtype(float))
+
+    def part(self, player: str, *, columns: Iterable[str] | None = None, texts: Iterable[str] = (),
+             where: Mask | None = None) -> pd.DataFrame:
+        """:meth:`PlayerSpill.part`."""
+        entries = self.files[player]
+        pieces: list[dict[str, np.ndarray]] = []
+        for rows_path, _, base, at, _ in entries:
+            if base == OWN:
+                pieces.extend(_load(rows_path))
+                continue
+            p = _load_at(rows_path, at)  # a worker's batch: its places are the batch's own
+            p["_pos"] = p["_pos"] + base
+            pieces.append(p)
         want = [c for c in (self.columns if columns is None else columns)
                 if c in self.columns and c not in TEXT_COLUMNS]
         data: dict[str, np.ndarray] = {}
@@ -152,38 +274,60 @@ class PlayerSpill:
             starts = np.concatenate([[0], np.cumsum(sizes)])
             piece_of = np.searchsorted(starts, local, side="right") - 1
             values: dict[str, list[np.ndarray]] = {c: [] for c in texts}
-            for k, packed in enumerate(_load(texts_path)):
-                rows = local[piece_of == k] - starts[k]
-                for c in texts:
-                    values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
+            k = 0
+            for _, texts_path, base, _, at in entries:
+                for packed in (_load(texts_path) if base == OWN else [_load_at(texts_path, at)]):
+                    rows = local[piece_of == k] - starts[k]
+                    k += 1
+                    for c in texts:
+                        values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
             for c in texts:
                 data[c] = np.concatenate(values[c]) if values[c] else np.zeros(0, object)
         return pd.DataFrame(data, index=index, copy=False)
 
-    def parts(self, **kw: Any) -> Iterator[pd.DataFrame]:
-        """Every player's rows, one frame per player (in the order the rows were added), players in turn
-        (the options of :meth:`part`)."""
-        for player in self.files:
-            yield self.part(player, **kw)
 
-    def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
-              players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
-        """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
-        hold what ``where`` reads), in order, indexed by their places."""
-        texts = list(texts)
-        columns = None if columns is None else list(columns)
-        got = [f for f in (self.part(p, where=where, texts=texts, columns=columns)
-                           for p in (self.files if players is None else [p for p in players if p in self.files]))
-               if len(f)]
-        if not got:
-            cols = [c for c in self.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
-                    or c in texts]
-            return pd.DataFrame({c: np.zeros(0, self.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
-        out = pd.concat(got).sort_index()
-        return out[[c for c in self.columns if c in out.columns]]
+@dataclass
+class WrittenBatch:
+    """A batch of rows a worker wrote into a spill's folder (:func:`write_batch`), as the client registers it
+    (:meth:`PlayerSpill.add_written`): its size, columns and, per player, the two files (rows, texts). The
+    rows stay on the worker (the pair signals' chunk and the think-time sums are made there too)."""
 
-    def close(self) -> None:
-        self._tmp.cleanup()
+    rows: int
+    hands: int
+    columns: list[str]
+    dtypes: dict[str, np.dtype[Any]]
+    files: list[tuple[str, str, str, int, int]]  # (player, rows file, texts file, the player's pieces' offsets)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = ()) -> WrittenBatch:
+    """Write a batch's rows into a spill's ``folder`` (shared with the client): two files for the batch (``name``:
+    its unique stem; the numbers and names, and the texts), each player's rows one piece in each, as
+    :meth:`PlayerSpill.add` pickles them, with the batch's own places (the client adds the batch's first place
+    when it reads them) and each piece's offset in its file (a reader seeks to its player's). Two files a batch,
+    not two a player and batch: opening and deleting thousands of small files cost more than reading them.
+    Runs on a worker."""
+    from analyzer.analysis.execute import shared_strings
+
+    skip = set(skip)
+    df = shared_strings(df)  # one object per repeated text: pickled once per piece, not once a row
+    cols = [c for c in df.columns if c not in skip]
+    arrays = {c: df[c].to_numpy() for c in cols}
+    pos = np.arange(len(df), dtype=np.int64)
+    files: list[tuple[str, str, str, int, int]] = []
+    stem = Path(folder) / name
+    rows_path, texts_path = stem.with_suffix(".rows"), stem.with_suffix(".texts")
+    with open(rows_path, "wb") as fr, open(texts_path, "wb") as ft:
+        for player, idx in df.groupby("player", sort=False).indices.items():
+            files.append((str(player), str(rows_path), str(texts_path), fr.tell(), ft.tell()))
+            pickle.dump({"_pos": pos[idx], **{c: a[idx] for c, a in arrays.items() if c not in TEXT_COLUMNS}},
+                        fr, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, ft,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: a.dtype for c, a in arrays.items()}, files)
 
 
 class ReportRows(Protocol):
@@ -300,6 +444,9 @@ class AuditRows:
         self.players = PlayerSpill(spill_dir, skip=self.unread)
         self.texts = texts
         self.reasons = reasons
+        #: a Dask session whose workers write and read the spill's folder (``audit.on_dask.DaskSignals.write_spill``):
+        #: the player table then runs there, one task a player
+        self.session: Any = None
         # the whole rows wait on disk (pickled pieces), so memory never holds them twice, nor while the rows
         # stream: the frame is allocated once, at its final size, and filled piece by piece
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir) if texts else None
@@ -327,11 +474,21 @@ class AuditRows:
         if self._tmp is not None:
             self._tmp.cleanup()
 
-    def add(self, df: pd.DataFrame) -> None:
+    def add(self, df: pd.DataFrame | WrittenBatch) -> None:
+        """Feed a batch of rows of whole hands (or a batch a worker wrote into the spill's folder)."""
         if not len(df):
             return
         if self.columns is None:
             self.columns = []
+        if isinstance(df, WrittenBatch):  # its rows stay on the worker: the spill and the signals take its summary
+            assert self._pieces is None, "whole rows are kept here: the batches must come back"
+            self.columns += [c for c in df.columns if c not in self.columns]
+            assert self.signals is not None, "rows added after the signals were dropped"
+            self.signals.feed_written(df)  # type: ignore[attr-defined]  # only DaskSignals' sessions write batches
+            self.players.add_written(df)
+            self._count += 1
+            self.rows += len(df)
+            return
         # another variant's rows may carry other columns: the union, missing values as pd.concat gives them
         self.columns += [c for c in df.columns if c not in self.columns]
         assert self.signals is not None, "rows added after the signals were dropped"

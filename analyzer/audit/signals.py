@@ -441,6 +441,34 @@ class ThinkStats:
         self.sums[actor] = self.sums.get(actor, np.zeros(6)) + np.array(
             [h, a.sum(), b.sum(), a @ a, b @ b, a @ b], np.float64)
 
+    def merge(self, later: ThinkStats) -> ThinkStats:
+        """These sums and ``later``'s (sums of the rows that came after these) as one, as if every row had been
+        added to one accumulator in that order: each actor's co-players keep their order of appearance
+        (``later``'s new ones after), so the fit is the same one (to float rounding). Per-batch sums made
+        apart (e.g. on Dask workers, next to each batch's rows) merge in a tree of these."""
+        out = ThinkStats()
+        for actor in [*self.others, *(a for a in later.others if a not in self.others)]:
+            mine, theirs = self.others.get(actor, {}), later.others.get(actor, {})
+            idx = dict(mine)
+            for o in theirs:
+                idx.setdefault(o, len(idx))
+            k = len(idx) + 1
+            xtx, xta, xtb = np.zeros((k, k)), np.zeros(k), np.zeros(k)
+            for part, own in ((self, mine), (later, theirs)):
+                if actor not in part.xtx:
+                    continue
+                m = len(part.xtx[actor])
+                src = np.array([*own.values(), m - 1], np.int64)  # own codes, intercept last
+                dst = np.array([*(idx[o] for o in own), k - 1], np.int64)
+                xtx[np.ix_(dst, dst)] += part.xtx[actor][np.ix_(src, src)]
+                xta[dst] += part.xta[actor][src]
+                xtb[dst] += part.xtb[actor][src]
+            out.others[actor], out.xtx[actor], out.xta[actor], out.xtb[actor] = idx, xtx, xta, xtb
+            out.sums[actor] = self.sums.get(actor, np.zeros(6)) + later.sums.get(actor, np.zeros(6))
+        for actor in [*self.pace, *(a for a in later.pace if a not in self.pace)]:
+            out.pace[actor] = self.pace.get(actor, np.zeros(5)) + later.pace.get(actor, np.zeros(5))
+        return out
+
     def result(self) -> pd.DataFrame:
         """Per (actor, co-player): z of the co-player's coefficient, hands together, slower ratio."""
         cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]

@@ -148,11 +148,15 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
             max_line_bytes: int) -> None:
-    """report.html by the report pages; the evidence hands are read again from the inputs (streamed)."""
+    """report.html by the report pages; the evidence hands are read again from the inputs (their lines only)."""
     from analyzer.report.audit import write_audit_report
     from analyzer.validate import generate_valid
 
-    records = generate_valid(files, max_line_bytes=max_line_bytes) if "-" not in files else None
+    records = None
+    if "-" not in files:  # the evidence hands alone, from their lines (the audit noted where each hand is)
+        wanted = {str(e["hand_id"]) for p in audit["pairs"] for e in p.get("evidence", []) if "hand_id" in e}
+        records = (result.places.records(wanted) if result.places is not None
+                   else generate_valid(files, max_line_bytes=max_line_bytes))
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
                            players=result.players)
