@@ -450,3 +450,27 @@ def test_choice_loglik_takes_each_decisions_own_options_and_equals_the_padded_so
             ll = z[np.arange(d), chosen] - special.logsumexp(z, axis=1)
             want[:, i * g + j] = np.bincount(groups, ll, 4)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-8)
+
+
+def test_burst_reads_a_colluders_other_pairs_without_the_partners_hands() -> None:
+    """A colluder disfavours the two others in the hands with the partner; his ordinary hands with a bystander who
+    never sits with both must not read as favour: the second reading leaves the partner's hands out."""
+    from analyzer.audit.burst import BURST_HOT_Z, _burst, _burst_read
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for h in range(600):
+        with_partner = h % 3 == 0
+        table = ["P", "o1", "o2"] if with_partner else (["o3", "B", "o2"] if h % 3 == 1 else ["o3", "o1", "o2"])
+        for k, other in enumerate(table):
+            x = rng.normal()
+            if with_partner:
+                x += 2.0 if other == "P" else -1.0
+            rows.append(("A", other, h, k + 1, x))
+    lk = pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", "imm_marginal"])
+    once, twice = _burst_read(lk), _burst(lk)
+    assert once.loc[("A", "P"), "z_mean"] > BURST_HOT_Z  # the partner stands out ...
+    assert once.loc[("A", "B"), "z_mean"] > 3.0  # ... and makes the bystander look favoured against that pool
+    assert abs(twice.loc[("A", "B"), "z_mean"]) < 2.0  # read on A's hands without P: nothing
+    # the bystander passed BURST_HOT_Z too, so the partner is read without its hands: still far out
+    assert twice.loc[("A", "P"), "z_mean"] > BURST_HOT_Z and twice.loc[("A", "P"), "logp"] < -100

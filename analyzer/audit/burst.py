@@ -25,6 +25,9 @@ BURST_LOOKS = 2
 #: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
 #: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
 MIN_STRATUM_OTHERS = 30
+#: A directed pair whose burst z exceeds this in the first reading is the actor's partner in the second: the actor's
+#: other pairs are read on his hands without it (:func:`_burst`).
+BURST_HOT_Z = 4.0
 #: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand), each decision
 #: weighted by how far the actor's own choice model could not foresee the choice (:func:`choice_weights`).
 BURST_SIGNAL = "imm_marginal"
@@ -278,6 +281,49 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _burst(lk: pd.DataFrame) -> pd.DataFrame:
+    """Occasional collusion (:func:`_burst_read`), read twice: when some of an actor's directed pairs stand out in
+    the first reading (z > BURST_HOT_Z), each of the actor's pairs is read again on his hands **without the other**
+    standing-out partners (pair and pool alike; a pair that stood out is read without the others that did).
+
+    Why: a colluder's hands with the partner hold his disfavour towards the two others of the table; in the pool of
+    his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
+    sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
+    hence "the other" partners). The room baselines leave standing-out pairs out the same way
+    (``signals._fit_links``). Actors without a standing-out pair are read once."""
+    first = _burst_read(lk)
+    if first.empty:
+        return first
+    hot = first.index[-special.ndtri_exp(np.minimum(first["logp"].to_numpy(np.float64), np.log(0.5))) > BURST_HOT_Z]
+    if not len(hot):
+        return first
+    partners: dict[Any, set[Any]] = {}
+    for actor, other in hot:
+        partners.setdefault(actor, set()).add(other)
+    actors, others, hands = lk["actor"].to_numpy(object), lk["other"].to_numpy(object), lk["hand_id"].to_numpy()
+    out = first.copy()
+    for actor, ps in partners.items():
+        mine = np.flatnonzero(actors == actor)
+
+        def without(left_out: set[Any], mine: np.ndarray = mine) -> pd.DataFrame:
+            """The actor's reading on his hands without any of ``left_out`` at the table."""
+            gone = np.unique(hands[mine][np.isin(others[mine], list(left_out))])
+            return _burst_read(lk.iloc[mine[~np.isin(hands[mine], gone)]])
+
+        readings = {o: without(ps - {o}) for o in ps if len(ps) > 1}
+        rest = without(ps)
+        for o in first.loc[actor].index:
+            if o in ps and len(ps) == 1:
+                continue  # the only standing-out pair: its first reading is already without the others
+            r = readings[o] if o in ps else rest
+            if (actor, o) in r.index:
+                out.loc[(actor, o)] = r.loc[(actor, o), out.columns].to_numpy()
+            else:  # every hand together had a standing-out partner at the table: nothing left to read
+                out.loc[(actor, o), ["logp", "z_mean", "logp_mean", "logp_count", "above", "expected",
+                                     "mean_percentile"]] = [0.0, 0.0, 0.0, 0.0, 0, 0.0, 50.0]
+    return out
+
+
+def _burst_read(lk: pd.DataFrame) -> pd.DataFrame:
     """Occasional collusion: does the pair have more extreme favour hands than the actor's others?
 
     A partner-aware actor in a minority of hands shifts the mean little but leaves a few hands far
