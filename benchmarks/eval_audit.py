@@ -35,9 +35,8 @@ CACHE_VERSION = 5
 #: burst's mean look by seat, over both directions; v7: burst weighs decisions by the actor's choice model and
 #: the pair score drops ``marginal``; v8: the choice weights off again, ``burst.CHOICE_WEIGHTS``; v9: on, each weight
 #: mixed with 1, ``burst.CHOICE_WEIGHT_FLOOR``, the model fitted on one decision in ``burst.FIT_EVERY``; v10: burst
-#: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``; v11: without the hands
-#: where any other standing-out pair sat together).
-METHOD_VERSION = 11
+#: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``).
+METHOD_VERSION = 10
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:

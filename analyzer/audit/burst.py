@@ -281,57 +281,43 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _burst(lk: pd.DataFrame) -> pd.DataFrame:
-    """Occasional collusion (:func:`_burst_read`), read twice: the pairs that stand out in the first reading
-    (a directed z > BURST_HOT_Z) are taken as colluding, and every actor's directed pair is read again on the
-    actor's hands where **no stronger** standing-out pair sat together (pair and pool alike; an ordinary pair: no
-    standing-out pair at all).
+    """Occasional collusion (:func:`_burst_read`), read twice: when some of an actor's directed pairs stand out in
+    the first reading (z > BURST_HOT_Z), each of the actor's pairs is read again on his hands **without the other**
+    standing-out partners (pair and pool alike; a pair that stood out is read without the others that did).
 
-    Why: colluders change what everyone else's choices give to each seat: a colluder disfavours the two others of
-    the table in the hands with the partner (in the pool of his hands those make his ordinary hands with anyone
-    look favourable), and a fed partner holds fewer cards, so an honest actor's moves make fewer of them live and
-    more of the other honest player's (friends who sit at colluders' tables read as favouring each other). Such
-    hands are compared with hands of another kind of table; leaving them out compares like with like. A bystander
-    or a friend can itself pass BURST_HOT_Z, hence "stronger": the pair that made it stand out is not read
-    without it. The room baselines leave standing-out pairs out the same way (``signals._fit_links``). Actors who
-    never sat with a standing-out pair are read once."""
+    Why: a colluder's hands with the partner hold his disfavour towards the two others of the table; in the pool of
+    his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
+    sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
+    hence "the other" partners). The room baselines leave standing-out pairs out the same way
+    (``signals._fit_links``). Actors without a standing-out pair are read once."""
     first = _burst_read(lk)
     if first.empty:
         return first
-    z = -special.ndtri_exp(np.minimum(first["logp"].to_numpy(np.float64), np.log(0.5)))
-    strength: dict[frozenset[Any], float] = {}  # per pair, its stronger direction's z
-    for (a, o), v in zip(first.index, z):
-        strength[frozenset((a, o))] = max(strength.get(frozenset((a, o)), -np.inf), float(v))
-    pairs = {pr for pr, v in strength.items() if v > BURST_HOT_Z and len(pr) == 2}
-    if not pairs:
+    hot = first.index[-special.ndtri_exp(np.minimum(first["logp"].to_numpy(np.float64), np.log(0.5))) > BURST_HOT_Z]
+    if not len(hot):
         return first
+    partners: dict[Any, set[Any]] = {}
+    for actor, other in hot:
+        partners.setdefault(actor, set()).add(other)
     actors, others, hands = lk["actor"].to_numpy(object), lk["other"].to_numpy(object), lk["hand_id"].to_numpy()
     out = first.copy()
-    for actor in first.index.get_level_values(0).unique():
+    for actor, ps in partners.items():
         mine = np.flatnonzero(actors == actor)
-        h_m, o_m = hands[mine], others[mine]
-        # the actor's tables: per hand, who else sat there
-        table: dict[Any, set[Any]] = {}
-        for h, o in zip(h_m, o_m):
-            table.setdefault(h, set()).add(o)
-        present = {pr: {h for h, t in table.items() if pr <= (t | {actor})} for pr in pairs}
-        present = {pr: hs for pr, hs in present.items() if hs}
-        if not present:
-            continue
-        readings: dict[frozenset[Any], pd.DataFrame] = {}
+
+        def without(left_out: set[Any], mine: np.ndarray = mine) -> pd.DataFrame:
+            """The actor's reading on his hands without any of ``left_out`` at the table."""
+            gone = np.unique(hands[mine][np.isin(others[mine], list(left_out))])
+            return _burst_read(lk.iloc[mine[~np.isin(hands[mine], gone)]])
+
+        readings = {o: without(ps - {o}) for o in ps if len(ps) > 1}
+        rest = without(ps)
         for o in first.loc[actor].index:
-            # the standing-out pairs stronger than this one (all of them for an ordinary pair): a strong pair is
-            # not read without a weaker one that it made stand out (a friend at its table)
-            mine_z = strength[frozenset((actor, o))]
-            left_out = frozenset(pr for pr in present if strength[pr] > mine_z)
-            if not left_out:
-                continue
-            if left_out not in readings:  # the actor's hands where none of the left-out pairs sat together
-                gone = set().union(*(present[pr] for pr in left_out))
-                readings[left_out] = _burst_read(lk.iloc[mine[~np.isin(h_m, list(gone))]])
-            r = readings[left_out]
+            if o in ps and len(ps) == 1:
+                continue  # the only standing-out pair: its first reading is already without the others
+            r = readings[o] if o in ps else rest
             if (actor, o) in r.index:
                 out.loc[(actor, o)] = r.loc[(actor, o), out.columns].to_numpy()
-            else:  # every hand together had a standing-out pair at the table: nothing left to read
+            else:  # every hand together had a standing-out partner at the table: nothing left to read
                 out.loc[(actor, o), ["logp", "z_mean", "logp_mean", "logp_count", "above", "expected",
                                      "mean_percentile"]] = [0.0, 0.0, 0.0, 0.0, 0, 0.0, 50.0]
     return out
