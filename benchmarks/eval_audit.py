@@ -33,8 +33,10 @@ LEVELS = (25, 50, 100, 150, 200, 500)
 CACHE_VERSION = 5
 #: Part of the key of cached room results: bump it when the audit's method changes (v2, v3: the exact burst; v4, v5:
 #: burst's mean look by seat, over both directions; v7: burst weighs decisions by the actor's choice model and
-#: the pair score drops ``marginal``; v8: the choice weights off again, ``burst.CHOICE_WEIGHTS``).
-METHOD_VERSION = 8
+#: the pair score drops ``marginal``; v8: the choice weights off again, ``burst.CHOICE_WEIGHTS``; v9: on, each weight
+#: mixed with 1, ``burst.CHOICE_WEIGHT_FLOOR``, the model fitted on one decision in ``burst.FIT_EVERY``; v10: burst
+#: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``).
+METHOD_VERSION = 10
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:

@@ -56,7 +56,7 @@ def test_streamed_equals_in_memory_with_missing_values_and_shuffled_rows() -> No
 
 @pytest.mark.parametrize("weights", [False, True])
 def test_streamed_equals_in_memory_on_analysed_hands(weights: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    # burst's choice weights are off by default (burst.CHOICE_WEIGHTS); both ways the two paths agree
+    # burst's choice weights (burst.CHOICE_WEIGHTS, on by default): both ways the two paths agree
     monkeypatch.setattr("analyzer.audit.burst.CHOICE_WEIGHTS", weights)
     sim = simulate(hands=90, players=8, seed=5, colluders=1, friends=1, style="feed", seek=1.0)
     df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(sim.records)),

@@ -287,3 +287,24 @@ def test_workers_that_do_not_see_the_spill_send_the_rows_back(room: Path, cluste
     keys = _passes(ran)
     assert keys["spill"] == 0 and keys["think"] == -(-40 // 7)  # the think sums are still made on the workers
     assert not any(str(r["key"]).startswith("bieqi-players-") for r in ran)
+def test_the_audit_with_burst_choice_weights_on_a_cluster_equals_the_single_process(room: Path,
+                                                                                   cluster: tuple[str, list[str]],
+                                                                                   monkeypatch: pytest.MonkeyPatch
+                                                                                   ) -> None:
+    """burst's choice weights on (the default: the workers import it so): the per-player choice model fitted from
+    the chunks' summed grid log-likelihoods on the workers gives the single process's pairs, verdicts and players;
+    and the weights are in it (the burst figures differ with them off)."""
+    from analyzer.audit import burst
+
+    assert burst.CHOICE_WEIGHTS
+    single = run_audit([str(room)], **KW).result
+    got = run_audit([str(room)], execution=Execution(jobs=2, dask=cluster[0], batch_hands=9), **KW).result
+    _same(got, single)
+    monkeypatch.setattr(burst, "CHOICE_WEIGHTS", False)
+    plain = run_audit([str(room)], **KW).result
+
+    def burst_z(res: dict) -> list[float]:
+        return [float(p["signals"]["burst"][d]["z"]) for p in res["pairs"] for d in ("ab", "ba")
+                if "burst" in p.get("signals", {}) and d in p["signals"]["burst"]]
+
+    assert burst_z(single) and burst_z(single) != burst_z(plain)

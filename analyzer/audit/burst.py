@@ -25,6 +25,9 @@ BURST_LOOKS = 2
 #: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
 #: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
 MIN_STRATUM_OTHERS = 30
+#: A directed pair whose burst z exceeds this in the first reading is the actor's partner in the second: the actor's
+#: other pairs are read on his hands without it (:func:`_burst`).
+BURST_HOT_Z = 4.0
 #: The per-hand favour the burst statistic reads (the exact immediate one: least noise per hand), each decision
 #: weighted by how far the actor's own choice model could not foresee the choice (:func:`choice_weights`).
 BURST_SIGNAL = "imm_marginal"
@@ -32,12 +35,18 @@ BURST_SIGNAL = "imm_marginal"
 #: policy's, ``analysis.skill``) is read at: a grid, so that a room read in chunks (``audit.stream``) and read whole
 #: fit the same model from per-player sums of log-likelihoods.
 CHOICE_GRID = np.array([0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 15.0, 50.0])
-#: Whether ``burst`` weighs each decision by the actor's choice model (:func:`choice_weights`). Off: on the shipped
-#: demo room (samples/demo-room.jsonl.gz, learned-evaluator rows) the weighted statistic flagged an honest pair
-#: (p03 + p09, 96 hands together, p 8.6e-8, the count look of a near-deterministic strong player's hands) that the
-#: unweighted one leaves at p 0.84; the weights' gain on occasional collusion (docs/audit.md) does not pay for a
-#: false alarm. The code and its tests stay for the next pass (docs/audit.md, "What is left").
-CHOICE_WEIGHTS = False
+#: Whether ``burst`` weighs each decision by the actor's choice model (:func:`choice_weights`).
+CHOICE_WEIGHTS = True
+#: Each weight is mixed with 1, w' = f + (1 - f) w (:func:`weights_of`): the fitted model is a guess, so no decision
+#: weighs more than (2 - f) / f = 7 times another. Unmixed (f = 0), a near-deterministic player's hand scores rested on
+#: the few of his choices his model could not explain, where a misfit of the model meets whatever a co-player's
+#: style makes those choices give (the shipped demo room flagged an honest pair that way: docs/audit.md, "The burst
+#: statistic weighted by the actor's choice model").
+CHOICE_WEIGHT_FLOOR = 0.25
+#: The choice model is fitted on one decision in FIT_EVERY, chosen by a fixed hash of (hand_id, action): the same
+#: decisions whichever way the room is chunked (the fit stays a sum over chunks), at 1 / FIT_EVERY of the cost; two
+#: parameters per player need far fewer decisions than a player has.
+FIT_EVERY = 4
 #: Decisions per block when the grid's log-likelihoods are summed (bounds the memory: block x grid x options).
 _GRID_BLOCK = 256
 
@@ -92,20 +101,31 @@ def grid_fit(loglik: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return CHOICE_GRID[best // g], CHOICE_GRID[best % g]
 
 
-def weights_of(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def weights_of(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, a: np.ndarray, b: np.ndarray,
+               floor: float | None = None) -> np.ndarray:
     """Per decision: (1 - P(chosen)) n / (n - 1) under the actor's fitted choice model (per-row a, b), 1 for a
-    decision with one option (nothing to weigh).
+    decision with one option (nothing to weigh), mixed with 1 by ``floor`` (default CHOICE_WEIGHT_FLOOR).
 
     Why: the locally most powerful test of "choices also pull towards the partner's true-deal gain g" (the
     alternative P(k) ∝ exp(-(a loss_k + b ref_k) + t g_k), its score at t = 0) sums g_chosen - E_P[g]. With two
     options that is exactly 2 (1 - P(chosen)) times the rows' chosen-minus-average g; with more, it is so when
     the model spreads the rest evenly. A choice the actor's own model was sure of says nothing about the partner
     (an honest player would have made it too), so its share of the deal's luck is left out."""
+    f = CHOICE_WEIGHT_FLOOR if floor is None else floor
     n = np.isfinite(loss).sum(axis=1)
     if not len(n):
         return np.ones(0)
     p = choice_probabilities(loss, ref, a, b)[np.arange(len(n)), chosen]
-    return np.where(n > 1, (1.0 - p) * n / np.maximum(n - 1, 1), 1.0)
+    return f + (1.0 - f) * np.where(n > 1, (1.0 - p) * n / np.maximum(n - 1, 1), 1.0)
+
+
+def fit_rows(df: pd.DataFrame) -> np.ndarray:
+    """The decision rows the choice model is fitted on: one in FIT_EVERY, by a fixed hash of (hand_id, action)
+    (pandas' seeded row hash), so a row's share in the fit does not depend on the chunk it arrives in."""
+    if FIT_EVERY <= 1 or "action" not in df.columns:
+        return np.ones(len(df), bool)
+    h = pd.util.hash_pandas_object(df[["hand_id", "action"]].astype({"hand_id": str, "action": np.int64}), index=False).to_numpy()
+    return np.asarray(h % np.uint64(FIT_EVERY) == 0, bool)
 
 
 def choice_weights(df: pd.DataFrame) -> np.ndarray:
@@ -116,7 +136,8 @@ def choice_weights(df: pd.DataFrame) -> np.ndarray:
         return np.ones(len(df))
     loss, ref, chosen = inputs
     codes, players = pd.factorize(df["player"].astype(str))
-    a, b = grid_fit(choice_loglik(loss, ref, chosen, codes, len(players)))
+    m = fit_rows(df)
+    a, b = grid_fit(choice_loglik(loss[m], ref[m], chosen[m], codes[m], len(players)))
     return weights_of(loss, ref, chosen, a[codes], b[codes])
 
 
@@ -260,6 +281,49 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _burst(lk: pd.DataFrame) -> pd.DataFrame:
+    """Occasional collusion (:func:`_burst_read`), read twice: when some of an actor's directed pairs stand out in
+    the first reading (z > BURST_HOT_Z), each of the actor's pairs is read again on his hands **without the other**
+    standing-out partners (pair and pool alike; a pair that stood out is read without the others that did).
+
+    Why: a colluder's hands with the partner hold his disfavour towards the two others of the table; in the pool of
+    his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
+    sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
+    hence "the other" partners). The room baselines leave standing-out pairs out the same way
+    (``signals._fit_links``). Actors without a standing-out pair are read once."""
+    first = _burst_read(lk)
+    if first.empty:
+        return first
+    hot = first.index[-special.ndtri_exp(np.minimum(first["logp"].to_numpy(np.float64), np.log(0.5))) > BURST_HOT_Z]
+    if not len(hot):
+        return first
+    partners: dict[Any, set[Any]] = {}
+    for actor, other in hot:
+        partners.setdefault(actor, set()).add(other)
+    actors, others, hands = lk["actor"].to_numpy(object), lk["other"].to_numpy(object), lk["hand_id"].to_numpy()
+    out = first.copy()
+    for actor, ps in partners.items():
+        mine = np.flatnonzero(actors == actor)
+
+        def without(left_out: set[Any], mine: np.ndarray = mine) -> pd.DataFrame:
+            """The actor's reading on his hands without any of ``left_out`` at the table."""
+            gone = np.unique(hands[mine][np.isin(others[mine], list(left_out))])
+            return _burst_read(lk.iloc[mine[~np.isin(hands[mine], gone)]])
+
+        readings = {o: without(ps - {o}) for o in ps if len(ps) > 1}
+        rest = without(ps)
+        for o in first.loc[actor].index:
+            if o in ps and len(ps) == 1:
+                continue  # the only standing-out pair: its first reading is already without the others
+            r = readings[o] if o in ps else rest
+            if (actor, o) in r.index:
+                out.loc[(actor, o)] = r.loc[(actor, o), out.columns].to_numpy()
+            else:  # every hand together had a standing-out partner at the table: nothing left to read
+                out.loc[(actor, o), ["logp", "z_mean", "logp_mean", "logp_count", "above", "expected",
+                                     "mean_percentile"]] = [0.0, 0.0, 0.0, 0.0, 0, 0.0, 50.0]
+    return out
+
+
+def _burst_read(lk: pd.DataFrame) -> pd.DataFrame:
     """Occasional collusion: does the pair have more extreme favour hands than the actor's others?
 
     A partner-aware actor in a minority of hands shifts the mean little but leaves a few hands far

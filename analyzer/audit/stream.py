@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from analyzer.audit import burst
-from analyzer.audit.burst import BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, grid_fit, weights_of
+from analyzer.audit.burst import (BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, fit_rows, grid_fit,
+                                  weights_of)
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
     HABIT_CHECKED,
@@ -130,8 +131,9 @@ def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int) -> dict[str, n
     if inputs is None:
         return {}
     loss, ref, chosen = inputs
+    m = fit_rows(df)  # the model is fitted on a fixed share of the decisions (burst.FIT_EVERY)
     return {"choice_loss": loss.astype(np.float32), "choice_ref": ref.astype(np.float32), "choice_chosen": chosen,
-            "choice_ll": choice_loglik(loss, ref, chosen, actor, n_players)}
+            "choice_ll": choice_loglik(loss[m], ref[m], chosen[m], actor[m], n_players)}
 
 
 def chunk_choices(ch: dict[str, np.ndarray], n_players: int) -> np.ndarray:

@@ -22,8 +22,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                       "pair: 0.00 ± {3}.",
         "lead_burst": "In {2} of {3} hands together {0}'s moves favoured {1} more than in all but {4}% of {0}'s hands "
                       "with other players; a typical pair would have about {5} such hands.",
-        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} (counting the moves "
-                           "{0}'s own way of playing would not have chosen anyway) ranked on average at percentile {2} "
+        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} (counting most the "
+                           "moves {0}'s own way of playing would not have chosen anyway) ranked on average at percentile {2} "
                            "of all {0}'s hands towards whoever sat in that seat; a typical pair with as many hands: "
                            "50 ± {4}.",
         "lead_think": "{0} took ×{2} as long over its decisions (for their difficulty) when {1} sat at the table "
@@ -109,7 +109,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "lead_total": "{0} 的出牌每局为这对搭档带来 {2} 分（共同桌 {4} 局）；普通搭档：0.00 ± {3}。",
         "lead_burst": "在同桌的 {3} 局中有 {2} 局，{0} 对 {1} 的照顾超过了 {0} 与其他玩家同桌时除前 {4}% 以外的所有牌局；"
                       "普通搭档大约只有 {5} 局。",
-        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度（只计 {0} 按自己的打法本不会选的出牌）在 {0} "
+        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度（主要计 {0} 按自己的打法本不会选的出牌）在 {0} "
                            "与其他玩家处于同一座位关系的牌局中平均位于第 {2} 百分位；本房间同样局数的普通搭档：50 ± {4}。",
         "lead_think": "{1} 在桌时，{0} 的思考时间（按难度折算）是平时的 ×{2}（共同桌 {3} 局）；普通搭档约为 ×1.00。",
         "lead_codev": "在同桌的 {2} 局中，{0} 和 {1} 都付出代价互相照顾的次数超过了偶然。",
