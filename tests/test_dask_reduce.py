@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,9 +122,8 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     assert a["marginal_ab_z"].max() > 4
 
 
-def test_a_store_and_new_hands_on_the_cluster_give_the_single_process_audit(room: Path, tmp_path: Path,
-                                                                          cluster: tuple[str, list[str]]) -> None:
-    """The store's rows are chunked on a worker, the new hands' next to their analysis: the same audit."""
+def _store_of_first_hands(room: Path, tmp_path: Path) -> tuple[Path, Any, Any]:
+    """A decision store of the room's first 17 hands, it opened, and the single process's audit of the whole room."""
     lines = room.read_text().splitlines(keepends=True)
     first = tmp_path / "first.jsonl"
     first.write_text("".join(lines[:17]))
@@ -132,6 +133,13 @@ def test_a_store_and_new_hands_on_the_cluster_give_the_single_process_audit(room
     assert res.exit_code == 0, res.output
     st = open_store(store)
     single = run_audit([str(room)], settings=st.settings).result
+    return store, st, single
+
+
+def test_a_store_and_new_hands_on_the_cluster_give_the_single_process_audit(room: Path, tmp_path: Path,
+                                                                          cluster: tuple[str, list[str]]) -> None:
+    """The store's rows are chunked on a worker, the new hands' next to their analysis: the same audit."""
+    store, st, single = _store_of_first_hands(room, tmp_path)
     ran = []
     out: dict = {}
 
@@ -216,15 +224,7 @@ def test_a_corrupted_line_is_reported_as_by_the_single_process(room: Path, tmp_p
 
 def test_a_store_and_new_hands_on_the_shared_spill(room: Path, tmp_path: Path, cluster: tuple[str, list[str]]) -> None:
     """The store's rows spilled here, the new hands' by the workers: the same slim audit as the single process."""
-    lines = room.read_text().splitlines(keepends=True)
-    first = tmp_path / "first.jsonl"
-    first.write_text("".join(lines[:17]))
-    store = tmp_path / "store"
-    res = CliRunner().invoke(cli, ["decisions", str(first), "--out", str(store), "--samples", "2", "--dd-samples", "1",
-                                   "--seed", "3", "--batch-hands", "5"])
-    assert res.exit_code == 0, res.output
-    st = open_store(store)
-    single = run_audit([str(room)], settings=st.settings).result
+    store, st, single = _store_of_first_hands(room, tmp_path)
     out, ran, files = _slim([str(room)], cluster[0], settings=st.settings, store=open_store(store))
     _same(out, single)
     assert _passes(ran)["spill"] == -(-(40 - 17) // 7)
