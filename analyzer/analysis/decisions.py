@@ -9,9 +9,9 @@ deal (double dummy). The exact immediate effect of the choice on each seat (no r
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Callable, Iterable
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +19,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from analyzer.analysis.infoset import InfoSet, Observer
+from analyzer.analysis.infoset import InfoSet
 from analyzer.analysis.valuemodel import load_model
-from analyzer.cards import format_card, parse_card, scan
+from analyzer.cards import CARD_CODES, format_card, parse_card, scan
+from analyzer.kernels.decide import CRC_TABLE, NO_MS, scan_decisions
 from analyzer.kernels.optionsjson import options_json
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
@@ -60,8 +61,6 @@ TOL_SPREAD = 0.25
 #: Points: floor of a decision's scale (``scale``), so options that differ only by noise stay close.
 SCALE_FLOOR = 2.0
 _PAD = [0] * MAX_OPTIONS
-#: The information set of a decision the learned model values: nothing hidden to deal.
-_UNSAMPLED = InfoSet(0, 0, 0, 0, 0, (0,) * SEATS, (0,) * SEATS, (0,) * SEATS, 0, ())
 #: How options are valued (the rollouts' reference policy): ``fast``, the kernel's cheap heuristic
 #: (empty weights); ``strategy``, the strategy module's honest player (what the simulator's bots
 #: weigh), over sampled deals; ``model``, the learned value model (:mod:`analyzer.analysis.valuemodel`,
@@ -182,38 +181,49 @@ class _Batch:
 
     def run(self, samples: int, dd_samples: int, noise: float, policy: str = DEFAULT_POLICY,
             max_samples: int | None = None) -> Estimates:
-        d = len(self)
-        ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
         sl = np.array(self.slots, np.int64).reshape(-1, 4)
         a = self.arrays()
-        rules = rule_table(list(self.rules))
-        rule_idx = np.array(self.rule_idx, np.int64)
-        learned = np.zeros(d, np.bool_)
-        if policy == "model":  # the learned values where the model knows the rules, before the endgame
-            learned = (rule_idx == self.rules.get(DEFAULT_RULES, -1)) & (a["n"] < MODEL_UNTIL)
-        # the kernel skips own-information sampling where samples_of is 0 (the model answers there)
-        samples_of = np.where(learned, 0, samples).astype(np.int64)
-        evaluate(a["hands"], a["cov"], a["last7"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"],
-                 a["chosen"], np.array(self.hidden, np.int64),
-                 np.array(self.slot_off, np.int64), sl[:, 0].copy(), sl[:, 1].astype(np.bool_), sl[:, 2].copy(),
-                 sl[:, 3].copy(), rule_idx, rules,
-                 np.array(self.seeds, np.uint64), samples_of, samples if max_samples is None else max_samples,
-                 TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
-                 relaxed, used, ref, *new_cache())
-        if learned.any():
-            idx = np.flatnonzero(learned)
-            model = load_model()
-            ev[idx] = model.predict(a["hands"][idx], a["cov"][idx], a["live"][idx], a["table"][idx], a["turn"][idx],
-                                    a["n"][idx], a["opts"][idx], a["nopt"][idx])
-            # no sampling error, but the model's own: its typical error in units of the decision's scale
-            own = ev[idx, :, a["turn"][idx]]
-            own = np.where(np.arange(MAX_OPTIONS)[None, :] < a["nopt"][idx, None], own, -np.inf)
-            err = model.loss_se * decision_scale(own)[:, None]
-            se[idx] = np.where(np.isfinite(own) & (own < own.max(axis=1, keepdims=True)), err, 0.0)
-        imm = np.zeros((d, SEATS))
-        immediate(a["hands"], a["cov"], a["turn"], a["opts"], a["nopt"], np.maximum(a["chosen"], 0),
-                  BEYOND_MASK, NEXT, imm)
-        return Estimates(a["opts"], a["nopt"], a["turn"], ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
+        a.update(hidden=np.array(self.hidden, np.int64), slot_off=np.array(self.slot_off, np.int64),
+                 slot_seat=sl[:, 0].copy(), slot_cover=sl[:, 1].astype(np.bool_), slot_allowed=sl[:, 2].copy(),
+                 slot_size=sl[:, 3].copy(), rule_idx=np.array(self.rule_idx, np.int64),
+                 seeds=np.array(self.seeds, np.uint64))
+        return _estimate(a, list(self.rules), samples, dd_samples, noise, policy, max_samples)
+
+
+def _estimate(a: dict[str, np.ndarray], rule_sets: list[Rules], samples: int, dd_samples: int, noise: float,
+              policy: str, max_samples: int | None) -> Estimates:
+    """The kernels' estimates for D decisions given as arrays (:meth:`_Batch.arrays`' and the information sets'
+    slots, rule indices into ``rule_sets`` and seeds; :func:`_scan` makes them all at once)."""
+    d = len(a["turn"])
+    ev, ev_dd, se, dd_se, relaxed, used, ref = new_outputs(d)
+    rules = rule_table(rule_sets)
+    rule_idx = a["rule_idx"]
+    learned = np.zeros(d, np.bool_)
+    if policy == "model":  # the learned values where the model knows the rules, before the endgame
+        default = rule_sets.index(DEFAULT_RULES) if DEFAULT_RULES in rule_sets else -1
+        learned = (rule_idx == default) & (a["n"] < MODEL_UNTIL)
+    # the kernel skips own-information sampling where samples_of is 0 (the model answers there)
+    samples_of = np.where(learned, 0, samples).astype(np.int64)
+    evaluate(a["hands"], a["cov"], a["last7"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"],
+             a["chosen"], a["hidden"], a["slot_off"], a["slot_seat"], a["slot_cover"], a["slot_allowed"],
+             a["slot_size"], rule_idx, rules,
+             a["seeds"], samples_of, samples if max_samples is None else max_samples,
+             TOL_POINTS, TOL_SPREAD, dd_samples, float(noise), POLICIES[policy], HONEST, ev, ev_dd, se, dd_se,
+             relaxed, used, ref, *new_cache())
+    if learned.any():
+        idx = np.flatnonzero(learned)
+        model = load_model()
+        ev[idx] = model.predict(a["hands"][idx], a["cov"][idx], a["live"][idx], a["table"][idx], a["turn"][idx],
+                                a["n"][idx], a["opts"][idx], a["nopt"][idx])
+        # no sampling error, but the model's own: its typical error in units of the decision's scale
+        own = ev[idx, :, a["turn"][idx]]
+        own = np.where(np.arange(MAX_OPTIONS)[None, :] < a["nopt"][idx, None], own, -np.inf)
+        err = model.loss_se * decision_scale(own)[:, None]
+        se[idx] = np.where(np.isfinite(own) & (own < own.max(axis=1, keepdims=True)), err, 0.0)
+    imm = np.zeros((d, SEATS))
+    immediate(a["hands"], a["cov"], a["turn"], a["opts"], a["nopt"], np.maximum(a["chosen"], 0),
+              BEYOND_MASK, NEXT, imm)
+    return Estimates(a["opts"], a["nopt"], a["turn"], ev, ev_dd, se, dd_se, relaxed, used, ref, imm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,42 +329,47 @@ _CODES = [format_card(c) for c in range(52)]
 
 
 @dataclass(slots=True)
-class _Pending:
-    """What a row needs besides the estimates."""
+class _Rows:
+    """What a batch's rows need besides the estimates: its hands (records, places in the input) and, per
+    decision, the index of its hand among them, the action index, the chosen option's index and the think time."""
 
-    record: Any
-    seq: int
-    action: int
-    chosen: int  # index into the options
-    think_ms: float
+    records: list[Any]
+    seqs: np.ndarray
+    hand: np.ndarray
+    action: np.ndarray
+    chosen: np.ndarray
+    think: np.ndarray
 
 
-def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFrame:
-    """The rows of one batch, computed a column at a time."""
-    d = len(pending)
+def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
+    """The rows of one batch, computed a column at a time (the hands' texts taken by index, never row by row)."""
+    d = len(rows.hand)
     ar = np.arange(d)
     seat = est.actor
-    ch = np.array([p.chosen for p in pending], np.int64)
+    ch = rows.chosen
     own, own_dd = est.actor_values(), est.actor_values(dd=True)
     best, best_dd = own.argmax(axis=1), own_dd.argmax(axis=1)
     regret = own[ar, best] - own[ar, ch]
     scale = decision_scale(own)
     chosen_act, best_act = est.opts[ar, ch], est.opts[ar, best]
     kinds = np.where(chosen_act >= COVER, "cover", "play")
-    recs = [p.record for p in pending]
+    recs = rows.records
+    hand = rows.hand
+    ids = np.array([r.hand_id for r in recs] + [None], dtype=object)[:-1]  # (the None keeps the array 1-D)
+    tables = np.array([r.table_id or "" for r in recs] + [None], dtype=object)[:-1]
+    players = np.empty((len(recs), SEATS), dtype=object)
+    for k in range(SEATS):
+        players[:, k] = [r.players[k] for r in recs]
     cols: dict[str, Any] = {
-        "hand_id": [r.hand_id for r in recs], "table_id": [r.table_id or "" for r in recs],
-        "hand_seq": [p.seq for p in pending], "action": [p.action for p in pending], "seat": seat,
-        "player": [r.players[s] for r, s in zip(recs, seat.tolist())],
-        **{f"p{k}": [r.players[k] for r in recs] for k in range(SEATS)},
+        "hand_id": ids[hand], "table_id": tables[hand], "hand_seq": rows.seqs[hand], "action": rows.action,
+        "seat": seat, "player": players[hand, seat], **{f"p{k}": players[hand, k] for k in range(SEATS)},
         "kind": kinds, "n_options": est.nopt,
-        "chosen": [format_card(a % COVER) for a in chosen_act.tolist()],
-        "best": [format_card(a % COVER) for a in best_act.tolist()],
+        "chosen": _CODE_OBJECTS[chosen_act % COVER], "best": _CODE_OBJECTS[best_act % COVER],
         "rank": (own > own[ar, ch][:, None]).sum(axis=1), "regret": regret, "regret_se": est.se[ar, ch],
         **{f"delta{k}": est.ev[ar, ch, k] - est.ev[ar, best, k] for k in range(SEATS)},
         **{f"dd_delta{k}": est.ev_dd[ar, ch, k] - est.ev_dd[ar, best_dd, k] for k in range(SEATS)},
         "dd_regret": own_dd[ar, best_dd] - own_dd[ar, ch],
-        **{f"imm{k}": est.imm[:, k] for k in range(SEATS)}, "think_ms": [p.think_ms for p in pending],
+        **{f"imm{k}": est.imm[:, k] for k in range(SEATS)}, "think_ms": rows.think,
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
@@ -371,8 +386,8 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
                          loss_r, loss_d, loss_f)
     cols["options"] = texts if texts is not None else _options_texts(kinds, est, real, loss_r, loss_d, loss_f)
     if reasons:
-        cols["reasons"] = _all_reasons(pending, chosen_act.tolist(), best_act.tolist(), regret.tolist(),
-                                       est.se[ar, ch].tolist())
+        cols["reasons"] = _all_reasons([recs[x] for x in hand.tolist()], rows.action.tolist(), chosen_act.tolist(),
+                                       best_act.tolist(), regret.tolist(), est.se[ar, ch].tolist())
     # the texts as object columns from the start (the frame's final types, ``_analyse``): pandas would infer its
     # string type for them and the final ``astype`` convert them back, copying every options text twice
     for c in _TEXT_COLUMNS:
@@ -382,25 +397,28 @@ def _frame(pending: list[_Pending], est: Estimates, reasons: bool) -> pd.DataFra
 
 
 _TEXT_COLUMNS = ("hand_id", "table_id", "player", "p0", "p1", "p2", "p3", "kind", "chosen", "best", "reasons", "options")
+#: The 52 canonical codes as an object array, indexed by card (one string object each, shared by every row).
+_CODE_OBJECTS = np.array(_CODES, dtype=object)
 
 
-def _all_reasons(pending: list[_Pending], chosen: list[int], best: list[int], regret: list[float],
+def _all_reasons(records: list[Any], actions: list[int], chosen: list[int], best: list[int], regret: list[float],
                  se: list[float]) -> list[str]:
-    """Reasons for each row; the positions are rebuilt by replaying each hand once, in order."""
+    """Reasons for each row (its hand's record and action index); the positions are rebuilt by replaying
+    each hand once, in order."""
     out = []
     state: State | None = None
     rec: Any = None
-    for p, c, b, r, e in zip(pending, chosen, best, regret, se):
-        if p.record is not rec or state is None or state.n > p.action:
-            rec = p.record
+    for r, i, c, b, g, e in zip(records, actions, chosen, best, regret, se):
+        if r is not rec or state is None or state.n > i:
+            rec = r
             deal = VARIANT.deal_masks(rec, [])
             assert deal is not None
             state = State(deal, rec.rules or DEFAULT_RULES)
-        while state.n < p.action:
+        while state.n < i:
             a = rec.actions[state.n]
             card = parse_card(a.card)
             state.push(COVER + card if a.kind == "cover" else card)
-        out.append(_reasons(state, c, b, r, e))
+        out.append(_reasons(state, c, b, g, e))
     return out
 
 
@@ -433,44 +451,45 @@ def _analyse(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: i
     whatever the batching.
     """
     frames: list[pd.DataFrame] = []
-    batch, pending = _Batch(), []  # type: tuple[_Batch, list[_Pending]]
+    waiting: list[_Hand] = []  # hands read, not yet analysed (a batch closes after the hand that fills it)
+    counted = 0  # of them, the first ``counted`` have their number of decisions
+    gone = 0
 
-    def flush() -> None:
-        nonlocal batch, pending
-        if pending:
-            frames.append(_frame(pending, batch.run(samples, dd_samples, noise, policy, max_samples), reasons))
-        batch, pending = _Batch(), []
+    def run(final: bool) -> None:
+        """Analyse the batches of ``batch_decisions`` decisions or more closed so far (with ``final``, the rest too)."""
+        nonlocal waiting, counted, gone
+        _count(waiting[counted:], seed, policy)
+        counted = len(waiting)
+        ends, acc = [], 0
+        for x, h in enumerate(waiting):
+            acc += h.decisions
+            if acc >= batch_decisions:  # the batch closes after this hand (as it always has: whole hands)
+                ends.append(x + 1)
+                acc = 0
+        if final and (not ends or ends[-1] < len(waiting)):
+            ends.append(len(waiting))
+        start = 0
+        for end in ends:
+            group = waiting[start:end]
+            if sum(h.decisions for h in group):
+                a, rule_sets, rows = _scan(group, seed, policy)
+                frames.append(_frame(rows, _estimate(a, rule_sets, samples, dd_samples, noise, policy, max_samples),
+                                     reasons))
+            gone += len(group)
+            if on_progress is not None:
+                on_progress(gone)
+            start = end
+        waiting = waiting[start:]
+        counted -= start
 
-    hands = 0
     for seq, item in enumerate(items):
         rec = item.record
         if type(rec).__struct_config__.tag != NAME:
             continue
-        deal = VARIANT.deal_masks(rec, [])
-        assert deal is not None  # valid hands only
-        obs = Observer(deal, rec.rules or DEFAULT_RULES)
-        # the learned model reads no sampling slots: skip building the information sets' proofs
-        sampled = policy != "model" or obs.state.rules != DEFAULT_RULES
-        prev_ms: int | None = None
-        for i, a in enumerate(rec.actions):
-            c = parse_card(a.card)
-            act = COVER + c if a.kind == "cover" else c
-            st = obs.state
-            legal = st.legal_actions()
-            if len(legal) > 1:
-                think = float(a.ms - prev_ms) if a.ms is not None and prev_ms is not None else math.nan
-                k = legal.index(act)
-                info = obs.info() if sampled or i >= MODEL_UNTIL else _UNSAMPLED
-                batch.add(st, info, legal, decision_seed(seed, rec.hand_id, i), k)
-                pending.append(_Pending(rec, seq, i, k, think))
-            prev_ms = a.ms
-            obs.push(act)
-        hands += 1
-        if len(pending) >= batch_decisions:
-            flush()
-        if on_progress is not None:
-            on_progress(hands)
-    flush()
+        waiting.append(_hand(rec, seq))
+        if len(waiting) - counted >= _GATHER:
+            run(False)
+    run(True)
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
     ints = ["hand_seq", "action", "seat", "n_options", "rank", "samples_used"]
     floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret", "imm"))
@@ -478,3 +497,93 @@ def _analyse(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: i
     strs = [c for c in COLUMNS if c not in ints and c not in floats]
     return frame.astype({**{c: np.int64 for c in ints}, **{c: np.float64 for c in floats},
                          **{c: object for c in strs}})
+
+
+#: Hands read before the compiled scan counts their decisions (batches still close exactly where they always did).
+_GATHER = 128
+#: Valid hands' card codes -> card and engine action (what ``parse_card`` reads, without a call per code).
+_CARD_OF = {k: v for k, v in CARD_CODES.items() if v < COVER}
+_ACTION_OF = {"play": _CARD_OF, "cover": {k: COVER + v for k, v in _CARD_OF.items()}}
+
+
+@dataclass(slots=True)
+class _Hand:
+    """A valid hand read once for :func:`scan_decisions`: its record, place, deal, actions and times as ints."""
+
+    record: Any
+    seq: int
+    cards: list[int]  # 52: 13 by seat
+    actions: list[int]
+    ms: list[int]
+    decisions: int = -1
+
+
+def _hand(rec: Any, seq: int) -> _Hand:
+    acts = rec.actions
+    return _Hand(rec, seq, [_CARD_OF[c] for codes in rec.deal for c in codes],
+                 [_ACTION_OF[a.kind][a.card] for a in acts], [NO_MS if a.ms is None else a.ms for a in acts])
+
+
+def _inputs(group: list[_Hand], seed: int, policy: str) -> tuple[np.ndarray, ...]:
+    """The arguments of :func:`scan_decisions` that describe the hands (deal .. seed_hi)."""
+    n = len(group)
+    deal = (np.int64(1) << np.array([h.cards for h in group], np.int64).reshape(n, SEATS, -1)).sum(axis=2)
+    off = np.zeros(n + 1, np.int64)
+    np.cumsum([len(h.actions) for h in group], out=off[1:])
+    acts = np.fromiter(chain.from_iterable(h.actions for h in group), np.int64, int(off[-1]))
+    ms = np.fromiter(chain.from_iterable(h.ms for h in group), np.int64, int(off[-1]))
+    # the learned model reads no sampling slots: the information sets' proofs only where rollouts need them
+    sampled = np.array([policy != "model" or (h.record.rules or DEFAULT_RULES) != DEFAULT_RULES for h in group],
+                       np.bool_)
+    prefix = np.array([zlib.crc32(f"{h.record.hand_id}\x00".encode()) for h in group], np.int64)
+    return deal, acts, off, ms, sampled, np.int64(MODEL_UNTIL), prefix, np.uint64((seed & 0xFFFFFFFF) << 32), CRC_TABLE
+
+
+def _count(group: list[_Hand], seed: int, policy: str) -> None:
+    """Each hand's number of decisions (the compiled scan's counting pass)."""
+    if not group:
+        return
+    per = np.zeros(len(group), np.int64)
+    _, _, bad = scan_decisions(*_inputs(group, seed, policy), per, False, *_NO_ROWS)
+    if bad >= 0:
+        h = group[bad]
+        raise ValueError(f"hand {h.record.hand_id!r}: an action is not legal (decisions.analyse reads valid hands only)")
+    for h, k in zip(group, per.tolist()):
+        h.decisions = k
+
+
+def _scan(group: list[_Hand], seed: int, policy: str) -> tuple[dict[str, np.ndarray], list[Rules], _Rows]:
+    """The batch's decisions as :func:`_estimate`'s arrays, the rule sets they index, and what the rows need."""
+    d = sum(h.decisions for h in group)
+    per = np.zeros(len(group), np.int64)
+    a: dict[str, np.ndarray] = {
+        "hand": np.zeros(d, np.int64), "action": np.zeros(d, np.int64), "hands": np.zeros((d, SEATS), np.int64),
+        "cov": np.zeros((d, SEATS), np.int64), "last7": np.zeros((d, SEATS), np.bool_), "live": np.zeros(d, np.int64),
+        "table": np.zeros(d, np.int64), "turn": np.zeros(d, np.int64), "opts": np.zeros((d, MAX_OPTIONS), np.int64),
+        "nopt": np.zeros(d, np.int64), "chosen": np.zeros(d, np.int64), "think": np.zeros(d),
+        "seeds": np.zeros(d, np.uint64), "hidden": np.zeros(d, np.int64), "slot_off": np.zeros(d + 1, np.int64)}
+    inputs = _inputs(group, seed, policy)
+    _, ns, _ = scan_decisions(*inputs, per, False, *_NO_ROWS)  # the slots' count, to size them
+    slots = {"slot_seat": np.zeros(ns, np.int64), "slot_cover": np.zeros(ns, np.bool_),
+             "slot_allowed": np.zeros(ns, np.int64), "slot_size": np.zeros(ns, np.int64)}
+    scan_decisions(*inputs, per, True, a["hand"], a["action"], a["hands"], a["cov"], a["last7"], a["live"], a["table"],
+                   a["turn"], a["opts"], a["nopt"], a["chosen"], a["think"], a["seeds"], a["hidden"], a["slot_off"],
+                   slots["slot_seat"], slots["slot_cover"], slots["slot_allowed"], slots["slot_size"])
+    a.update(slots)
+    a["n"] = a["action"]  # a decision's action index is the number of actions before it
+    # rule sets numbered in order of first appearance among the hands with decisions (as _Batch.add does)
+    index: dict[Rules, int] = {}
+    hand_rule = np.array([index.setdefault(h.record.rules or DEFAULT_RULES, len(index)) if h.decisions else -1
+                          for h in group], np.int64)
+    a["rule_idx"] = hand_rule[a["hand"]]
+    rows = _Rows([h.record for h in group], np.array([h.seq for h in group], np.int64), a["hand"], a["action"],
+                 a["chosen"], a["think"])
+    return a, list(index), rows
+
+
+#: Empty outputs for :func:`scan_decisions`' counting pass (``fill`` False writes none of them).
+_NO_ROWS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, SEATS), np.int64),
+            np.zeros((0, SEATS), np.int64), np.zeros((0, SEATS), np.bool_), np.zeros(0, np.int64),
+            np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, MAX_OPTIONS), np.int64), np.zeros(0, np.int64),
+            np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(1, np.int64),
+            np.zeros(0, np.int64), np.zeros(0, np.bool_), np.zeros(0, np.int64), np.zeros(0, np.int64))

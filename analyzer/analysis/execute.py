@@ -77,9 +77,18 @@ class HandBatch:
     lines: list[bytes] = field(default_factory=list)
     hand_ids: list[str] = field(default_factory=list)
     fingerprints: list[str] = field(default_factory=list)
+    #: the decoded records, for a batch analysed in this process (never pickled: a worker decodes the lines)
+    records: list[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.seqs)
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.seqs, self.lines, self.hand_ids, self.fingerprints
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.seqs, self.lines, self.hand_ids, self.fingerprints = state
+        self.records = None
 
 
 def fingerprint_line(line: bytes) -> str:
@@ -97,10 +106,9 @@ def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -
     from analyzer.validate import Checked
     from analyzer.variants.base import HandCheck
 
-    items = []
-    for line in batch.lines:
-        rec = parse_record(line)
-        items.append(Checked("", 0, rec.hand_id, rec, HandCheck()))
+    # in this process the records read are reused (the line is their canonical form: decoding it gives them back)
+    recs = batch.records if batch.records is not None else [parse_record(line) for line in batch.lines]
+    items = [Checked("", 0, rec.hand_id, rec, HandCheck()) for rec in recs]
     frame = analyse(items, samples=settings.samples, dd_samples=settings.dd_samples, seed=settings.seed,
                     noise=settings.noise, policy=settings.policy, max_samples=settings.max_samples, reasons=reasons)
     frame["hand_seq"] = np.asarray(batch.seqs, np.int64)[frame["hand_seq"].to_numpy()]
@@ -266,7 +274,7 @@ def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Chec
     from analyzer.logs import format_record
     from analyzer.variants.bieqi import NAME
 
-    batch = HandBatch()
+    batch = HandBatch(records=[])
     for seq, item in enumerate(items):
         if type(item.record).__struct_config__.tag != NAME:  # other variants have no decision rows here
             continue
@@ -278,9 +286,10 @@ def hand_batches(items: Iterable[Checked], size: int, *, on_hand: Callable[[Chec
         batch.lines.append(line)
         batch.hand_ids.append(str(item.record.hand_id))
         batch.fingerprints.append(fp)
+        batch.records.append(item.record)  # type: ignore[union-attr]
         if len(batch) >= size:
             yield batch
-            batch = HandBatch()
+            batch = HandBatch(records=[])
     if batch:
         yield batch
 
