@@ -127,3 +127,50 @@ def test_illegal_action_is_refused() -> None:
     group = [_hand(bad, 0)]
     with pytest.raises(ValueError, match="not legal"):
         _count(group, 0, "model")
+
+
+def _hope_loops(hand: int, table: int, own_covered: int) -> float:
+    """hand_hope as first written (rank loops): the reference for the bit-mask version."""
+    if own_covered != 0:
+        return 0.0
+    gaps = 0
+    for s in range(SEATS):
+        base = s * 13
+        need = 0
+        lo = next((r for r in range(6) if hand >> (base + r) & 1), -1)
+        if lo >= 0:
+            for r in range(lo, 7):
+                need |= 1 << r
+        hi = next((r for r in range(12, 6, -1) if hand >> (base + r) & 1), -1)
+        if hi >= 0:
+            for r in range(6, hi + 1):
+                need |= 1 << r
+        have = ((hand | table) >> base) & 0x1FFF
+        gaps += bin(need & ~have & 0x1FFF).count("1")
+    return 1.0 / (1.0 + gaps)
+
+
+def test_hand_hope_and_option_order_equal_the_loops() -> None:
+    """The features' bit-mask shortcuts (hand_hope, options lowest card first) give what the loops gave,
+    in Python and compiled (the simulator's and the rollouts' kernels inline them)."""
+    from analyzer.kernels.features import NF, decision_features, hand_hope, score_options
+
+    rng = random.Random(4)
+    for _ in range(3000):
+        hand = rng.getrandbits(52) & rng.getrandbits(52)
+        table = rng.getrandbits(52) & ~hand
+        cov = 0 if rng.random() < 0.7 else 1 << rng.randrange(52)
+        assert hand_hope(hand, table, cov) == _hope_loops(hand, table, cov)
+    # options lowest card first; compiled: the same options and features as the Python path
+    for _ in range(300):
+        cards = rng.sample(range(52), 13)
+        hand = sum(1 << c for c in cards[:rng.randrange(1, 14)])
+        table, live = rng.getrandbits(52) & ~hand, rng.getrandbits(52) & rng.getrandbits(52)
+        pool = hand & live or hand
+        want = [c if hand & live else 52 + c for c in range(52) if pool >> c & 1]
+        o1, f1, v1 = np.zeros(13, np.int64), np.zeros((13, NF)), np.zeros(13)
+        k1 = score_options(hand, live, table, 0, 0, 0, 2, np.ones(NF), o1, f1, v1)
+        o2, f2 = np.zeros(13, np.int64), np.zeros((13, NF))
+        k2 = decision_features(hand, live, table, 0, 0, 0, 2, o2, f2)
+        assert o2[:k2].tolist() == want
+        assert k1 == k2 and (o1 == o2).all() and (f1 == f2).all()

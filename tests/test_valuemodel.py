@@ -157,3 +157,23 @@ def test_training_is_reproducible_from_its_seed() -> None:
     for a, b in zip(m1.option.weights + m1.level.weights, m2.option.weights + m2.level.weights):
         assert np.array_equal(a, b)
     assert not np.array_equal(m1.option.weights[0], m3.option.weights[0])
+
+
+def test_fused_network_rows_equal_the_two_steps() -> None:
+    """predict's compiled path (network_rows) gives the networks the very floats option_inputs + network_inputs
+    give, so the predictions are bit for bit those of predict_inputs."""
+    from analyzer.kernels.value import N_IN, network_inputs, network_rows
+
+    a, x = _inputs(_records(3, 5))
+    want = network_inputs(x, a["nopt"])
+    rows = int(a["nopt"].sum())
+    got = (np.zeros((rows, N_IN)), np.zeros((len(a["nopt"]), NV + 1)), np.zeros(rows, np.int64))
+    network_rows(a["hands"], a["cov"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"], *got)
+    for w, g in zip(want, got):
+        assert w.shape == g.shape and w.tobytes() == g.tobytes()
+    model = load_model()
+    rel = model.predict_inputs(x, a["nopt"])
+    idx = (np.arange(4)[None, :] - a["turn"][:, None]) % 4
+    pred = model.predict(a["hands"], a["cov"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"])
+    assert pred.tobytes() == np.take_along_axis(rel, idx[:, None, :], axis=2).tobytes()
+    assert np.abs(pred).sum() > 0

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from analyzer.kernels.features import FEATURES
-from analyzer.kernels.value import EXTRA, MAX_OPTIONS, N_IN, NV, network_inputs, option_inputs
+from analyzer.kernels.value import EXTRA, MAX_OPTIONS, N_IN, NV, network_inputs, network_rows
 from analyzer.rules import SEATS
 
 MODEL_FILE = "value_model.npz"
@@ -66,8 +66,11 @@ class ValueModel:
 
     def predict_inputs(self, x: np.ndarray, nopt: np.ndarray) -> np.ndarray:
         """Expected scores (D, 13, 4) by seat relative to the actor, from option inputs (D, 13, NV)."""
+        return self._predict_rows(*network_inputs(x, nopt), nopt)
+
+    def _predict_rows(self, opt_in: np.ndarray, lvl_in: np.ndarray, rows: np.ndarray, nopt: np.ndarray) -> np.ndarray:
+        """Expected scores (D, 13, 4) by relative seat from the two networks' rows (``network_inputs``)."""
         d = len(nopt)
-        opt_in, lvl_in, rows = network_inputs(x, nopt)
         out = np.zeros((d, MAX_OPTIONS, SEATS))
         if d == 0:
             return out
@@ -83,9 +86,12 @@ class ValueModel:
     def predict(self, hands: np.ndarray, cov: np.ndarray, live: np.ndarray, table: np.ndarray, turn: np.ndarray,
                 n: np.ndarray, opts: np.ndarray, nopt: np.ndarray) -> np.ndarray:
         """Expected scores (D, 13, 4) by absolute seat for the options of D decisions (kernel arrays)."""
-        x = np.zeros((len(nopt), MAX_OPTIONS, NV))
-        option_inputs(hands, cov, live, table, turn, n, opts, nopt, x)
-        rel = self.predict_inputs(x, nopt)
+        # the networks' rows straight from the positions (the same floats as option_inputs + network_inputs)
+        opt_in = np.zeros((int(nopt.sum()), N_IN))
+        lvl_in = np.zeros((len(nopt), NV + 1))
+        rows = np.zeros(len(opt_in), np.int64)
+        network_rows(hands, cov, live, table, turn, n, opts, nopt, opt_in, lvl_in, rows)
+        rel = self._predict_rows(opt_in, lvl_in, rows, nopt)
         # relative seat t of a decision whose actor is a is absolute seat (a + t) % 4
         idx = (np.arange(SEATS)[None, :] - turn[:, None]) % SEATS
         return np.take_along_axis(rel, idx[:, None, :], axis=2)

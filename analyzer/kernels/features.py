@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from analyzer.cards import FULL_DECK, KING, NUM_CARDS, RANKS_PER_SUIT, SEVEN, SEVEN_OF_SPADES, SUIT_BITS
+from analyzer.cards import FULL_DECK, RANKS_PER_SUIT, SEVEN, SEVEN_OF_SPADES, SUIT_BITS
 from analyzer.kernels.tables import BEHIND_MASK, BEYOND_MASK, NEXT, SUIT_COUNT, mask_count, mask_points
 from analyzer.rules import COVER, SEATS
 
@@ -45,6 +45,9 @@ NF = len(FEATURES)
 #: The sensible honest player, in rough points of own score per unit of each feature.
 HONEST = np.array([-3.0, -1.5, 2.0, 0.4, -2.0, 2.0, -1.5, 12.0, -8.0, -6.0, 1.5, 0.0, 0.0, 0.0, 0.0])
 LOW_RANKS = 3  # A, 2, 3: the cards not worth opening a suit with its 7 for
+# Suit masks of hand_hope: the ranks below the 7, and those up to the 7 included.
+_BELOW_SEVEN = (1 << SEVEN) - 1
+_TO_SEVEN = (1 << (SEVEN + 1)) - 1
 
 
 @register_jitable
@@ -59,23 +62,16 @@ def hand_hope(hand: int, table: int, own_covered: int) -> float:
     gaps = 0
     for s in range(SEATS):
         base = s * RANKS_PER_SUIT
+        h13 = (hand >> base) & SUIT_BITS
         need = 0  # cards we need played, as a suit mask
-        lo = -1
-        for r in range(SEVEN):  # farthest own card below the 7
-            if hand >> (base + r) & 1:
-                lo = r
-                break
-        if lo >= 0:
-            for r in range(lo, SEVEN + 1):
-                need |= 1 << r
-        hi = -1
-        for r in range(KING, SEVEN, -1):
-            if hand >> (base + r) & 1:
-                hi = r
-                break
-        if hi >= 0:
-            for r in range(SEVEN, hi + 1):
-                need |= 1 << r
+        below = h13 & _BELOW_SEVEN
+        if below:  # from the farthest own card below the 7 up to the 7
+            need |= _TO_SEVEN & ~((below & -below) - 1)
+        above = h13 >> (SEVEN + 1)
+        if above:  # from the 7 up to the farthest own card above it
+            while above & (above - 1):
+                above &= above - 1
+            need |= ((above << (SEVEN + 2)) - 1) & ~_BELOW_SEVEN
         have = ((hand | table) >> base) & SUIT_BITS
         gaps += SUIT_COUNT[need & ~have & SUIT_BITS]
     return 1.0 / (1.0 + gaps)
@@ -135,11 +131,14 @@ def decision_features(hand: int, live: int, table: int, own_covered: int, partne
     hope = hand_hope(hand, table, own_covered)
     danger = tongable * (1.0 - hope) * (mask_points(hand) + mask_points(own_covered)) / 20.0
     k = 0
-    for c in range(NUM_CARDS):
-        if pool >> c & 1:
-            options[k] = COVER + c if cover else c
-            option_features(c, cover, hand, table, others, partner, hope, danger, feats[k])
-            k += 1
+    m = pool
+    while m:  # the options' cards, lowest first
+        low = m & -m
+        m ^= low
+        c = mask_count(low - 1)
+        options[k] = COVER + c if cover else c
+        option_features(c, cover, hand, table, others, partner, hope, danger, feats[k])
+        k += 1
     return k
 
 

@@ -101,7 +101,9 @@ def choose_weighted(hands, cov, live, table, turn, weights, rng, noise, opts, fe
     best = 0
     best_v = -1e300
     for j in range(k):
-        v = vals[j] + noise * PLAY_NOISE * next_uniform(rng)
+        v = vals[j]
+        if noise != 0.0:  # (no draw without noise: every caller reseeds the stream before a playout)
+            v += noise * PLAY_NOISE * next_uniform(rng)
         if v > best_v:
             best, best_v = j, v
     return opts[best]
