@@ -21,7 +21,7 @@ import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet
 from analyzer.analysis.valuemodel import load_model
-from analyzer.cards import CARD_CODES, format_card, parse_card, scan
+from analyzer.cards import CARD_CODES, format_card, scan
 from analyzer.kernels.decide import CRC_TABLE, NO_MS, scan_decisions
 from analyzer.kernels.optionsjson import options_json
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
@@ -352,7 +352,7 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
     regret = own[ar, best] - own[ar, ch]
     scale = decision_scale(own)
     chosen_act, best_act = est.opts[ar, ch], est.opts[ar, best]
-    kinds = np.where(chosen_act >= COVER, "cover", "play")
+    kinds = _KIND_OBJECTS[(chosen_act >= COVER).astype(np.intp)]
     recs = rows.records
     hand = rows.hand
     ids = np.array([r.hand_id for r in recs] + [None], dtype=object)[:-1]  # (the None keeps the array 1-D)
@@ -399,6 +399,7 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
 _TEXT_COLUMNS = ("hand_id", "table_id", "player", "p0", "p1", "p2", "p3", "kind", "chosen", "best", "reasons", "options")
 #: The 52 canonical codes as an object array, indexed by card (one string object each, shared by every row).
 _CODE_OBJECTS = np.array(_CODES, dtype=object)
+_KIND_OBJECTS = np.array(["play", "cover"], dtype=object)
 
 
 def _all_reasons(records: list[Any], actions: list[int], chosen: list[int], best: list[int], regret: list[float],
@@ -416,8 +417,7 @@ def _all_reasons(records: list[Any], actions: list[int], chosen: list[int], best
             state = State(deal, rec.rules or DEFAULT_RULES)
         while state.n < i:
             a = rec.actions[state.n]
-            card = parse_card(a.card)
-            state.push(COVER + card if a.kind == "cover" else card)
+            state.push(_ACTION_OF[a.kind][a.card])
         out.append(_reasons(state, c, b, g, e))
     return out
 

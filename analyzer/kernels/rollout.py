@@ -188,7 +188,7 @@ def _find(keys, stamp, gen, key, z, mask):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def playout(h, c, p, l7, lv, tb, turn, n, rng, noise, weights, rv, ridx, mult, sc, keys, vals, stamp, meta, path,
-            hashes):  # pragma: no cover - compiled
+            hashes, opts, feats, fv):  # pragma: no cover - compiled
     """Play the hand out from the array state as :func:`rollout` does and settle it into ``sc`` (every seat's
     score), remembering the result of every state passed where the seat to move had a choice: a later playout
     reaching one of them (the next decision of the hand after the policy's move, a sampled deal drawn again, a
@@ -196,10 +196,8 @@ def playout(h, c, p, l7, lv, tb, turn, n, rng, noise, weights, rv, ridx, mult, s
 
     Only for a deterministic policy (``noise`` 0): its playout and settlement are functions of the state alone
     (the caller resets ``rng`` before each playout, and a draw times 0 changes no move), so the scores are bit
-    for bit those of :func:`rollout` plus :func:`settle_into`. ``path`` (53, KEY), ``hashes`` (53,): scratch."""
-    opts = np.zeros(MAX_OPTIONS, np.int64)
-    feats = np.zeros((MAX_OPTIONS, NF))
-    fv = np.zeros(MAX_OPTIONS)
+    for bit those of :func:`rollout` plus :func:`settle_into`. ``path`` (53, KEY), ``hashes`` (53,), ``opts`` (13,),
+    ``feats`` (13, NF), ``fv`` (13,): scratch (the caller's, so hundreds of thousands of playouts allocate nothing)."""
     mask = stamp.shape[0] - 1
     gen = meta[0]
     steps = 0
@@ -333,6 +331,9 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
     cached = noise == 0.0 and cstamp.shape[0] > 0  # an empty cache: every playout in full
     path = np.zeros((ACTIONS_PER_HAND + 1, KEY), np.int64)
     hashes = np.zeros(ACTIONS_PER_HAND + 1, np.uint64)
+    popts = np.zeros(MAX_OPTIONS, np.int64)
+    pfeats = np.zeros((MAX_OPTIONS, NF))
+    pvals = np.zeros(MAX_OPTIONS)
     for d in range(D):
         if cached and d > 0 and n[d] <= n[d - 1]:  # a new hand: its states are new (a new generation)
             cmeta[0] += 1
@@ -384,7 +385,7 @@ def evaluate(hands, cov, last7, live, table, turn, n, opts, nopt, chosen, hidden
                     rng[0] = stream
                     if cached:
                         playout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, rv, rule_idx[d],
-                                mult, sc, ckeys, cvals, cstamp, cmeta, path, hashes)
+                                mult, sc, ckeys, cvals, cstamp, cmeta, path, hashes, popts, pfeats, pvals)
                     else:
                         rollout(h, c, p, l7, lv, tb, (a + 1) & 3, n[d] + 1, rng, noise, weights, empty)
                         settle_into(p, l7, rv, mult, sc)
