@@ -476,7 +476,7 @@ def _analyse(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: i
                 frames.append(_frame(rows, _estimate(a, rule_sets, samples, dd_samples, noise, policy, max_samples),
                                      reasons))
             gone += len(group)
-            if on_progress is not None:
+            if on_progress is not None and group:
                 on_progress(gone)
             start = end
         waiting = waiting[start:]
