@@ -524,7 +524,9 @@ def _hand(rec: Any, seq: int) -> _Hand:
                  [_ACTION_OF[a.kind][a.card] for a in acts], [NO_MS if a.ms is None else a.ms for a in acts])
 
 
-def _inputs(group: list[_Hand], seed: int, policy: str) -> tuple[np.ndarray, ...]:
+def _inputs(group: list[_Hand], seed: int, policy: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                  np.ndarray, np.int64, np.ndarray, np.uint64,
+                                                                  np.ndarray]:
     """The arguments of :func:`scan_decisions` that describe the hands (deal .. seed_hi)."""
     n = len(group)
     deal = (np.int64(1) << np.array([h.cards for h in group], np.int64).reshape(n, SEATS, -1)).sum(axis=2)
