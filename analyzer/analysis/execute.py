@@ -108,6 +108,7 @@ def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -
 
     # in this process the records read are reused (the line is their canonical form: decoding it gives them back)
     recs = batch.records if batch.records is not None else [parse_record(line) for line in batch.lines]
+    batch.records = None  # held no longer than the analysis (the caller keeps the batch for its ids)
     items = [Checked("", 0, rec.hand_id, rec, HandCheck()) for rec in recs]
     frame = analyse(items, samples=settings.samples, dd_samples=settings.dd_samples, seed=settings.seed,
                     noise=settings.noise, policy=settings.policy, max_samples=settings.max_samples, reasons=reasons)
