@@ -50,9 +50,16 @@ def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _together(pairs: list[tuple[str, str]]) -> Callable[[pd.DataFrame], np.ndarray]:
     """Rows of the hands where one of ``pairs`` sat together (``report.pair.hands_with`` of any of them)."""
+    import pandas as pd
+
+    names = sorted({x for pair in pairs for x in pair})
+
     def mask(frame: pd.DataFrame) -> np.ndarray:
-        seats = frame[[f"p{s}" for s in range(4)]]
-        at = {name: (seats == name).any(axis=1).to_numpy() for name in {x for pair in pairs for x in pair}}
+        # the seats' names as codes of the pairs' players (-1: anyone else), so each player's test compares
+        # small ints, not every row's four names once per player
+        seats = np.stack([pd.Categorical(frame[f"p{s}"].to_numpy(object), categories=names).codes
+                          for s in range(4)], axis=1)
+        at = {name: (seats == k).any(axis=1) for k, name in enumerate(names)}
         out = np.zeros(len(frame), bool)
         for a, b in pairs:
             out |= at[a] & at[b]
