@@ -327,8 +327,11 @@ class SpillView:
         index = pd.Index(data.pop("_pos"))
         if "hand_seq" in data and self.seq_of:
             ids = data.pop("hand_id") if seq_ids else data["hand_id"]
-            seq = pd.Series(ids.objects() if isinstance(ids, _Coded) else ids)
-            data["hand_seq"] = seq.map(self.seq_of).fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
+            if isinstance(ids, _Coded):  # each distinct hand id looked up once
+                seq = pd.Series(pd.Series(ids.uniq).map(self.seq_of).to_numpy()[ids.codes])
+            else:
+                seq = pd.Series(ids).map(self.seq_of)
+            data["hand_seq"] = seq.fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
         keep = None if where is None else np.asarray(where(_frame(data, index)), bool)
         if keep is not None:
             data = {c: a[keep] for c, a in data.items()}
