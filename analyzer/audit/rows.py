@@ -287,7 +287,7 @@ class SpillView:
                 elif pd.api.types.infer_dtype(a, skipna=False) == "string":  # names, ids, cards: a few distinct
                     codes, uniq = pd.factorize(a)
                     where[c] = ("codes", f.tell(), "", len(a))
-                    pickle.dump((codes.astype(np.int32), np.asarray(uniq, dtype=object)), f,
+                    pickle.dump((codes.astype(np.int32), _distinct(np.asarray(uniq, dtype=object))), f,
                                 protocol=pickle.HIGHEST_PROTOCOL)
                 else:  # anything else (missing values among texts): as it is
                     where[c] = ("obj", f.tell(), "", len(a))
@@ -327,11 +327,12 @@ class SpillView:
         index = pd.Index(data.pop("_pos"))
         if "hand_seq" in data and self.seq_of:
             ids = data.pop("hand_id") if seq_ids else data["hand_id"]
-            if isinstance(ids, _Coded):  # each distinct hand id looked up once
-                seq = pd.Series(pd.Series(ids.uniq).map(self.seq_of).to_numpy()[ids.codes])
+            if isinstance(ids, _Coded):  # each distinct hand id looked up once (places are >= 0)
+                got = np.array([self.seq_of.get(h, -1) for h in ids.values()], np.int64)[ids.codes]
+                data["hand_seq"] = np.where(got >= 0, got, data["hand_seq"]).astype(np.int64)
             else:
                 seq = pd.Series(ids).map(self.seq_of)
-            data["hand_seq"] = seq.fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
+                data["hand_seq"] = seq.fillna(pd.Series(data["hand_seq"])).astype("int64").to_numpy()
         keep = None if where is None else np.asarray(where(_frame(data, index)), bool)
         if keep is not None:
             data = {c: a[keep] for c, a in data.items()}
@@ -355,11 +356,11 @@ class SpillView:
 
 
 class _Coded:
-    """A settled text column: codes into its distinct values. Made into the frame's text column by one take of
-    the distinct values (pandas' own string type, as it infers from the texts, ~6x faster than inferring it from
-    every row's object), after the rows are filtered."""
+    """A settled text column: codes into its distinct values (``uniq``: a pyarrow array of them where pandas keeps
+    texts in its pyarrow string type, else an object array). Made into the frame's text column by one take of the
+    distinct values after the rows are filtered: ~6x cheaper than pandas inferring its type from every row's object."""
 
-    def __init__(self, codes: np.ndarray, uniq: np.ndarray) -> None:
+    def __init__(self, codes: np.ndarray, uniq: Any) -> None:
         self.codes, self.uniq = codes, uniq
 
     def __getitem__(self, keep: np.ndarray) -> _Coded:
@@ -368,17 +369,26 @@ class _Coded:
     def __len__(self) -> int:
         return len(self.codes)
 
-    def objects(self) -> np.ndarray:
-        return self.uniq[self.codes]
+    def values(self) -> list[Any]:
+        """The distinct values, as Python objects."""
+        return self.uniq.tolist() if isinstance(self.uniq, np.ndarray) else self.uniq.to_pylist()
 
-    def column(self, index: pd.Index) -> pd.Series:
-        dtype = _text_dtype()
-        if getattr(dtype, "storage", None) != "pyarrow":  # object (pandas 2) or Python strings: as pandas infers
-            return pd.Series(self.objects(), index=index, dtype=dtype, copy=False)
+    def column(self) -> Any:
+        if isinstance(self.uniq, np.ndarray):  # object (pandas 2) or Python strings: as pandas infers
+            return pd.array(self.uniq[self.codes], dtype=_text_dtype())
         import pyarrow as pa
 
-        values = pa.array(self.uniq, pa.large_string()).take(pa.array(self.codes))
-        return pd.Series(pd.arrays.ArrowStringArray(values, dtype=dtype), index=index, copy=False)
+        return pd.arrays.ArrowStringArray(self.uniq.take(pa.array(self.codes)), dtype=_text_dtype())
+
+
+def _distinct(uniq: np.ndarray) -> Any:
+    """:class:`_Coded`'s distinct values as kept on disk: a pyarrow array when pandas' texts are its pyarrow
+    strings (it unpickles ~15x faster than as many Python strings, and is taken from directly)."""
+    if getattr(_text_dtype(), "storage", None) != "pyarrow":
+        return uniq
+    import pyarrow as pa
+
+    return pa.array(uniq, pa.large_string())
 
 
 _TEXT_DTYPE: list[Any] = []
@@ -395,7 +405,7 @@ def _frame(data: dict[str, Any], index: pd.Index) -> pd.DataFrame:
     """The columns as a frame (settled text columns made once for the rows kept; the per-row texts as the objects
     they were read as: their readers take them as Python strings, ``tolist``, and a round trip through pandas'
     string type would copy every options text twice)."""
-    return pd.DataFrame({c: a.column(index) if isinstance(a, _Coded) else
+    return pd.DataFrame({c: a.column() if isinstance(a, _Coded) else
                          pd.Series(a, index=index, dtype=object, copy=False) if c in TEXT_COLUMNS else a
                          for c, a in data.items()}, index=index, copy=False)
 
