@@ -460,7 +460,7 @@ class ReportRows(Protocol):
 
     def __len__(self) -> int: ...
 
-    def parts(self) -> Iterator[pd.DataFrame]: ...
+    def parts(self, columns: list[str] | None = None) -> Iterator[pd.DataFrame]: ...
 
     def where(self, mask: Mask, columns: list[str] | None = None) -> pd.DataFrame: ...
 
@@ -482,7 +482,8 @@ class FrameRows:
     def __len__(self) -> int:
         return len(self.df)
 
-    def parts(self) -> Iterator[pd.DataFrame]:
+    def parts(self, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+        """Each player's rows (all the columns, of which ``columns`` are the ones read)."""
         for idx in self.df.groupby("player", sort=False).indices.values():
             yield self.df.iloc[idx]
 
@@ -518,11 +519,13 @@ class SpilledRows:
                     hit = df.index.isin(self.shown.index)
                     col[hit] = self.shown[c].reindex(df.index[hit]).to_numpy(object)
                 df[c] = col
-        return df[[c for c in self.spill.columns if c in df.columns]]
+        order = [c for c in self.spill.columns if c in df.columns]
+        return df if list(df.columns) == order else df[order]
 
-    def parts(self) -> Iterator[pd.DataFrame]:
-        for part in self.spill.parts():
-            yield self._texted(part)
+    def parts(self, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+        """Each player's rows in turn (only ``columns``; default all)."""
+        for part in self.spill.parts(columns=columns):
+            yield self._texted(part, columns)
 
     def where(self, mask: Mask | None, columns: list[str] | None = None) -> pd.DataFrame:
         """The rows where ``mask(frame)`` is true (only ``columns``, which must hold what ``mask`` reads;

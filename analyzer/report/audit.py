@@ -12,7 +12,7 @@ import numpy as np
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
 from analyzer.report.pair import TABLE_COLUMNS, evidence_hands, pair_data
-from analyzer.report.player import Room, player_data
+from analyzer.report.player import SECTION_COLUMNS, Room, player_data
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +108,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         # each player's rows in turn (a frame of one player's rows while its section is built)
         made: dict[Any, dict[str, Any]] = {}
         wanted_players = {str(p["player"]) for p in audit["players"]}
-        for part in rows.parts():
+        for part in rows.parts(columns=list(SECTION_COLUMNS)):
             pid = part["player"].iloc[0]
             if pid in wanted_players:
                 made[pid] = player_data(part, str(pid), room=room, max_points=AUDIT_PLAYER_POINTS)
