@@ -402,12 +402,9 @@ def _text_dtype() -> Any:
 
 
 def _frame(data: dict[str, Any], index: pd.Index) -> pd.DataFrame:
-    """The columns as a frame (settled text columns made once for the rows kept; the per-row texts as the objects
-    they were read as: their readers take them as Python strings, ``tolist``, and a round trip through pandas'
-    string type would copy every options text twice)."""
-    return pd.DataFrame({c: a.column() if isinstance(a, _Coded) else
-                         pd.Series(a, index=index, dtype=object, copy=False) if c in TEXT_COLUMNS else a
-                         for c, a in data.items()}, index=index, copy=False)
+    """The columns as a frame (settled text columns made once for the rows kept)."""
+    return pd.DataFrame({c: a.column() if isinstance(a, _Coded) else a for c, a in data.items()}, index=index,
+                        copy=False)
 
 
 @dataclass
