@@ -57,8 +57,8 @@ def _together(pairs: list[tuple[str, str]]) -> Callable[[pd.DataFrame], np.ndarr
     def mask(frame: pd.DataFrame) -> np.ndarray:
         # the seats' names as codes of the pairs' players (-1: anyone else), so each player's test compares
         # small ints, not every row's four names once per player
-        seats = np.stack([pd.Categorical(frame[f"p{s}"].to_numpy(object), categories=names).codes
-                          for s in range(4)], axis=1)
+        index = pd.Index(names, dtype=object)
+        seats = np.stack([index.get_indexer(frame[f"p{s}"].to_numpy(object)) for s in range(4)], axis=1)
         at = {name: (seats == k).any(axis=1) for k, name in enumerate(names)}
         out = np.zeros(len(frame), bool)
         for a, b in pairs:
