@@ -2,10 +2,10 @@
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask [--against TREE]] [--players 64]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
-split of the smallest size's CPU time into analysis, pair signals, player table and evidence, and the HTML
-report, on a whole frame read into memory (``audit_frame``), so its memory is not the command's, which never
-holds every row's texts: the ordinary runs measure that; ``--from-store``: audit decision stores written
-beforehand with cheap analysis settings, so the figures are the audit's own work and memory, which do not depend on the samples)
+split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
+and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the
+report and the other outputs; ``--from-store``: audit decision stores written beforehand with cheap analysis
+settings, so the figures are the audit's own work and memory, which do not depend on the samples)
 
 One simulated room (``--players`` players, seed ``--seed``, the simulator's defaults otherwise: one
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
@@ -134,73 +134,87 @@ def settings_cost(log: Path, hands: int) -> None:
               f"{hands / cpu:6.1f} hands/CPU-s  load {(load + os.getloadavg()[0]) / 2:.1f}", flush=True)
 
 
-def phases(log: Path, store: Path | None) -> None:
-    """In this process: CPU time of the decision analysis (parallel on workers; or the store's read) against
-    the aggregation on the client, split into pair signals, player table and evidence, and the HTML report."""
-    sys.path.insert(0, str(ROOT))
-    from analyzer.analysis.decisions import AUDIT_POLICY
-    from analyzer.analysis.execute import Settings, analyse_items
-    from analyzer.analysis.store import open_store, read_rows
-    from analyzer.audit.calibrate import calibrate, rank_pairs
-    from analyzer.analysis.reasons import shown_rows
-    from analyzer.audit.core import audit_frame, keep_shown_texts
-    from analyzer.audit.signals import pair_signals
-    from analyzer.audit.stream import streamed_pair_signals
-    from analyzer.commands.common import DD_SAMPLES, SAMPLES
-    from analyzer.report.audit import write_audit_report
-    from analyzer.validate import generate_valid
+#: Runs ``analyzer audit`` (argv after the file name) in this process with clocks around its steps, and writes each
+#: step's CPU seconds (this process': ``--jobs 1`` keeps the analysis in it) to the file at exit as JSON. The steps
+#: are the command's own functions, wrapped where the command finds them (module attributes), so the path measured
+#: is the command's: its spill, its slim rows, its report.
+_PHASES = ("import atexit, json, sys, time\n"
+           "out = sys.argv[1]\n"
+           "marks = {'start-up': time.process_time()}\n"
+           "spans = {}\n"
+           "from analyzer.cli import cli\n"
+           "from analyzer.audit import core\n"
+           "from analyzer.report import audit as report\n"
+           "marks['imports'] = time.process_time()\n"
+           "def span(name, fn):\n"
+           "    def run(*a, **k):\n"
+           "        t = time.process_time()\n"
+           "        try:\n"
+           "            return fn(*a, **k)\n"
+           "        finally:\n"
+           "            spans[name] = spans.get(name, 0.0) + time.process_time() - t\n"
+           "            marks[name + ' done'] = time.process_time()\n"
+           "    return run\n"
+           "def audit(*a, on_phase=None, **k):\n"
+           "    def phase(name):\n"
+           "        marks.setdefault('analysis done', time.process_time())\n"
+           "        if on_phase is not None:\n"
+           "            on_phase(name)\n"
+           "    return run_audit(*a, on_phase=phase, **k)\n"
+           "run_audit = span('run_audit', core.run_audit)\n"
+           "core.run_audit = audit\n"
+           "for name in ('rank_pairs', 'player_table', 'player_table_on', 'audit_rows'):\n"
+           "    setattr(core, name, span(name, getattr(core, name)))\n"
+           "report.write_audit_report = span('report', report.write_audit_report)\n"
+           "from analyzer.audit import rows\n"
+           "rows.AuditRows.add = span('feed', rows.AuditRows.add)\n"
+           "def note():\n"
+           "    marks['end'] = time.process_time()\n"
+           "    open(out, 'w').write(json.dumps({'marks': marks, 'spans': spans}))\n"
+           "atexit.register(note)\n"
+           "sys.argv = ['analyzer'] + sys.argv[2:]\n"
+           "cli()\n")
 
-    peaks: dict[str, float] = {}
-    phase = ["start"]
 
-    def rss_mb() -> float:
-        with open("/proc/self/statm") as f:  # Linux: resident pages
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+def phases(log: Path, store: Path | None, n: int, policy: str | None) -> None:
+    """The command's CPU time split into its steps: start-up (imports), the decision analysis (or the store's
+    read) with the reading and validation of the logs, the pair signals with their calibration, the player
+    table, the evidence and shown rows, the shown rows' reasons, the HTML report and the other outputs; each
+    step as measured inside one ``analyzer audit --jobs 1`` (``_PHASES``)."""
+    import json
 
-    def watch() -> None:  # the resident memory's peak within each phase, sampled every 10 ms
-        while True:
-            peaks[phase[0]] = max(peaks.get(phase[0], 0.0), rss_mb())
-            time.sleep(0.01)
-
-    import threading
-
-    if os.path.exists("/proc/self/statm"):
-        threading.Thread(target=watch, daemon=True).start()
-    phase[0] = "rows"
-    t0 = time.process_time()
-    if store is None:
-        settings = Settings.of(SAMPLES, DD_SAMPLES, 0, policy=AUDIT_POLICY)  # the audit's defaults
-        df = analyse_items(generate_valid([str(log)]), settings)
-    else:
-        df = read_rows(open_store(store))
-    t1 = time.process_time()
-    phase[0] = "pair signals"
-    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    rank_pairs(calibrate(streamed_pair_signals(df, seating)))
-    t2 = time.process_time()
-    phase[0] = "+ player table, evidence"
-    result, _, players = audit_frame(df, seating)  # the signals again, the player table, the evidence
-    keep_shown_texts(df, shown_rows(df, result))  # as the command does (run_audit's slim)
-    t3 = time.process_time()
-    phase[0] = "report"
+    extra = ["--decisions", str(store)] if store is not None else (["--policy", policy] if policy else [])
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as out:
-        write_audit_report(out, result, decisions=df, players=players)
-    t4 = time.process_time()
-    phase[0] = "in-memory signals (reference)"
-    pair_signals(df, seating=seating)  # the in-memory reference, for comparison (not part of the audit)
-    t5 = time.process_time()
-    time.sleep(0.05)
-    n = seating.shape[0]
-    rest = (t3 - t2) - (t2 - t1)
-    print(f"phases at {n} hands ({'read from a store' if store else 'analysed at the audit defaults'}): "
-          f"analysis {t1 - t0:.1f} CPU-s, pair signals {t2 - t1:.1f}, player table + evidence {rest:.1f}, "
-          f"report {t4 - t3:.1f}; aggregation {1000 * (t4 - t3 + t2 - t1 + rest) / n:.2f} ms a hand "
-          f"(signals {1000 * (t2 - t1) / n:.2f}, players + evidence {1000 * rest / n:.2f}, "
-          f"report {1000 * (t4 - t3) / n:.2f}); the in-memory pair signals (reference) "
-          f"{1000 * (t5 - t4) / n:.2f} ms a hand; load {os.getloadavg()[0]:.1f}")
-    if peaks:
-        print("peak resident memory by phase (this process): "
-              + ", ".join(f"{k} {v:.0f} MB" for k, v in peaks.items() if k != "start"))
+        clock = Path(out) / "phases.json"
+        proc = subprocess.run([sys.executable, "-c", _PHASES, str(clock), "audit", str(log), "--out", out,
+                               "--jobs", "1", *extra], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"audit failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+        got = json.loads(clock.read_text())
+    m, sp = got["marks"], got["spans"]
+    players = sp.get("player_table", 0.0) + sp.get("player_table_on", 0.0)
+    signals_end = m["rank_pairs done"]
+    steps = [("start-up (imports)", m["imports"]),
+             ("reading, validation, decision analysis" if store is None else "reading, validation, store's rows",
+              m["analysis done"] - m["imports"] - sp.get("feed", 0.0)),
+             ("rows to the signals' chunks and the spill", sp.get("feed", 0.0)),
+             ("pair signals and calibration", signals_end - m["analysis done"]),
+             ("player table", players),
+             ("cases' evidence, shown rows", m["audit_rows done"] - signals_end - players),
+             ("shown rows' reasons", m["run_audit done"] - m["audit_rows done"]),
+             ("report.html", sp["report"]),
+             ("audit.json, csv, the rest", m["end"] - m["run_audit done"] - sp["report"])]
+    total = m["end"]
+    print(f"phases of `analyzer audit --jobs 1` on {n} hands "
+          f"({'rows read from a store' if store else 'analysed at the audit defaults'}), CPU s of the process, "
+          f"load {(load + os.getloadavg()[0]) / 2:.1f}:")
+    for name, cpu in steps:
+        print(f"  {name:<42} {cpu:7.2f} CPU-s {1000 * cpu / n:6.2f} ms a hand {100 * cpu / total:5.1f}%")
+    after = total - m["analysis done"] + sp.get("feed", 0.0)
+    print(f"  {'total':<42} {total:7.2f} CPU-s ({n / total:.1f} hands per CPU-s); the aggregation and outputs "
+          f"(all but start-up and analysis) {after:.2f} CPU-s ({1000 * after / n:.2f} ms a hand)", flush=True)
 
 
 def main() -> None:
@@ -212,8 +226,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes of the ordinary runs")
     ap.add_argument("--dask", action="store_true", help="also --dask local at 1 and 2 workers (smallest size)")
     ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
-    ap.add_argument("--phases", action="store_true", help="only: split the smallest size's CPU into analysis "
-                                                          "and aggregation (in this process)")
+    ap.add_argument("--phases", action="store_true", help="only: split each size's CPU in `analyzer audit --jobs 1` "
+                                                          "into analysis, aggregation steps and report")
     ap.add_argument("--settings", action="store_true", help="only: the decision analysis' CPU at several "
                                                              "evaluation settings (smallest size)")
     ap.add_argument("--from-store", action="store_true", help="audit decision stores written with cheap settings "
@@ -232,8 +246,11 @@ def main() -> None:
         settings_cost(cut(src, sizes[0], args.cache), sizes[0])
         return
     if args.phases:
-        log = cut(src, sizes[0], args.cache)
-        phases(log, store_of(log, args.cache) if args.from_store else None)
+        warm = cut(src, 40, args.cache)
+        audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+        for n in sizes:
+            log = cut(src, n, args.cache)
+            phases(log, store_of(log, args.cache) if args.from_store else None, n, args.policy)
         return
     warm = cut(src, 40, args.cache)
     audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured

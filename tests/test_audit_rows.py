@@ -215,3 +215,16 @@ def test_the_audits_memory_does_not_grow_with_the_rows(audit_run: AuditRun, tmp_
     # ~90 bytes a decision here; a frame of every decision's numbers (the code before: ~0.26 KB a decision)
     # measured ~330 bytes a decision here (600 from 1 to 16 copies)
     assert (large - small) / (n4 - n1) < 150
+
+
+def test_the_librarys_audit_defaults_are_the_commands() -> None:
+    """``run_audit`` called without settings analyses at the commands' defaults (the rows every detection figure
+    was measured on), not a set of its own."""
+    import inspect
+
+    from analyzer.audit.core import run_audit
+    from analyzer.commands.common import DD_SAMPLES, SAMPLES
+
+    defaults = inspect.signature(run_audit).parameters
+    assert (defaults["samples"].default, defaults["dd_samples"].default, defaults["seed"].default) == (
+        SAMPLES, DD_SAMPLES, 0)

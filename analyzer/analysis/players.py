@@ -95,13 +95,14 @@ def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFram
     tested = 0
     if sat.empty:
         return (*best, 0)
-    others = pd.unique(sat.to_numpy().ravel())
+    # the seats as codes of the names in order of appearance (pd.unique's order), compared as small ints
+    codes, others = pd.factorize(sat.to_numpy().ravel())
     values = per_hand.reindex(sat.index).to_numpy()
-    grid = sat.to_numpy()
-    for other in others:
+    grid = codes.reshape(sat.shape)
+    for k, other in enumerate(others):
         if other == me:
             continue
-        mask = (grid == other).any(axis=1)
+        mask = (grid == k).any(axis=1)
         a, b = values[mask], values[~mask]
         if len(a) < MIN_TOGETHER or len(b) < MIN_TOGETHER:
             continue
@@ -207,11 +208,13 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
 
 
 def player_rows(part: pd.DataFrame, seated: pd.DataFrame, *, whole: bool = False,
-                ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+                ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT,
+                sat_counts: pd.Series | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """One player's row of :func:`player_table` (``room=False``) from that player's rows (``part``) and the
     seating of the room (``seated``: one row a hand); with ``whole``, also the rows of the players who sat but made
     no decision (from the whole seating; once a room). A task of its own (e.g. on a Dask worker); the rows join
-    in :func:`join_player_rows`."""
+    in :func:`join_player_rows`. ``sat_counts``: the hands each name sat in ``seated`` (:func:`seat_counts`), when
+    the caller made them once for every player."""
     me = str(part["player"].iloc[0])
     if whole:  # with the whole seating: the rows of the players without decisions
         t = player_table(part, seated, ref_weight=ref_weight, room=False)
@@ -221,7 +224,8 @@ def player_rows(part: pd.DataFrame, seated: pd.DataFrame, *, whole: bool = False
                          ref_weight=ref_weight, room=False)
         rest = None
     t = t[(t["player"] == me).to_numpy()].copy()
-    sat = int((seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy() == me).sum())  # hands the player sat
+    sat = (int(sat_counts.get(me, 0)) if sat_counts is not None  # hands the player sat
+           else int((seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy() == me).sum()))
     t["hands"] = sat if sat else int(t["hands"].iloc[0])
     return t, rest
 
@@ -238,6 +242,11 @@ def join_player_rows(own: list[pd.DataFrame], rest: pd.DataFrame | None, seating
     return room_columns(out)
 
 
+def seat_counts(seated: pd.DataFrame) -> pd.Series:
+    """The hands each name sat in the seating (one row a hand), by name."""
+    return pd.Series(seated[[f"p{s}" for s in range(4)]].astype(str).to_numpy().ravel()).value_counts()
+
+
 def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, *,
                            ref_weight: float = 0.0 if REF_WEIGHT is None else REF_WEIGHT) -> pd.DataFrame:
     """:func:`player_table` of all the rows with ``seating``, from each player's rows in turn (``parts``:
@@ -248,10 +257,11 @@ def player_table_by_player(parts: Iterable[pd.DataFrame], seating: pd.DataFrame,
     own: list[pd.DataFrame] = []
     rest: pd.DataFrame | None = None
     seated = seating.drop_duplicates("hand_id")
+    counts = seat_counts(seated)
     for part in parts:
         if not len(part):
             continue
-        t, r = player_rows(part, seated, whole=rest is None, ref_weight=ref_weight)
+        t, r = player_rows(part, seated, whole=rest is None, ref_weight=ref_weight, sat_counts=counts)
         rest = r if rest is None else rest
         own.append(t)
     return join_player_rows(own, rest, seating, ref_weight=ref_weight)

@@ -257,12 +257,22 @@ def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray) -
     has_ref = bool(np.any(y != 0))  # rows without the policy's losses: b cannot be told, keep it 0
     hi = np.array([SKILL_MAX, SKILL_MAX if has_ref else 0.0])
 
+    # the model last evaluated: a step taken is evaluated (``value``), then differentiated at the same point
+    last: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
+
+    def policy(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        key = (float(t[0]), float(t[1]))
+        if key not in last:
+            last.clear()
+            last[key] = _policy(fin, x, y, *key)
+        return last[key]
+
     def value(t: np.ndarray) -> float:
-        _, lz = _policy(fin, x, y, float(t[0]), float(t[1]))
+        _, lz = policy(t)
         return float(t[0] * cx + t[1] * cy + lz.sum())
 
     def derivatives(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p, _ = _policy(fin, x, y, float(t[0]), float(t[1]))
+        p, _ = policy(t)
         px, py = p * x, p * y
         mx, my = px.sum(1), py.sum(1)
         g = np.array([cx - mx.sum(), cy - my.sum()])
@@ -342,13 +352,19 @@ def save_reference(path: str | Path, ref: Reference) -> None:
 def expected_loss(refset: Reference, a: float, b: float, weight: float = 0.0) -> tuple[float, np.ndarray]:
     """Mean expected loss over the reference decisions of the model (a, b), on the yardstick
     (1 - weight) x loss + weight x ref, and its gradient in (a, b)."""
-    fin, x, y = _padded(refset.loss, refset.ref)
-    yard = (1.0 - weight) * x + weight * y
+    fin, x, y, yard = _yardstick(refset, weight)
     p, _ = _policy(fin, x, y, a, b)
     e = (p * yard).sum(1)
     # d E_p[yard] / d a = -Cov_p(yard, loss); / d b = -Cov_p(yard, ref)
     g = np.array([-((p * yard * x).sum(1) - e * (p * x).sum(1)).mean(), -((p * yard * y).sum(1) - e * (p * y).sum(1)).mean()])
     return float(e.mean()), g
+
+
+@functools.lru_cache(maxsize=8)
+def _yardstick(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reference set's padded losses and its yardstick, made once (every player's rating reads them)."""
+    fin, x, y = _padded(refset.loss, refset.ref)
+    return fin, x, y, (1.0 - weight) * x + weight * y
 
 
 @functools.lru_cache(maxsize=8)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.decisions import AUDIT_POLICY
+from analyzer.analysis.decisions import AUDIT_POLICY, DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
 from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
@@ -437,7 +437,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     return result, pairs, players, shown
 
 
-def run_audit(paths: Iterable[str], *, samples: int = 16, dd_samples: int = 8, seed: int = 0, policy: str = AUDIT_POLICY,
+def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_samples: int = DEFAULT_DD_SAMPLES, seed: int = 0,
+              policy: str = AUDIT_POLICY,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
               execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,

@@ -544,14 +544,18 @@ class StreamedSignals:
         self._pair_codes = self._room.pair_codes
         self._n_players = self._room.n_players
         first = self._fit(None)
-        stats1 = self._sums(first, None, extras=True)
+        habits = self._map_reduce("habits", pass_habits, add_up, self._room, None, first)
+        # the first fit's z's tell the pairs that stand out; its per-hand numbers (burst's scores, the deviation
+        # hands: most of pass E's cost) are wanted only when none does, so they are made then, not always
+        stats1 = self._pass_e(first, habits, extras=False)
         hot = np.zeros(len(self._pair_codes), bool)
         for name in LINK_SIGNALS:
             hot |= self._directed(stats1, name)["z"].to_numpy() > SUSPECT_Z
-        final = stats1
         if hot.any():
             second = self._fit(hot)
             final = self._sums(second, hot, extras=True)
+        else:
+            final = self._pass_e(first, habits, extras=True)
         return self._table(final, seating)
 
     def _fit(self, hot: np.ndarray | None) -> _Fit:
@@ -578,6 +582,10 @@ class StreamedSignals:
         """Passes D and E: the seat-habit sums, then per directed pair the sums its z's need (and, with
         ``extras``, the per-hand burst scores and the deviation hands)."""
         habits = self._map_reduce("habits", pass_habits, add_up, self._room, hot, fit)
+        return self._pass_e(fit, habits, extras)
+
+    def _pass_e(self, fit: _Fit, habits: dict[str, Any], extras: bool) -> dict[str, Any]:
+        """Pass E alone (the seat-habit sums made)."""
         return dict(self._map_reduce("pairs", pass_pairs, add_up, self._room, fit, habits, extras))
 
     def _directed(self, st: dict[str, Any], name: str) -> pd.DataFrame:

@@ -209,6 +209,16 @@ _P10X = np.array([10.0 ** k for k in range(16)])
 
 
 @njit(cache=True, nogil=True)
+def _string_end(blob, a, end):  # pragma: no cover - compiled
+    """The closing quote of the string whose text starts at ``a``; -1 when the line ends first or the string
+    holds an escape (a backslash: not the plain shape)."""
+    b = a
+    while b < end and blob[b] != 34 and blob[b] != 92:
+        b += 1
+    return b if b < end and blob[b] == 34 else -1
+
+
+@njit(cache=True, nogil=True)
 def _key_is(blob, a, words, w, n):  # pragma: no cover - compiled
     for i in range(n):
         if blob[a + i] != words[w, i]:
@@ -259,10 +269,8 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                     if i >= end or blob[i] != 34:
                         return -1
                     a = i + 1
-                    b = a
-                    while b < end and blob[b] != 34 and blob[b] != 92:
-                        b += 1
-                    if b >= end or blob[b] != 34:
+                    b = _string_end(blob, a, end)
+                    if b < 0:
                         return -1
                     i = _ws(blob, b + 1, end)
                     if i >= end or blob[i] != 58:  # ':'
@@ -279,10 +287,8 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                         if i >= end or blob[i] != 34:
                             return -1
                         a = i + 1
-                        b = a
-                        while b < end and blob[b] != 34 and blob[b] != 92:
-                            b += 1
-                        if b >= end or blob[b] != 34:
+                        b = _string_end(blob, a, end)
+                        if b < 0:
                             return -1
                         if word == 0:  # the code's index, by its two bytes
                             found = code_of[blob[a], blob[a + 1]] if b - a == 2 else -1

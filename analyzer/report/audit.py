@@ -12,7 +12,7 @@ import numpy as np
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
 from analyzer.report.pair import TABLE_COLUMNS, evidence_hands, pair_data
-from analyzer.report.player import Room, player_data
+from analyzer.report.player import SECTION_COLUMNS, Room, player_data
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,9 +50,16 @@ def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _together(pairs: list[tuple[str, str]]) -> Callable[[pd.DataFrame], np.ndarray]:
     """Rows of the hands where one of ``pairs`` sat together (``report.pair.hands_with`` of any of them)."""
+    import pandas as pd
+
+    names = sorted({x for pair in pairs for x in pair})
+
     def mask(frame: pd.DataFrame) -> np.ndarray:
-        seats = frame[[f"p{s}" for s in range(4)]]
-        at = {name: (seats == name).any(axis=1).to_numpy() for name in {x for pair in pairs for x in pair}}
+        # the seats' names as codes of the pairs' players (-1: anyone else), so each player's test compares
+        # small ints, not every row's four names once per player
+        index = pd.Index(names, dtype=object)
+        seats = np.stack([index.get_indexer(frame[f"p{s}"].to_numpy(object)) for s in range(4)], axis=1)
+        at = {name: (seats == k).any(axis=1) for k, name in enumerate(names)}
         out = np.zeros(len(frame), bool)
         for a, b in pairs:
             out |= at[a] & at[b]
@@ -101,7 +108,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         # each player's rows in turn (a frame of one player's rows while its section is built)
         made: dict[Any, dict[str, Any]] = {}
         wanted_players = {str(p["player"]) for p in audit["players"]}
-        for part in rows.parts():
+        for part in rows.parts(columns=list(SECTION_COLUMNS)):
             pid = part["player"].iloc[0]
             if pid in wanted_players:
                 made[pid] = player_data(part, str(pid), room=room, max_points=AUDIT_PLAYER_POINTS)

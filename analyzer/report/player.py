@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 TIMELINE_BINS = 40
 HIST_BINS = 30
 DIFFICULTY_BINS = 10
+#: The columns of a player's rows the player section reads (:func:`player_data`), and of its largest deviations.
+WORST_COLUMNS = ("hand_id", "action", "chosen", "best", "kind", "regret", "reasons")
+SECTION_COLUMNS = ("player", "hand_seq", "loss", "rank", "dd_regret", "think_ms", "difficulty", *WORST_COLUMNS)
 #: Players with fewer decisions are left out of the room percentile (their means are noise).
 MIN_ROOM_DECISIONS = 20
 
@@ -35,12 +38,15 @@ def _match(df: pd.DataFrame) -> pd.Series:
 
 def _timeline(mine: pd.DataFrame) -> dict[str, list[Any]]:
     """Match rate and mean regret over the player's hands, in up to TIMELINE_BINS consecutive groups."""
+    import pandas as pd
+
     order = np.sort(mine["hand_seq"].unique())
     bins = np.array_split(np.arange(len(order)), min(TIMELINE_BINS, len(order)))
     last = np.array([b[-1] for b in bins])
     # the player's own hand count (not the room's), and its bin
     group = np.searchsorted(last, np.searchsorted(order, mine["hand_seq"].to_numpy()))
-    g = mine.assign(match=_match(mine)).groupby(group)
+    # the two columns averaged, not a copy of every column of the player's rows
+    g = pd.DataFrame({"match": _match(mine).to_numpy(), "regret": mine["regret"].to_numpy()}).groupby(group)
     return {"x": [int(i) + 1 for i in last], "match": _floats(g["match"].mean()), "regret": _floats(g["regret"].mean())}
 
 
@@ -110,7 +116,7 @@ def _think(mine: pd.DataFrame, room: Room, max_points: int, seed: int) -> dict[s
     """A sample of the player's (difficulty, seconds) with the room's median seconds by difficulty."""
     if room.think is None:
         return None
-    pts = mine.dropna(subset=["think_ms", "difficulty"])
+    pts = mine[["think_ms", "difficulty"]].dropna()  # the two columns: the same rows and sample
     if len(pts) > max_points:
         pts = pts.sample(max_points, random_state=seed)
     return {"difficulty": _floats(pts["difficulty"]), "think_s": _floats(pts["think_ms"] / 1000), **room.think}
@@ -121,13 +127,14 @@ def player_data(decisions: pd.DataFrame, player: str, *, room: Room | None = Non
     """The player page's numbers; ``decisions`` holds the whole room's rows (for the comparison),
     or only the player's when ``room`` is given."""
     room = room or Room(decisions)
-    mine = decisions[decisions["player"] == player]
+    is_mine = (decisions["player"] == player).to_numpy()
+    mine = decisions if is_mine.all() else decisions[is_mine]  # one player's rows already: no copy
     if mine.empty:
         raise ValueError(f"no decisions by player {player!r}")
     n = len(mine)
     row = room.table.loc[player]
     mean_regret = float(row["mean_regret"])
-    top = mine.nlargest(worst, "regret")
+    top = mine[[c for c in WORST_COLUMNS if c in mine]].nlargest(worst, "regret")
     return {
         "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
         "skill": clean(float(row["skill"])), "skill_lo": clean(float(row["skill_lo"])),
