@@ -412,15 +412,32 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
     records = pairs.to_dict("records")
-    for (k, row), record in zip(pairs.iterrows(), records):
+    ranked = list(pairs.iterrows())
+
+    def case_of(k: int, row: pd.Series) -> tuple[str, str, list[str]] | None:
+        """A pair with a case (every pair not clear, and the top of the ranking): its players and evidence actors."""
+        if not (acc.rows and (row["verdict"] != "clear" or k < top)):
+            return None
+        a, b = str(row["a"]), str(row["b"])
+        return a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+
+    # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
+    # while the entries of every pair are made here
+    reading: dict[int, Any] = {}
+    if acc.session is not None:
+        view = spill.shared_view() if acc.rows else None
+        for k, row in ranked:
+            case = case_of(k, row)
+            if case is not None:
+                reading[k] = acc.session.client.submit(_evidence_task, view, *case, texts, top, pure=False)
+    for (k, row), record in zip(ranked, records):
         e = _pair_entry(_Record(record))
-        if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
-            a, b = str(row["a"]), str(row["b"])
-            who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+        case = case_of(k, row)
+        if case is not None:
+            a, b, who = case
             # the evidence's candidates: the actors' decisions in their hands together, options read back
-            if acc.session is not None:  # a task a pair on the workers (they share the spill), gathered below
-                pending.append((e, acc.session.client.submit(_evidence_task, spill.shared_view(), a, b, who, texts,
-                                                             top, pure=False)))
+            if k in reading:
+                pending.append((e, reading[k]))
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
