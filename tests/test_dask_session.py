@@ -20,6 +20,10 @@ def _imported(name: str) -> bool:
     return name in sys.modules
 
 
+def _profiling(dask_worker: object) -> bool:
+    return "profile" in dask_worker.periodic_callbacks  # type: ignore[attr-defined]
+
+
 def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_alone() -> None:
     held = socket.socket()
     try:  # another cluster's dashboard on 8787 (when the port is free here): no "Port 8787 is already in use"
@@ -34,6 +38,7 @@ def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_
             try:
                 assert session.client.submit(sum, [1, 2]).result() == 3
                 assert list(session.client.run(_imported, "analyzer.audit.on_dask").values()) == [True]
+                assert list(session.client.run(_profiling).values()) == [False]  # no sampling profiler
                 services = session.client.scheduler_info().get("services", {})
             finally:
                 session.close()

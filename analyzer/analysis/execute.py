@@ -159,6 +159,11 @@ class DaskUnavailable(RuntimeError):
     """``--dask`` was asked for but dask[distributed] is not installed, or the scheduler cannot be reached."""
 
 
+#: Dask settings of a LocalCluster's workers: no statistical profiler (a sample of every task thread each 10 ms,
+#: ~1% of a worker's CPU, for a dashboard this cluster does not serve).
+WORKER_CONFIG = {"distributed": {"worker": {"profile": {"enabled": False}}}}
+
+
 def dask_client(address: str, jobs: int, preload: Sequence[str] = ()) -> Any:
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
     importing the modules ``preload`` as it starts, so the first task does not wait for them)."""
@@ -170,12 +175,15 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = ()) -> Any:
         # one thread a worker: the kernel holds the GIL between its compiled calls
         import logging
 
+        import dask.config
+
         # no dashboard; the scheduler's own HTTP routes (health, metrics) on a free port of this machine, not on
         # 8787 (a warning when another cluster holds it)
         cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
                                dashboard_address=None, silence_logs=logging.ERROR,
                                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-                               preload=list(preload))
+                               preload=list(preload),
+                               config=dask.config.merge(dask.config.config, WORKER_CONFIG))  # the nanny's merge is shallow
         client = Client(cluster)
         client._analyzer_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
         return client
