@@ -201,6 +201,23 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     assert {r["worker"] for r in ran} <= set(workers)
 
 
+def test_the_player_table_runs_while_the_pair_table_is_made(room: Path, cluster: tuple[str, list[str]]) -> None:
+    """The player tasks are submitted once the rows are spilled, below the passes' priority: the workers start them
+    before the pair signals' passes are over (they do not need the pair table), and the audit is the same."""
+    single = run_audit([str(room)], **KW).result
+    out, ran, _ = _slim([str(room)], cluster[0], **KW)
+    _same(out, single)
+
+    def computed(r: dict) -> tuple[float, float]:
+        spans = [(s["start"], s["stop"]) for s in r["startstops"] if s["action"] == "compute"]
+        return min(a for a, _ in spans), max(b for _, b in spans)
+
+    players = [computed(r) for r in ran if str(r["key"]).startswith("bieqi-players-")]
+    passes = [computed(r) for r in ran if str(r["key"]).startswith("bieqi-signals-pairs-")]
+    assert players and passes
+    assert min(a for a, _ in players) < max(b for _, b in passes)  # overlapped, not one after the other
+
+
 def test_a_corrupted_line_is_reported_as_by_the_single_process(room: Path, tmp_path: Path,
                                                                cluster: tuple[str, list[str]]) -> None:
     """A broken hand in the middle of one batch: the same problem (file, line, hand, action) and the same audit of

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -132,13 +132,15 @@ class Execution:
     batch_hands: int = DEFAULT_BATCH_HANDS
     #: an open Dask client shared by the whole command (:func:`dask_session`), else each map opens its own
     session: DaskSession | None = field(default=None, compare=False, repr=False)
+    #: modules a LocalCluster's workers import as they start (the code their tasks run), not on the first task
+    preload: tuple[str, ...] = ()
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``tasks``, results in task order, a bounded number in flight."""
         if self.session is not None:
             return _session_map(fn, tasks, self.session, self.jobs)
         if self.dask is not None:
-            return _dask_map(fn, tasks, self.dask, self.jobs)
+            return _dask_map(fn, tasks, self.dask, self.jobs, self.preload)
         if self.jobs <= 1:
             return map(fn, tasks)
         return _pool_map(fn, tasks, self.jobs)
@@ -166,8 +168,14 @@ class DaskUnavailable(RuntimeError):
     """``--dask`` was asked for but dask[distributed] is not installed, or the scheduler cannot be reached."""
 
 
-def dask_client(address: str, jobs: int) -> Any:
-    """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local``."""
+#: Dask settings of a LocalCluster's workers: no statistical profiler (a sample of every task thread each 10 ms,
+#: ~1% of a worker's CPU, for a dashboard this cluster does not serve).
+WORKER_CONFIG = {"distributed": {"worker": {"profile": {"enabled": False}}}}
+
+
+def dask_client(address: str, jobs: int, preload: Sequence[str] = ()) -> Any:
+    """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
+    importing the modules ``preload`` as it starts, so the first task does not wait for them)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as e:  # the core install stays light: Dask is the optional extra "dask"
@@ -176,8 +184,15 @@ def dask_client(address: str, jobs: int) -> Any:
         # one thread a worker: the kernel holds the GIL between its compiled calls
         import logging
 
+        import dask.config
+
+        # no dashboard; the scheduler's own HTTP routes (health, metrics) on a free port of this machine, not on
+        # 8787 (a warning when another cluster holds it)
         cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.ERROR,
+                               scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+                               preload=list(preload),
+                               config=dask.config.merge(dask.config.config, WORKER_CONFIG))  # the nanny's merge is shallow
         client = Client(cluster)
         client._analyzer_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
         return client
@@ -194,8 +209,9 @@ def close_client(client: Any) -> None:
         cluster.close()
 
 
-def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int) -> Iterator[R]:
-    session = DaskSession(address, jobs)
+def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int,
+              preload: Sequence[str] = ()) -> Iterator[R]:
+    session = DaskSession(address, jobs, preload=preload)
     try:
         yield from _session_map(fn, tasks, session, jobs)
     finally:
@@ -210,16 +226,45 @@ class DaskSession:
     """A Dask client for a whole command. ``follow``, when set, is called with each task's future as it is
     submitted and returns a task that stays on the cluster (e.g. the audit's chunk of pair-signal links, built
     on the worker that holds the batch's rows: :class:`analyzer.audit.on_dask.DaskSignals`); the results the
-    map gives back carry its index in ``attrs[FOLLOWER]`` (:meth:`take` hands it over)."""
+    map gives back carry its index in ``attrs[FOLLOWER]`` (:meth:`take` hands it over).
 
-    def __init__(self, address: str, jobs: int) -> None:
-        self.client = dask_client(address, jobs)
+    ``background``: the client (and a LocalCluster's worker processes, importing ``preload``) starts in a thread,
+    so a command goes on with its own imports and reading meanwhile; the first use of :attr:`client` waits for it
+    (and raises what starting raised, e.g. :class:`DaskUnavailable`)."""
+
+    def __init__(self, address: str, jobs: int, *, preload: Sequence[str] = (), background: bool = False) -> None:
         self.local = address == "local"  # a LocalCluster: its workers run on this machine, with its file system
         self.follow: Callable[[Any], Any] | None = None
         self.followers: list[Any] = []
         #: when set, called with each task's future: a task whose (small) result the map gives back instead of the
         #: task's own (e.g. the audit's batch written to the spill on the worker: the rows never travel)
         self.settle: Callable[[Any], Any] | None = None
+        self._client: Any = None
+        self._failed: BaseException | None = None
+        self._starting: Any = None
+        if not background:
+            self._client = dask_client(address, jobs, preload)
+            return
+        import threading
+
+        def start() -> None:
+            try:
+                self._client = dask_client(address, jobs, preload)
+            except BaseException as e:  # noqa: BLE001  # raised again where the client is first used
+                self._failed = e
+
+        self._starting = threading.Thread(target=start, name="dask-session-start", daemon=True)
+        self._starting.start()
+
+    @property
+    def client(self) -> Any:
+        """The distributed Client (waiting for a background start to finish)."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if self._failed is not None:
+            raise self._failed
+        return self._client
 
     def take(self, index: int) -> Any:
         """The follower task of the map's ``index``-th result (the session forgets it)."""
@@ -228,7 +273,12 @@ class DaskSession:
 
     def close(self) -> None:
         self.followers.clear()
-        close_client(self.client)
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
+        if self._client is not None:
+            client, self._client = self._client, None
+            close_client(client)
 
 
 def dask_session(execution: Execution) -> Execution:
@@ -237,7 +287,7 @@ def dask_session(execution: Execution) -> Execution:
 
     if execution.dask is None or execution.session is not None:
         return execution
-    return replace(execution, session=DaskSession(execution.dask, execution.jobs))
+    return replace(execution, session=DaskSession(execution.dask, execution.jobs, preload=execution.preload))
 
 
 def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession, jobs: int) -> Iterator[R]:

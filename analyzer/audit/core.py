@@ -304,25 +304,55 @@ def _player_task(view: Any, player: str, seated: pd.DataFrame, whole: bool, ref_
     return own, rest, float(part["think_ms"].median()), worst_at
 
 
+#: Dask priority of the player table's tasks: below the pair signals' passes and the evidence (priority 0), so that
+#: they fill the workers while the client fits the pair table between passes, and a pass waits for one task at most.
+PLAYER_TASK_PRIORITY = -1
+
+
+@dataclass
+class PlayerTasks:
+    """The player table's tasks on Dask (one a player), submitted as soon as the rows are all in the spill; joined
+    by :meth:`join` once the pair table is known (it gives the table's pair columns only)."""
+
+    futures: list[Any]
+    seating: pd.DataFrame
+    weight: float
+    client: Any
+
+    @classmethod
+    def submit(cls, session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, worst: int
+               ) -> PlayerTasks:
+        from analyzer.analysis.players import REF_WEIGHT
+
+        weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
+        seated = seating.drop_duplicates("hand_id")
+        client = session.client
+        shared_view = view if not isinstance(view, SpillView) else client.scatter(view, broadcast=True, hash=False)
+        shared_seated = client.scatter(seated, broadcast=True, hash=False)
+        run = uuid.uuid4().hex[:12]
+        futures = client.map(_player_task, [shared_view] * len(spill_players), spill_players,
+                             [shared_seated] * len(spill_players), [k == 0 for k in range(len(spill_players))],
+                             [weight] * len(spill_players), [worst] * len(spill_players), pure=False,
+                             key=[f"bieqi-players-{p}-{run}" for p in spill_players], priority=PLAYER_TASK_PRIORITY)
+        return cls(futures, seating, weight, client)
+
+    def join(self, pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[np.ndarray]]:
+        """The player table (with ``pairs``' columns) and each player's largest deviations' places."""
+        from analyzer.analysis.players import join_player_rows
+
+        got = self.client.gather(self.futures)
+        self.futures = []
+        own = [g[0] for g in got]
+        median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
+        table = join_player_rows(own, got[0][1] if got else None, self.seating, ref_weight=self.weight)
+        return _with_pairs(table, median, pairs), [g[3] for g in got]
+
+
 def player_table_on(session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
                     worst: int) -> tuple[pd.DataFrame, list[np.ndarray]]:
     """:func:`player_table` as one Dask task a player (:func:`_player_task`, reading its rows from the spill's
     folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
-    from analyzer.analysis.players import REF_WEIGHT, join_player_rows
-
-    weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
-    seated = seating.drop_duplicates("hand_id")
-    client = session.client
-    shared_view = view if not isinstance(view, SpillView) else client.scatter(view, broadcast=True, hash=False)
-    shared_seated = client.scatter(seated, broadcast=True, hash=False)
-    futures = [client.submit(_player_task, shared_view, p, shared_seated, k == 0, weight, worst, pure=False,
-                             key=f"bieqi-players-{p}-{uuid.uuid4().hex[:12]}")
-               for k, p in enumerate(spill_players)]
-    got = client.gather(futures)
-    own = [g[0] for g in got]
-    median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
-    table = join_player_rows(own, got[0][1] if got else None, seating, ref_weight=weight)
-    return _with_pairs(table, median, pairs), [g[3] for g in got]
+    return PlayerTasks.submit(session, view, spill_players, seating, worst).join(pairs)
 
 
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
@@ -369,6 +399,9 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     from analyzer.analysis.reasons import PLAYER_WORST
 
     spill = acc.players
+    early = None  # on Dask, the player table's tasks run while the pair table is made (they do not need it)
+    if acc.session is not None and spill.files and len(seating):
+        early = PlayerTasks.submit(acc.session, spill.shared_view(), list(spill.files), seating, PLAYER_WORST)
     if acc.rows and acc.signals is not None:  # batch by batch, holding sums per pair (see audit.stream)
         pairs = rank_pairs(calibrate(acc.signals.result(seating), alarm))
     else:
@@ -379,15 +412,32 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
     records = pairs.to_dict("records")
-    for (k, row), record in zip(pairs.iterrows(), records):
+    ranked = list(pairs.iterrows())
+
+    def case_of(k: int, row: pd.Series) -> tuple[str, str, list[str]] | None:
+        """A pair with a case (every pair not clear, and the top of the ranking): its players and evidence actors."""
+        if not (acc.rows and (row["verdict"] != "clear" or k < top)):
+            return None
+        a, b = str(row["a"]), str(row["b"])
+        return a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+
+    # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
+    # while the entries of every pair are made here
+    reading: dict[int, Any] = {}
+    if acc.session is not None:
+        view = spill.shared_view() if acc.rows else None
+        for k, row in ranked:
+            case = case_of(k, row)
+            if case is not None:
+                reading[k] = acc.session.client.submit(_evidence_task, view, *case, texts, top, pure=False)
+    for (k, row), record in zip(ranked, records):
         e = _pair_entry(_Record(record))
-        if acc.rows and (row["verdict"] != "clear" or k < top):  # the top of the ranking gets a case too
-            a, b = str(row["a"]), str(row["b"])
-            who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+        case = case_of(k, row)
+        if case is not None:
+            a, b, who = case
             # the evidence's candidates: the actors' decisions in their hands together, options read back
-            if acc.session is not None:  # a task a pair on the workers (they share the spill), gathered below
-                pending.append((e, acc.session.client.submit(_evidence_task, spill.shared_view(), a, b, who, texts,
-                                                             top, pure=False)))
+            if k in reading:
+                pending.append((e, reading[k]))
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
@@ -413,8 +463,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     if not len(seating):
         players = pd.DataFrame(columns=["player"])
-    elif acc.session is not None and spill.files:  # one task a player on the workers, which share the spill
-        players, worst = player_table_on(acc.session, spill.shared_view(), list(spill.files), seating, pairs, PLAYER_WORST)
+    elif early is not None:  # one task a player on the workers, which share the spill
+        players, worst = early.join(pairs)
     else:
         players = player_table(parts(), seating, pairs)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's

@@ -55,6 +55,11 @@ def _merge(merge: Any, *parts: Any) -> Any:
     return functools.reduce(merge, parts)
 
 
+def _merge_group(merge: Any, parts: list[Any]) -> Any:
+    """``merge(*parts)`` (a tree's task: ``parts``, a list of futures, arrive as their results)."""
+    return merge(*parts)
+
+
 def _union(*codes: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(codes))
 
@@ -184,17 +189,26 @@ class DaskSignals(StreamedSignals):
         self.chunks.append(self._submit("chunk", build_chunk, df))
         self._count(len(df), int(df["hand_id"].nunique()), df)
 
+    def _map(self, name: str, fn: Any, *iterables: list[Any]) -> list[Any]:
+        """``fn`` over the iterables, one task each, submitted as one graph (one message to the scheduler, not one a
+        task: the client's own CPU per task is most of a small task's cost)."""
+        n = len(iterables[0])
+        return self.client.map(fn, *iterables, key=[self._key(name) for _ in range(n)]) if n else []
+
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
         shared = self.client.scatter([args], hash=False)[0]  # once, not once a task
-        parts = [self._submit(name, _apply, fn, ch, shared) for ch in self.chunks]
+        n = len(self.chunks)
+        parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
         return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge)).result()
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one."""
         while len(parts) > 1:
-            parts = [self._submit(name, merge, *parts[i:i + FANIN]) if len(parts[i:i + FANIN]) > 1 else parts[i]
-                     for i in range(0, len(parts), FANIN)]
+            groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
+            many = [g for g in groups if len(g) > 1]
+            merged = iter(self._map(name, _merge_group, [merge] * len(many), many))
+            parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
         return parts[0]
 
     def _prepare(self) -> None:
@@ -203,16 +217,15 @@ class DaskSignals(StreamedSignals):
         if self._thinks:  # the batches' think-time sums: a tree of merges on the workers, after the rows read here
             self.think = self.think.merge(self._tree("think-merge", self._thinks, _merge_think).result())
             self._thinks = []
-        own = self.client.gather([self._submit("names", chunk_names, ch) for ch in self.chunks])
+        own = self.client.gather(self._map("names", chunk_names, self.chunks))
         names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
         kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
         self.players = {str(n): i for i, n in enumerate(names)}
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
-        self.chunks = [self._submit("recode", recode, ch, np.searchsorted(names, n.astype(str)),
-                                    np.searchsorted(kinds, k.astype(str)), base)
-                       for ch, (n, k), base in zip(self.chunks, own, self._bases)]
-        pairs = self._tree("pairs-union", [self._submit("pairs-of", chunk_pairs, ch) for ch in self.chunks], _union)
-        pos = [self._submit("regrets", positive_regrets, ch) for ch in self.chunks]
+        self.chunks = self._map("recode", recode, self.chunks, [np.searchsorted(names, n.astype(str)) for n, _ in own],
+                                [np.searchsorted(kinds, k.astype(str)) for _, k in own], list(self._bases))
+        pairs = self._tree("pairs-union", self._map("pairs-of", chunk_pairs, self.chunks), _union)
+        pos = self._map("regrets", positive_regrets, self.chunks)
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
         if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed

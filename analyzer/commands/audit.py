@@ -68,6 +68,28 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
             samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None, jobs: int | None,
             dask_address: str | None, max_line_bytes: int) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+    files = resolve_paths(paths)
+    out_dir = Path(out)
+    refuse_inputs([out_dir / n for n in OUTPUTS], files)
+    # with --dask the cluster starts now, in the background, while this process imports the audit and reads the logs
+    execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, start=True)
+    try:
+        _audit(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
+               store_path, execution, max_line_bytes)
+    finally:  # the session the command opened (its report reads the players' spill on the workers)
+        if execution.session is not None:
+            execution.session.close()
+
+
+#: What the workers of a LocalCluster import as they start for the audit: the analysis, and the audit's tasks (the pair
+#: signals' passes, the spill, the player table and the evidence).
+AUDIT_MODULES = ("analyzer.analysis.decisions", "analyzer.audit.core", "analyzer.audit.on_dask",
+                 "analyzer.analysis.players")
+
+
+def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,
+           samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None,
+           execution: Any, max_line_bytes: int) -> None:
     from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
@@ -75,9 +97,6 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     from analyzer.logs import OutputSet, atomic_write_bytes
     from analyzer.progress import Progress, count_lines
 
-    files = resolve_paths(paths)
-    out_dir = Path(out)
-    refuse_inputs([out_dir / n for n in OUTPUTS], files)
     outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
     store, settings = None, None
     if store_path is not None:  # the store's settings, but for the options given on the command line
@@ -94,7 +113,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                            on_progress=bar.phase("analysing", total), on_phase=bar.start,
-                           execution=execution_for(files, jobs, dask_address), store=store, settings=settings,
+                           execution=execution, store=store, settings=settings,
                            slim=True)  # the report needs the texts of the rows it shows only
     except (StoreError, DaskUnavailable) as e:
         bar.close()

@@ -191,12 +191,20 @@ decisions_store_option = click.option(
          "hands it lacks are analysed.")
 
 
-def execution_for(files: list[str], jobs: int | None, dask_address: str | None) -> Execution:
-    """Where the decision analysis runs, from --jobs / --dask."""
-    from analyzer.analysis.execute import Execution, default_jobs
+#: Modules a LocalCluster's workers import as they start: the decision analysis (every command's tasks).
+ANALYSIS_MODULES = ("analyzer.analysis.decisions",)
+
+
+def execution_for(files: list[str], jobs: int | None, dask_address: str | None, *,
+                  preload: tuple[str, ...] = ANALYSIS_MODULES, start: bool = False) -> Execution:
+    """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the session is opened now in
+    the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
+    from analyzer.analysis.execute import DaskSession, Execution, default_jobs
 
     if dask_address is not None:
-        return Execution(jobs=jobs or 2, dask=dask_address)
+        jobs = jobs or 2
+        session = DaskSession(dask_address, jobs, preload=preload, background=True) if start else None
+        return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
 
 
