@@ -37,8 +37,9 @@ CACHE_VERSION = 5
 #: mixed with 1, ``burst.CHOICE_WEIGHT_FLOOR``, the model fitted on one decision in ``burst.FIT_EVERY``; v10: burst
 #: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``; v12: burst's two
 #: looks count a seat habit nobody could learn as one of the room's typical size, ``burst.habit_variance``; v11 was
-#: a variant tried and reverted, skipped so its cached results are never read back).
-METHOD_VERSION = 12
+#: a variant tried and reverted, skipped so its cached results are never read back; v13: the room's habit spread read
+#: without the actors who stand out, ``burst.room_habit_variance``).
+METHOD_VERSION = 13
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:

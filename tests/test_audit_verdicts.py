@@ -553,3 +553,29 @@ def test_habit_variance_is_zero_without_seats_or_habits() -> None:
     room = pd.concat([s.assign(actor=f"a{k}", offset=rng.integers(1, 4, len(s)), x=rng.standard_normal(len(s)))
                       for k in range(10)], ignore_index=True)
     assert habit_variance(room) < 0.01  # no habits: nothing beyond the sampling noise (up to the median's noise)
+
+
+def test_room_habit_variance_leaves_out_the_actors_who_stand_out() -> None:
+    """Colluders favour the partner's seat and disfavour the others: no habit. Their strata inflated the room's habit
+    spread (2-7 fold on the evaluation's rooms), which cost early detection; the room's estimate leaves them out."""
+    from analyzer.audit.burst import hand_scores, habit_variance, room_habit_variance
+
+    rng = np.random.default_rng(6)
+    names = [f"p{k:02d}" for k in range(12)]
+    rows: list[tuple[str, str, int, int, float]] = []
+    for i, actor in enumerate(names):
+        habit = rng.normal(0.0, 0.15, 4)
+        partner = names[i ^ 1] if i < 6 else None  # p00-p05: three colluding pairs, the partner in every other hand
+        for h in range(300):
+            pool = [n for n in names if n not in (actor, partner)]
+            others = list(rng.choice(pool, 3, replace=False))
+            if partner is not None and h % 2 == 0:
+                others[0] = partner
+            for o, k in zip(others, (1, 2, 3)):  # tables that never re-seat: the first other always at offset 1
+                favour = (2.0 if o == partner else -1.0) if partner is not None and h % 2 == 0 else 0.0
+                rows.append((actor, o, h, k, rng.normal() + habit[k] + favour))
+    lk = pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", "imm_marginal"])
+    everyone = habit_variance(hand_scores(lk))
+    honest_only = habit_variance(hand_scores(lk[~lk["actor"].isin(names[:6])]))
+    assert everyone > 2 * honest_only
+    assert room_habit_variance(lk) == pytest.approx(honest_only)

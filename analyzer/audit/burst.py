@@ -381,6 +381,20 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
     return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
 
 
+def room_habit_variance(lk: pd.DataFrame) -> float:
+    """:func:`habit_variance` of a whole room's links, leaving out the actors with a pair that stands out (z >
+    BURST_HOT_Z) when the habits are read as none (the previous reading, one more pass over the room)."""
+    if lk.empty:
+        return 0.0
+    scores = hand_scores(lk, BURST_SIGNAL)
+    plain = _burst_one(scores, 0.0)
+    if plain.empty:
+        return 0.0
+    z = -special.ndtri_exp(np.minimum(plain["logp"].to_numpy(np.float64), np.log(0.5)))
+    hot = set(plain.index[z > BURST_HOT_Z].get_level_values("actor"))
+    return habit_variance(scores[~scores["actor"].isin(hot)] if hot else scores)
+
+
 def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     """Occasional collusion (:func:`_burst_read`), read twice: when some of an actor's directed pairs stand out in
     the first reading (z > BURST_HOT_Z), each of the actor's pairs is read again on his hands **without the other**
@@ -391,8 +405,10 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
     hence "the other" partners). The room baselines leave standing-out pairs out the same way
     (``signals._fit_links``). Actors without a standing-out pair are read once."""
-    # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata)
-    tau2 = habit_variance(hand_scores(lk, BURST_SIGNAL)) if not lk.empty else 0.0
+    # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata),
+    # without the actors who already stand out when habits are taken as none: a colluder's favour to the partner's
+    # seat and disfavour to the others' are no habit, and they made the room's estimate 2-7 times the honest actors'
+    tau2 = room_habit_variance(lk)
     first = _burst_read(lk, tau2)
     if first.empty:
         return first
