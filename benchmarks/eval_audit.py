@@ -35,8 +35,11 @@ CACHE_VERSION = 5
 #: burst's mean look by seat, over both directions; v7: burst weighs decisions by the actor's choice model and
 #: the pair score drops ``marginal``; v8: the choice weights off again, ``burst.CHOICE_WEIGHTS``; v9: on, each weight
 #: mixed with 1, ``burst.CHOICE_WEIGHT_FLOOR``, the model fitted on one decision in ``burst.FIT_EVERY``; v10: burst
-#: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``).
-METHOD_VERSION = 10
+#: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``; v12: burst's two
+#: looks count a seat habit nobody could learn as one of the room's typical size, ``burst.habit_variance``; v11 was
+#: a variant tried and reverted, skipped so its cached results are never read back; v13: the room's habit spread read
+#: without the actors who stand out, ``burst.room_habit_variance``).
+METHOD_VERSION = 13
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:

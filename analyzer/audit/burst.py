@@ -7,6 +7,7 @@ whether the pair holds more of the actor's extreme hands than its hands with eve
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,9 @@ BURST_LOOKS = 2
 #: A seat-offset stratum is read on its own only when the actor had at least this many hands in it without the
 #: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
 MIN_STRATUM_OTHERS = 30
+#: Fewer (actor, seat offset) strata than this in a room and the spread of personal seat habits is not estimated
+#: (:func:`habit_variance`; taken as 0, the previous reading).
+MIN_HABIT_STRATA = 12
 #: A directed pair whose burst z exceeds this in the first reading is the actor's partner in the second: the actor's
 #: other pairs are read on his hands without it (:func:`_burst`).
 BURST_HOT_Z = 4.0
@@ -178,16 +182,73 @@ def betabinom_logsf(k: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np.n
     return np.minimum(np.asarray(special.logsumexp(tail, axis=1), np.float64), 0.0)
 
 
-def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[dict[Any, float], dict[Any, float],
-                                                                          dict[Any, float]]:
+def _normal_scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of ``v`` as N(0, 1) quantiles, and as shares in (0, 1) (average ranks for ties)."""
+    q = (stats.rankdata(v, method="average") - 0.5) / len(v)
+    return np.asarray(stats.norm.ppf(q), np.float64), q
+
+
+def habit_variance(scores: pd.DataFrame) -> float:
+    """The room's spread of personal seat habits, tau^2, in the mean look's units (normal scores per hand).
+
+    Per actor and seat offset k, the mean normal score of the actor's hands at k (ranked among all his hands)
+    is his habit towards k plus sampling noise of known variance (the permutation variance of a mean of N_k of T
+    scores); tau^2 is the variance of the habits beyond that noise, read robustly: the tau^2 at which the median of
+    m_k^2 / (tau^2 + var_k) is the chi-square(1) median (colluders' strata, a minority, cannot carry it). 0 without
+    offsets or with fewer than MIN_HABIT_STRATA strata.
+
+    Why: where an actor had (almost) no hands without the other at that offset (a table that never re-formed), the
+    mean look cannot tell favour for the other from a habit towards the seat, and reads the pair's hands there
+    against all the actor's hands; taking the habit as none there made such pairs read as favour (an honest pair of
+    49 hands, all the actor's hands, marked for review in three cuts: docs/audit.md). A habit nobody could learn now
+    counts as one of the room's typical size (:func:`_mean_look`)."""
+    if scores.empty or "offset" not in scores.columns:
+        return 0.0
+    ms, vs = [], []
+    for _actor, g in scores.groupby("actor", sort=False):
+        x = np.round(g["x"].to_numpy(np.float64), 9)
+        t = len(x)
+        if t < 2:
+            continue
+        z, _ = _normal_scores(x)
+        v = float(z.var())
+        off = g["offset"].to_numpy(np.int64)
+        for k in np.unique(off):
+            m = off == k
+            n = int(m.sum())
+            if n == t or v <= 0:
+                continue
+            ms.append(float(z[m].mean()))
+            vs.append(v * (t - n) / ((t - 1) * n))
+    if len(ms) < MIN_HABIT_STRATA:
+        return 0.0
+    m2, v0 = np.square(ms), np.asarray(vs)
+    target = float(stats.chi2.ppf(0.5, 1))
+
+    def excess(tau2: float) -> float:
+        return float(np.median(m2 / (tau2 + v0))) - target
+
+    if excess(0.0) <= 0:
+        return 0.0
+    lo, hi = 0.0, float(m2.max())
+    for _ in range(60):  # bisection: the median falls as tau^2 grows
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray, habit_var: float = 0.0
+               ) -> tuple[dict[Any, float], dict[Any, float], dict[Any, float], dict[Any, int]]:
     """Per other seat: the permutation z of the sum of the pair's normal scores, stratified (each hand ranked
     among the actor's hands of its stratum, the seat offset; exact finite-population variance per stratum),
-    and the pair's mean percentile among those hands with its null standard error.
+    and the pair's mean percentile among those hands with its null standard error; and per other seat the number
+    of its hands in weak strata (below).
 
     A stratum where the actor had fewer than MIN_STRATUM_OTHERS hands *without* this other (tables that seldom
     re-form: the partner always in the same seat) cannot tell a seat habit from favour; the pair's hands there
-    are ranked among all the actor's hands instead, i.e. a habit nobody could learn counts as none, as for the
-    habit-free signals (``signals._without_habit``)."""
+    are ranked among all the actor's hands instead, and a habit nobody could learn counts as one of the room's
+    typical size: ``habit_var`` (:func:`habit_variance`) times the square of those hands is added to the null
+    variance of the sum (an unknown shift of every one of those hands' scores)."""
     num: dict[Any, float] = {}
     var: dict[Any, float] = {}
     pct: dict[Any, float] = {}
@@ -197,10 +258,7 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[di
     k = len(codes)
     total = len(x)
 
-    def scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q = (stats.rankdata(v, method="average") - 0.5) / len(v)
-        return np.asarray(stats.norm.ppf(q), np.float64), q
-
+    scores = _normal_scores
     z_all, q_all = scores(x)
     # the pooled reading, per other: sums over its hands in weak strata (filled below) and its variance terms
     weak_n, weak_z, weak_q = np.zeros(k), np.zeros(k), np.zeros(k)
@@ -228,19 +286,58 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray) -> tuple[di
         o = codes[j]
         fpc_all = (total - weak_n[j]) / max(total - 1, 1)
         num[o] = num.get(o, 0.0) + float(weak_z[j])
-        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_all.var() * fpc_all)
+        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_all.var() * fpc_all + weak_n[j] ** 2 * habit_var)
         pct[o] = pct.get(o, 0.0) + float(weak_q[j])
-        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_all.var() * fpc_all)
+        # the habit's shift in percentile units: a normal score's shift h moves a percentile by about h phi(0)
+        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_all.var() * fpc_all
+                                           + weak_n[j] ** 2 * habit_var * stats.norm.pdf(0.0) ** 2)
     counts = {o: float(c) for o, c in zip(codes, np.bincount(inv, minlength=k))}
     z_mean = {o: (num[o] / np.sqrt(var[o]) if var[o] > 1e-12 else 0.0) for o in num}
     mean_pct = {o: 50.0 + 100.0 * pct[o] / counts[o] for o in num}
     pct_se = {o: 100.0 * float(np.sqrt(pvar[o])) / counts[o] for o in num}
-    return z_mean, mean_pct, pct_se
+    weak = {codes[j]: int(weak_n[j]) for j in range(k)}
+    return z_mean, mean_pct, pct_se, weak
 
 
-def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
+#: Gauss-Hermite nodes of the unknown seat habit in the count look's tail (:func:`_habit_count_logsf`).
+HABIT_NODES = 16
+
+
+def _habit_count_logsf(above: np.ndarray, n_strong: int, n_weak: int, a: np.ndarray, b: np.ndarray, tau2: float
+                       ) -> np.ndarray:
+    """Per level, log P(count >= above) when n_weak of the pair's hands sit at a seat whose habit nobody could learn.
+
+    The count look's hands in strong strata are beta-binomial as before (Beta(a, b): the pool's quantile and its
+    sampling error); a hand in a weak stratum carries the actor's unknown habit h ~ N(0, tau2) towards that seat
+    (:func:`habit_variance`, in normal-score units), so it lies above the pool's level-t quantile with probability
+    sf(isf(t) - h), beta-binomial around it with the pool's concentration a + b. The tail is averaged over h
+    (Gauss-Hermite): the same "a habit of the room's typical size" as the mean look's. log 0 is 0 (above 0)."""
+    nodes, w = np.polynomial.hermite_e.hermegauss(HABIT_NODES)
+    w = w / w.sum()
+    h = nodes * np.sqrt(tau2)
+    out = np.zeros(len(above))
+    ks = np.arange(n_strong + 1)
+    kw = np.arange(n_weak + 1)
+    for i, k in enumerate(np.asarray(above, np.int64)):
+        if k <= 0:
+            continue
+        c = float(a[i] + b[i])
+        pmf_s = stats.betabinom.pmf(ks, n_strong, a[i], b[i]) if n_strong > 0 else np.ones(1)
+        p = stats.norm.sf(stats.norm.isf(a[i] / c) - h)
+        tail = 0.0
+        for p_h, w_h in zip(p, w):
+            pmf = np.convolve(pmf_s, stats.betabinom.pmf(kw, n_weak, c * p_h, c * (1.0 - p_h)))
+            tail += w_h * float(pmf[k:].sum())
+        # far out the sum underflows: the habit-free tail is then the (smaller, stricter) bound it cannot pass
+        out[i] = math.log(min(tail, 1.0)) if tail > 0 else float(betabinom_logsf(np.array([k - 1]), n_strong + n_weak,
+                                                                                   a[i:i + 1], b[i:i + 1])[0])
+    return out
+
+
+def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     """The burst statistic of one reading of the per-hand favour (see :func:`_burst`). ``scores``: actor, other,
-    hand_id, x and optionally offset (the mean look is then stratified by it)."""
+    hand_id, x and optionally offset (the mean look is then stratified by it). ``habit_var``: the room's spread of
+    seat habits (:func:`habit_variance`; by default read from ``scores``, which should then be the whole room's)."""
     cols = ["actor", "other", "logp", "hands", "above", "expected", "level", "z_mean", "logp_mean", "logp_count",
             "mean_percentile", "percentile_se"]
     if scores.empty:
@@ -248,12 +345,13 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
     rows = []
     levels = np.array(BURST_LEVELS)
     log_looks = np.log(BURST_LOOKS)
+    tau2 = habit_variance(scores) if habit_var is None else habit_var
     for actor, g in scores.groupby("actor", sort=False):
         # rounded so that hands equal up to the order of a float sum tie exactly: ranks and counts must not
         # depend on how the rows were chunked or ordered (the streamed audit sums them in another order)
         x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
         strata = g["offset"].to_numpy(np.int64) if "offset" in g.columns else np.zeros(len(x), np.int64)
-        z_means, pcts, pct_ses = _mean_look(x, other, strata)
+        z_means, pcts, pct_ses, weak = _mean_look(x, other, strata, tau2)
         for o in np.unique(other):
             m = other == o
             n = int(m.sum())
@@ -272,12 +370,29 @@ def _burst_one(scores: pd.DataFrame) -> pd.DataFrame:
             j = np.minimum(np.floor(levels * len(pool)).astype(np.int64), len(pool) - 1)
             above = np.array([int((mine > c).sum()) for c in pool[len(pool) - 1 - j]])
             a, b = j + 1.0, len(pool) - j.astype(np.float64)
-            lp = np.where(above > 0, betabinom_logsf(above - 1, n, a, b), 0.0)
+            if tau2 > 0 and weak[o] > 0:  # hands at a seat whose habit nobody could learn: see _habit_count_logsf
+                lp = _habit_count_logsf(above, n - weak[o], weak[o], a, b, tau2)
+            else:
+                lp = np.where(above > 0, betabinom_logsf(above - 1, n, a, b), 0.0)
             k = int(np.argmin(lp))
             logp_count = float(min(0.0, float(lp[k]) + np.log(len(BURST_LEVELS))))
             rows.append((actor, o, float(min(0.0, min(logp_mean, logp_count) + log_looks)), n, int(above[k]),
                          float(n * a[k] / (a[k] + b[k])), BURST_LEVELS[k], *extra[:2], logp_count, *extra[2:]))
     return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
+
+
+def room_habit_variance(lk: pd.DataFrame) -> float:
+    """:func:`habit_variance` of a whole room's links, leaving out the actors with a pair that stands out (z >
+    BURST_HOT_Z) when the habits are read as none (the previous reading, one more pass over the room)."""
+    if lk.empty:
+        return 0.0
+    scores = hand_scores(lk, BURST_SIGNAL)
+    plain = _burst_one(scores, 0.0)
+    if plain.empty:
+        return 0.0
+    z = -special.ndtri_exp(np.minimum(plain["logp"].to_numpy(np.float64), np.log(0.5)))
+    hot = set(plain.index[z > BURST_HOT_Z].get_level_values("actor"))
+    return habit_variance(scores[~scores["actor"].isin(hot)] if hot else scores)
 
 
 def _burst(lk: pd.DataFrame) -> pd.DataFrame:
@@ -290,7 +405,11 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
     hence "the other" partners). The room baselines leave standing-out pairs out the same way
     (``signals._fit_links``). Actors without a standing-out pair are read once."""
-    first = _burst_read(lk)
+    # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata),
+    # without the actors who already stand out when habits are taken as none: a colluder's favour to the partner's
+    # seat and disfavour to the others' are no habit, and they made the room's estimate 2-7 times the honest actors'
+    tau2 = room_habit_variance(lk)
+    first = _burst_read(lk, tau2)
     if first.empty:
         return first
     hot = first.index[-special.ndtri_exp(np.minimum(first["logp"].to_numpy(np.float64), np.log(0.5))) > BURST_HOT_Z]
@@ -307,7 +426,7 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
         def without(left_out: set[Any], mine: np.ndarray = mine) -> pd.DataFrame:
             """The actor's reading on his hands without any of ``left_out`` at the table."""
             gone = np.unique(hands[mine][np.isin(others[mine], list(left_out))])
-            return _burst_read(lk.iloc[mine[~np.isin(hands[mine], gone)]])
+            return _burst_read(lk.iloc[mine[~np.isin(hands[mine], gone)]], tau2)
 
         readings = {o: without(ps - {o}) for o in ps if len(ps) > 1}
         rest = without(ps)
@@ -323,7 +442,7 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _burst_read(lk: pd.DataFrame) -> pd.DataFrame:
+def _burst_read(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     """Occasional collusion: does the pair have more extreme favour hands than the actor's others?
 
     A partner-aware actor in a minority of hands shifts the mean little but leaves a few hands far
@@ -345,18 +464,20 @@ def _burst_read(lk: pd.DataFrame) -> pd.DataFrame:
     mean percentile among the actor's, and its null standard error). The pair's p combines both directions
     of each look (``calibrate``): sharing pairs favour each other in the same hands.
     """
-    plain = _burst_one(hand_scores(lk, BURST_SIGNAL))
+    plain_scores = hand_scores(lk, BURST_SIGNAL)
+    tau2 = habit_variance(plain_scores) if habit_var is None else habit_var
+    plain = _burst_one(plain_scores, tau2)
     free_col = f"{BURST_SIGNAL}_habit_free"
     if free_col not in lk.columns or "offset" not in lk.columns:
         # without seat offsets the mean look cannot be stratified: both looks take the weaker reading
         if free_col not in lk.columns:
             return plain
-        free = _burst_one(hand_scores(lk, free_col)).reindex(plain.index)
+        free = _burst_one(hand_scores(lk, free_col), tau2).reindex(plain.index)
         out = plain.copy()
         weaker = (free["logp"].fillna(0.0) > plain["logp"]).to_numpy()
         out.loc[weaker] = free.loc[weaker].to_numpy()
         return out
-    free = _burst_one(hand_scores(lk, free_col)).reindex(plain.index)
+    free = _burst_one(hand_scores(lk, free_col), tau2).reindex(plain.index)
     out = plain.copy()
     count_cols = ["logp_count", "above", "expected", "level"]
     weaker = (free["logp_count"].fillna(0.0) > plain["logp_count"]).to_numpy()
