@@ -14,7 +14,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -369,17 +369,23 @@ def release_memory() -> None:
     """Hand freed heap pages back to the system (glibc's ``malloc_trim``; nothing elsewhere). Millions of
     freed strings of a few hundred bytes leave holes glibc keeps for reuse: the memory is free for this
     process but still counted as resident, and the next phase's peak adds to it."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, looked up once a process (``find_library`` may run ``ldconfig``), or None."""
     import ctypes
     import ctypes.util
 
     name = ctypes.util.find_library("c")
     try:
         libc = ctypes.CDLL(name) if name else None
-        trim = getattr(libc, "malloc_trim", None)
+        return getattr(libc, "malloc_trim", None)
     except OSError:  # no C library to load: nothing to trim
-        trim = None
-    if trim is not None:
-        trim(0)
+        return None
 
 
 def shared_strings(frame: pd.DataFrame) -> pd.DataFrame:
