@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,13 +11,14 @@ import numpy as np
 
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
-from analyzer.report.pair import TABLE_COLUMNS, evidence_hands, pair_data
-from analyzer.report.player import SECTION_COLUMNS, Room, player_data
+from analyzer.report.pair import evidence_hands, pair_data
+from analyzer.report.player import Room, player_section
+from analyzer.report.room_pass import Piece, Plan, joined, read_players
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analyzer.audit.rows import ReportRows
+    from analyzer.audit.rows import ReportRows, SpilledRows
 
 #: Pairs (beyond the flagged ones) whose collusion table is computed and evidence hands embedded;
 #: the rest keep their audit entry only, so a big room's page stays small and opens fast.
@@ -48,23 +49,40 @@ def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
     return None if score is None else {"score": score}
 
 
-def _together(pairs: list[tuple[str, str]]) -> Callable[[pd.DataFrame], np.ndarray]:
-    """Rows of the hands where one of ``pairs`` sat together (``report.pair.hands_with`` of any of them)."""
+def _room(rows: ReportRows, pieces: list[Piece], table: pd.DataFrame | None) -> Room:
+    """The room's figures from the players' pieces (a spill's: every row's regret put back in the rows' order, as
+    ``SpilledRows.regret`` does), or from the frame's columns (a frame's, and the player table when not given)."""
     import pandas as pd
 
-    names = sorted({x for pair in pairs for x in pair})
+    from analyzer.audit.rows import FrameRows
 
-    def mask(frame: pd.DataFrame) -> np.ndarray:
-        # the seats' names as codes of the pairs' players (-1: anyone else), so each player's test compares
-        # small ints, not every row's four names once per player
-        index = pd.Index(names, dtype=object)
-        seats = np.stack([index.get_indexer(frame[f"p{s}"].to_numpy(object)) for s in range(4)], axis=1)
-        at = {name: (seats == k).any(axis=1) for k, name in enumerate(names)}
-        out = np.zeros(len(frame), bool)
-        for a, b in pairs:
-            out |= at[a] & at[b]
-        return out
-    return mask
+    if isinstance(rows, FrameRows):
+        return Room.of_rows(rows, table=table)
+    if table is None:
+        raise ValueError("the room of spilled rows needs the audit's player table")
+    regret = np.full(len(rows), np.nan, rows.spill.dtype("regret"))
+    for p in pieces:
+        regret[p.at] = p.regret
+    by = pd.concat([p.by_player for p in pieces]).sort_index() if pieces else pd.DataFrame({"mean": [], "size": []})
+    timed = [p.timed for p in pieces if p.timed is not None]
+    return Room.of_parts(table, pd.Series(regret, name="regret", copy=False), by,
+                         pd.concat(timed, ignore_index=True) if timed else None)
+
+
+def _add_reasons(rows: SpilledRows, facts: list[dict[str, Any]]) -> None:
+    """Spilled players' largest deviations with their reasons (the rows shown carry them), as their sections read
+    them from the rows."""
+    import pandas as pd
+
+    if not facts:
+        return
+    at = np.concatenate([f["worst_at"] for f in facts])
+    got = rows._texted(pd.DataFrame(index=pd.Index(at)), ["reasons"])
+    if "reasons" not in got:
+        return
+    reasons = iter(got["reasons"].tolist())
+    for f in facts:
+        f["worst"] = [{**w, "reasons": str(next(reasons) or "")} for w in f["worst"]]
 
 
 def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
@@ -85,37 +103,49 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     """
     import pandas as pd
 
-    from analyzer.audit.rows import FrameRows
+    from analyzer.audit.rows import FrameRows, SpilledRows
 
     rows = FrameRows(decisions) if isinstance(decisions, pd.DataFrame) else decisions
     has_rows = rows is not None and len(rows) > 0 and not (isinstance(decisions, pd.DataFrame) and decisions.empty)
     pairs = sorted(audit["pairs"], key=_rank_key)
     top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
-    # the rows of the top pairs' hands together, read once for all their tables (the columns they read)
-    together = (rows.where(_together([(str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)]),
-                           columns=list(TABLE_COLUMNS))
-                if has_rows and rows is not None and top else None)
+    player_ids: list[str] = []
+    sections: list[dict[str, Any]] = []
+    together = shown = None
+    if has_rows and rows is not None:
+        # each player's rows read once (on the Dask workers when they share the audit's spill): its section's own
+        # figures, the room's regret and think times, its rows in the top pairs' hands together and in the evidence
+        # hands (the evidence of a pair with its audit entry is the entry's: known before any row is read)
+        plan = Plan(players=frozenset(str(p["player"]) for p in audit["players"]),
+                    pairs=tuple((str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)),
+                    hands=frozenset(set().union(*(evidence_hands({"evidence": list(pairs[i].get("evidence") or [])})
+                                                  for i in top)) if top else set()),
+                    max_points=AUDIT_PLAYER_POINTS)
+        pieces = list(read_players(rows, plan))
+        together = joined([p.together for p in pieces])
+        shown = joined([p.shown for p in pieces])
+        spilled = isinstance(rows, SpilledRows)
+        if spilled:  # the texts of the rows shown: the spill's pieces leave them out
+            shown = rows._texted(shown)
+        room = _room(rows, pieces, players)
+        by_player = {p.player: p for p in pieces if p.facts is not None}
+        if spilled:  # the reasons of the players' largest deviations, from the rows shown
+            _add_reasons(rows, [p.facts for p in by_player.values()])
+        for pid in (str(p["player"]) for p in audit["players"]):
+            piece = by_player.get(pid)
+            if piece is not None:
+                player_ids.append(pid)
+                sections.append(player_section(piece.facts, pd.Series(piece.regret, copy=False), room))
+        del pieces, by_player
+        # the top pairs' tables compare names and group by hand: as codes, once for every pair
+        for c in ("hand_id", "player", *(f"p{s}" for s in range(4))):
+            if c in together:
+                together[c] = together[c].astype("category")
     details = [pair_data(str(p["players"][0]), str(p["players"][1]), entry=p,
                          decisions=together if i in top else None) for i, p in enumerate(pairs)]
     del together
     wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
-    shown = rows.where(lambda f: f["hand_id"].isin(wanted).to_numpy()) if has_rows and rows is not None else None
     hand_ids, hands = hand_store(records or [], shown, wanted)
-    player_ids: list[str] = []
-    sections: list[dict[str, Any]] = []
-    if has_rows and rows is not None:
-        room = Room.of_rows(rows, table=players)
-        # each player's rows in turn (a frame of one player's rows while its section is built)
-        made: dict[Any, dict[str, Any]] = {}
-        wanted_players = {str(p["player"]) for p in audit["players"]}
-        for part in rows.parts(columns=list(SECTION_COLUMNS)):
-            pid = part["player"].iloc[0]
-            if pid in wanted_players:
-                made[pid] = player_data(part, str(pid), room=room, max_points=AUDIT_PLAYER_POINTS)
-        for pid in (str(p["player"]) for p in audit["players"]):
-            if pid in made:
-                player_ids.append(pid)
-                sections.append(made[pid])
     overview = {
         "hands": audit["hands"], "players": [str(p["player"]) for p in audit["players"]],
         "alarm": alarm_line(audit),

@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,6 +28,14 @@ _SCALAR_COLUMNS = ("rank", "regret", "regret_se", "dd_regret", "think_ms", "diff
 
 def parse_action(code: str, kind: str) -> int:
     """A card code and "play"/"cover" as an engine action int."""
+    if type(code) is str and type(kind) is str:  # the usual case: 52 cards, two kinds, parsed once each
+        return _action(code, kind)
+    c = parse_card(code)
+    return COVER + c if kind == "cover" else c
+
+
+@lru_cache(maxsize=1024)
+def _action(code: str, kind: str) -> int:
     c = parse_card(code)
     return COVER + c if kind == "cover" else c
 
@@ -49,14 +58,22 @@ def decision_entry(row: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
+#: The columns :func:`decision_entry` reads.
+ENTRY_COLUMNS = ("hand_id", "action", "kind", "options", "chosen", "best", *_SCALAR_COLUMNS,
+                 *(f"delta{s}" for s in range(4)))
+
+
 def decisions_by_hand(decisions: pd.DataFrame | None,
                       hand_ids: Iterable[str] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
     """hand id -> action index (as a JSON key) -> decision entry, for the given hands (all when None)."""
     if decisions is None or decisions.empty:
         return {}
     rows = decisions if hand_ids is None else decisions[decisions["hand_id"].isin(set(hand_ids))]
+    # the columns read, each as one list of Python values (as a row's dict holds them), then a dict a row
+    cols = {c: rows[c].tolist() for c in ENTRY_COLUMNS if c in rows.columns}
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in rows.to_dict("records"):
+    for values in zip(*cols.values()):
+        row = dict(zip(cols, values))
         try:
             out.setdefault(str(row["hand_id"]), {})[str(int(row["action"]))] = decision_entry(row)
         except (CardError, KeyError, TypeError, ValueError):

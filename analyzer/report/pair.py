@@ -53,24 +53,32 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
     A player's effect on themselves is left out: this is about the others."""
     import pandas as pd
 
-    parts = []
     actor = _roles(rows["player"], a, b)
     col = measure(rows)
-    for s in range(SEATS):
-        keep = rows["seat"].to_numpy() != s
-        parts.append(pd.DataFrame({"hand": rows["hand_id"].to_numpy()[keep], "actor": actor[keep],
-                                   "to": _roles(rows[f"p{s}"], a, b)[keep],
-                                   "delta": np.nan_to_num(rows[f"{col}{s}"].to_numpy(float))[keep]}))
-    effects = pd.concat(parts, ignore_index=True).dropna(subset=["delta"])
-    per_hand = effects.groupby(["actor", "to", "hand"])["delta"].sum()
+    seat = rows["seat"].to_numpy()
+    # the hands as codes in their sorted order (a group's per-hand sums come out in the order of the hand ids)
+    hand = pd.factorize(rows["hand_id"], sort=True)[0].astype(np.int64)
+    # every (decision, other seat) link, seat by seat, as one frame of links would hold them
+    keep = [seat != s for s in range(SEATS)]
+    actors = np.concatenate([actor[k] for k in keep])
+    to = np.concatenate([_roles(rows[f"p{s}"], a, b)[k] for s, k in enumerate(keep)])
+    delta = np.concatenate([np.nan_to_num(rows[f"{col}{s}"].to_numpy(float))[k] for s, k in enumerate(keep)])
+    # per (actor, recipient, hand): one integer key, so pandas adds each group's links in their order, as before
+    span = int(hand.max()) + 1 if len(hand) else 1
+    cell = actors * 3 + to
+    hands_of = np.concatenate([hand[k] for k in keep])
+    per_hand = pd.Series(delta, copy=False).groupby(cell * span + hands_of).sum()
+    keys = per_hand.index.to_numpy()
+    sums_of = per_hand.to_numpy(float)
     # (actor player, recipient player) combinations in one hand: two "others" on either side
     combos = {(A, B): 1, (B, A): 1, (A, OTHERS): 2, (B, OTHERS): 2, (OTHERS, A): 2, (OTHERS, B): 2, (OTHERS, OTHERS): 2}
     cells: list[list[dict[str, float | None] | None]] = [[None] * 3 for _ in range(3)]
     for (i, j), k in combos.items():
-        d = effects.loc[(effects["actor"] == i) & (effects["to"] == j), "delta"].to_numpy(float)
+        d = delta[cell == i * 3 + j]
         if not len(d) or hands <= 0:
             continue
-        got = per_hand.loc[(i, j)].to_numpy(float) / k
+        lo, hi = np.searchsorted(keys, [(i * 3 + j) * span, (i * 3 + j + 1) * span])
+        got = sums_of[lo:hi] / k
         sums = np.zeros(max(hands, len(got)))
         sums[: len(got)] = got  # hands without such a decision count as zero effect
         cells[i][j] = {"sum": float(d.sum()), "n": len(d), "mean": float(d.mean()),

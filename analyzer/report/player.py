@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,6 +68,7 @@ class Room:
     def _regret(self, regret: pd.Series, by_player: pd.DataFrame) -> None:
         """The room's regret figures from every row's regret (in row order: the mean adds them in that order)."""
         self.by_player = by_player
+        self._peers: tuple[np.ndarray, np.ndarray] | None = None
         self.mean_regret = clean(float(regret.mean()))
         self.top = max(1.0, float(np.nanquantile(regret, 0.99)))
         self.edges = np.linspace(0.0, self.top, HIST_BINS + 1)
@@ -94,10 +95,17 @@ class Room:
             if not isinstance(rows, FrameRows):
                 raise ValueError("the room of spilled rows needs the audit's player table")
             return cls(rows.df)
+        return cls.of_parts(table, *rows.regret(), rows.timed())
+
+    @classmethod
+    def of_parts(cls, table: pd.DataFrame, regret: pd.Series, by_player: pd.DataFrame,
+                 timed: pd.DataFrame | None) -> Room:
+        """The room from its parts: the player table, every row's regret in row order, each player's mean regret
+        and decisions (``mean``, ``size``, by player), and the think time and difficulty of the rows with both."""
         room = cls.__new__(cls)
         room.table = table.set_index("player")
-        room._regret(*rows.regret())
-        room._think(rows.timed())
+        room._regret(regret, by_player)
+        room._think(timed)
         return room
 
     def shares_of(self, values: pd.Series) -> list[float | None]:
@@ -108,18 +116,66 @@ class Room:
 
     def percentile(self, player: str, mean_regret: float) -> float | None:
         """Share of the other players (with enough decisions) whose mean regret is lower."""
-        peers = self.by_player[(self.by_player["size"] >= MIN_ROOM_DECISIONS) & (self.by_player.index != player)]
-        return clean(float((peers["mean"] < mean_regret).mean())) if len(peers) else None
+        if self._peers is None:  # the room's players with enough decisions, once for every section
+            ok = (self.by_player["size"] >= MIN_ROOM_DECISIONS).to_numpy()
+            self._peers = (self.by_player.index.to_numpy(object)[ok], self.by_player["mean"].to_numpy(float)[ok])
+        names, means = self._peers
+        means = means[names != player]
+        # the share as pandas' mean of the comparisons gives it: the count over the peers, one division
+        return clean(float(np.count_nonzero(means < mean_regret) / len(means))) if len(means) else None
 
 
-def _think(mine: pd.DataFrame, room: Room, max_points: int, seed: int) -> dict[str, Any] | None:
-    """A sample of the player's (difficulty, seconds) with the room's median seconds by difficulty."""
-    if room.think is None:
+def _think_sample(mine: pd.DataFrame, max_points: int, seed: int) -> dict[str, list[float | None]] | None:
+    """A sample of the player's (difficulty, seconds) (None without think times)."""
+    if "think_ms" not in mine:
         return None
     pts = mine[["think_ms", "difficulty"]].dropna()  # the two columns: the same rows and sample
     if len(pts) > max_points:
         pts = pts.sample(max_points, random_state=seed)
-    return {"difficulty": _floats(pts["difficulty"]), "think_s": _floats(pts["think_ms"] / 1000), **room.think}
+    return {"difficulty": _floats(pts["difficulty"]), "think_s": _floats(pts["think_ms"] / 1000)}
+
+
+def player_facts(mine: pd.DataFrame, player: str, *, max_points: int = 1500, worst: int = 10,
+                 seed: int = 0) -> dict[str, Any]:
+    """What a player's section shows that depends on the player's rows alone (``mine``: only the player's rows);
+    :func:`player_section` adds the room's figures. ``worst_at``: the index of its largest deviations."""
+    if mine.empty:
+        raise ValueError(f"no decisions by player {player!r}")
+    n = len(mine)
+    top = mine[[c for c in WORST_COLUMNS if c in mine]].nlargest(worst, "regret")
+    return {
+        "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
+        "regret_se": clean(float(mine["regret"].std(ddof=1) / math.sqrt(n))) if n > 1 else None,
+        "mean_dd_regret": clean(float(mine["dd_regret"].mean())) if "dd_regret" in mine else None,
+        "timeline": _timeline(mine),
+        "think": _think_sample(mine, max_points, seed),
+        "worst": [{"hand_id": str(r["hand_id"]), "action": int(r["action"]),
+                   "chosen": parse_action(r["chosen"], r["kind"]), "best": parse_action(r["best"], r["kind"]),
+                   "regret": clean(float(r["regret"])), "reasons": str(r.get("reasons") or "")}
+                  for r in top.to_dict("records")],
+        "worst_at": top.index.to_numpy(),
+    }
+
+
+def player_section(facts: Mapping[str, Any], regret: pd.Series, room: Room) -> dict[str, Any]:
+    """The player page's numbers: the player's own (:func:`player_facts`; ``regret``: the player's regret
+    column) with the room's comparisons."""
+    player = facts["player"]
+    row = room.table.loc[player]
+    mean_regret = float(row["mean_regret"])
+    return {
+        "player": player, "decisions": facts["decisions"], "hands": facts["hands"],
+        "skill": clean(float(row["skill"])), "skill_lo": clean(float(row["skill_lo"])),
+        "skill_hi": clean(float(row["skill_hi"])), "signal_p": clean(float(row["signal_p"])),
+        "signal_flag": bool(row["flag"]),
+        "match_rate": clean(float(row["match_rate"])), "mean_regret": clean(mean_regret),
+        "regret_se": facts["regret_se"], "mean_dd_regret": facts["mean_dd_regret"],
+        "room": {"mean_regret": room.mean_regret, "percentile": room.percentile(player, mean_regret)},
+        "timeline": facts["timeline"],
+        "think": None if room.think is None or facts["think"] is None else {**facts["think"], **room.think},
+        "hist": {"edges": _floats(room.edges), "player": room.shares_of(regret), "room": room.shares},
+        "worst": facts["worst"],
+    }
 
 
 def player_data(decisions: pd.DataFrame, player: str, *, room: Room | None = None, max_points: int = 1500,
@@ -129,29 +185,8 @@ def player_data(decisions: pd.DataFrame, player: str, *, room: Room | None = Non
     room = room or Room(decisions)
     is_mine = (decisions["player"] == player).to_numpy()
     mine = decisions if is_mine.all() else decisions[is_mine]  # one player's rows already: no copy
-    if mine.empty:
-        raise ValueError(f"no decisions by player {player!r}")
-    n = len(mine)
-    row = room.table.loc[player]
-    mean_regret = float(row["mean_regret"])
-    top = mine[[c for c in WORST_COLUMNS if c in mine]].nlargest(worst, "regret")
-    return {
-        "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
-        "skill": clean(float(row["skill"])), "skill_lo": clean(float(row["skill_lo"])),
-        "skill_hi": clean(float(row["skill_hi"])), "signal_p": clean(float(row["signal_p"])),
-        "signal_flag": bool(row["flag"]),
-        "match_rate": clean(float(row["match_rate"])), "mean_regret": clean(mean_regret),
-        "regret_se": clean(float(mine["regret"].std(ddof=1) / math.sqrt(n))) if n > 1 else None,
-        "mean_dd_regret": clean(float(mine["dd_regret"].mean())) if "dd_regret" in mine else None,
-        "room": {"mean_regret": room.mean_regret, "percentile": room.percentile(player, mean_regret)},
-        "timeline": _timeline(mine),
-        "think": _think(mine, room, max_points, seed),
-        "hist": {"edges": _floats(room.edges), "player": room.shares_of(mine["regret"]), "room": room.shares},
-        "worst": [{"hand_id": str(r["hand_id"]), "action": int(r["action"]),
-                   "chosen": parse_action(r["chosen"], r["kind"]), "best": parse_action(r["best"], r["kind"]),
-                   "regret": clean(float(r["regret"])), "reasons": str(r.get("reasons") or "")}
-                  for r in top.to_dict("records")],
-    }
+    facts = player_facts(mine, player, max_points=max_points, worst=worst, seed=seed)
+    return player_section(facts, mine["regret"], room)
 
 
 def write_player_report(path: str | os.PathLike[str], player: str, decisions: pd.DataFrame, *,

@@ -1,0 +1,155 @@
+"""The audit report's one read of each player's rows: the player's section, the room's figures' inputs, the top
+pairs' hands together and the evidence hands' rows; a Dask task a player when the rows are a spill the workers share.
+
+The audit page needs, of every decision row: the room's regret and think-time figures (every row), each player's
+section (the player's rows), the rows of the top pairs' hands together (their "who helped whom" tables) and the rows
+of the evidence hands (the replayer). Each used to be its own read of the players' spill (five in all, two of them a
+Dask task a player whose filter was pickled by value for every task). :func:`read_players` reads each player's rows
+once and makes all four parts of it (:func:`player_piece`); the client then joins the pieces in the rows' order.
+With a Dask session whose workers share the spill (``PlayerSpill.session``), the pieces are made on the workers,
+one task a player (:func:`_piece_task`), in parallel; otherwise in this process, one player after another. The
+pieces, and so the page, are the same either way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analyzer.report.hand import ENTRY_COLUMNS
+from analyzer.report.pair import TABLE_COLUMNS
+from analyzer.report.player import SECTION_COLUMNS, player_facts
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analyzer.audit.rows import ReportRows
+
+#: The per-row texts: the spill's pieces leave them out; they come from the rows shown (``SpilledRows.shown``).
+TEXTS = ("options", "reasons")
+#: The columns a think-time figure reads (``analyzer.audit.rows.TIMED_COLUMNS``).
+TIMED = ("think_ms", "difficulty")
+#: Dask task keys of the report's pieces: ``bieqi-report-<player>-<run>``.
+KEY_PREFIX = "bieqi-report"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What each player's piece is made of: the players given a section, the pairs whose hands together are kept,
+    the evidence hands kept, and the section's settings."""
+
+    players: frozenset[str]
+    pairs: tuple[tuple[str, str], ...]
+    hands: frozenset[str]
+    max_points: int
+    worst: int = 10
+    seed: int = 0
+
+    def columns(self) -> list[str]:
+        """The columns a piece reads (all the parts' columns, once; no texts)."""
+        names = dict.fromkeys([*SECTION_COLUMNS, *TABLE_COLUMNS, *ENTRY_COLUMNS, *TIMED])
+        return [c for c in names if c not in TEXTS]
+
+
+@dataclass
+class Piece:
+    """One player's part of the page: the places of its rows (their order among all rows), their regret, the
+    player's mean regret and decisions, its rows with a think time, its section's own figures (None for a player
+    without a section), its rows in the top pairs' hands together and in the evidence hands."""
+
+    player: str
+    at: np.ndarray
+    regret: np.ndarray
+    by_player: pd.DataFrame
+    timed: pd.DataFrame | None
+    facts: dict[str, Any] | None
+    together: pd.DataFrame
+    shown: pd.DataFrame
+
+
+def together_mask(pairs: tuple[tuple[str, str], ...]) -> Any:
+    """Rows of the hands where one of ``pairs`` sat together (``report.pair.hands_with`` of any of them)."""
+    import pandas as pd
+
+    names = pd.Index(sorted({x for pair in pairs for x in pair}), dtype=object)
+
+    def seat_codes(column: pd.Series) -> np.ndarray:
+        # each distinct name looked up once (a few dozen), not every row's: -1 for anyone else
+        codes, uniq = pd.factorize(column)
+        return np.append(names.get_indexer(np.asarray(uniq, dtype=object)), -1)[codes]
+
+    def mask(frame: pd.DataFrame) -> np.ndarray:
+        seats = np.stack([seat_codes(frame[f"p{s}"]) for s in range(4)], axis=1)
+        at = [(seats == k).any(axis=1) for k in range(len(names))]
+        out = np.zeros(len(frame), bool)
+        for a, b in pairs:
+            out |= at[names.get_loc(a)] & at[names.get_loc(b)]
+        return out
+    return mask
+
+
+def player_piece(part: pd.DataFrame, plan: Plan) -> Piece:
+    """A player's piece from all its rows (``part``, indexed by their places)."""
+    player = str(part["player"].iloc[0])
+    facts = (player_facts(part, player, max_points=plan.max_points, worst=plan.worst, seed=plan.seed)
+             if player in plan.players else None)
+    timed = part[list(TIMED)].dropna() if "think_ms" in part else None
+    together = part[[c for c in TABLE_COLUMNS if c in part]]
+    together = together[together_mask(plan.pairs)(together)] if plan.pairs else together.iloc[:0]
+    shown = part[[c for c in ENTRY_COLUMNS if c in part]]
+    shown = shown[shown["hand_id"].isin(plan.hands).to_numpy()]
+    return Piece(player, part.index.to_numpy(), part["regret"].to_numpy(), part.groupby("player")["regret"].agg(["mean", "size"]),
+                 timed, facts, together, shown)
+
+
+def _piece_task(view: Any, player: str, plan: Plan) -> Piece:
+    """A player's piece from its rows in the spill (``view``: ``analyzer.audit.rows.SpillView``). Runs on a Dask
+    worker that shares the spill's folder."""
+    part = view.part(player, columns=plan.columns())
+    return player_piece(part, plan)
+
+
+def read_players(rows: ReportRows, plan: Plan) -> Iterator[Piece]:
+    """Every player's piece, players in the order the rows hold them (a frame's first appearances, the spill's
+    players): one Dask task a player when the rows are a spill whose workers share it, else here."""
+    import pandas as pd
+
+    from analyzer.audit.rows import FrameRows, SpilledRows
+
+    if isinstance(rows, FrameRows):
+        # a frame's players as FrameRows.parts gives them, indexed by their positions in the frame (its rows' order)
+        for idx in rows.df.groupby("player", sort=False).indices.values():
+            yield player_piece(rows.df.iloc[idx].set_axis(pd.Index(idx)), plan)
+        return
+    assert isinstance(rows, SpilledRows)
+    spill = rows.spill
+    players = list(spill.files)
+    if spill.session is not None and len(players) > 1:
+        client = spill.session.client
+        view = spill.shared_view()
+        shared = client.scatter(plan, broadcast=True, hash=False)
+        run = uuid.uuid4().hex[:12]
+        futures = client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
+                             key=[f"{KEY_PREFIX}-{p}-{run}" for p in players])
+        try:
+            yield from client.gather(futures)
+        finally:
+            client.cancel(futures)
+        return
+    columns = plan.columns()
+    for player in players:
+        yield player_piece(spill.part(player, columns=columns), plan)
+
+
+def joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The pieces' frames (indexed by their rows' places) as one, in the rows' order."""
+    import pandas as pd
+
+    kept = [f for f in frames if len(f)]
+    if not kept:
+        return frames[0] if frames else pd.DataFrame()
+    return pd.concat(kept).sort_index()

@@ -1,0 +1,172 @@
+"""The audit report's one read of each player's rows (``report/room_pass.py``): the pieces join to the rows the page
+read before, its faster tables give the figures of the plain pandas code, and on a Dask cluster whose workers share
+the spill the pieces are made there (a task a player) and the page is byte for byte the in-process one."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_fixtures import EVIL_PLAYER, PLAYERS, AuditRun
+
+from analyzer.analysis.execute import Execution
+from analyzer.audit.core import run_audit
+from analyzer.audit.rows import FrameRows
+from analyzer.logs import write_records
+from analyzer.report.audit import write_audit_report
+from analyzer.report.common import clean
+from analyzer.report.hand import decision_entry, decisions_by_hand
+from analyzer.report.pair import collusion_table, hands_with, measure
+from analyzer.report.player import MIN_ROOM_DECISIONS, Room
+from analyzer.report.room_pass import KEY_PREFIX, Plan, joined, read_players
+
+KW = {"samples": 2, "dd_samples": 1, "seed": 3}
+
+
+@pytest.fixture(scope="module")
+def decisions(audit_run: AuditRun) -> pd.DataFrame:
+    return audit_run.decisions
+
+
+def _links_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list[dict | None]]:
+    """The collusion table as a frame of links grouped by (actor, recipient, hand) (the page's code before)."""
+    def roles(names: pd.Series) -> np.ndarray:
+        return np.where(names == a, 0, np.where(names == b, 1, 2))
+
+    parts = []
+    actor = roles(rows["player"])
+    col = measure(rows)
+    for s in range(4):
+        keep = rows["seat"].to_numpy() != s
+        parts.append(pd.DataFrame({"hand": rows["hand_id"].to_numpy()[keep], "actor": actor[keep],
+                                   "to": roles(rows[f"p{s}"])[keep],
+                                   "delta": np.nan_to_num(rows[f"{col}{s}"].to_numpy(float))[keep]}))
+    effects = pd.concat(parts, ignore_index=True)
+    per_hand = effects.groupby(["actor", "to", "hand"])["delta"].sum()
+    combos = {(0, 1): 1, (1, 0): 1, (0, 2): 2, (1, 2): 2, (2, 0): 2, (2, 1): 2, (2, 2): 2}
+    cells: list[list[dict | None]] = [[None] * 3 for _ in range(3)]
+    for (i, j), k in combos.items():
+        d = effects.loc[(effects["actor"] == i) & (effects["to"] == j), "delta"].to_numpy(float)
+        if not len(d):
+            continue
+        got = per_hand.loc[(i, j)].to_numpy(float) / k
+        sums = np.zeros(max(hands, len(got)))
+        sums[: len(got)] = got
+        cells[i][j] = {"sum": float(d.sum()), "n": len(d), "mean": float(d.mean()),
+                       "se": clean(float(d.std(ddof=1) / math.sqrt(len(d)))) if len(d) > 1 else None,
+                       "per_hand": float(sums.mean()),
+                       "se_per_hand": clean(float(sums.std(ddof=1) / math.sqrt(len(sums)))) if len(sums) > 1 else None}
+    return cells
+
+
+def test_the_collusion_table_is_the_links_frames(decisions: pd.DataFrame) -> None:
+    names = sorted(decisions["player"].unique())
+    for a, b in [(EVIL_PLAYER, "北风"), *zip(names, names[1:])]:
+        rows = hands_with(decisions, a, b)
+        hands = int(rows["hand_id"].nunique())
+        # exactly: the same links added in the same order (the page's bytes must not move)
+        assert collusion_table(rows, a, b, hands) == _links_table(rows, a, b, hands)
+        # and with the names as categories (the audit page's top pairs' rows)
+        coded = rows.astype({c: "category" for c in ("hand_id", "player", "p0", "p1", "p2", "p3")})
+        assert collusion_table(hands_with(coded, a, b), a, b, hands) == _links_table(rows, a, b, hands)
+    assert collusion_table(decisions.iloc[:0], "x", "y", 0) == [[None] * 3 for _ in range(3)]
+
+
+def test_decisions_by_hand_reads_each_row_as_its_dict(decisions: pd.DataFrame) -> None:
+    ids = list(decisions["hand_id"].unique()[:5])
+    got = decisions_by_hand(decisions, ids)
+    want: dict = {}
+    for row in decisions[decisions["hand_id"].isin(ids)].to_dict("records"):
+        want.setdefault(str(row["hand_id"]), {})[str(int(row["action"]))] = decision_entry(row)
+    assert got == want and len(got) == 5
+    broken = decisions.head(3).assign(chosen=["ZZ", "7S", "7S"])
+    assert len(decisions_by_hand(broken)[str(broken["hand_id"].iloc[0])]) == 2  # the unreadable row left out
+
+
+def test_the_percentile_is_the_share_of_peers_below(decisions: pd.DataFrame) -> None:
+    room = Room(decisions)
+    for player in [*PLAYERS, "nobody"]:
+        for x in (0.0, 0.5, 1.0, float(room.by_player["mean"].median())):
+            peers = room.by_player[(room.by_player["size"] >= MIN_ROOM_DECISIONS) & (room.by_player.index != player)]
+            want = clean(float((peers["mean"] < x).mean())) if len(peers) else None
+            assert room.percentile(player, x) == want
+
+
+def test_the_pieces_join_to_the_rows_the_page_shows(decisions: pd.DataFrame) -> None:
+    names = sorted(decisions["player"].unique())
+    pairs = ((names[0], names[1]), (names[2], EVIL_PLAYER))
+    hands = frozenset(decisions["hand_id"].unique()[::7])
+    plan = Plan(players=frozenset(names[:3]), pairs=pairs, hands=hands, max_points=50)
+    pieces = list(read_players(FrameRows(decisions), plan))
+    assert [p.player for p in pieces] == list(decisions["player"].unique())
+    assert sum(p.facts is not None for p in pieces) == 3
+    # the rows of the hands where a pair sat together, and of the shown hands, in the rows' order
+    together = joined([p.together for p in pieces])
+    mask = np.zeros(len(decisions), bool)
+    for a, b in pairs:
+        mask |= decisions.index.isin(hands_with(decisions, a, b).index)
+    assert 0 < mask.sum() < len(decisions)
+    want = decisions[mask]
+    assert list(together.index) == list(want.index)
+    pd.testing.assert_frame_equal(together, want[together.columns])
+    shown = joined([p.shown for p in pieces])
+    assert list(shown.index) == list(np.flatnonzero(decisions["hand_id"].isin(hands)))
+    # every row's regret once, at its place
+    at = np.concatenate([p.at for p in pieces])
+    assert sorted(at) == list(range(len(decisions)))
+    assert np.array_equal(np.concatenate([p.regret for p in pieces])[np.argsort(at)], decisions["regret"].to_numpy())
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from analyzer.simulate.room import simulate
+
+    path = tmp_path_factory.mktemp("room") / "room.jsonl"
+    write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cl:
+        yield cl.scheduler_address
+
+
+@pytest.mark.slow
+def test_the_report_on_a_cluster_is_the_in_process_one(room: Path, cluster: str, tmp_path: Path) -> None:
+    """The command's slim audit on a LocalCluster whose workers share the spill: the report's pieces are made on the
+    workers, one task a player, and the page is byte for byte the one made from the same spill in this process."""
+    import distributed
+
+    with distributed.Client(cluster) as client, run_audit([str(room)], slim=True, **KW,  # type: ignore[arg-type]
+                                                           execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
+        assert a.rows is not None and a.places is not None
+        spill = a.rows.spill
+        assert spill.session is not None  # the workers share the spill: its reads run there
+        wanted = {str(e["hand_id"]) for p in a.result["pairs"] for e in p.get("evidence", [])}
+        records = list(a.places.records(wanted))
+        assert wanted and records
+        (tmp_path / "dask").mkdir()
+        (tmp_path / "here").mkdir()
+        with distributed.get_task_stream(client) as ts:
+            on_dask = write_audit_report(tmp_path / "dask", a.result, decisions=a.report_rows, records=records,
+                                         players=a.players)
+        ran = [str(r["key"]) for r in ts.data]
+        session, spill.session = spill.session, None  # the same spill read here, a player after another
+        try:
+            here = write_audit_report(tmp_path / "here", a.result, decisions=a.report_rows, records=records,
+                                      players=a.players)
+        finally:
+            spill.session = session
+        players = len(spill.files)
+    assert players > 1 and sum(k.startswith(KEY_PREFIX + "-") for k in ran) == players  # a task a player
+    assert on_dask.read_bytes() == here.read_bytes()
+    page = here.read_bytes()
+    assert f"s-player-{players - 1}".encode() in page and b"s-hand-0" in page  # the sections, the evidence hands
