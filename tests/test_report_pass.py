@@ -22,7 +22,7 @@ from analyzer.report.audit import write_audit_report
 from analyzer.report.common import clean
 from analyzer.report.hand import decision_entry, decisions_by_hand
 from analyzer.report.pair import collusion_table, hands_with, measure
-from analyzer.report.player import MIN_ROOM_DECISIONS, Room
+from analyzer.report.player import MIN_ROOM_DECISIONS, Room, _think_sample, largest
 from analyzer.report.room_pass import KEY_PREFIX, Plan, joined, read_players
 
 KW = {"samples": 2, "dd_samples": 1, "seed": 3}
@@ -95,6 +95,29 @@ def test_the_percentile_is_the_share_of_peers_below(decisions: pd.DataFrame) -> 
             peers = room.by_player[(room.by_player["size"] >= MIN_ROOM_DECISIONS) & (room.by_player.index != player)]
             want = clean(float((peers["mean"] < x).mean())) if len(peers) else None
             assert room.percentile(player, x) == want
+
+
+def test_largest_picks_the_rows_nlargest_picks() -> None:
+    """Ties in their order, -0.0 equal to 0.0, NaN rows last when fewer than n values are numbers: as pandas."""
+    rng = np.random.default_rng(5)
+    for _ in range(2000):
+        values = rng.choice([0.0, -0.0, 1.0, 2.5, 3.0, -1.0, np.nan], size=int(rng.integers(0, 30)))
+        want = pd.DataFrame({"regret": values}).nlargest(10, "regret").index.to_numpy()
+        assert np.array_equal(largest(values, 10), want), values
+
+
+def test_the_think_time_sample_is_pandas_sample() -> None:
+    rng = np.random.default_rng(6)
+    think = rng.integers(100, 9000, 500).astype(float)
+    think[rng.random(500) < 0.1] = np.nan
+    mine = pd.DataFrame({"think_ms": think, "difficulty": rng.random(500)})
+    for points, seed in ((50, 0), (50, 3), (1000, 0)):
+        pts = mine[["think_ms", "difficulty"]].dropna()
+        if len(pts) > points:
+            pts = pts.sample(points, random_state=seed)
+        assert _think_sample(mine, points, seed) == {"difficulty": [float(x) for x in pts["difficulty"]],
+                                                     "think_s": [float(x) for x in pts["think_ms"] / 1000]}
+    assert _think_sample(mine.drop(columns="think_ms"), 50, 0) is None
 
 
 def test_the_pieces_join_to_the_rows_the_page_shows(decisions: pd.DataFrame) -> None:

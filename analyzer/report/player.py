@@ -126,13 +126,24 @@ class Room:
 
 
 def _think_sample(mine: pd.DataFrame, max_points: int, seed: int) -> dict[str, list[float | None]] | None:
-    """A sample of the player's (difficulty, seconds) (None without think times)."""
+    """A sample of the player's (difficulty, seconds) (None without think times): the rows with both, and of more
+    than ``max_points`` the ones ``DataFrame.sample(max_points, random_state=seed)`` draws (the same draw)."""
     if "think_ms" not in mine:
         return None
-    pts = mine[["think_ms", "difficulty"]].dropna()  # the two columns: the same rows and sample
-    if len(pts) > max_points:
-        pts = pts.sample(max_points, random_state=seed)
-    return {"difficulty": _floats(pts["difficulty"]), "think_s": _floats(pts["think_ms"] / 1000)}
+    think = mine["think_ms"].to_numpy(dtype=float, na_value=np.nan)
+    difficulty = mine["difficulty"].to_numpy(dtype=float, na_value=np.nan)
+    keep = np.flatnonzero(~(np.isnan(think) | np.isnan(difficulty)))
+    if len(keep) > max_points:
+        keep = keep[np.random.RandomState(seed).choice(len(keep), size=max_points, replace=False)]
+    return {"difficulty": _floats(difficulty[keep]), "think_s": _floats(think[keep] / 1000)}
+
+
+def largest(values: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` largest values, largest first, ties in their order, NaN last: the rows
+    ``DataFrame.nlargest(n, column)`` picks (its NaN rows too when fewer than ``n`` values are not NaN)."""
+    nan = np.isnan(values)
+    ok = np.flatnonzero(~nan)
+    return np.concatenate([ok[np.argsort(-values[ok], kind="stable")], np.flatnonzero(nan)])[:n]
 
 
 def player_facts(mine: pd.DataFrame, player: str, *, max_points: int = 1500, worst: int = 10,
@@ -142,7 +153,7 @@ def player_facts(mine: pd.DataFrame, player: str, *, max_points: int = 1500, wor
     if mine.empty:
         raise ValueError(f"no decisions by player {player!r}")
     n = len(mine)
-    top = mine[[c for c in WORST_COLUMNS if c in mine]].nlargest(worst, "regret")
+    top = mine[[c for c in WORST_COLUMNS if c in mine]].iloc[largest(mine["regret"].to_numpy(float), worst)]
     return {
         "player": player, "decisions": n, "hands": int(mine["hand_id"].nunique()),
         "regret_se": clean(float(mine["regret"].std(ddof=1) / math.sqrt(n))) if n > 1 else None,

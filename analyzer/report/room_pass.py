@@ -83,9 +83,17 @@ def together_mask(pairs: tuple[tuple[str, str], ...]) -> Any:
         return np.append(names.get_indexer(np.asarray(uniq, dtype=object)), -1)[codes]
 
     def mask(frame: pd.DataFrame) -> np.ndarray:
-        seats = np.stack([seat_codes(frame[f"p{s}"]) for s in range(4)], axis=1)
-        at = [(seats == k).any(axis=1) for k in range(len(names))]
+        seats = [seat_codes(frame[f"p{s}"]) for s in range(4)]
         out = np.zeros(len(frame), bool)
+        if len(names) < 64:  # who sat at each row's table as the bits of a 64-bit word (bit 63: anyone else)
+            sat = np.zeros(len(frame), np.uint64)
+            for codes in seats:
+                sat |= np.left_shift(np.uint64(1), np.where(codes >= 0, codes, 63).astype(np.uint64))
+            for a, b in pairs:
+                both = np.uint64((1 << names.get_loc(a)) | (1 << names.get_loc(b)))
+                out |= (sat & both) == both
+            return out
+        at = [np.logical_or.reduce([codes == k for codes in seats]) for k in range(len(names))]
         for a, b in pairs:
             out |= at[names.get_loc(a)] & at[names.get_loc(b)]
         return out
@@ -98,10 +106,13 @@ def player_piece(part: pd.DataFrame, plan: Plan) -> Piece:
     facts = (player_facts(part, player, max_points=plan.max_points, worst=plan.worst, seed=plan.seed)
              if player in plan.players else None)
     timed = part[list(TIMED)].dropna() if "think_ms" in part else None
-    together = part[[c for c in TABLE_COLUMNS if c in part]]
-    together = together[together_mask(plan.pairs)(together)] if plan.pairs else together.iloc[:0]
-    shown = part[[c for c in ENTRY_COLUMNS if c in part]]
-    shown = shown[shown["hand_id"].isin(plan.hands).to_numpy()]
+    # the rows and columns kept, taken in one step each (a frame's column selection and row filter cost alike)
+    columns = list(part.columns)
+    table = [columns.index(c) for c in TABLE_COLUMNS if c in columns]
+    entry = [columns.index(c) for c in ENTRY_COLUMNS if c in columns]
+    pairs_in = np.flatnonzero(together_mask(plan.pairs)(part)) if plan.pairs else np.zeros(0, np.intp)
+    together = part.iloc[pairs_in, table]
+    shown = part.iloc[np.flatnonzero(part["hand_id"].isin(plan.hands).to_numpy()), entry]
     return Piece(player, part.index.to_numpy(), part["regret"].to_numpy(), part.groupby("player")["regret"].agg(["mean", "size"]),
                  timed, facts, together, shown)
 
