@@ -1,6 +1,7 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask [--dask-sizes 4000 16000] [--against TREE]] [--players 64]``
+Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
+[--dask [--dask-sizes 4000 16000] [--against TREE]]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
 split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
 and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the

@@ -8,13 +8,16 @@ whether the pair holds more of the actor's extreme hands than its hands with eve
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
 from analyzer.analysis.skill import choice_probabilities, loss_matrices
+
+if TYPE_CHECKING:
+    from analyzer.analysis.options import OptionArrays
 
 #: Occasional collusion (``burst``): a directed pair's hands are counted above these upper quantiles of the
 #: actor's hands with everyone else (each count an exact beta-binomial tail).
@@ -55,12 +58,18 @@ FIT_EVERY = 4
 _GRID_BLOCK = 256
 
 
-def choice_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+#: The options' keys the choice weights read (``skill.loss_matrices``).
+CHOICE_KEYS = ("loss", "loss_ref")
+
+
+def choice_inputs(df: pd.DataFrame, parsed: OptionArrays | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Per decision row: every option's normalised loss and reference-policy loss ((rows, 13), inf padding)
-    and the chosen option's index (``skill.loss_matrices``); None when the rows carry no options."""
+    and the chosen option's index (``skill.loss_matrices``); None when the rows carry no options. ``parsed``: the
+    rows' options already parsed with CHOICE_KEYS."""
     if "options" not in df.columns or not len(df):
         return None
-    mats, chosen = loss_matrices(df, ("loss", "loss_ref"))
+    mats, chosen = loss_matrices(df, CHOICE_KEYS, parsed)
     return mats["loss"], mats["loss_ref"], chosen
 
 
