@@ -35,12 +35,12 @@ import numpy as np
 import orjson
 import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
-
-if TYPE_CHECKING:
-    from analyzer.analysis.options import OptionArrays
 from scipy.stats import chi2
 
 from analyzer.kernels.rollout import MAX_OPTIONS
+
+if TYPE_CHECKING:
+    from analyzer.analysis.options import OptionArrays
 
 SKILL_MIN = 1e-3
 SKILL_MAX = 50.0  # per unit of normalised loss; beyond this the model is "always the best option"
