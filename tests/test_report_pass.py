@@ -23,7 +23,7 @@ from analyzer.report.common import clean
 from analyzer.report.hand import decision_entry, decisions_by_hand
 from analyzer.report.pair import collusion_table, hands_with, measure
 from analyzer.report.player import MIN_ROOM_DECISIONS, Room, _think_sample, largest
-from analyzer.report.room_pass import KEY_PREFIX, Plan, joined, read_players
+from analyzer.report.room_pass import KEY_PREFIX, Plan, codes_in, joined, read_players
 
 KW = {"samples": 2, "dd_samples": 1, "seed": 3}
 
@@ -118,6 +118,17 @@ def test_the_think_time_sample_is_pandas_sample() -> None:
         assert _think_sample(mine, points, seed) == {"difficulty": [float(x) for x in pts["difficulty"]],
                                                      "think_s": [float(x) for x in pts["think_ms"] / 1000]}
     assert _think_sample(mine.drop(columns="think_ms"), 50, 0) is None
+
+
+def test_codes_in_finds_each_rows_value_whatever_the_columns_type() -> None:
+    values = pd.Index(["b", "北风", "<img>"], dtype=object)
+    rows = ["b", "x", "北风", "b", "<img>", "", "北风"]
+    want = np.array([0, -1, 1, 0, 2, -1, 1])
+    for column in (pd.Series(rows), pd.Series(np.array(rows, dtype=object), dtype=object),
+                   pd.Series(rows, dtype="category")):
+        assert np.array_equal(codes_in(column, values), want), column.dtype
+    assert np.array_equal(codes_in(pd.Series([1, 2, 3]), pd.Index([2], dtype=object)), [-1, 0, -1])
+    assert np.array_equal(codes_in(pd.Series(["b", None, "x"]), values), [0, -1, -1])
 
 
 def test_the_pieces_join_to_the_rows_the_page_shows(decisions: pd.DataFrame) -> None:

@@ -71,19 +71,33 @@ class Piece:
     shown: pd.DataFrame
 
 
+def codes_in(column: pd.Series, values: pd.Index) -> np.ndarray:
+    """Each row's position among ``values`` (-1 for none): pyarrow's ``index_in`` on pandas' pyarrow strings, else
+    each distinct value looked up once."""
+    import pandas as pd
+
+    if getattr(column.dtype, "storage", None) == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = pa.array(column.array)
+        try:
+            found = pc.index_in(arr, value_set=pa.array(values.to_numpy(object), arr.type))
+            return np.asarray(found.fill_null(-1).to_numpy(), np.int64)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):  # values that are not texts: the general way
+            pass
+    codes, uniq = pd.factorize(column)
+    return np.append(values.get_indexer(np.asarray(uniq, dtype=object)), -1)[codes]
+
+
 def together_mask(pairs: tuple[tuple[str, str], ...]) -> Any:
     """Rows of the hands where one of ``pairs`` sat together (``report.pair.hands_with`` of any of them)."""
     import pandas as pd
 
     names = pd.Index(sorted({x for pair in pairs for x in pair}), dtype=object)
 
-    def seat_codes(column: pd.Series) -> np.ndarray:
-        # each distinct name looked up once (a few dozen), not every row's: -1 for anyone else
-        codes, uniq = pd.factorize(column)
-        return np.append(names.get_indexer(np.asarray(uniq, dtype=object)), -1)[codes]
-
     def mask(frame: pd.DataFrame) -> np.ndarray:
-        seats = [seat_codes(frame[f"p{s}"]) for s in range(4)]
+        seats = [codes_in(frame[f"p{s}"], names) for s in range(4)]
         out = np.zeros(len(frame), bool)
         if len(names) < 64:  # who sat at each row's table as the bits of a 64-bit word (bit 63: anyone else)
             sat = np.zeros(len(frame), np.uint64)
@@ -102,6 +116,8 @@ def together_mask(pairs: tuple[tuple[str, str], ...]) -> Any:
 
 def player_piece(part: pd.DataFrame, plan: Plan) -> Piece:
     """A player's piece from all its rows (``part``, indexed by their places)."""
+    import pandas as pd
+
     player = str(part["player"].iloc[0])
     facts = (player_facts(part, player, max_points=plan.max_points, worst=plan.worst, seed=plan.seed)
              if player in plan.players else None)
@@ -112,7 +128,8 @@ def player_piece(part: pd.DataFrame, plan: Plan) -> Piece:
     entry = [columns.index(c) for c in ENTRY_COLUMNS if c in columns]
     pairs_in = np.flatnonzero(together_mask(plan.pairs)(part)) if plan.pairs else np.zeros(0, np.intp)
     together = part.iloc[pairs_in, table]
-    shown = part.iloc[np.flatnonzero(part["hand_id"].isin(plan.hands).to_numpy()), entry]
+    hands = pd.Index(sorted(plan.hands), dtype=object)
+    shown = part.iloc[np.flatnonzero(codes_in(part["hand_id"], hands) >= 0), entry]
     return Piece(player, part.index.to_numpy(), part["regret"].to_numpy(), part.groupby("player")["regret"].agg(["mean", "size"]),
                  timed, facts, together, shown)
 
