@@ -54,12 +54,13 @@ def _room(rows: ReportRows, pieces: list[Piece], table: pd.DataFrame | None) -> 
     ``SpilledRows.regret`` does), or from the frame's columns (a frame's, and the player table when not given)."""
     import pandas as pd
 
-    from analyzer.audit.rows import FrameRows
+    from analyzer.audit.rows import FrameRows, SpilledRows
 
     if isinstance(rows, FrameRows):
         return Room.of_rows(rows, table=table)
     if table is None:
         raise ValueError("the room of spilled rows needs the audit's player table")
+    assert isinstance(rows, SpilledRows)
     regret = np.full(len(rows), np.nan, rows.spill.dtype("regret"))
     for p in pieces:
         regret[p.at] = p.regret
@@ -124,19 +125,18 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         pieces = list(read_players(rows, plan))
         together = joined([p.together for p in pieces])
         shown = joined([p.shown for p in pieces])
-        spilled = isinstance(rows, SpilledRows)
-        if spilled:  # the texts of the rows shown: the spill's pieces leave them out
+        if isinstance(rows, SpilledRows):  # the texts of the rows shown: the spill's pieces leave them out
             shown = rows._texted(shown)
         room = _room(rows, pieces, players)
-        by_player = {p.player: p for p in pieces if p.facts is not None}
-        if spilled:  # the reasons of the players' largest deviations, from the rows shown
-            _add_reasons(rows, [p.facts for p in by_player.values()])
+        facts = {p.player: (p.facts, p.regret) for p in pieces if p.facts is not None}
+        if isinstance(rows, SpilledRows):  # the reasons of the players' largest deviations, from the rows shown
+            _add_reasons(rows, [f for f, _ in facts.values()])
         for pid in (str(p["player"]) for p in audit["players"]):
-            piece = by_player.get(pid)
-            if piece is not None:
+            if pid in facts:
+                mine, regret = facts[pid]
                 player_ids.append(pid)
-                sections.append(player_section(piece.facts, pd.Series(piece.regret, copy=False), room))
-        del pieces, by_player
+                sections.append(player_section(mine, pd.Series(regret, copy=False), room))
+        del pieces, facts
         # the top pairs' tables compare names and group by hand: as codes, once for every pair
         for c in ("hand_id", "player", *(f"p{s}" for s in range(4))):
             if c in together:
