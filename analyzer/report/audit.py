@@ -98,9 +98,10 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     rows (``Audit.players``), so the page does not compute it again (the same figures either way: the table
     of players with decisions does not depend on the seating; needed with a spill). Of the rows, the page reads
     the options and reasons only of the rows it shows (``analysis.reasons.shown_rows``), so the others may have
-    been emptied; and it reads them a player at a time (the player sections), a few hands at a time (the top
-    pairs' hands together, the evidence hands) and the room's three figure columns (``Room.of_rows``), so a
-    spill's rows are never all in memory.
+    been emptied; and it reads each player's rows once (:func:`analyzer.report.room_pass.read_players`: on the Dask
+    workers when they share the spill), keeping of them the player's section, its regret and think times (the room's
+    figures) and its rows in the top pairs' hands together and in the evidence hands, so a spill's rows are never
+    all in memory.
     """
     import pandas as pd
 
