@@ -1,6 +1,7 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--dask [--against TREE]] [--players 64]``
+Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
+[--dask [--dask-sizes 4000 16000] [--against TREE]]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
 split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
 and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the
@@ -15,9 +16,10 @@ resident memory of the largest process (the one that holds the rows; ``ru_maxrss
 ``--from-store`` writes, once per size (cached), a decision store with ``analyzer decisions --samples 1
 --max-samples 1 --dd-samples 1 --policy fast`` and audits with ``--decisions STORE``: the rows' values differ
 from the defaults' but not their number or shape, so memory and the aggregation's time are the audit's at any
-settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size with ``--dask local`` at 1
-and 2 workers and prints the speed-up in wall time and each run's CPU split into the client's own (the command's
-process, with the LocalCluster's scheduler) and the workers'. The machine's load average is printed with
+settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size (or each of ``--dask-sizes``) with
+``--dask local`` at 1 and 2 workers and prints the speed-up in wall time, each run's CPU split into the client's own
+(the command's process, with the LocalCluster's scheduler) and the workers', and the ceiling the machine's cores put
+on the speed-up (cores x the 1-worker wall time / the 2-worker CPU time). The machine's load average is printed with
 each run: CPU time and wall time both suffer when other jobs share the cores.
 """
 
@@ -217,6 +219,22 @@ def phases(log: Path, store: Path | None, n: int, policy: str | None) -> None:
           f"(all but start-up and analysis) {after:.2f} CPU-s ({1000 * after / n:.2f} ms a hand)", flush=True)
 
 
+def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
+    """The speed-up of 2 Dask workers over 1 at ``n`` hands, each run's CPU split into the client's and the workers',
+    and the ceiling this machine puts on the speed-up: on C cores a run cannot take less wall time than its CPU
+    over C, so 2 workers can be at most ``C * wall(1) / CPU(2)`` times faster than 1 (the client's CPU in the
+    1-worker run overlaps its worker's on the second core: the more it does, the lower the ceiling)."""
+    cores = os.cpu_count() or 1
+    print(f"{n} hands, 2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster (goal x1.7); ceiling on "
+          f"{cores} cores given the 2-worker run's CPU: x{cores * one['wall'] / two['cpu']:.2f}")
+    for w, r in ((1, one), (2, two)):
+        # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
+        # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
+        # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
+        print(f"  {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
+              f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
@@ -226,6 +244,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1, help="worker processes of the ordinary runs")
     ap.add_argument("--dask", action="store_true", help="also --dask local at 1 and 2 workers (smallest size)")
     ap.add_argument("--dask-only", action="store_true", help="only the --dask runs")
+    ap.add_argument("--dask-sizes", type=int, nargs="+", default=None,
+                    help="the sizes of the --dask runs (default: the smallest of --sizes)")
     ap.add_argument("--phases", action="store_true", help="only: split each size's CPU in `analyzer audit --jobs 1` "
                                                           "into analysis, aggregation steps and report")
     ap.add_argument("--settings", action="store_true", help="only: the decision analysis' CPU at several "
@@ -293,19 +313,15 @@ def main() -> None:
                  + "; peak memory <= x1.5: " + ("met" if rb['rss_mb'] / ra['rss_mb'] <= 1.5 else "not met")),
               flush=True)
     if args.dask or args.dask_only:
-        n = sizes[0]
-        log = cut(src, n, args.cache)
-        for w in (1, 2):
-            show(f"--dask local, {w} worker(s)", n, audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
-        one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
-        print(f"2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster")
-        for w, r in ((1, one), (2, two)):
-            # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
-            # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
-            # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
-            print(f"--dask local, {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
-                  f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s")
+        for n in (args.dask_sizes or sizes[:1]):
+            log = cut(src if n <= max(sizes) else room(args.cache, args.players, n, args.seed), n, args.cache)
+            for w in (1, 2):
+                show(f"--dask local, {w} worker(s)", n,
+                     audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
+            dask_split(n, rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)])
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
+            n = sizes[0]
+            log = cut(src, n, args.cache)
             audit_once(warm, ["--jobs", "1"], args.against.resolve())
             for k in range(args.rounds):
                 for tree in (args.against.resolve(), ROOT):

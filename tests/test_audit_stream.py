@@ -86,3 +86,25 @@ def test_the_accumulator_keeps_chunks_on_disk_and_cleans_up() -> None:
         assert acc.rows == len(df) and acc.hands == hands
         acc.result(df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]])
     assert not any(p.exists() for p in paths)
+
+
+def test_a_chunk_parses_its_options_once_for_both_readers() -> None:
+    """build_chunk hands one parse of the options to the seat effects and to burst's choice inputs: each reads
+    the same as from its own parse (the seat effects' own is block by block: rows across OPTION_BLOCK too)."""
+    from analyzer.analysis.options import option_arrays
+    from analyzer.audit.burst import CHOICE_KEYS, choice_inputs
+    from analyzer.audit.signals import OPTION_BLOCK, seat_effects
+
+    sim = simulate(hands=30, players=6, seed=8)
+    df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(sim.records)),
+                 samples=2, max_samples=2, dd_samples=1, seed=1, policy="fast")
+    assert len(df) > OPTION_BLOCK and df["options"].str.len().gt(2).any()
+    parsed = option_arrays(df["options"].tolist(), CHOICE_KEYS)
+    own, shared = seat_effects(df), seat_effects(df, parsed)
+    for field in ("own", "dd", "own_avg", "dd_avg", "imm"):
+        assert np.array_equal(getattr(own, field), getattr(shared, field))
+    assert not np.array_equal(own.own_avg, own.own)  # the options were read, not the delta columns alone
+    a, b = choice_inputs(df), choice_inputs(df, parsed)
+    assert a is not None and b is not None
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)

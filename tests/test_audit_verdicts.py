@@ -23,7 +23,7 @@ from analyzer.audit.calibrate import (
 )
 from analyzer.audit.evidence import directions, edge, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, pair_outcomes
-from analyzer.audit.burst import _burst_one, betabinom_logsf
+from analyzer.audit.burst import BURST_LEVELS, _burst_one, _logsumexp_rows, betabinom_logsf
 
 
 def test_scores_have_no_ceiling_and_keep_strong_cases_ordered() -> None:
@@ -160,6 +160,37 @@ def test_beta_binomial_tail_stays_finite_far_out() -> None:
     ref = [special.logsumexp(stats.betabinom.logpmf(np.arange(kk + 1, 501), 500, aa, bb)) for kk, aa, bb in zip(k, a, b)]
     assert np.allclose(betabinom_logsf(k, 500, a, b), ref, rtol=1e-9)
 
+
+
+def test_row_logsumexp_is_scipys() -> None:
+    rng = np.random.default_rng(5)
+    t = rng.normal(0, 30, (40, 17))
+    t[3] = -np.inf  # an empty tail
+    t[4, 5:] = -np.inf
+    t[5, :] = 2.5  # ties at the top
+    t[6, 0] = 1e300
+    assert np.array_equal(_logsumexp_rows(t), special.logsumexp(t, axis=1))
+
+
+def test_burst_counts_each_pairs_hands_above_the_pools_levels() -> None:
+    """The count look's pool quantiles and counts (taken from the actor's hands sorted once) are those of the
+    definition: the pair's hands above the pool's order statistic, the pool sorted on its own; ties included."""
+    rng = np.random.default_rng(11)
+    x = np.round(rng.normal(0, 1, 400), 1)  # many ties
+    other = rng.choice(["p1", "p2", "p3", "p4", "p5"], 400)
+    scores = pd.DataFrame({"actor": "A", "other": other, "hand_id": np.arange(400), "x": x})
+    out = _burst_one(scores, 0.0)
+    levels = np.array(BURST_LEVELS)
+    for o in np.unique(other):
+        mine, pool = x[other == o], np.sort(x[other != o])
+        j = np.minimum(np.floor(levels * len(pool)).astype(np.int64), len(pool) - 1)
+        above = np.array([int((mine > c).sum()) for c in pool[len(pool) - 1 - j]])
+        row = out.loc[("A", o)]
+        assert row["hands"] == len(mine)
+        assert row["above"] == above[BURST_LEVELS.index(row["level"])]
+        lp = np.where(above > 0, betabinom_logsf(above - 1, len(mine), j + 1.0, len(pool) - j.astype(np.float64)), 0.0)
+        assert row["logp_count"] == pytest.approx(min(0.0, lp.min() + math.log(len(BURST_LEVELS))))
+        assert row["logp_mean"] == pytest.approx(float(stats.norm.logsf(row["z_mean"])))
 
 def _decision(hand: str, action: int, seat: int, players: list[str], dd: list[float], imm: list[float],
               chosen: str = "8H", best: str = "6H") -> dict:

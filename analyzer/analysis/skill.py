@@ -29,6 +29,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
@@ -37,6 +38,9 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import chi2
 
 from analyzer.kernels.rollout import MAX_OPTIONS
+
+if TYPE_CHECKING:
+    from analyzer.analysis.options import OptionArrays
 
 SKILL_MIN = 1e-3
 SKILL_MAX = 50.0  # per unit of normalised loss; beyond this the model is "always the best option"
@@ -69,10 +73,11 @@ def loss_matrix(frame: pd.DataFrame, *, dd: bool = False, key: str | None = None
     return losses[key], chosen
 
 
-def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_ref", "loss_dd")
-                  ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_ref", "loss_dd"),
+                  parsed: OptionArrays | None = None) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """:func:`loss_matrix` for several per-option losses at once, each row's options parsed once (the
-    parse is most of the player table's cost): ``({key: (rows, 13) losses}, chosen index)``."""
+    parse is most of the player table's cost): ``({key: (rows, 13) losses}, chosen index)``. ``parsed``: the
+    rows' options already parsed with (at least) ``keys`` (``options.option_arrays``)."""
     from analyzer.analysis.options import option_arrays
 
     n = len(frame)
@@ -83,7 +88,7 @@ def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_re
     seats = frame["seat"].tolist()
     # the options of every row parsed at once (options.option_arrays: compiled for the analysis' texts) and placed
     # by array indexing; rows of older analyses (a key missing) are read one by one below, as before
-    oa = option_arrays(texts, keys)
+    oa = parsed if parsed is not None else option_arrays(texts, keys)
     rows, col = oa.row, np.arange(len(oa.card)) - np.repeat(oa.start, oa.count)
     lacking = np.zeros(n, np.bool_)
     for key in keys:

@@ -8,13 +8,16 @@ whether the pair holds more of the actor's extreme hands than its hands with eve
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
 from analyzer.analysis.skill import choice_probabilities, loss_matrices
+
+if TYPE_CHECKING:
+    from analyzer.analysis.options import OptionArrays
 
 #: Occasional collusion (``burst``): a directed pair's hands are counted above these upper quantiles of the
 #: actor's hands with everyone else (each count an exact beta-binomial tail).
@@ -55,12 +58,18 @@ FIT_EVERY = 4
 _GRID_BLOCK = 256
 
 
-def choice_inputs(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+#: The options' keys the choice weights read (``skill.loss_matrices``).
+CHOICE_KEYS = ("loss", "loss_ref")
+
+
+def choice_inputs(df: pd.DataFrame, parsed: OptionArrays | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Per decision row: every option's normalised loss and reference-policy loss ((rows, 13), inf padding)
-    and the chosen option's index (``skill.loss_matrices``); None when the rows carry no options."""
+    and the chosen option's index (``skill.loss_matrices``); None when the rows carry no options. ``parsed``: the
+    rows' options already parsed with CHOICE_KEYS."""
     if "options" not in df.columns or not len(df):
         return None
-    mats, chosen = loss_matrices(df, ("loss", "loss_ref"))
+    mats, chosen = loss_matrices(df, CHOICE_KEYS, parsed)
     return mats["loss"], mats["loss_ref"], chosen
 
 
@@ -179,13 +188,27 @@ def betabinom_logsf(k: np.ndarray, n: int, a: np.ndarray, b: np.ndarray) -> np.n
     log_pmf = (special.gammaln(n + 1) - special.gammaln(ks + 1) - special.gammaln(n - ks + 1)
                + special.betaln(ks + a[:, None], n - ks + b[:, None]) - special.betaln(a, b)[:, None])
     tail = np.where(ks[None, :] > k[:, None], log_pmf, -np.inf)
-    return np.minimum(np.asarray(special.logsumexp(tail, axis=1), np.float64), 0.0)
+    return np.minimum(_logsumexp_rows(tail), 0.0)
+
+
+def _logsumexp_rows(t: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(t, axis=1)`` for real rows, without its per-call overhead (a third of the burst
+    statistic's time, called once a pair): the largest terms are taken out of the sum for precision, as scipy
+    does (log1p of the rest over them); a row of -inf gives -inf."""
+    top = t.max(axis=1, keepdims=True)
+    at_top = t == top
+    count = at_top.sum(axis=1, keepdims=True).astype(np.float64)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore"):
+        rest = np.exp(np.where(at_top, -np.inf, t) - shift).sum(axis=1, keepdims=True)
+        out = np.log1p(np.where(rest == 0, rest, rest / count)) + np.log(count) + top
+    return np.asarray(out[:, 0], np.float64)
 
 
 def _normal_scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of ``v`` as N(0, 1) quantiles, and as shares in (0, 1) (average ranks for ties)."""
     q = (stats.rankdata(v, method="average") - 0.5) / len(v)
-    return np.asarray(stats.norm.ppf(q), np.float64), q
+    return np.asarray(special.ndtri(q), np.float64), q  # stats.norm.ppf's own function, without its checks
 
 
 def habit_variance(scores: pd.DataFrame) -> float:
@@ -267,6 +290,7 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray, habit_var: 
         t = int(m.sum())
         n = np.bincount(inv[m], minlength=k).astype(np.float64)
         z, q = scores(x[m])
+        z_var, q_var = z.var(), q.var()
         sz, sq = np.bincount(inv[m], z, k), np.bincount(inv[m], q - q.mean(), k)
         az, aq = np.bincount(inv[m], z_all[m], k), np.bincount(inv[m], q_all[m] - q_all.mean(), k)
         fpc = (t - n) / max(t - 1, 1)
@@ -275,22 +299,23 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray, habit_var: 
             o = codes[j]
             if strong[j]:
                 num[o] = num.get(o, 0.0) + float(sz[j])
-                var[o] = var.get(o, 0.0) + float(n[j] * z.var() * fpc[j])
+                var[o] = var.get(o, 0.0) + float(n[j] * z_var * fpc[j])
                 pct[o] = pct.get(o, 0.0) + float(sq[j])
-                pvar[o] = pvar.get(o, 0.0) + float(n[j] * q.var() * fpc[j])
+                pvar[o] = pvar.get(o, 0.0) + float(n[j] * q_var * fpc[j])
             else:
                 weak_n[j] += n[j]
                 weak_z[j] += az[j]
                 weak_q[j] += aq[j]
+    z_var_all, q_var_all = z_all.var(), q_all.var()
+    # the habit's shift in percentile units: a normal score's shift h moves a percentile by about h phi(0)
+    pdf0_sq = stats.norm.pdf(0.0) ** 2
     for j in np.flatnonzero(weak_n > 0):
         o = codes[j]
         fpc_all = (total - weak_n[j]) / max(total - 1, 1)
         num[o] = num.get(o, 0.0) + float(weak_z[j])
-        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_all.var() * fpc_all + weak_n[j] ** 2 * habit_var)
+        var[o] = var.get(o, 0.0) + float(weak_n[j] * z_var_all * fpc_all + weak_n[j] ** 2 * habit_var)
         pct[o] = pct.get(o, 0.0) + float(weak_q[j])
-        # the habit's shift in percentile units: a normal score's shift h moves a percentile by about h phi(0)
-        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_all.var() * fpc_all
-                                           + weak_n[j] ** 2 * habit_var * stats.norm.pdf(0.0) ** 2)
+        pvar[o] = pvar.get(o, 0.0) + float(weak_n[j] * q_var_all * fpc_all + weak_n[j] ** 2 * habit_var * pdf0_sq)
     counts = {o: float(c) for o, c in zip(codes, np.bincount(inv, minlength=k))}
     z_mean = {o: (num[o] / np.sqrt(var[o]) if var[o] > 1e-12 else 0.0) for o in num}
     mean_pct = {o: 50.0 + 100.0 * pct[o] / counts[o] for o in num}
@@ -352,13 +377,20 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
         x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
         strata = g["offset"].to_numpy(np.int64) if "offset" in g.columns else np.zeros(len(x), np.int64)
         z_means, pcts, pct_ses, weak = _mean_look(x, other, strata, tau2)
-        for o in np.unique(other):
-            m = other == o
+        # the actor's hands sorted once: each other's hands and its pool (the actor's other hands) are then the two
+        # sides of one mask over them, both sorted, instead of a sort a pair
+        codes, inv = np.unique(other, return_inverse=True)
+        order = np.argsort(x, kind="stable")
+        xs, who = x[order], inv.ravel()[order]
+        # stats.norm.logsf's own function (log_ndtr of -z), once for the actor's pairs
+        logp_means = special.log_ndtr(-np.array([z_means[o] for o in codes], np.float64))
+        for i, o in enumerate(codes):
+            m = who == i
             n = int(m.sum())
             z_mean = z_means[o]
-            logp_mean = float(stats.norm.logsf(z_mean))
-            pool = np.sort(x[~m])
-            mine = x[m]
+            logp_mean = float(logp_means[i])
+            pool = xs[~m]
+            mine = xs[m]
             extra = (z_mean, logp_mean, pcts[o], pct_ses[o])
             if len(pool) == 0:
                 rows.append((actor, o, min(0.0, logp_mean + log_looks), n, 0, 0.0, BURST_LEVELS[0], z_mean, logp_mean,
@@ -368,7 +400,7 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
             # pair lies above it with probability Beta(j + 1, m - j), so the count is beta-binomial (exact
             # for any distribution: the pool's own sampling error is in it)
             j = np.minimum(np.floor(levels * len(pool)).astype(np.int64), len(pool) - 1)
-            above = np.array([int((mine > c).sum()) for c in pool[len(pool) - 1 - j]])
+            above = n - np.searchsorted(mine, pool[len(pool) - 1 - j], side="right")  # the pair's hands above each
             a, b = j + 1.0, len(pool) - j.astype(np.float64)
             if tau2 > 0 and weak[o] > 0:  # hands at a seat whose habit nobody could learn: see _habit_count_logsf
                 lp = _habit_count_logsf(above, n - weak[o], weak[o], a, b, tau2)

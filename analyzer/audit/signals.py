@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from analyzer.analysis.options import option_arrays
+from analyzer.analysis.options import OptionArrays, option_arrays
 from analyzer.audit.burst import _burst, choice_weights, weighted_links
 
 SEATS = 4
@@ -71,8 +71,9 @@ class SeatEffects:
     imm: np.ndarray
 
 
-def seat_effects(df: pd.DataFrame) -> SeatEffects:
-    """Read every option's values from ``options`` when the rows carry them.
+def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEffects:
+    """Read every option's values from ``options`` when the rows carry them (``parsed``: the rows' options already
+    parsed, by a caller that reads them for something else too).
 
     The ``dd_delta`` columns compare with the option best under the true deal; the audit needs
     the same reference as the own-information deltas (what a sensible player would have done).
@@ -89,10 +90,11 @@ def seat_effects(df: pd.DataFrame) -> SeatEffects:
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
     # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this was
     # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
+    # (a caller's own parse is of a bounded frame: a chunk of CHUNK_HANDS hands)
     texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()
-    for lo in range(0, len(texts), OPTION_BLOCK):
-        hi = min(lo + OPTION_BLOCK, len(texts))
-        oa = option_arrays(texts[lo:hi])
+    blocks = ((lo, min(lo + OPTION_BLOCK, len(texts))) for lo in range(0, len(texts), OPTION_BLOCK))
+    for lo, hi in (((0, len(texts)),) if parsed is not None else blocks):
+        oa = parsed if parsed is not None else option_arrays(texts[lo:hi])
         c_at, b_at = oa.index_of(chosen[lo:hi]), oa.index_of(best[lo:hi])
         ok = np.flatnonzero((oa.count > 0) & (c_at >= 0) & (b_at >= 0))  # the others keep the delta columns
         if not len(ok):

@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analyzer.analysis.options import OptionArrays, option_arrays
 from analyzer.audit import burst
-from analyzer.audit.burst import (BURST_SIGNAL, CHOICE_GRID, _burst, choice_inputs, choice_loglik, fit_rows, grid_fit,
-                                  weights_of)
+from analyzer.audit.burst import (BURST_SIGNAL, CHOICE_GRID, CHOICE_KEYS, _burst, choice_inputs, choice_loglik,
+                                  fit_rows, grid_fit, weights_of)
 from analyzer.audit.signals import (
     CLIP_QUANTILE,
     HABIT_CHECKED,
@@ -105,7 +106,10 @@ def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
 
     Player and kind codes are the chunk's own (indices into its sorted ``names`` and ``kinds``) and the hands
     are numbered from 0: :func:`recode` puts them in the room's codes and numbering before the passes."""
-    eff = seat_effects(df)
+    # the options' texts parsed once for both readers (the seat effects and burst's choice weights)
+    parsed = (option_arrays(df["options"].tolist(), CHOICE_KEYS if burst.CHOICE_WEIGHTS else ())
+              if "options" in df.columns and len(df) else None)
+    eff = seat_effects(df, parsed)
     names, pcode = np.unique(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object).astype(str), return_inverse=True)
     pcode = pcode.reshape(len(df), SEATS).astype(np.int64)
     kinds, kcode = np.unique(df["kind"].to_numpy(object).astype(str), return_inverse=True)
@@ -113,7 +117,7 @@ def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
     regret = df["regret"].to_numpy(np.float64)
     seat = df["seat"].to_numpy(np.int64)
     links = _raw_links({"names": pcode, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
-    return {**_choices(df, pcode[np.arange(len(df)), seat], len(names)),
+    return {**_choices(df, pcode[np.arange(len(df)), seat], len(names), parsed),
             "names": np.asarray(names, object), "kinds": np.asarray(kinds, object),
             "n_hands": np.array([int(hand.max()) + 1 if len(hand) else 0], np.int64),
             "hand": hand.astype(np.int32), "kind": kcode.ravel().astype(np.int16), "regret": regret,
@@ -123,11 +127,12 @@ def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
             "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
 
 
-def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int) -> dict[str, np.ndarray]:
+def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int, parsed: OptionArrays | None = None
+             ) -> dict[str, np.ndarray]:
     """burst's choice weights' inputs (one small, separate place): each decision's option losses, kept for pass
     E's weights, and the chunk's per-player grid log-likelihoods (chunk codes; summed over the room's chunks
     before the passes, :func:`chunk_choices`). Empty when the rows carry no options."""
-    inputs = choice_inputs(df) if burst.CHOICE_WEIGHTS else None
+    inputs = choice_inputs(df, parsed) if burst.CHOICE_WEIGHTS else None
     if inputs is None:
         return {}
     loss, ref, chosen = inputs

@@ -56,6 +56,15 @@ def crc32_extend(crc, digits, table):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _put_slot(seat, cover, allowed, size, at, s, is_cover, cards, n):  # pragma: no cover - compiled
+    """Write one proof slot: seat ``s``'s covered run (``is_cover``) or its hand, the cards it may hold, how many."""
+    seat[at] = s
+    cover[at] = is_cover
+    allowed[at] = cards
+    size[at] = n
+
+
+@njit(cache=True, nogil=True)
 def scan_decisions(deal, actions, act_off, ms, sampled, model_until, prefix_crc, seed_hi, crc_table,
                    per_hand, fill, hand, action, hands, cov, last7, live, table, turn, opts, nopt, chosen, think, seeds,
                    hidden, slot_off, slot_seat, slot_cover, slot_allowed, slot_size):  # pragma: no cover - compiled
@@ -135,26 +144,20 @@ def scan_decisions(deal, actions, act_off, ms, sampled, model_until, prefix_crc,
                             proven |= cover_live[s, j] & hid
                             if hid & ~proven != run_allowed and run:
                                 if fill:
-                                    slot_seat[ns + slots] = s
-                                    slot_cover[ns + slots] = True
-                                    slot_allowed[ns + slots] = run_allowed
-                                    slot_size[ns + slots] = run
+                                    _put_slot(slot_seat, slot_cover, slot_allowed, slot_size, ns + slots, s, True,
+                                              run_allowed, run)
                                 slots += 1
                                 run = 0
                             run_allowed = hid & ~proven
                             run += 1
                         if run:
                             if fill:
-                                slot_seat[ns + slots] = s
-                                slot_cover[ns + slots] = True
-                                slot_allowed[ns + slots] = run_allowed
-                                slot_size[ns + slots] = run
+                                _put_slot(slot_seat, slot_cover, slot_allowed, slot_size, ns + slots, s, True,
+                                          run_allowed, run)
                             slots += 1
                         if fill:
-                            slot_seat[ns + slots] = s
-                            slot_cover[ns + slots] = False
-                            slot_allowed[ns + slots] = hid & ~proven
-                            slot_size[ns + slots] = popcount(h[s])
+                            _put_slot(slot_seat, slot_cover, slot_allowed, slot_size, ns + slots, s, False,
+                                      hid & ~proven, popcount(h[s]))
                         slots += 1
                 else:
                     hid = np.int64(0)

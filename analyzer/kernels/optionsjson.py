@@ -219,6 +219,16 @@ def _string_end(blob, a, end):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _quoted(blob, i, end):  # pragma: no cover - compiled
+    """The string whose opening quote is at ``i``: (its text's first byte, its closing quote), or (-1, -1) when
+    ``i`` holds no quote or the string is not of the plain shape (:func:`_string_end`)."""
+    if i >= end or blob[i] != 34:
+        return -1, -1
+    b = _string_end(blob, i + 1, end)
+    return (i + 1, b) if b >= 0 else (-1, -1)
+
+
+@njit(cache=True, nogil=True)
 def _key_is(blob, a, words, w, n):  # pragma: no cover - compiled
     for i in range(n):
         if blob[a + i] != words[w, i]:
@@ -265,11 +275,7 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                     has[o, k] = False
                     vals[o, k] = 0.0
                 while True:
-                    i = _ws(blob, i, end)
-                    if i >= end or blob[i] != 34:
-                        return -1
-                    a = i + 1
-                    b = _string_end(blob, a, end)
+                    a, b = _quoted(blob, _ws(blob, i, end), end)
                     if b < 0:
                         return -1
                     i = _ws(blob, b + 1, end)
@@ -284,10 +290,7 @@ def read_rows(blob, rows, words, code_of, count, card, ev, ev_dd, vals, has):  #
                     if word < 0:
                         return -1
                     if word <= 1:  # card, kind: a string
-                        if i >= end or blob[i] != 34:
-                            return -1
-                        a = i + 1
-                        b = _string_end(blob, a, end)
+                        a, b = _quoted(blob, i, end)
                         if b < 0:
                             return -1
                         if word == 0:  # the code's index, by its two bytes
