@@ -27,6 +27,7 @@ def _profiling(dask_worker: object) -> bool:
 def _warmed() -> int:
     from analyzer.audit import warm
 
+    assert warm.over.wait(120)  # its thread is over
     return warm.warmed
 
 
@@ -44,7 +45,7 @@ def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_
             try:
                 assert session.client.submit(sum, [1, 2]).result() == 3
                 assert list(session.client.run(_imported, "analyzer.audit.on_dask").values()) == [True, True]
-                # the warm-up hook ran once on every worker as it started (before its first task)
+                # the warm-up hook ran once on every worker (in a thread started as the worker started)
                 assert list(session.client.run(_warmed).values()) == [1, 1]
                 assert list(session.client.run(_profiling).values()) == [False, False]  # no sampling profiler
                 services = session.client.scheduler_info().get("services", {})

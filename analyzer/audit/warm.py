@@ -3,13 +3,16 @@
 A worker's first decision batch loads the analysis' compiled kernels from numba's cache, and its first player-table
 task loads the options reader's kernel and computes the skill scale's curve over the reference set (~1 s of CPU
 each process, the same every time). On a LocalCluster that first player task ran while the client waited for the
-pair signals' small tasks, so it held up the pair table. :func:`warm` does all of it on a few shipped hands while
-the worker starts (``dask_setup``: the audit's LocalCluster preloads this module, ``commands.audit.AUDIT_MODULES``),
-when the client is still reading the logs into the first batches. Caches only: no result depends on it.
+pair signals' small tasks, so it held up the pair table by ~3 s. :func:`warm` does all of it on a few shipped hands,
+in a thread of its own started as the worker starts (``dask_setup``: the audit's LocalCluster preloads this module,
+``commands.audit.AUDIT_MODULES``): the worker takes its first batch at once (warming before it registered held the
+whole cluster's start up by the warm-up's second), and the warm-up shares the core with the first batches, long before
+the first player task. Caches only: no result depends on it, and a failure leaves the caches to the tasks.
 """
 
 from __future__ import annotations
 
+import threading
 from importlib import resources
 from typing import Any
 
@@ -18,6 +21,8 @@ WARMUP_FILE = "warmup-hands.jsonl"
 
 #: Times :func:`warm` ran in this process (a test checks that every worker of a cluster ran it once).
 warmed = 0
+#: Set when the warm-up thread of :func:`dask_setup` is over (done or failed).
+over = threading.Event()
 
 
 def warm() -> None:
@@ -43,6 +48,15 @@ def warm() -> None:
     warmed += 1
 
 
+def _warm_quietly() -> None:
+    try:
+        warm()
+    except Exception:  # noqa: BLE001  # caches only: the tasks make them as before
+        pass
+    finally:
+        over.set()
+
+
 def dask_setup(worker: Any) -> None:
-    """distributed's preload hook: warm the worker as it starts (before it takes tasks)."""
-    warm()
+    """distributed's preload hook: warm the worker in a thread of its own (the worker takes tasks meanwhile)."""
+    threading.Thread(target=_warm_quietly, name="bieqi-warm", daemon=True).start()
