@@ -109,8 +109,8 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
             got = acc.result(seating)
             assert len(acc.chunks) == 15
             names = Counter(n for n, _ in acc.tasks)
-            # 15 -> 2 on the workers, -> 1 here (the last level), per fit
-            assert names["chunk"] == 15 and names["means-merge"] == 2 * 2
+            # 15 -> 2 -> 1 here (at most LOCAL_PARTS results are merged on the client, in the tree's groups)
+            assert names["chunk"] == 15 and names["means-merge"] == 0
             assert names["means"] == 2 * 15  # fitted twice
     finally:
         execution.session.close()
@@ -371,13 +371,22 @@ def test_a_tree_grown_leaf_by_leaf_groups_as_the_whole_tree(leaves: int) -> None
     assert _Tree(owner, "t", max).finish() is None  # type: ignore[arg-type]
 
 
-def test_the_last_level_of_a_tree_is_merged_on_the_client() -> None:
-    """``DaskSignals._tree`` over FANIN or fewer results merges them here (no task), over more one level a task."""
-    from analyzer.audit.on_dask import FANIN, DaskSignals
+def test_the_last_levels_of_a_tree_are_merged_on_the_client() -> None:
+    """``DaskSignals._tree`` over LOCAL_PARTS or fewer results merges them here (no task, the same groups), over more
+    one level a task until they are that few."""
+    from analyzer.audit.on_dask import FANIN, LOCAL_PARTS, DaskSignals
 
     owner = _Now()
-    owner._map = lambda name, fn, merges, groups: [fn(m, g) for m, g in zip(merges, groups)]  # type: ignore[attr-defined]
+    mapped: list[int] = []
+
+    def level(name: str, fn: Any, merges: list[Any], groups: list[Any]) -> list[Any]:
+        mapped.append(len(groups))
+        return [fn(m, g) for m, g in zip(merges, groups)]
+
+    owner._map = level  # type: ignore[attr-defined]
     join = lambda *xs: "(" + " ".join(xs) + ")"  # noqa: E731
-    for n in (1, 3, FANIN, FANIN + 1, 3 * FANIN, FANIN * FANIN + 5):
+    for n in (1, 3, FANIN, FANIN + 1, 3 * FANIN, LOCAL_PARTS, LOCAL_PARTS + 1, FANIN * LOCAL_PARTS + 5):
+        mapped.clear()
         names = [f"x{i}" for i in range(n)]
         assert DaskSignals._tree(owner, "t", names, join) == _whole_tree(names, FANIN)  # type: ignore[arg-type]
+        assert bool(mapped) == (n > LOCAL_PARTS)

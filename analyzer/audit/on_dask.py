@@ -43,6 +43,9 @@ from analyzer.audit.stream import (
 
 #: Results merged by one task of the tree (adjacent ones, in chunk order).
 FANIN = 8
+#: At most this many results of a pass are gathered and merged here (the tree's last two levels): each is a chunk's
+#: sums (sized by the chunk's pairs and hands, not the room's), so the client holds a few MB at most.
+LOCAL_PARTS = FANIN * FANIN
 #: Prefix of the keys of the tasks this module submits (``bieqi-signals-<pass>-...``).
 KEY_PREFIX = "bieqi-signals"
 
@@ -58,6 +61,14 @@ def _merge(merge: Any, *parts: Any) -> Any:
 def _merge_group(merge: Any, parts: list[Any]) -> Any:
     """``merge(*parts)`` (a tree's task: ``parts``, a list of futures, arrive as their results)."""
     return merge(*parts)
+
+
+def _merge_here(merge: Any, parts: list[Any]) -> Any:
+    """``parts`` (results) merged ``FANIN`` adjacent ones at a time, level by level, as the tree's tasks group them."""
+    while len(parts) > 1:
+        groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
+        parts = [_merge_group(merge, g) if len(g) > 1 else g[0] for g in groups]
+    return parts[0]
 
 
 class _Tree:
@@ -267,14 +278,15 @@ class DaskSignals(StreamedSignals):
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one
-        result; the last level (at most ``FANIN`` results) is merged here, by the same call (the same sums)."""
-        while len(parts) > FANIN:
+        result; the last levels (from at most :data:`LOCAL_PARTS` results) are merged here, in the same groups by
+        the same call (the same sums): a pass then ends with one gather, not with tasks that each wait for a free
+        worker (the player table's tasks share them) and then for their results."""
+        while len(parts) > LOCAL_PARTS:
             groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
             many = [g for g in groups if len(g) > 1]
             merged = iter(self._map(name, _merge_group, [merge] * len(many), many))
             parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
-        got = self.client.gather(parts)
-        return got[0] if len(got) == 1 else _merge_group(merge, got)
+        return _merge_here(merge, self.client.gather(parts))
 
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
