@@ -39,7 +39,10 @@ def main() -> None:
         del args[i:i + 2]
     if "--out" not in args:
         args += ["--out", tempfile.mkdtemp(prefix="dask-timeline-")]
-    t0, marks, tasks, cpu = time.monotonic(), [], [], {}
+    t0 = time.monotonic()
+    marks: list[tuple[str, float, float]] = []
+    tasks: list[tuple[str, str, float, float]] = []
+    cpu: dict[str, float] = {}
     epoch = time.time() - (time.monotonic() - t0)
 
     def mark(name: str) -> None:
@@ -64,10 +67,10 @@ def main() -> None:
 
     core.run_audit = span("run_audit", core.run_audit)
     core.calibrate = span("calibrate", core.calibrate)
-    core.PlayerTasks.join = span("ptjoin", core.PlayerTasks.join)
+    core.PlayerTasks.join = span("ptjoin", core.PlayerTasks.join)  # type: ignore[method-assign]
     report.write_audit_report = span("report", report.write_audit_report)
-    on_dask.DaskSignals._prepare = span("prepare", on_dask.DaskSignals._prepare)
-    stream.StreamedSignals._table = span("table", stream.StreamedSignals._table)
+    on_dask.DaskSignals._prepare = span("prepare", on_dask.DaskSignals._prepare)  # type: ignore[method-assign]
+    stream.StreamedSignals._table = span("table", stream.StreamedSignals._table)  # type: ignore[method-assign]
     stream._burst = span("burst", stream._burst)
     session_map, dask_client, close_client = execute._session_map, execute.dask_client, execute.close_client
     streams: list[Any] = []
