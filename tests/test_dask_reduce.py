@@ -109,7 +109,8 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
             got = acc.result(seating)
             assert len(acc.chunks) == 15
             names = Counter(n for n, _ in acc.tasks)
-            assert names["chunk"] == 15 and names["means-merge"] >= 2 * 3  # 15 -> 2 -> 1, per fit
+            # 15 -> 2 -> 1 here (at most LOCAL_PARTS results are merged on the client, in the tree's groups)
+            assert names["chunk"] == 15 and names["means-merge"] == 0
             assert names["means"] == 2 * 15  # fitted twice
     finally:
         execution.session.close()
@@ -193,7 +194,8 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     assert [e["evidence"] for e in out["pairs"]] == [e["evidence"] for e in single["pairs"]]
     batches = -(-40 // 7)
     keys = _passes(ran)
-    assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] >= 1
+    # the batches' think-time sums: at most FANIN of them are merged here, in one round trip
+    assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] == 0 and keys["names"] == batches
     assert len({f for f in files if "/batch-" in f}) == batches  # one rows file a batch, written by the workers
     names = [str(r["key"]) for r in ran]
     assert sum(n.startswith("bieqi-players-") for n in names) == len(single["players"])  # a task a player
@@ -325,3 +327,66 @@ def test_the_audit_with_burst_choice_weights_on_a_cluster_equals_the_single_proc
                 if "burst" in p.get("signals", {}) and d in p["signals"]["burst"]]
 
     assert burst_z(single) and burst_z(single) != burst_z(plain)
+
+
+class _Now:
+    """A stand-in for a DaskSignals whose tasks run at once: a 'future' is its value."""
+
+    def __init__(self) -> None:
+        self.submitted: list[str] = []
+        self.client = self
+
+    def _submit(self, name: str, fn: Any, *args: Any) -> Any:
+        self.submitted.append(name)
+        return fn(*args)
+
+    def gather(self, parts: list[Any]) -> list[Any]:
+        return list(parts)
+
+
+def _whole_tree(parts: list[str], fanin: int) -> str:
+    """The grouping of ``DaskSignals._tree`` made of every leaf at once (the shape the sums' rounding follows)."""
+    while len(parts) > 1:
+        groups = [parts[i:i + fanin] for i in range(0, len(parts), fanin)]
+        parts = ["(" + " ".join(g) + ")" if len(g) > 1 else g[0] for g in groups]
+    return parts[0]
+
+
+@pytest.mark.parametrize("leaves", [1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 71, 72, 100, 512, 513, 600])
+def test_a_tree_grown_leaf_by_leaf_groups_as_the_whole_tree(leaves: int) -> None:
+    """The think-time sums' tree, grown as the batches come and finished before the passes (its last level merged
+    on the client): the same groups in the same order as the tree of every leaf at once, so the same floats."""
+    from analyzer.audit.on_dask import FANIN, _Tree
+
+    owner = _Now()
+    tree = _Tree(owner, "t", lambda *xs: "(" + " ".join(xs) + ")")  # type: ignore[arg-type]
+    names = [f"x{i}" for i in range(leaves)]
+    for n in names[:-1]:
+        tree.add(n)
+    grown = len(owner.submitted)  # merged on the workers as the leaves came
+    tree.add(names[-1])
+    assert tree.finish() == _whole_tree(names, FANIN)
+    # every full group (of leaves, of merged groups, ...) was merged on the workers before the last leaf came
+    assert grown == sum((leaves - 1) // FANIN ** k for k in range(1, 6))
+    assert _Tree(owner, "t", max).finish() is None  # type: ignore[arg-type]
+
+
+def test_the_last_levels_of_a_tree_are_merged_on_the_client() -> None:
+    """``DaskSignals._tree`` over LOCAL_PARTS or fewer results merges them here (no task, the same groups), over more
+    one level a task until they are that few."""
+    from analyzer.audit.on_dask import FANIN, LOCAL_PARTS, DaskSignals
+
+    owner = _Now()
+    mapped: list[int] = []
+
+    def level(name: str, fn: Any, merges: list[Any], groups: list[Any]) -> list[Any]:
+        mapped.append(len(groups))
+        return [fn(m, g) for m, g in zip(merges, groups)]
+
+    owner._map = level  # type: ignore[attr-defined]
+    join = lambda *xs: "(" + " ".join(xs) + ")"  # noqa: E731
+    for n in (1, 3, FANIN, FANIN + 1, 3 * FANIN, LOCAL_PARTS, LOCAL_PARTS + 1, FANIN * LOCAL_PARTS + 5):
+        mapped.clear()
+        names = [f"x{i}" for i in range(n)]
+        assert DaskSignals._tree(owner, "t", names, join) == _whole_tree(names, FANIN)  # type: ignore[arg-type]
+        assert bool(mapped) == (n > LOCAL_PARTS)

@@ -24,6 +24,13 @@ def _profiling(dask_worker: object) -> bool:
     return "profile" in dask_worker.periodic_callbacks  # type: ignore[attr-defined]
 
 
+def _warmed() -> int:
+    from analyzer.audit import warm
+
+    assert warm.over.wait(120)  # its thread is over
+    return warm.warmed
+
+
 def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_alone() -> None:
     held = socket.socket()
     try:  # another cluster's dashboard on 8787 (when the port is free here): no "Port 8787 is already in use"
@@ -34,11 +41,13 @@ def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            session = DaskSession("local", 1, preload=("analyzer.audit.on_dask",), background=True)
+            session = DaskSession("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"), background=True)
             try:
                 assert session.client.submit(sum, [1, 2]).result() == 3
-                assert list(session.client.run(_imported, "analyzer.audit.on_dask").values()) == [True]
-                assert list(session.client.run(_profiling).values()) == [False]  # no sampling profiler
+                assert list(session.client.run(_imported, "analyzer.audit.on_dask").values()) == [True, True]
+                # the warm-up hook ran once on every worker (in a thread started as the worker started)
+                assert list(session.client.run(_warmed).values()) == [1, 1]
+                assert list(session.client.run(_profiling).values()) == [False, False]  # no sampling profiler
                 services = session.client.scheduler_info().get("services", {})
             finally:
                 session.close()
@@ -57,3 +66,49 @@ def test_a_session_that_fails_to_start_raises_where_the_client_is_used(monkeypat
     with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         session.client  # noqa: B018
     session.close()  # nothing to close: no error
+
+
+def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a background start is under way the map reads (validates, cuts) the first tasks, at most READ_AHEAD of
+    them; once the client is up it reads no further ahead; the tasks come out whole and in order."""
+    import threading
+
+    up = threading.Event()
+
+    class Client:
+        def close(self) -> None:
+            pass
+
+    def slow(address: str, jobs: int, preload: tuple[str, ...] = ()) -> Client:
+        up.wait(30)
+        return Client()
+
+    monkeypatch.setattr(execute, "dask_client", slow)
+    session = DaskSession("local", 1, background=True)
+    try:
+        early, rest = execute._read_ahead(iter(range(100)), session)
+        assert early == list(range(execute.READ_AHEAD)) and not session.ready
+        assert list(rest) == list(range(execute.READ_AHEAD, 100))
+    finally:
+        up.set()
+        session.close()
+
+    up.clear()
+    session = DaskSession("local", 1, background=True)
+    pulled: list[int] = []
+
+    def tasks() -> object:
+        for i in range(10):
+            pulled.append(i)
+            if i == 2:  # the cluster comes up while the third task is read
+                up.set()
+                session._starting.join()  # type: ignore[union-attr]
+            yield i
+
+    try:
+        early, rest = execute._read_ahead(tasks(), session)
+        assert early == [0, 1, 2] and pulled == [0, 1, 2] and session.ready
+        assert list(rest) == list(range(3, 10))
+        assert execute._read_ahead(iter(range(5)), session)[0] == []  # up already: nothing read ahead
+    finally:
+        session.close()

@@ -10,6 +10,7 @@ at most a few batches per worker are in flight, so memory does not grow with the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -257,6 +258,11 @@ class DaskSession:
         self._starting.start()
 
     @property
+    def ready(self) -> bool:
+        """Whether :attr:`client` would answer without waiting (the background start is over, well or not)."""
+        return self._starting is None or not self._starting.is_alive()
+
+    @property
     def client(self) -> Any:
         """The distributed Client (waiting for a background start to finish)."""
         if self._starting is not None:
@@ -290,7 +296,28 @@ def dask_session(execution: Execution) -> Execution:
     return replace(execution, session=DaskSession(execution.dask, execution.jobs, preload=execution.preload))
 
 
+#: Tasks (batches) read ahead while a background Dask start is still under way: at most this many wait for the
+#: cluster (a fixed bound: memory does not grow with the input).
+READ_AHEAD = 16
+
+
+def _read_ahead(tasks: Iterable[T], session: DaskSession) -> tuple[list[T], Iterator[T]]:
+    """The first tasks, pulled from ``tasks`` while ``session`` is still starting (at most :data:`READ_AHEAD`): the
+    logs are read, validated and cut into batches while the workers start, not after; and the rest."""
+    it = iter(tasks)
+    early: list[T] = []
+    while not session.ready and len(early) < READ_AHEAD:
+        for t in it:
+            early.append(t)
+            break
+        else:
+            break
+    return early, it
+
+
 def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession, jobs: int) -> Iterator[R]:
+    early, rest = _read_ahead(tasks, session)
+    tasks = itertools.chain(early, rest)
     client = session.client
     # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
     workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))

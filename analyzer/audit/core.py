@@ -10,6 +10,7 @@ pass over the input (so ``-`` works as well as a path).
 from __future__ import annotations
 
 import math
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -201,6 +202,20 @@ def _num(x: Any, digits: int = 4) -> float | None:
     return round(x, digits) if math.isfinite(x) else None
 
 
+_BIG = sys.float_info.max
+
+
+def _finite(x: Any, nan: float = 0.0) -> float:
+    """``np.nan_to_num`` of one number (NaN -> ``nan``, +-inf -> the largest float), as a Python float: called ~40
+    times a pair, where numpy's array machinery cost more than the entry's other work."""
+    x = float(x)
+    if x != x:
+        return nan
+    if x == math.inf:
+        return _BIG
+    return -_BIG if x == -math.inf else x
+
+
 def _p(x: Any) -> float:
     """p-values keep their magnitude however small (rounding would turn 1e-9 into 0)."""
     return float(f"{float(x):.4g}")
@@ -215,18 +230,37 @@ class _Record(dict):  # type: ignore[type-arg]
         return self.keys()
 
 
-def _pair_entry(row: pd.Series | _Record) -> dict[str, Any]:
+def _burst_looks(pairs: pd.DataFrame) -> list[str]:
+    """:func:`analyzer.audit.case.burst_look` of every pair at once (its two looks' combined p's as arrays, not one
+    pair's two one-element arrays at a time: the per-pair call was most of an entry's cost)."""
+    from analyzer.audit.calibrate import log_combine_directions
+
+    if "burst_ab_z_mean" not in pairs.columns:
+        return ["count"] * len(pairs)
+
+    def z(name: str) -> np.ndarray:
+        return np.nan_to_num(pairs[name].to_numpy(np.float64)) if name in pairs.columns else np.zeros(len(pairs))
+
+    def both(look: str) -> np.ndarray:
+        return log_combine_directions(z(f"burst_ab_z_{look}"), z(f"burst_ba_z_{look}"))
+
+    return np.where(both("mean") <= both("count"), "mean", "count").tolist()
+
+
+def _pair_entry(row: pd.Series | _Record, look: str | None = None) -> dict[str, Any]:
+    """A pair's audit.json entry from its row of the pair table (``look``: its :func:`_burst_looks`, else made
+    from the row)."""
     signals: dict[str, Any] = {}
     for name in DIRECTED:
         entry: dict[str, Any] = {"p": _p(row[f"{name}_p"]), "null_scale": _num(row[f"{name}_null_scale"])}
         for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
             d: dict[str, Any] = {"actor": row[x], "partner": row[y], "z": _num(row[f"{name}_{tag}_z"])}
             if name == "think":
-                d["hands"] = int(np.nan_to_num(row[f"think_{tag}_hands"]))
+                d["hands"] = int(_finite(row[f"think_{tag}_hands"]))
                 d["slower_ratio"] = _num(row[f"think_{tag}_ratio"])
             else:
-                d["hands"] = int(np.nan_to_num(row[f"{name}_{tag}_hands"]))
-                d["decisions"] = int(np.nan_to_num(row[f"{name}_{tag}_decisions"]))
+                d["hands"] = int(_finite(row[f"{name}_{tag}_hands"]))
+                d["decisions"] = int(_finite(row[f"{name}_{tag}_decisions"]))
                 d["points_per_hand"] = _num(row[f"{name}_{tag}_raw_per_hand"])
                 d["centred_per_hand"] = _num(row[f"{name}_{tag}_per_hand"])
                 d["se_per_hand"] = _num(row[f"{name}_{tag}_se_per_hand"])
@@ -239,15 +273,15 @@ def _pair_entry(row: pd.Series | _Record) -> dict[str, Any]:
     signals["codev"] = {"p": _p(row["codev_p"]), "z": _num(row["codev_z"]), "null_scale": _num(row["codev_null_scale"]),
                         "both_deviated": int(row["codev_both_deviated"]), "observed": int(row["codev_observed"]),
                         "expected": _num(row["codev_expected"])}
-    burst: dict[str, Any] = {"p": _p(row["burst_p"]), "look": burst_look(row)}
+    burst: dict[str, Any] = {"p": _p(row["burst_p"]), "look": burst_look(row) if look is None else look}
     for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
         burst[tag] = {"actor": row[x], "partner": row[y], "z": _num(row[f"burst_{tag}_z"]),
-                      "hands": int(np.nan_to_num(row[f"burst_{tag}_hands"])),
-                      "above": int(np.nan_to_num(row[f"burst_{tag}_above"])),
-                      "expected": _num(np.nan_to_num(row[f"burst_{tag}_expected"])),
-                      "level": _num(np.nan_to_num(row[f"burst_{tag}_level"], nan=1.0)),
-                      "z_mean": _num(np.nan_to_num(row.get(f"burst_{tag}_z_mean", 0.0))),
-                      "mean_percentile": _num(np.nan_to_num(row.get(f"burst_{tag}_mean_percentile", 50.0), nan=50.0))}
+                      "hands": int(_finite(row[f"burst_{tag}_hands"])),
+                      "above": int(_finite(row[f"burst_{tag}_above"])),
+                      "expected": _num(_finite(row[f"burst_{tag}_expected"])),
+                      "level": _num(_finite(row[f"burst_{tag}_level"], 1.0)),
+                      "z_mean": _num(_finite(row.get(f"burst_{tag}_z_mean", 0.0))),
+                      "mean_percentile": _num(_finite(row.get(f"burst_{tag}_mean_percentile", 50.0), 50.0))}
     signals["burst"] = burst
     more = row["hands_to_alarm"]
     return {"players": [row["a"], row["b"]], "hands_together": int(row["hands_together"]),
@@ -256,6 +290,24 @@ def _pair_entry(row: pd.Series | _Record) -> dict[str, Any]:
             "p_value": _p(row["p_value"]), "q_value": _p(row["q_value"]), "effect_size": _num(row["effect_size"]),
             "hands_to_alarm": int(more) if np.isfinite(more) else None, "main_signal": row["main_signal"],
             "signals": signals, "evidence": []}
+
+
+class _Seated:
+    """The seating's rows of the hands two players sat in, in the seating's order: what a pair's outcomes read
+    (``outcomes.pair_outcomes`` with the room's figures given: the same result as on the whole seating, without
+    reshaping every hand of the room once a case pair)."""
+
+    def __init__(self, seating: pd.DataFrame) -> None:
+        self.seating = seating
+        seats = [c for c in (f"p{s}" for s in range(4)) if c in seating.columns]
+        names = seating[seats].astype(str).to_numpy().ravel() if len(seating) and seats else np.zeros(0, str)
+        self.rows = pd.Series(np.repeat(np.arange(len(seating)), len(seats))).groupby(names).unique() \
+            if len(names) else pd.Series(dtype=object)
+
+    def hands_of(self, a: str, b: str) -> pd.DataFrame:
+        at = [self.rows[p] for p in (a, b) if p in self.rows.index]
+        keep = np.unique(np.concatenate(at)) if at else np.zeros(0, np.int64)
+        return self.seating.iloc[keep]
 
 
 def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
@@ -411,38 +463,41 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     entries = []
     pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
-    records = pairs.to_dict("records")
-    ranked = list(pairs.iterrows())
+    records = pairs.to_dict("records")  # every pair's fields once, as Python values (no Series a pair)
+    labels = pairs.index.tolist()
 
-    def case_of(k: int, row: pd.Series) -> tuple[str, str, list[str]] | None:
-        """A pair with a case (every pair not clear, and the top of the ranking): its players and evidence actors."""
-        if not (acc.rows and (row["verdict"] != "clear" or k < top)):
+    def case_of(k: int, at: int) -> tuple[pd.Series, str, str, list[str]] | None:
+        """A pair with a case (every pair not clear, and the top of the ranking): its row (a Series, as the case's
+        texts read it), players and evidence actors."""
+        if not (acc.rows and (records[at]["verdict"] != "clear" or k < top)):
             return None
+        row = pairs.iloc[at]
         a, b = str(row["a"]), str(row["b"])
-        return a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+        return row, a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
 
+    cases = [case_of(k, at) for at, k in enumerate(labels)]
+    sat = _Seated(seating)
+    looks = _burst_looks(pairs)
     # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
     # while the entries of every pair are made here
     reading: dict[int, Any] = {}
     if acc.session is not None:
         view = spill.shared_view() if acc.rows else None
-        for k, row in ranked:
-            case = case_of(k, row)
+        for at, case in enumerate(cases):
             if case is not None:
-                reading[k] = acc.session.client.submit(_evidence_task, view, *case, texts, top, pure=False)
-    for (k, row), record in zip(ranked, records):
-        e = _pair_entry(_Record(record))
-        case = case_of(k, row)
+                reading[at] = acc.session.client.submit(_evidence_task, view, *case[1:], texts, top, pure=False)
+    for at, (record, case, look) in enumerate(zip(records, cases, looks)):
+        e = _pair_entry(_Record(record), look)
         if case is not None:
-            a, b, who = case
+            row, a, b, who = case
             # the evidence's candidates: the actors' decisions in their hands together, options read back
-            if k in reading:
-                pending.append((e, reading[k]))
+            if at in reading:
+                pending.append((e, reading[at]))
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
-                         "signals": signal_rows(row), "outcomes": pair_outcomes(seating, a, b, room)}
+                         "signals": signal_rows(row), "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room)}
         entries.append(e)
     if pending:
         for (e, _), evidence in zip(pending, acc.session.client.gather([f for _, f in pending])):

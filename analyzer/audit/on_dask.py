@@ -43,6 +43,9 @@ from analyzer.audit.stream import (
 
 #: Results merged by one task of the tree (adjacent ones, in chunk order).
 FANIN = 8
+#: At most this many results of a pass are gathered and merged here (the tree's last two levels): each is a chunk's
+#: sums (sized by the chunk's pairs and hands, not the room's), so the client holds a few MB at most.
+LOCAL_PARTS = FANIN * FANIN
 #: Prefix of the keys of the tasks this module submits (``bieqi-signals-<pass>-...``).
 KEY_PREFIX = "bieqi-signals"
 
@@ -58,6 +61,63 @@ def _merge(merge: Any, *parts: Any) -> Any:
 def _merge_group(merge: Any, parts: list[Any]) -> Any:
     """``merge(*parts)`` (a tree's task: ``parts``, a list of futures, arrive as their results)."""
     return merge(*parts)
+
+
+def _merge_here(merge: Any, parts: list[Any]) -> Any:
+    """``parts`` (results) merged ``FANIN`` adjacent ones at a time, level by level, as the tree's tasks group them."""
+    while len(parts) > 1:
+        groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
+        parts = [_merge_group(merge, g) if len(g) > 1 else g[0] for g in groups]
+    return parts[0]
+
+
+class _Tree:
+    """A merge tree of ``FANIN`` adjacent parts a task, grown as its leaves (futures) arrive: a group is merged on the
+    workers as soon as it is full (e.g. while the analysis goes on), and :meth:`finish` merges the rest as
+    :meth:`DaskSignals._tree` groups them, the last level here (a handful of results: one round trip, not a task
+    that waits for a free worker and then for its result). The same groups in the same order as a tree made of
+    every leaf at once, so the same sums to the last bit."""
+
+    def __init__(self, owner: DaskSignals, name: str, merge: Any) -> None:
+        self.owner, self.name, self.merge = owner, name, merge
+        self.levels: list[list[Any]] = []  # per level, its parts not yet merged into the next (fewer than FANIN)
+        self.leaves = 0
+
+    def add(self, part: Any) -> None:
+        self.leaves += 1
+        self._push(0, part)
+
+    def _push(self, level: int, part: Any) -> None:
+        while True:
+            if len(self.levels) <= level:
+                self.levels.append([])
+            self.levels[level].append(part)
+            if len(self.levels[level]) < FANIN:
+                return
+            group, self.levels[level] = self.levels[level], []
+            part = self.owner._submit(self.name, _merge_group, self.merge, group)
+            level += 1
+
+    def finish(self) -> Any:
+        """The merged result (its value; None without leaves)."""
+        level = 0
+        while level < len(self.levels):
+            parts = self.levels[level]
+            if any(self.levels[level + 1:]):  # not the top: this level's tail is one more group
+                self.levels[level] = []
+                if len(parts) > 1:
+                    parts = [self.owner._submit(self.name, _merge_group, self.merge, parts)]
+                for p in parts:
+                    self._push(level + 1, p)
+                level += 1
+                continue
+            self.levels = []
+            if not parts:
+                return None
+            got = self.owner.client.gather(parts)
+            return got[0] if len(got) == 1 else self.merge(*got)
+        self.levels = []
+        return None
 
 
 def _union(*codes: np.ndarray) -> np.ndarray:
@@ -103,13 +163,20 @@ class DaskSignals(StreamedSignals):
                  chunk_hands: int = CHUNK_HANDS) -> None:
         super().__init__(options, spill_dir, chunk_hands)
         self.session = session
-        self.client = session.client
         self._run = uuid.uuid4().hex[:12]
         self._bases: list[int] = []  # the room's number of each chunk's first hand
         self.tasks: list[tuple[str, str]] = []
-        self._thinks: list[Any] = []  # each analysed batch's think-time sums, kept on its worker (futures)
+        # each analysed batch's think-time sums, kept on its worker, merged in a tree as they come
+        self._thinks = _Tree(self, "think-merge", _merge_think)
+        self._own: list[Any] = []  # each chunk's own names and kinds (futures, made as the chunks are)
         self._spill: tuple[str, tuple[str, ...]] | None = None  # the players' spill's folder and the columns it skips
         session.follow = self._follow
+
+    @property
+    def client(self) -> Any:
+        """The session's client, when first used (a cluster starting in the background is waited for then: the
+        logs are read into the first batches meanwhile, ``execute._session_map``)."""
+        return self.session.client
 
     def _key(self, name: str) -> str:
         key = f"{KEY_PREFIX}-{name}-{self._run}-{len(self.tasks)}"
@@ -152,7 +219,8 @@ class DaskSignals(StreamedSignals):
         self.session.follow = None
         self.session.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
-        self._thinks = []
+        self._thinks = _Tree(self, "think-merge", _merge_think)
+        self._own = []
         super().close()
 
     def _count(self, rows: int, hands: int, df: pd.DataFrame | None = None) -> None:
@@ -165,8 +233,14 @@ class DaskSignals(StreamedSignals):
     def _take(self, follower: Any) -> None:
         chunk, think = self.session.take(int(follower))
         self.flush()  # the rows fed before it (a store's) come first, in their order
+        self._chunk_made(chunk)
+        self._thinks.add(think)
+
+    def _chunk_made(self, chunk: Any) -> None:
+        """A chunk's future, and a task for its own names and kinds next to it, run while the analysis goes on (the
+        room's codes need every chunk's: gathered at once before the passes, not computed then)."""
         self.chunks.append(chunk)
-        self._thinks.append(think)
+        self._own.append(self._submit("names", chunk_names, chunk))
 
     def feed(self, df: pd.DataFrame) -> None:
         if not len(df):
@@ -186,7 +260,7 @@ class DaskSignals(StreamedSignals):
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
             return
-        self.chunks.append(self._submit("chunk", build_chunk, df))
+        self._chunk_made(self._submit("chunk", build_chunk, df))
         self._count(len(df), int(df["hand_id"].nunique()), df)
 
     def _map(self, name: str, fn: Any, *iterables: list[Any]) -> list[Any]:
@@ -200,35 +274,42 @@ class DaskSignals(StreamedSignals):
         shared = self.client.scatter([args], hash=False)[0]  # once, not once a task
         n = len(self.chunks)
         parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
-        return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge)).result()
+        return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
-        """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one."""
-        while len(parts) > 1:
+        """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one
+        result; the last levels (from at most :data:`LOCAL_PARTS` results) are merged here, in the same groups by
+        the same call (the same sums): a pass then ends with one gather, not with tasks that each wait for a free
+        worker (the player table's tasks share them) and then for their results."""
+        while len(parts) > LOCAL_PARTS:
             groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
             many = [g for g in groups if len(g) > 1]
             merged = iter(self._map(name, _merge_group, [merge] * len(many), many))
             parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
-        return parts[0]
+        return _merge_here(merge, self.client.gather(parts))
 
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
         (a tree of unions) and the band edges (one task over every chunk's positive regrets)."""
-        if self._thinks:  # the batches' think-time sums: a tree of merges on the workers, after the rows read here
-            self.think = self.think.merge(self._tree("think-merge", self._thinks, _merge_think).result())
-            self._thinks = []
-        own = self.client.gather(self._map("names", chunk_names, self.chunks))
+        # the batches' think-time sums (a tree of merges on the workers, mostly done during the analysis), after the
+        # rows read here
+        think = self._thinks.finish()
+        if think is not None:
+            self.think = self.think.merge(think)
+        own = self.client.gather(self._own)  # made as the chunks were
+        self._own = []
         names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
         kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
         self.players = {str(n): i for i, n in enumerate(names)}
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
         self.chunks = self._map("recode", recode, self.chunks, [np.searchsorted(names, n.astype(str)) for n, _ in own],
                                 [np.searchsorted(kinds, k.astype(str)) for _, k in own], list(self._bases))
-        pairs = self._tree("pairs-union", self._map("pairs-of", chunk_pairs, self.chunks), _union)
+        pairs_of = self._map("pairs-of", chunk_pairs, self.chunks)
         pos = self._map("regrets", positive_regrets, self.chunks)
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
         if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed
             self._choice_ll = self._map_reduce("choices", chunk_choices, add_choices, len(names))
         a, b = self._choice_fit()
-        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs.result(), self.options, a, b)
+        pairs = self._tree("pairs-union", pairs_of, _union)
+        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs, self.options, a, b)

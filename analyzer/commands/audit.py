@@ -82,9 +82,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
 
 
 #: What the workers of a LocalCluster import as they start for the audit: the analysis, and the audit's tasks (the pair
-#: signals' passes, the spill, the player table and the evidence).
+#: signals' passes, the spill, the player table and the evidence); ``audit.warm`` then loads their compiled kernels and
+#: caches on a few shipped hands (its ``dask_setup``), while this process reads the logs into the first batches.
 AUDIT_MODULES = ("analyzer.analysis.decisions", "analyzer.audit.core", "analyzer.audit.on_dask",
-                 "analyzer.analysis.players")
+                 "analyzer.analysis.players", "analyzer.audit.warm")
 
 
 def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,

@@ -1,0 +1,62 @@
+"""Warm a Dask worker for the audit before its first task: the compiled kernels loaded, the per-process caches made.
+
+A worker's first decision batch loads the analysis' compiled kernels from numba's cache, and its first player-table
+task loads the options reader's kernel and computes the skill scale's curve over the reference set (~1 s of CPU
+each process, the same every time). On a LocalCluster that first player task ran while the client waited for the
+pair signals' small tasks, so it held up the pair table by ~3 s. :func:`warm` does all of it on a few shipped hands,
+in a thread of its own started as the worker starts (``dask_setup``: the audit's LocalCluster preloads this module,
+``commands.audit.AUDIT_MODULES``): the worker takes its first batch at once (warming before it registered held the
+whole cluster's start up by the warm-up's second), and the warm-up shares the core with the first batches, long before
+the first player task. Caches only: no result depends on it, and a failure leaves the caches to the tasks.
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib import resources
+from typing import Any
+
+#: A few valid hands of the demo room (the data: analyzer/data), enough for every kernel of a batch and a player row.
+WARMUP_FILE = "warmup-hands.jsonl"
+
+#: Times :func:`warm` ran in this process (a test checks that every worker of a cluster ran it once).
+warmed = 0
+#: Set when the warm-up thread of :func:`dask_setup` is over (done or failed).
+over = threading.Event()
+
+
+def warm() -> None:
+    """Analyse the shipped hands at the default settings and run the audit's per-batch and per-player steps on them."""
+    global warmed
+    import pandas as pd
+
+    from analyzer.analysis.decisions import analyse
+    from analyzer.analysis.players import REF_WEIGHT, player_rows
+    from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
+    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit.stream import build_chunk
+    from analyzer.validate import generate_checked
+
+    with resources.as_file(resources.files("analyzer") / "data" / WARMUP_FILE) as path:
+        items = [it for it in generate_checked([str(path)]) if it.ok]
+    rows = analyse(items)  # the defaults every command uses (docs/analysis.md)
+    build_chunk(rows)  # the pair signals' chunk of a batch (audit.on_dask: next to the batch's rows)
+    ThinkStats().add_decisions(rows)
+    seated = pd.DataFrame([outcome_row(it) for it in items], columns=list(SEATING_COLUMNS))
+    me = rows["player"].iloc[0]
+    player_rows(rows[rows["player"] == me], seated, whole=True, ref_weight=0.0 if REF_WEIGHT is None else REF_WEIGHT)
+    warmed += 1
+
+
+def _warm_quietly() -> None:
+    try:
+        warm()
+    except Exception:  # noqa: BLE001  # caches only: the tasks make them as before
+        pass
+    finally:
+        over.set()
+
+
+def dask_setup(worker: Any) -> None:
+    """distributed's preload hook: warm the worker in a thread of its own (the worker takes tasks meanwhile)."""
+    threading.Thread(target=_warm_quietly, name="bieqi-warm", daemon=True).start()
