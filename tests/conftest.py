@@ -65,3 +65,14 @@ def tmp_log(tmp_path: Path):
         return p
 
     return write
+
+
+@pytest.fixture(scope="session")
+def sharing_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small simulated room as a log: 40 hands, 6 players, one pair sharing information (seed 8)."""
+    from analyzer.logs import write_records
+    from analyzer.simulate.room import simulate
+
+    path = tmp_path_factory.mktemp("sharing_room") / "room.jsonl"
+    write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
+    return path

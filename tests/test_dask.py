@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from analyzer.audit.core import run_audit
 from analyzer.cli import cli
 from analyzer.analysis.execute import Execution
-from analyzer.logs import write_records
 
 pytest.importorskip("distributed")
 
@@ -24,33 +23,24 @@ KW = {"samples": 2, "dd_samples": 1, "seed": 3}
 
 
 @pytest.fixture(scope="module")
-def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from analyzer.simulate.room import simulate
-
-    path = tmp_path_factory.mktemp("room") / "room.jsonl"
-    write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
-    return path
+def single(sharing_room: Path) -> dict:
+    return run_audit([str(sharing_room)], **KW).result
 
 
-@pytest.fixture(scope="module")
-def single(room: Path) -> dict:
-    return run_audit([str(room)], **KW).result
-
-
-def test_worker_processes_give_the_single_process_audit(room: Path, single: dict) -> None:
-    pooled = run_audit([str(room)], execution=Execution(jobs=2, batch_hands=7), **KW).result
+def test_worker_processes_give_the_single_process_audit(sharing_room: Path, single: dict) -> None:
+    pooled = run_audit([str(sharing_room)], execution=Execution(jobs=2, batch_hands=7), **KW).result
     assert pooled == single
 
 
 @pytest.mark.slow
-def test_a_local_dask_cluster_gives_the_single_process_audit(room: Path, single: dict) -> None:
-    on_dask = run_audit([str(room)], execution=Execution(jobs=2, dask="local", batch_hands=7), **KW).result
+def test_a_local_dask_cluster_gives_the_single_process_audit(sharing_room: Path, single: dict) -> None:
+    on_dask = run_audit([str(sharing_room)], execution=Execution(jobs=2, dask="local", batch_hands=7), **KW).result
     assert on_dask == single
     assert single["pairs"] and single["decisions"] > 1000
 
 
 @pytest.mark.slow
-def test_a_real_scheduler_and_two_workers_on_loopback(room: Path, single: dict, tmp_path: Path) -> None:
+def test_a_real_scheduler_and_two_workers_on_loopback(sharing_room: Path, single: dict, tmp_path: Path) -> None:
     """Starts `dask scheduler` and two `dask worker`s on 127.0.0.1, audits through them, shuts them down."""
     from distributed import Client
 
@@ -72,7 +62,7 @@ def test_a_real_scheduler_and_two_workers_on_loopback(room: Path, single: dict, 
             assert address.startswith("tcp://127.0.0.1:")
             assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
         out = tmp_path / "out"
-        res = CliRunner().invoke(cli, ["audit", str(room), "--out", str(out), "--dask", address, "--samples", "2",
+        res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(out), "--dask", address, "--samples", "2",
                                        "--dd-samples", "1", "--seed", "3"])
         assert res.exit_code in (0, 1), res.output
         audit = json.loads((out / "audit.json").read_text())
@@ -88,7 +78,7 @@ def test_a_real_scheduler_and_two_workers_on_loopback(room: Path, single: dict, 
                 p.wait(timeout=30)
 
 
-def test_an_unreachable_scheduler_is_a_clear_error(room: Path, tmp_path: Path) -> None:
-    res = CliRunner().invoke(cli, ["audit", str(room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
+def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
                                    "--samples", "2"])
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output

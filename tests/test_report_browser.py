@@ -187,7 +187,10 @@ def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, sit
 def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
     page.goto(url(site["dir"] / "report.html"))  # type: ignore[attr-defined]
     rows = page.locator("[data-role=pair-row]")  # type: ignore[attr-defined]
-    assert "flagged" in (rows.first.get_attribute("class") or "") and rows.count() == len(audit_run.audit["pairs"])
+    # playwright's expect waits for the page's script to draw what a click or a load asks for; a bare count() right
+    # after one read the page before it had (a failure under load)
+    expect(rows).to_have_count(len(audit_run.audit["pairs"]))
+    assert "flagged" in (rows.first.get_attribute("class") or "")
     assert EVIL_PLAYER in rows.first.inner_text() and PLAYERS[1] in rows.first.inner_text()  # the planted pair
     expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
     assert_no_injection(page)
@@ -195,14 +198,14 @@ def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
     top = audit_run.audit["pairs"][0]
     rows.first.locator("a", has_text="详情").click()
     detail = page.locator("[data-role=detail-pair]")  # type: ignore[attr-defined]
-    assert detail.locator("[data-role=signal-row]").count() == len(top["case"]["signals"])
-    assert detail.locator("[data-role=evidence]").count() == len(top["evidence"])
+    expect(detail.locator("[data-role=signal-row]")).to_have_count(len(top["case"]["signals"]))
+    expect(detail.locator("[data-role=evidence]")).to_have_count(len(top["evidence"]))
     detail.locator("h2 a").first.click()
-    assert page.locator("[data-role=detail-player] [data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=detail-player] [data-role=player-id]")).to_have_text(EVIL_PLAYER)  # type: ignore[attr-defined]
     page.go_back()  # type: ignore[attr-defined]
     page.locator("[data-role=evidence] a").first.click()  # type: ignore[attr-defined]
-    shown = page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text()  # type: ignore[attr-defined]
-    assert shown == str(top["evidence"][0]["hand_id"])
+    expect(page.locator("[data-role=detail-hand] [data-role=hand-id]")).to_have_text(  # type: ignore[attr-defined]
+        str(top["evidence"][0]["hand_id"]))
 
 
 def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, site: dict) -> None:
@@ -211,7 +214,7 @@ def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, s
     assert "first-action" in row.inner_text() and "<img src=x onerror=alert(9)>" in row.inner_text()
     shot(page, "validation")
     row.locator("a").click()
-    assert page.locator("[data-role=detail-hand] [data-role=problem]").count() >= 1  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=detail-hand] [data-role=problem]").first).to_be_attached()  # type: ignore[attr-defined]
     assert_no_injection(page)
 
 

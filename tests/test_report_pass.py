@@ -17,7 +17,6 @@ from report_fixtures import EVIL_PLAYER, PLAYERS, AuditRun
 from analyzer.analysis.execute import Execution
 from analyzer.audit.core import run_audit
 from analyzer.audit.rows import FrameRows
-from analyzer.logs import write_records
 from analyzer.report.audit import write_audit_report
 from analyzer.report.common import clean
 from analyzer.report.hand import decision_entry, decisions_by_hand
@@ -157,15 +156,6 @@ def test_the_pieces_join_to_the_rows_the_page_shows(decisions: pd.DataFrame) -> 
 
 
 @pytest.fixture(scope="module")
-def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from analyzer.simulate.room import simulate
-
-    path = tmp_path_factory.mktemp("room") / "room.jsonl"
-    write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
-    return path
-
-
-@pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -174,12 +164,12 @@ def cluster() -> Iterator[str]:
 
 
 @pytest.mark.slow
-def test_the_report_on_a_cluster_is_the_in_process_one(room: Path, cluster: str, tmp_path: Path) -> None:
+def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, cluster: str, tmp_path: Path) -> None:
     """The command's slim audit on a LocalCluster whose workers share the spill: the report's pieces are made on the
     workers, one task a player, and the page is byte for byte the one made from the same spill in this process."""
     import distributed
 
-    with distributed.Client(cluster) as client, run_audit([str(room)], slim=True, **KW,  # type: ignore[arg-type]
+    with distributed.Client(cluster) as client, run_audit([str(sharing_room)], slim=True, **KW,  # type: ignore[arg-type]
                                                            execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
         assert a.rows is not None and a.places is not None
         spill = a.rows.spill
