@@ -177,3 +177,15 @@ def test_fused_network_rows_equal_the_two_steps() -> None:
     pred = model.predict(a["hands"], a["cov"], a["live"], a["table"], a["turn"], a["n"], a["opts"], a["nopt"])
     assert pred.tobytes() == np.take_along_axis(rel, idx[:, None, :], axis=2).tobytes()
     assert np.abs(pred).sum() > 0
+
+
+def test_a_rows_outputs_do_not_depend_on_the_rows_it_comes_with() -> None:
+    """Each row's outputs are bit for bit the same evaluated alone, among a few, or among thousands (the networks
+    multiply whole blocks of ROW_BLOCK rows): a decision's values do not depend on how the hands were batched."""
+    net = load_model().option
+    x = np.random.default_rng(4).normal(size=(3000, len(net.mean))) * net.std + net.mean
+    whole = net(x)
+    assert whole.shape[0] == 3000 and np.isfinite(whole).all()
+    for lo, hi in ((0, 1), (5, 12), (100, 1000), (2990, 3000), (0, 2999)):
+        assert np.array_equal(net(x[lo:hi]), whole[lo:hi])
+    assert net(x[:0]).shape[0] == 0
