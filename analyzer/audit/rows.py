@@ -508,7 +508,9 @@ class SpilledRows:
     def __len__(self) -> int:
         return self.spill.rows
 
-    def _texted(self, df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    def texted(self, df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+        """``df`` (rows of the spill, indexed by their places) with the text columns (``columns`` of TEXT_COLUMNS, all
+        by default, set in ``df`` itself): the texts of the rows shown, empty for the others (the spill keeps none)."""
         for c in TEXT_COLUMNS:
             if c in self.spill.columns and (columns is None or c in columns):
                 col = np.full(len(df), "", dtype=object)
@@ -522,12 +524,12 @@ class SpilledRows:
     def parts(self, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
         """Each player's rows in turn (only ``columns``; default all)."""
         for part in self.spill.parts(columns=columns):
-            yield self._texted(part, columns)
+            yield self.texted(part, columns)
 
     def where(self, mask: Mask | None, columns: list[str] | None = None) -> pd.DataFrame:
         """The rows where ``mask(frame)`` is true (only ``columns``, which must hold what ``mask`` reads;
         default all), in order, indexed by their places."""
-        return self._texted(self.spill.frame(mask, columns=columns), columns)
+        return self.texted(self.spill.frame(mask, columns=columns), columns)
 
     def regret(self) -> tuple[pd.Series, pd.DataFrame]:
         """Every row's regret in row order (8 bytes a decision, while the room's regret figures are made) and

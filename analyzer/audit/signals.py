@@ -92,8 +92,9 @@ def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEf
     # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
     # (a caller's own parse is of a bounded frame: a chunk of CHUNK_HANDS hands)
     texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()
-    blocks = ((lo, min(lo + OPTION_BLOCK, len(texts))) for lo in range(0, len(texts), OPTION_BLOCK))
-    for lo, hi in (((0, len(texts)),) if parsed is not None else blocks):
+    spans = ([(0, len(texts))] if parsed is not None
+             else [(lo, min(lo + OPTION_BLOCK, len(texts))) for lo in range(0, len(texts), OPTION_BLOCK)])
+    for lo, hi in spans:
         oa = parsed if parsed is not None else option_arrays(texts[lo:hi])
         c_at, b_at = oa.index_of(chosen[lo:hi]), oa.index_of(best[lo:hi])
         ok = np.flatnonzero((oa.count > 0) & (c_at >= 0) & (b_at >= 0))  # the others keep the delta columns

@@ -78,7 +78,7 @@ def _add_reasons(rows: SpilledRows, facts: list[dict[str, Any]]) -> None:
     if not facts:
         return
     at = np.concatenate([f["worst_at"] for f in facts])
-    got = rows._texted(pd.DataFrame(index=pd.Index(at)), ["reasons"])
+    got = rows.texted(pd.DataFrame(index=pd.Index(at)), ["reasons"])
     if "reasons" not in got:
         return
     reasons = iter(got["reasons"].tolist())
@@ -127,7 +127,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         together = joined([p.together for p in pieces])
         shown = joined([p.shown for p in pieces])
         if isinstance(rows, SpilledRows):  # the texts of the rows shown: the spill's pieces leave them out
-            shown = rows._texted(shown)
+            shown = rows.texted(shown)
         room = _room(rows, pieces, players)
         facts = {p.player: (p.facts, p.regret) for p in pieces if p.facts is not None}
         if isinstance(rows, SpilledRows):  # the reasons of the players' largest deviations, from the rows shown
