@@ -4,7 +4,9 @@ they start, its failures raised where the client is first used, no claim on the 
 from __future__ import annotations
 
 import socket
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -58,7 +60,7 @@ def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_
 
 
 def test_a_session_that_fails_to_start_raises_where_the_client_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(address: str, jobs: int, preload: tuple[str, ...] = ()) -> None:
+    def refuse(address: str, jobs: int, preload: tuple[str, ...] = (), prefork: tuple[str, ...] = ()) -> None:
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: refused")
 
     monkeypatch.setattr(execute, "dask_client", refuse)
@@ -79,7 +81,7 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
         def close(self) -> None:
             pass
 
-    def slow(address: str, jobs: int, preload: tuple[str, ...] = ()) -> Client:
+    def slow(address: str, jobs: int, preload: tuple[str, ...] = (), prefork: tuple[str, ...] = ()) -> Client:
         up.wait(30)
         return Client()
 
@@ -112,3 +114,43 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
         assert execute._read_ahead(iter(range(5)), session)[0] == []  # up already: nothing read ahead
     finally:
         session.close()
+
+
+_FORKED = """
+import json, os, sys
+from analyzer.analysis.execute import DaskSession
+
+def facts():
+    from analyzer.audit import warm
+    with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+        parent = f.read().replace(b"\\0", b" ").decode()
+    return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), parent]
+
+if __name__ == "__main__":
+    session = DaskSession("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"),
+                          prefork=("analyzer.audit.prewarm",), background=True)
+    try:
+        print(json.dumps({"me": os.getpid(), "workers": list(session.client.run(facts).values())}))
+    finally:
+        session.close()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; forkserver platforms")
+def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path: Path) -> None:
+    """The LocalCluster's workers are forked from one forkserver (not spawned by the command, each importing
+    everything again), which imported the preload and ran the prewarm module once: each worker's caches were made
+    in its parent, before the fork, and no worker warmed itself. A fresh process: the forkserver is one a process."""
+    import json
+    import subprocess
+
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    (p1, *first), (p2, *second) = seen["workers"]
+    assert p1 == p2 != seen["me"]  # one parent, not the command
+    assert "forkserver" in first[-1]
+    for warmed, by, over, _ in (first, second):
+        assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork

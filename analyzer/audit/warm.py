@@ -12,6 +12,7 @@ the first player task. Caches only: no result depends on it, and a failure leave
 
 from __future__ import annotations
 
+import os
 import threading
 from importlib import resources
 from typing import Any
@@ -21,13 +22,15 @@ WARMUP_FILE = "warmup-hands.jsonl"
 
 #: Times :func:`warm` ran in this process (a test checks that every worker of a cluster ran it once).
 warmed = 0
+#: The process that ran :func:`warm` last (a worker forked from a warmed process has its parent's id here).
+warmed_by: int | None = None
 #: Set when the warm-up thread of :func:`dask_setup` is over (done or failed).
 over = threading.Event()
 
 
 def warm() -> None:
     """Analyse the shipped hands at the default settings and run the audit's per-batch and per-player steps on them."""
-    global warmed
+    global warmed, warmed_by
     import pandas as pd
 
     from analyzer.analysis.decisions import analyse
@@ -46,9 +49,11 @@ def warm() -> None:
     me = rows["player"].iloc[0]
     player_rows(rows[rows["player"] == me], seated, whole=True, ref_weight=0.0 if REF_WEIGHT is None else REF_WEIGHT)
     warmed += 1
+    warmed_by = os.getpid()
 
 
-def _warm_quietly() -> None:
+def warm_quietly() -> None:
+    """:func:`warm`, its failure ignored (caches only); sets :data:`over`."""
     try:
         warm()
     except Exception:  # noqa: BLE001  # caches only: the tasks make them as before
@@ -58,5 +63,8 @@ def _warm_quietly() -> None:
 
 
 def dask_setup(worker: Any) -> None:
-    """distributed's preload hook: warm the worker in a thread of its own (the worker takes tasks meanwhile)."""
-    threading.Thread(target=_warm_quietly, name="bieqi-warm", daemon=True).start()
+    """distributed's preload hook: warm the worker in a thread of its own (the worker takes tasks meanwhile), unless
+    it was forked from a process warmed already (:mod:`analyzer.audit.prewarm`)."""
+    if warmed:
+        return
+    threading.Thread(target=warm_quietly, name="bieqi-warm", daemon=True).start()

@@ -72,7 +72,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     out_dir = Path(out)
     refuse_inputs([out_dir / n for n in OUTPUTS], files)
     # with --dask the cluster starts now, in the background, while this process imports the audit and reads the logs
-    execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, start=True)
+    execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, prefork=AUDIT_PREFORK, start=True)
     try:
         _audit(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
                store_path, execution, max_line_bytes)
@@ -86,6 +86,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
 #: caches on a few shipped hands (its ``dask_setup``), while this process reads the logs into the first batches.
 AUDIT_MODULES = ("analyzer.analysis.decisions", "analyzer.audit.core", "analyzer.audit.on_dask",
                  "analyzer.analysis.players", "analyzer.audit.warm")
+#: What the process the LocalCluster's workers are forked from imports once after them (where the platform forks):
+#: ``audit.prewarm`` warms the caches there, so no worker warms its own.
+AUDIT_PREFORK = ("analyzer.audit.prewarm",)
 
 
 def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,

@@ -196,15 +196,16 @@ ANALYSIS_MODULES = ("analyzer.analysis.decisions",)
 
 
 def execution_for(files: list[str], jobs: int | None, dask_address: str | None, *,
-                  preload: tuple[str, ...] = ANALYSIS_MODULES, start: bool = False) -> Execution:
+                  preload: tuple[str, ...] = ANALYSIS_MODULES, prefork: tuple[str, ...] = (),
+                  start: bool = False) -> Execution:
     """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the session is opened now in
     the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
     from analyzer.analysis.execute import DaskSession, Execution, default_jobs
 
     if dask_address is not None:
         jobs = jobs or 2
-        session = DaskSession(dask_address, jobs, preload=preload, background=True) if start else None
-        return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload)
+        session = DaskSession(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
+        return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload, prefork=prefork)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
 
 
