@@ -23,7 +23,7 @@ SPANS = (("start: imports, until the map starts", "imports", "map start"),
          ("the rest of the analysis", "first result", "map done"),
          ("DaskSignals._prepare", "prepare start", "prepare done"),
          ("the signal passes", "prepare done", "table start"),
-         ("burst (client)", "burst start", "burst done"),
+         ("burst (its tasks)", "burst start", "burst done"),
          ("calibrate -> the player table's join", "calibrate done", "ptjoin start"),
          ("the join -> run_audit's end", "ptjoin start", "run_audit done"),
          ("report", "report start", "report done"),
@@ -71,7 +71,7 @@ def main() -> None:
     report.write_audit_report = span("report", report.write_audit_report)
     on_dask.DaskSignals._prepare = span("prepare", on_dask.DaskSignals._prepare)  # type: ignore[method-assign]
     stream.StreamedSignals._table = span("table", stream.StreamedSignals._table)  # type: ignore[method-assign]
-    stream._burst = span("burst", stream._burst)
+    on_dask.DaskSignals._burst = span("burst", on_dask.DaskSignals._burst)  # type: ignore[method-assign]
     session_map, dask_client, close_client = execute._session_map, execute.dask_client, execute.close_client
     streams: list[Any] = []
 

@@ -610,3 +610,46 @@ def test_room_habit_variance_leaves_out_the_actors_who_stand_out() -> None:
     honest_only = habit_variance(hand_scores(lk[~lk["actor"].isin(names[:6])]))
     assert everyone > 2 * honest_only
     assert room_habit_variance(lk) == pytest.approx(honest_only)
+
+
+def _room_links(seed: int, hands: int = 600, players: int = 8) -> pd.DataFrame:
+    """Links of a room of four-seat tables: every seated ordered pair, one to three links a hand, normal favour; p0
+    and p1 favour each other in a sixth of their hands (so some actors stand out and are read again)."""
+    from analyzer.audit.burst import BURST_SIGNAL
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for h in range(hands):
+        seats = rng.choice(players, 4, replace=False)
+        boost = 2.5 if {0, 1} <= set(seats.tolist()) and rng.random() < 1 / 6 else 0.0
+        for i, a in enumerate(seats):
+            for j, o in enumerate(seats):
+                if a == o:
+                    continue
+                for _ in range(int(rng.integers(1, 4))):
+                    x = rng.standard_normal() + (boost if {a, o} == {0, 1} else 0.0)
+                    rows.append((f"p{a}", f"p{o}", h, (j - i) % 4, x, x - 0.1 * (j - i) % 4))
+    return pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", BURST_SIGNAL,
+                                       f"{BURST_SIGNAL}_habit_free"])
+
+
+def test_burst_read_by_parts_of_the_actors_is_the_whole_rooms_bit_for_bit() -> None:
+    """The Dask audit reads burst in parts of whole actors (``on_dask.DaskSignals._burst``): the standing-out actors
+    of each part, the room's habit spread from them, each part's readings with it, put back in the room's order.
+    The same frame as the whole room's reading, to the last bit, however the actors are cut."""
+    from analyzer.audit.burst import _burst, by_actors, hot_actors, in_room_order, room_habit_variance
+
+    lk = _room_links(5)
+    whole = _burst(lk)
+    for k in (1, 2, 3, 5, 8):
+        parts = by_actors(lk, k)
+        assert len(parts) == k and sorted(a for p in parts for a in p["actor"].unique()) == sorted(lk["actor"].unique())
+        hot = set().union(*(hot_actors(p) for p in parts))
+        assert hot  # the colluders stand out: the re-reading without them is exercised
+        tau2 = room_habit_variance(lk, hot)
+        assert tau2 == room_habit_variance(lk)
+        got = in_room_order(lk, [_burst(p, tau2) for p in parts])
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+    shuffled = by_actors(lk, 3)[::-1]  # parts in any order: the room's order comes back
+    pd.testing.assert_frame_equal(in_room_order(lk, [_burst(p, room_habit_variance(lk)) for p in shuffled]), whole,
+                                  check_exact=True)

@@ -413,21 +413,58 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
     return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
 
 
-def room_habit_variance(lk: pd.DataFrame) -> float:
+def _hot(scores: pd.DataFrame) -> set[Any]:
+    """The actors with a pair that stands out (z > BURST_HOT_Z) when the habits are read as none."""
+    plain = _burst_one(scores, 0.0)
+    if plain.empty:
+        return set()
+    z = -special.ndtri_exp(np.minimum(plain["logp"].to_numpy(np.float64), np.log(0.5)))
+    return set(plain.index[z > BURST_HOT_Z].get_level_values("actor"))
+
+
+def hot_actors(lk: pd.DataFrame) -> set[Any]:
+    """:func:`room_habit_variance`'s actors left out, read from links: each actor's answer depends on his own links
+    only, so the links of any set of actors (whole actors: :func:`by_actors`) give those actors' answer."""
+    return set() if lk.empty else _hot(hand_scores(lk, BURST_SIGNAL))
+
+
+def room_habit_variance(lk: pd.DataFrame, hot: set[Any] | None = None) -> float:
     """:func:`habit_variance` of a whole room's links, leaving out the actors with a pair that stands out (z >
-    BURST_HOT_Z) when the habits are read as none (the previous reading, one more pass over the room)."""
+    BURST_HOT_Z) when the habits are read as none (the previous reading, one more pass over the room; ``hot``: those
+    actors, when already known, e.g. :func:`hot_actors` of parts of the room read elsewhere)."""
     if lk.empty:
         return 0.0
     scores = hand_scores(lk, BURST_SIGNAL)
-    plain = _burst_one(scores, 0.0)
-    if plain.empty:
-        return 0.0
-    z = -special.ndtri_exp(np.minimum(plain["logp"].to_numpy(np.float64), np.log(0.5)))
-    hot = set(plain.index[z > BURST_HOT_Z].get_level_values("actor"))
+    if hot is None:
+        hot = _hot(scores)
     return habit_variance(scores[~scores["actor"].isin(hot)] if hot else scores)
 
 
-def _burst(lk: pd.DataFrame) -> pd.DataFrame:
+def by_actors(lk: pd.DataFrame, parts: int) -> list[pd.DataFrame]:
+    """``lk`` cut into at most ``parts`` frames of whole actors (each actor's links in one, in their order), of about
+    equal numbers of links (the largest actors first, each to the part with fewest links so far): :func:`_burst`
+    reads each actor from his own links and the room's habit spread, so the parts' readings, put back in the room's
+    order (:func:`in_room_order`), are the room's, bit for bit."""
+    actors, sizes = np.unique(lk["actor"].to_numpy(object), return_counts=True)
+    parts = max(1, min(parts, len(actors)))
+    load, group = np.zeros(parts, np.int64), np.empty(len(actors), np.int64)
+    for i in np.argsort(-sizes, kind="stable"):
+        group[i] = k = int(np.argmin(load))
+        load[k] += sizes[i]
+    of = group[np.searchsorted(actors, lk["actor"].to_numpy(object))]
+    return [lk[of == k] for k in range(parts) if load[k]]
+
+
+def in_room_order(lk: pd.DataFrame, read: list[pd.DataFrame]) -> pd.DataFrame:
+    """The readings of :func:`by_actors`' parts as one frame in the order :func:`_burst` of the whole ``lk`` gives
+    (its actors as they first appear in ``lk``, each actor's rows as his part gave them)."""
+    out = pd.concat(read)
+    first = {a: i for i, a in enumerate(pd.unique(lk["actor"]))}
+    rank = np.array([first[a] for a in out.index.get_level_values("actor")], np.int64)
+    return out.iloc[np.argsort(rank, kind="stable")]
+
+
+def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     """Occasional collusion (:func:`_burst_read`), read twice: when some of an actor's directed pairs stand out in
     the first reading (z > BURST_HOT_Z), each of the actor's pairs is read again on his hands **without the other**
     standing-out partners (pair and pool alike; a pair that stood out is read without the others that did).
@@ -436,11 +473,12 @@ def _burst(lk: pd.DataFrame) -> pd.DataFrame:
     his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
     sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
     hence "the other" partners). The room baselines leave standing-out pairs out the same way
-    (``signals._fit_links``). Actors without a standing-out pair are read once."""
+    (``signals._fit_links``). Actors without a standing-out pair are read once. ``habit_var``: the room's spread of
+    seat habits when known (:func:`room_habit_variance`; then ``lk`` may hold only some actors' links)."""
     # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata),
     # without the actors who already stand out when habits are taken as none: a colluder's favour to the partner's
     # seat and disfavour to the others' are no habit, and they made the room's estimate 2-7 times the honest actors'
-    tau2 = room_habit_variance(lk)
+    tau2 = room_habit_variance(lk) if habit_var is None else habit_var
     first = _burst_read(lk, tau2)
     if first.empty:
         return first

@@ -46,6 +46,9 @@ FANIN = 8
 #: At most this many results of a pass are gathered and merged here (the tree's last two levels): each is a chunk's
 #: sums (sized by the chunk's pairs and hands, not the room's), so the client holds a few MB at most.
 LOCAL_PARTS = FANIN * FANIN
+#: Parts of the room's actors a worker for the burst statistic's tasks (:meth:`DaskSignals._burst`): a few, so a worker
+#: busy with a player-table task when they come does not hold the last one up.
+BURST_PARTS = 3
 #: Prefix of the keys of the tasks this module submits (``bieqi-signals-<pass>-...``).
 KEY_PREFIX = "bieqi-signals"
 
@@ -287,6 +290,21 @@ class DaskSignals(StreamedSignals):
             merged = iter(self._map(name, _merge_group, [merge] * len(many), many))
             parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
         return _merge_here(merge, self.client.gather(parts))
+
+    def _burst(self, lk: pd.DataFrame) -> pd.DataFrame:
+        """The burst statistic with its per-actor readings as tasks, :data:`BURST_PARTS` a worker (it ran on this
+        process alone while the workers had only the player table's tasks): the actors that stand out with the habits
+        read as none (a task a part), the room's habit spread here from them, then each part's readings (a task a
+        part), put back in the room's order; the same frame as ``burst._burst`` of the whole room, bit for bit."""
+        workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        parts = burst.by_actors(lk, BURST_PARTS * workers)
+        if len(parts) < 2:
+            return super()._burst(lk)
+        shared = self.client.scatter(parts, hash=False)  # once for both rounds
+        hot = set().union(*self.client.gather(self._map("burst-hot", burst.hot_actors, shared)))
+        habit_var = burst.room_habit_variance(lk, hot)
+        read = self.client.gather(self._map("burst", burst._burst, shared, [habit_var] * len(parts)))
+        return burst.in_room_order(lk, read)
 
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs

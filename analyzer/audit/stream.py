@@ -615,6 +615,10 @@ class StreamedSignals:
         return pd.DataFrame({"hands": hands, "decisions": st["decisions"], "z": z, "per_hand": total / h,
                              "se_per_hand": se_sum / h, "raw_per_hand": st["raw"][name] / h})
 
+    def _burst(self, lk: pd.DataFrame) -> pd.DataFrame:
+        """The burst statistic of the room's per-hand favour scores (``burst._burst``)."""
+        return _burst(lk)
+
     def _named(self, frame: pd.DataFrame) -> pd.DataFrame:
         """A per-pair frame indexed by the players' names."""
         idx = pd.MultiIndex.from_arrays([self._names[self._pair_codes >> 32], self._names[self._pair_codes & 0xFFFFFFFF]],
@@ -635,7 +639,7 @@ class StreamedSignals:
         per_hand = pd.concat(st["burst"], ignore_index=True)
         per_hand["actor"] = names[per_hand["actor"].to_numpy()]
         per_hand["other"] = names[per_hand["other"].to_numpy()]
-        burst = _burst(per_hand[["actor", "other", "hand_id", "offset", BURST_SIGNAL, free]])
+        burst = self._burst(per_hand[["actor", "other", "hand_id", "offset", BURST_SIGNAL, free]])
 
         from analyzer.audit.signals import finish_pairs
 
