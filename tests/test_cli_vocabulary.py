@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from report_fixtures import room
 
 from analyzer.cli import COMMANDS, cli
-from analyzer.commands.common import DD_SAMPLES, MAX_SAMPLES, SAMPLES
+from analyzer.commands.common import AUDIT_POLICY, DD_SAMPLES, MAX_SAMPLES, POLICY_NAMES, SAMPLES
 from analyzer.logs import format_record
 from analyzer.progress import Progress, count_lines
 
@@ -76,6 +76,9 @@ def test_one_default_set_for_the_analysis() -> None:
     assert MAX_SAMPLES == DEFAULT_MAX_SAMPLES
     # the commands compute the rows every detection figure was measured on (eval_audit analyses at the library's set)
     assert (SAMPLES, MAX_SAMPLES, DD_SAMPLES) == (DEFAULT_SAMPLES, DEFAULT_MAX_SAMPLES, DEFAULT_DD_SAMPLES)
+    from analyzer.analysis import decisions
+
+    assert (POLICY_NAMES, AUDIT_POLICY) == (tuple(decisions.POLICIES), decisions.AUDIT_POLICY)
     for name in ("validate", "audit", "report"):
         lang = _option(_command(name), "lang")
         assert lang is not None and lang.default == "en" and list(lang.type.choices) == ["en", "zh"]  # type: ignore[attr-defined]

@@ -177,24 +177,58 @@ class DaskUnavailable(RuntimeError):
 WORKER_CONFIG = {"distributed": {"worker": {"profile": {"enabled": False}}}}
 
 
-def _forkserver(preload: Sequence[str]) -> dict[str, Any]:
-    """Dask settings that start a LocalCluster's workers from a forkserver (where the platform has one), which
-    imports distributed and ``preload`` once: each worker is a fork of it, ready in a tenth of a second with
-    ~0.1 CPU-s, where a spawned worker imports everything again (~4 CPU-s a worker, while the command imports and
-    reads). The forkserver starts with the nanny's environment (``distributed.nanny.pre-spawn-environ``: one
-    BLAS thread), so its children have it too. Empty when forkserver is not available (Windows): spawn, as before."""
+def _pre_spawn_environ() -> dict[str, str]:
+    """What distributed's nanny puts in the environment before it starts a worker process
+    (``distributed.nanny.pre-spawn-environ``: one BLAS thread, glibc's trim threshold), read as the nanny reads it
+    (the environment over the Dask config over distributed's defaults) but without importing distributed (~0.5 s):
+    its defaults file is added to the config as distributed's own import adds it."""
+    import dask.config
+
+    key = "distributed.nanny.pre-spawn-environ"
+    if dask.config.get(key, None) is None:
+        import importlib.util
+
+        import yaml  # type: ignore[import-untyped]  # comes with dask
+
+        spec = importlib.util.find_spec("distributed")
+        if spec is None or not spec.submodule_search_locations:
+            return {}
+        with open(os.path.join(list(spec.submodule_search_locations)[0], "distributed.yaml")) as f:
+            dask.config.update_defaults(yaml.safe_load(f))
+    return {k: os.environ.get(k, str(v)) for k, v in (dask.config.get(key, None) or {}).items() if v is not None}
+
+
+def start_forkserver(preload: Sequence[str]) -> bool:
+    """Start this process' forkserver now (where the platform has one), importing distributed, numpy, pandas and
+    ``preload`` once, so a LocalCluster's workers are forks of it (:func:`_forkserver`): each ready in a tenth of a
+    second with ~0.1 CPU-s, where a spawned worker imports everything again (~4 CPU-s a worker, while the command
+    imports and reads). Started before this process imports distributed and its scheduler (~1.5 s with the command's
+    own imports), with the environment the nanny gives its workers (:func:`_pre_spawn_environ`: set here as the nanny
+    sets it, before its first worker). No effect once the forkserver runs (a second cluster): its modules are
+    imported already. False where there is no forkserver (Windows): the workers are spawned, as before."""
     import multiprocessing
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    from multiprocessing import forkserver
+
+    os.environ.update(_pre_spawn_environ())
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", "numpy", "pandas", *preload])
+    forkserver.ensure_running()
+    return True
+
+
+def _forkserver(preload: Sequence[str]) -> dict[str, Any]:
+    """The Dask settings under which a LocalCluster's nannies fork their workers from this process' forkserver
+    (started by :func:`start_forkserver`); empty where there is none."""
+    if not start_forkserver(preload):
         return {}
     import dask.config
     from distributed.utils import get_mp_context
 
     method = {"distributed.worker.multiprocessing-method": "forkserver"}
     with dask.config.set(method):
-        ctx = get_mp_context()  # distributed's own preload set once (its flag), so ours below is the one that stays
-    # no effect once this process' forkserver runs (a second cluster): its modules are imported already
-    ctx.set_forkserver_preload(["distributed", "numpy", "pandas", *preload])
+        get_mp_context()  # distributed sets its own preload list once: too late to change the running forkserver's
     return method
 
 
@@ -202,9 +236,15 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
     importing the modules ``preload`` as it starts, so the first task does not wait for them; forked from a
     process that imported ``preload`` and then ``prefork`` once, where the platform can: :func:`_forkserver`)."""
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:  # the core install stays light: Dask is the extra "dask"
+        raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'")
+    if address == "local":
+        start_forkserver([*preload, *prefork])  # first: it imports while this process imports distributed
     try:
         from distributed import Client, LocalCluster
-    except ImportError as e:  # the core install stays light: Dask is the optional extra "dask"
+    except ImportError as e:
         raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'") from e
     if address == "local":
         # one thread a worker: the kernel holds the GIL between its compiled calls

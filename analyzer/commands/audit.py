@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from analyzer.analysis.decisions import AUDIT_POLICY, POLICIES
 from analyzer.commands.common import (
+    AUDIT_POLICY,
+    POLICY_NAMES,
     FiniteFloatRange,
     exit_on_read_errors,
     dask_option,
@@ -53,7 +54,7 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @samples_option
 @dd_samples_option
 @seed_option
-@click.option("--policy", type=click.Choice(list(POLICIES)), default=AUDIT_POLICY, show_default=True,
+@click.option("--policy", type=click.Choice(list(POLICY_NAMES)), default=AUDIT_POLICY, show_default=True,
               help="How options are valued (see `analyzer decisions --help`): the learned model by default, as for "
                    "every command; `strategy` rolls out every decision (about 4x the CPU; docs/audit.md).")
 @click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
