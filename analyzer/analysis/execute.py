@@ -177,6 +177,12 @@ class DaskUnavailable(RuntimeError):
 WORKER_CONFIG = {"distributed": {"worker": {"profile": {"enabled": False}}}}
 
 
+def _has_distributed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None
+
+
 def _pre_spawn_environ() -> dict[str, str]:
     """What distributed's nanny puts in the environment before it starts a worker process
     (``distributed.nanny.pre-spawn-environ``: one BLAS thread, glibc's trim threshold), read as the nanny reads it
@@ -206,16 +212,23 @@ def start_forkserver(preload: Sequence[str]) -> bool:
     own imports), with the environment the nanny gives its workers (:func:`_pre_spawn_environ`: set here as the nanny
     sets it, before its first worker). No effect once the forkserver runs (a second cluster): its modules are
     imported already. False where there is no forkserver (Windows): the workers are spawned, as before."""
+    global _forkserver_started
     import multiprocessing
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return False
     from multiprocessing import forkserver
 
-    os.environ.update(_pre_spawn_environ())
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", "numpy", "pandas", *preload])
+    if not _forkserver_started:  # the environment once (setenv is not thread-safe: call it before starting threads)
+        os.environ.update(_pre_spawn_environ())
+        multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", "numpy", "pandas", *preload])
+        _forkserver_started = True
     forkserver.ensure_running()
     return True
+
+
+#: Whether :func:`start_forkserver` set this process' forkserver up.
+_forkserver_started = False
 
 
 def _forkserver(preload: Sequence[str]) -> dict[str, Any]:
@@ -236,9 +249,7 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
     importing the modules ``preload`` as it starts, so the first task does not wait for them; forked from a
     process that imported ``preload`` and then ``prefork`` once, where the platform can: :func:`_forkserver`)."""
-    import importlib.util
-
-    if importlib.util.find_spec("distributed") is None:  # the core install stays light: Dask is the extra "dask"
+    if not _has_distributed():  # the core install stays light: Dask is the optional extra "dask"
         raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'")
     if address == "local":
         start_forkserver([*preload, *prefork])  # first: it imports while this process imports distributed
@@ -313,6 +324,8 @@ class DaskSession:
         if not background:
             self._client = dask_client(address, jobs, preload, prefork)
             return
+        if self.local and _has_distributed():  # here, before the start's thread: it imports while this process goes on
+            start_forkserver([*preload, *prefork])
         import threading
 
         def start() -> None:
