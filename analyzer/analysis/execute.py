@@ -249,13 +249,11 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
     importing the modules ``preload`` as it starts, so the first task does not wait for them; forked from a
     process that imported ``preload`` and then ``prefork`` once, where the platform can: :func:`_forkserver`)."""
-    if not _has_distributed():  # the core install stays light: Dask is the optional extra "dask"
-        raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'")
-    if address == "local":
+    if address == "local" and _has_distributed():
         start_forkserver([*preload, *prefork])  # first: it imports while this process imports distributed
     try:
         from distributed import Client, LocalCluster
-    except ImportError as e:
+    except ImportError as e:  # the core install stays light: Dask is the optional extra "dask"
         raise DaskUnavailable("--dask needs dask[distributed]: pip install 'bieqi-analyzer[dask]'") from e
     if address == "local":
         # one thread a worker: the kernel holds the GIL between its compiled calls
