@@ -19,15 +19,20 @@ from the defaults' but not their number or shape, so memory and the aggregation'
 settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest size (or each of ``--dask-sizes``) with
 ``--dask local`` at 1 and 2 workers and prints the speed-up in wall time, each run's CPU split into the client's own
 (the command's process, with the LocalCluster's scheduler) and the workers', and the ceiling the machine's cores put
-on the speed-up (cores x the 1-worker wall time / the 2-worker CPU time). The machine's load average is printed with
-each run: CPU time and wall time both suffer when other jobs share the cores.
+on the speed-up (cores x the 1-worker wall time / the 2-worker CPU time), and what the machine itself gives two busy
+processes against one (``machine_speedup``: pure-Python work in one-second bursts, one process and two in turn; on a
+virtual machine whose two cores share a physical core or a busy host this is well under 2, and no program's 2-worker
+run can beat it by much). The machine's load average is printed with each run: CPU time and wall time both suffer when
+other jobs share the cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import multiprocessing
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -251,6 +256,35 @@ def phases(log: Path, store: Path | None, n: int, policy: str | None) -> None:
           f"(all but start-up and analysis) {after:.2f} CPU-s ({1000 * after / n:.2f} ms a hand)", flush=True)
 
 
+def _burn(seconds: float) -> int:
+    """Units of pure-Python work (a loop of integer arithmetic) one process does in ``seconds`` of wall time."""
+    end, units = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        x = 0
+        for i in range(20_000):
+            x += i * i
+        units += 1
+    return units
+
+
+def machine_speedup(bursts: int = 10, seconds: float = 1.0) -> list[float]:
+    """What this machine gives two busy processes against one: ``bursts`` times, the work one process does in
+    ``seconds`` and then the work two do side by side in as long, as a ratio (2.0 on two idle, independent cores).
+    A burst each way in turn, so a host's load that comes and goes hits both alike; the median is the figure."""
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_burn, [0.2, 0.2], chunksize=1)  # both started
+        ratios = []
+        for _ in range(bursts):
+            one = pool.apply(_burn, (seconds,))
+            ratios.append(sum(pool.map(_burn, [seconds, seconds], chunksize=1)) / max(one, 1))
+    return ratios
+
+
+def describe_speedup(ratios: list[float]) -> str:
+    return (f"this machine gives 2 busy processes x{statistics.median(ratios):.2f} the work of one (median of "
+            f"{len(ratios)} one-second bursts, {min(ratios):.2f}-{max(ratios):.2f})")
+
+
 def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
     """The speed-up of 2 Dask workers over 1 at ``n`` hands, each run's CPU split into the client's and the workers',
     and the ceiling this machine puts on the speed-up: on C cores a run cannot take less wall time than its CPU
@@ -351,6 +385,7 @@ def main() -> None:
                 show(f"--dask local, {w} worker(s)", n,
                      audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
             dask_split(n, rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)])
+            print(f"  {describe_speedup(machine_speedup())}", flush=True)
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             n = sizes[0]
             log = cut(src, n, args.cache)

@@ -126,11 +126,20 @@ def facts():
         parent = f.read().replace(b"\\0", b" ").decode()
     return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), parent]
 
+def intervals(dask_worker=None, dask_scheduler=None):
+    server = dask_worker or dask_scheduler
+    return {k: pc.callback_time for k, pc in server.periodic_callbacks.items()
+            if k in ("tick", "monitor", "memory_monitor", "profile")}
+
 if __name__ == "__main__":
     session = DaskSession("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"),
                           prefork=("analyzer.audit.prewarm",), background=True)
     try:
-        print(json.dumps({"me": os.getpid(), "workers": list(session.client.run(facts).values())}))
+        client = session.client
+        nannies = [intervals(dask_worker=n) for n in client._analyzer_cluster.workers.values()]
+        print(json.dumps({"me": os.getpid(), "workers": list(client.run(facts).values()),
+                          "intervals": {"scheduler": client.run_on_scheduler(intervals),
+                                        "workers": list(client.run(intervals).values()), "nannies": nannies}}))
     finally:
         session.close()
 """
@@ -154,3 +163,10 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     assert "forkserver" in first[-1]
     for warmed, by, over, _ in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
+    # the cluster's periodic checks at execute.LOCAL_CONFIG's intervals (ms), in this process and in the forks; no
+    # profiler on the workers
+    every = seen["intervals"]
+    assert every["scheduler"]["tick"] == 1000 and every["scheduler"]["monitor"] == 5000
+    assert [n["memory_monitor"] for n in every["nannies"]] == [1000, 1000]
+    for w in every["workers"]:
+        assert (w["tick"], w["monitor"], w["memory_monitor"]) == (1000, 5000, 1000) and "profile" not in w
