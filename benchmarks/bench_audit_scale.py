@@ -270,8 +270,11 @@ def _burn(seconds: float) -> int:
 def machine_speedup(bursts: int = 10, seconds: float = 1.0) -> list[float]:
     """What this machine gives two busy processes against one: ``bursts`` times, the work one process does in
     ``seconds`` and then the work two do side by side in as long, as a ratio (2.0 on two idle, independent cores).
-    A burst each way in turn, so a host's load that comes and goes hits both alike; the median is the figure."""
-    with multiprocessing.get_context("spawn").Pool(2) as pool:
+    A burst each way in turn, so a host's load that comes and goes hits both alike; the median is the figure. Forked
+    where the platform can: a spawned pool leaves multiprocessing's resource tracker running as a child of this
+    process, which :func:`_reap_adopted` would then wait for."""
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    with multiprocessing.get_context("fork" if fork else "spawn").Pool(2) as pool:
         pool.map(_burn, [0.2, 0.2], chunksize=1)  # both started
         ratios = []
         for _ in range(bursts):
