@@ -2,9 +2,10 @@
 
 Run: ``python benchmarks/bench_dask_idle.py [--seconds 10] [--rounds 2]``
 
-For each round, two clusters in turn: one with distributed's defaults for its periodic checks (the event loop's tick
-each 20 ms, the system monitor each 500 ms, the memory monitor each 100 ms; the workers' profiler off, as the audit's
-cluster has it) and one as the audit starts it (``execute.dask_client("local", 2)``, ``execute.LOCAL_CONFIG``). Each
+For each round, two clusters in turn, both started by the audit's ``execute.dask_client("local", 2)``: one with
+distributed's defaults for its periodic checks (the event loop's tick each 20 ms, the system monitor each 500 ms, the
+memory monitor each 100 ms; only the workers' profiler off, as ``LOCAL_CONFIG`` has it) and one as the audit starts
+it (``execute.LOCAL_CONFIG``). Each
 runs a few tasks, settles for 2 s, and then idles for ``--seconds``: printed are this process' CPU seconds over that
 time (the scheduler, the nannies and the client live here) and the machine's (``/proc/stat``, every process; Linux),
 each as a share of one core. On a machine whose cores all work for the audit, what the checks take is taken from the
@@ -46,32 +47,24 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    import logging
+    from analyzer.analysis import execute
 
-    import dask.config
-    from distributed import Client, LocalCluster
-
-    from analyzer.analysis.execute import close_client, dask_client
-
-    for k in range(args.rounds):
-        with dask.config.set({"distributed.worker.profile.enabled": False}):
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR, config=dask.config.merge(dask.config.config))
-            client = Client(cluster)
-        try:
-            here, machine = measure(client, args.seconds)
-        finally:
-            client.close()
-            cluster.close()
-        print(f"round {k}, distributed's defaults: this process {here:.3f} of a core, the machine {machine:.3f}",
-              flush=True)
-        client = dask_client("local", 2)
-        try:
-            here, machine = measure(client, args.seconds)
-        finally:
-            close_client(client)
-        print(f"round {k}, execute.LOCAL_CONFIG:    this process {here:.3f} of a core, the machine {machine:.3f}",
-              flush=True)
+    # both clusters started by the audit's own dask_client, the first with only the profiler setting of LOCAL_CONFIG
+    kept = execute.LOCAL_CONFIG
+    settings = (("distributed's defaults", {"distributed.worker.profile.enabled": False}), ("execute.LOCAL_CONFIG", kept))
+    try:
+        for k in range(args.rounds):
+            for name, config in settings:
+                execute.LOCAL_CONFIG = config
+                client = execute.dask_client("local", 2)
+                try:
+                    here, machine = measure(client, args.seconds)
+                finally:
+                    execute.close_client(client)
+                print(f"round {k}, {name + ':':<24} this process {here:.3f} of a core, the machine {machine:.3f}",
+                      flush=True)
+    finally:
+        execute.LOCAL_CONFIG = kept
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ class DaskUnavailable(RuntimeError):
 #: profiler (a sample of every task thread each 10 ms, ~1% of a worker's CPU, for a dashboard this cluster does not
 #: serve), and the periodic checks less often: the event loop's tick (a blocked-loop warning, each 20 ms in every
 #: server), the system monitor (500 ms) and the memory monitor (100 ms, in every nanny and worker). At their defaults
-#: an idle cluster of 2 workers took 0.07-0.08 of a core in this process and 0.12-0.22 on the machine, at these 0.01
+#: an idle cluster of 2 workers took 0.05-0.08 of a core in this process and 0.07-0.22 on the machine, at these 0.01
 #: and 0.02-0.03 (``benchmarks/bench_dask_idle.py``), which on a machine whose cores all work is taken from the workers.
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s"}
