@@ -20,10 +20,10 @@ settings. ``--big`` adds 64,000 hands (long). ``--dask`` also runs the smallest 
 ``--dask local`` at 1 and 2 workers and prints the speed-up in wall time, each run's CPU split into the client's own
 (the command's process, with the LocalCluster's scheduler) and the workers', and the ceiling the machine's cores put
 on the speed-up (cores x the 1-worker wall time / the 2-worker CPU time), and what the machine itself gives two busy
-processes against one (``machine_speedup``: pure-Python work in one-second bursts, one process and two in turn; on a
-virtual machine whose two cores share a physical core or a busy host this is well under 2, and no program's 2-worker
-run can beat it by much). The machine's load average is printed with each run: CPU time and wall time both suffer when
-other jobs share the cores.
+processes against one (``machine_speedup``: one-second bursts of pure-Python work, and of the audit's own decision
+analysis, one process and two in turn; on a virtual machine whose two cores share a physical core or a busy host this
+is well under 2, and no program's 2-worker run can beat it by much). The machine's load average is printed with each
+run: CPU time and wall time both suffer when other jobs share the cores.
 """
 
 from __future__ import annotations
@@ -267,25 +267,61 @@ def _burn(seconds: float) -> int:
     return units
 
 
-def machine_speedup(bursts: int = 10, seconds: float = 1.0) -> list[float]:
+#: The hands :func:`_analyse_for` analyses, loaded once in each process of :func:`machine_speedup`'s pool.
+_HANDS: list[object] = []
+
+
+def _load_hands(path: str) -> None:
+    """A pool process' hands for :func:`_analyse_for`: the first valid ones of ``path``, the kernels loaded."""
+    from analyzer.analysis.decisions import analyse
+    from analyzer.validate import generate_checked
+
+    _HANDS[:] = [it for it in generate_checked([path]) if it.ok][:40]
+    analyse(_HANDS[:2])
+
+
+def _analyse_for(seconds: float) -> int:
+    """Hands of :data:`_HANDS` (in turn, five a call) the audit's decision analysis gets through in ``seconds``."""
+    from analyzer.analysis.decisions import analyse
+
+    end, done = time.monotonic() + seconds, 0
+    while time.monotonic() < end:
+        k = done % len(_HANDS)
+        analyse(_HANDS[k:k + 5])
+        done += len(_HANDS[k:k + 5])
+    return done
+
+
+def machine_speedup(bursts: int = 10, seconds: float = 1.0, hands: Path | None = None) -> list[float]:
     """What this machine gives two busy processes against one: ``bursts`` times, the work one process does in
     ``seconds`` and then the work two do side by side in as long, as a ratio (2.0 on two idle, independent cores).
-    A burst each way in turn, so a host's load that comes and goes hits both alike; the median is the figure. Forked
-    where the platform can: a spawned pool leaves multiprocessing's resource tracker running as a child of this
-    process, which :func:`_reap_adopted` would then wait for."""
+    The work is pure-Python arithmetic (a small working set: the cores' own speed), or with ``hands`` (a log) the
+    audit's own decision analysis of its first hands (compiled kernels and numpy: what the audit's workers do, with
+    their memory traffic). A burst each way in turn, so a host's load that comes and goes hits both alike; the median
+    is the figure. Forked where the platform can: a spawned pool leaves multiprocessing's resource tracker running as
+    a child of this process, which :func:`_reap_adopted` would then wait for."""
     fork = "fork" in multiprocessing.get_all_start_methods()
-    with multiprocessing.get_context("fork" if fork else "spawn").Pool(2) as pool:
-        pool.map(_burn, [0.2, 0.2], chunksize=1)  # both started
+    work = _burn if hands is None else _analyse_for
+    init, initargs = (None, ()) if hands is None else (_load_hands, (str(hands),))
+    with multiprocessing.get_context("fork" if fork else "spawn").Pool(2, init, initargs) as pool:
+        pool.map(work, [0.2, 0.2], chunksize=1)  # both started
         ratios = []
         for _ in range(bursts):
-            one = pool.apply(_burn, (seconds,))
-            ratios.append(sum(pool.map(_burn, [seconds, seconds], chunksize=1)) / max(one, 1))
+            one = pool.apply(work, (seconds,))
+            ratios.append(sum(pool.map(work, [seconds, seconds], chunksize=1)) / max(one, 1))
     return ratios
 
 
-def describe_speedup(ratios: list[float]) -> str:
-    return (f"this machine gives 2 busy processes x{statistics.median(ratios):.2f} the work of one (median of "
+def describe_speedup(ratios: list[float], hands: bool = False) -> str:
+    work = "the audit's decision analysis" if hands else "pure-Python work"
+    return (f"this machine gives 2 busy processes x{statistics.median(ratios):.2f} the work of one ({work}; median of "
             f"{len(ratios)} one-second bursts, {min(ratios):.2f}-{max(ratios):.2f})")
+
+
+def describe_machine(hands: Path) -> str:
+    """Both of :func:`machine_speedup`'s figures (pure Python, then the audit's analysis of ``hands``), one a line."""
+    return (f"{describe_speedup(machine_speedup())}\n  "
+            f"{describe_speedup(machine_speedup(hands=hands), hands=True)}")
 
 
 def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
@@ -388,7 +424,7 @@ def main() -> None:
                 show(f"--dask local, {w} worker(s)", n,
                      audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
             dask_split(n, rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)])
-            print(f"  {describe_speedup(machine_speedup())}", flush=True)
+            print(f"  {describe_machine(warm)}", flush=True)
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             n = sizes[0]
             log = cut(src, n, args.cache)

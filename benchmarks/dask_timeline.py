@@ -5,7 +5,8 @@ Run: ``python benchmarks/dask_timeline.py LOG --jobs N [--out DIR] [--json OUT.j
 ``bench_audit_scale.py``). It runs the command in this process with marks set by wrapping the audit's steps (wall s
 since the start, the client's CPU s), and reads the LocalCluster scheduler's task stream and each worker's CPU before
 the cluster closes. Prints each span's wall and client CPU, when the first batch started, the longest player-table
-task, and the workers' CPU; ``--json`` keeps the marks and the tasks. The machine's load is printed too: walls of runs
+task, the workers' CPU, how long each worker waited, and the floor the run's CPU puts on its wall on this machine's
+cores (``floor_of_wall``); ``--json`` keeps the marks and the tasks. The machine's load is printed too: walls of runs
 at different loads do not compare (run trees in turn, and more than once).
 """
 
@@ -137,6 +138,28 @@ def report_marks(marks: list[tuple[str, float, float]], tasks: list[tuple[str, s
         print(f"player-table tasks: {len(players)}, longest {max(players):.2f} s, sum {sum(players):.2f} s")
     if cpu:
         print(f"workers' CPU s: {sum(cpu.values()):.1f} ({', '.join(f'{v:.1f}' for v in cpu.values())})")
+    if batches and "end" in last and "first result" in first:
+        floor_of_wall(min(t[2] for t in batches), last["end"][0], last["end"][1] - first["first result"][1],
+                      list(cpu.values()), tasks)
+
+
+def floor_of_wall(start: float, end: float, client_cpu: float, workers_cpu: list[float],
+                  tasks: list[tuple[str, str, float, float]]) -> None:
+    """Where the workers waited, and the least wall time the run's CPU allows on this machine's cores: nothing runs
+    on the workers before the first batch starts, and after it the workers' CPU and the client's own (its analysis of
+    the results, the scheduler in its event loop) share the cores, and no worker is faster than its own CPU. A 2-worker
+    run cannot beat a 1-worker run by more than the 1-worker wall over this floor (the machine's own 2-process ratio
+    lowers it further)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    for w in sorted({t[1] for t in tasks}):
+        busy = sum(t[3] - t[2] for t in tasks if t[1] == w)
+        print(f"worker {w}: in tasks {busy:.1f} s of the {end - start:.1f} s after the first batch started "
+              f"(waiting {end - start - busy:.1f} s), and {start:.1f} s before it")
+    shared = (sum(workers_cpu) + client_cpu) / cores
+    floor = start + max(shared, max(workers_cpu, default=0.0))
+    print(f"floor of this run's wall on {cores} cores: the first batch's start {start:.1f} s + the larger of (workers' "
+          f"CPU {sum(workers_cpu):.1f} s + the client's CPU from its first result on {client_cpu:.1f} s) / {cores} = "
+          f"{shared:.1f} s and the busiest worker's CPU {max(workers_cpu, default=0.0):.1f} s: {floor:.1f} s")
 
 
 if __name__ == "__main__":
