@@ -40,11 +40,17 @@ def _warm_over() -> bool:
     return warm.over.is_set()
 
 
+def _cpu_of(pids: list[int]) -> float:
+    """User and system CPU seconds of the running processes ``pids`` (the standing cluster's) so far."""
+    import psutil  # a dependency of distributed
+
+    return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
+
+
 def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float]:
     """One ``analyzer audit --dask ADDRESS`` against a scheduler and ``workers`` workers started (and warmed) before
     it, then shut down: wall s of the command alone, CPU s (the command's, and the scheduler's and workers' while it
     ran), the command's own CPU s (``client``), its peak RSS MB."""
-    import psutil
     from distributed import Client
 
     env = _env(root)
@@ -69,9 +75,8 @@ def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float
                     time.sleep(0.1)
                 address = client.scheduler.address
             time.sleep(1.0)  # the client's goodbye settled
-            def used() -> float:
-                return sum(sum(psutil.Process(p.pid).cpu_times()[:2]) for p in procs)
-            before, load = used(), os.getloadavg()[0]
+            pids = [p.pid for p in procs]
+            before, load = _cpu_of(pids), os.getloadavg()[0]
             out = Path(tmp) / "out"
             own = Path(tmp) / "own-cpu.txt"
             t0 = time.monotonic()
@@ -80,7 +85,7 @@ def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.monotonic() - t0
-            cluster = used() - before
+            cluster = _cpu_of(pids) - before
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
             if os.waitstatus_to_exitcode(status) not in (0, 1):
                 raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
