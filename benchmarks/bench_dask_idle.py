@@ -50,22 +50,17 @@ def main() -> None:
     from analyzer.analysis import execute
 
     # both clusters started by the audit's own dask_client, the first with only the profiler setting of LOCAL_CONFIG
-    kept = execute.LOCAL_CONFIG
-    settings = (("distributed's defaults", {"distributed.worker.profile.enabled": False}), ("execute.LOCAL_CONFIG", kept))
-    try:
-        for k in range(args.rounds):
-            for name, config in settings:
-                execute.LOCAL_CONFIG = config
-                client = execute.dask_client("local", 2)
-                try:
-                    here, machine = measure(client, args.seconds)
-                finally:
-                    execute.close_client(client)
-                print(f"round {k}, {name + ':':<24} this process {here:.3f} of a core, the machine {machine:.3f}",
-                      flush=True)
-    finally:
-        execute.LOCAL_CONFIG = kept
-
+    settings = (("distributed's defaults", {"distributed.worker.profile.enabled": False}),
+                ("execute.LOCAL_CONFIG", execute.LOCAL_CONFIG))
+    for k in range(args.rounds):
+        for name, config in settings:
+            client = execute.dask_client("local", 2, local_config=config)
+            try:
+                here, machine = measure(client, args.seconds)
+            finally:
+                execute.close_client(client)
+            print(f"round {k}, {name + ':':<24} this process {here:.3f} of a core, the machine {machine:.3f}",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -250,10 +250,12 @@ def _forkserver(preload: Sequence[str]) -> dict[str, Any]:
     return method
 
 
-def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: Sequence[str] = ()) -> Any:
+def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: Sequence[str] = (), *,
+                local_config: Mapping[str, Any] | None = None) -> Any:
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
     importing the modules ``preload`` as it starts, so the first task does not wait for them; forked from a
-    process that imported ``preload`` and then ``prefork`` once, where the platform can: :func:`_forkserver`)."""
+    process that imported ``preload`` and then ``prefork`` once, where the platform can: :func:`_forkserver`), with
+    the Dask settings ``local_config`` (default :data:`LOCAL_CONFIG`)."""
     if address == "local" and _has_distributed():
         start_forkserver([*preload, *prefork])  # first: it imports while this process imports distributed
     try:
@@ -269,7 +271,8 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
         # no dashboard; the scheduler's own HTTP routes (health, metrics) on a free port of this machine, not on
         # 8787 (a warning when another cluster holds it)
         # the nannies read it as they start the workers; the scheduler, nannies and client their intervals as they start
-        with dask.config.set({**LOCAL_CONFIG, **_forkserver([*preload, *prefork])}):
+        settings = LOCAL_CONFIG if local_config is None else local_config
+        with dask.config.set({**settings, **_forkserver([*preload, *prefork])}):
             cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
                                    dashboard_address=None, silence_logs=logging.ERROR,
                                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
