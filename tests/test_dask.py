@@ -82,3 +82,36 @@ def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path:
     res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
                                    "--samples", "2"])
     assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["analyse_batch", "bieqi-signals-spread"])
+def test_a_worker_lost_mid_audit_changes_nothing(sharing_room: Path, single: dict, tmp_path: Path, after: str) -> None:
+    """A worker process dies (``os._exit``, as a killed one) right after it finished its first task of ``after``: a
+    batch's analysis (its rows and everything made from them on that worker are lost) or a pass of the pair signals
+    (the recoded chunks it held are lost). Dask recomputes them from their lineage on the other worker (and the one
+    its nanny restarts), and the audit is the single-process one."""
+    from distributed import Client, LocalCluster, WorkerPlugin
+
+    marker = str(tmp_path / "died")
+
+    class DieOnce(WorkerPlugin):  # a local class: pickled by value, the workers need not import this module
+        def __init__(self, prefix: str, marker: str) -> None:
+            self.prefix, self.marker = prefix, marker
+
+        def transition(self, key: object, start: str, finish: str, **kwargs: object) -> None:
+            if finish != "memory" or not str(key).strip("('").startswith(self.prefix):
+                return
+            try:  # exactly one death over the cluster and its restarts
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            os._exit(1)
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        client.register_plugin(DieOnce(after, marker))
+        result = run_audit([str(sharing_room)], execution=Execution(jobs=2, dask=cluster.scheduler_address,
+                                                                    batch_hands=7), **KW).result
+    assert os.path.exists(marker), f"no worker died after a task of {after}"
+    assert result == single
