@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -221,10 +221,23 @@ def check_not_input(target: str | os.PathLike[str], inputs: Iterable[str]) -> No
     if not t.exists() or is_special(t):
         return
     for i in inputs:
-        if i == "-" or not Path(i).exists():
+        if i == "-":  # standard input redirected from a file (``< log.jsonl``) is that file
+            if _stdin_is(t):
+                raise OutputError(f"{target}: refusing to overwrite an input file (it is standard input)")
+            continue
+        if not Path(i).exists():
             continue
         if os.path.samefile(i, t):
             raise OutputError(f"{target}: refusing to overwrite an input file")
+
+
+def _stdin_is(target: Path) -> bool:
+    """Whether standard input is the file ``target`` (redirected from it)."""
+    try:
+        st, ts = os.fstat(sys.stdin.fileno()), os.stat(target)
+    except (OSError, ValueError, AttributeError):  # no standard input, or one that is not a file descriptor
+        return False
+    return (st.st_dev, st.st_ino) == (ts.st_dev, ts.st_ino)
 
 
 @contextmanager
@@ -244,7 +257,10 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
             return
         if target.is_dir():
             raise OutputError(f"{target}: is a folder, expected a file")
-        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as e:  # a file where a folder of the path should be
+            raise OutputError(f"{target}: cannot make its folder {target.parent}: a file is in the way") from e
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -260,10 +276,13 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
         raise
 
 
-def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = ()) -> int:
+def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, inputs: Iterable[str] = (),
+                  then: Callable[[], None] | None = None) -> int:
     """Write records as JSON Lines (gzip if the name ends in .gz), whole or not at all; streams.
 
-    Refuses to overwrite any of ``inputs``. Returns the number of records written.
+    Refuses to overwrite any of ``inputs``. ``then``, when given, is called once every record is written and
+    before the file is put in place (e.g. a companion file written whole): an error in it leaves no file either.
+    Returns the number of records written.
     """
     n = 0
     with open_output(path, inputs=inputs) as raw:
@@ -274,6 +293,8 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, input
             n += 1
         if out is not raw:
             out.close()
+        if then is not None:
+            then()
     return n
 
 

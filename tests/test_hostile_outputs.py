@@ -340,3 +340,62 @@ def test_an_extremely_long_id_is_one_line_of_output(tmp_path: Path) -> None:
     _clean_exit(r, 1)
     assert len(r.output.splitlines()) == 2 and "\x1b" not in r.output
     _clean_exit(_run("validate", str(p), "--max-line-bytes", "1000"), 1)
+
+
+def test_simulate_leaves_no_log_when_its_truth_cannot_be_written(tmp_path: Path) -> None:
+    """The log and its truth are one output: a truth that cannot be written (a full disk, a file where its folder
+    should be) leaves no log behind either."""
+    out = tmp_path / "room.jsonl"
+    if os.path.exists("/dev/full"):
+        r = _run("simulate", "--hands", "3", "--players", "4", "--out", str(out), "--truth", "/dev/full")
+        _clean_exit(r, 2)
+        assert "No space left" in r.output and not out.exists()
+    (tmp_path / "blocker").write_text("")
+    r = _run("simulate", "--hands", "3", "--players", "4", "--out", str(out), "--truth", str(tmp_path / "blocker" / "t.json"))
+    _clean_exit(r, 2)
+    assert "a file is in the way" in r.output and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]  # no temporary file either
+
+
+def _cli(*args: str, stdin: Any = None, timeout: float = 120) -> Any:
+    """The CLI in its own process (standard input a real file descriptor; a hang fails after ``timeout``)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], stdin=stdin, capture_output=True,
+                          timeout=timeout, text=True)
+
+
+@pytest.mark.parametrize("command", [["validate"], ["players", "--format", "csv", *FAST]])
+def test_standard_input_redirected_from_the_output_is_refused(tmp_path: Path, command: list[str]) -> None:
+    """``analyzer validate - -o log.jsonl < log.jsonl``: standard input is that file, so it is an input."""
+    log = _log(tmp_path)
+    before = log.read_bytes()
+    with open(log, "rb") as f:
+        r = _cli(command[0], "-", "-o", str(log), *command[1:], stdin=f)
+    assert r.returncode == 2 and "refusing to overwrite an input file (it is standard input)" in r.stderr, r.stderr
+    assert log.read_bytes() == before
+    with open(log, "rb") as f:  # another output from the same redirected input is fine
+        assert _cli(command[0], "-", "-o", str(tmp_path / "out.txt"), *command[1:], stdin=f).returncode == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_as_a_log_is_read_whole(tmp_path: Path) -> None:
+    """A FIFO (or ``<(cat log)``) is read once, from its first byte: looking for a decision store must not take
+    the first bytes of the stream, nor open it a second time (which waits forever once the writer is gone)."""
+    import threading
+
+    log = _log(tmp_path, n=5)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as w:
+            w.write(log.read_bytes())
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    r = _cli("validate", str(fifo), timeout=60)
+    writer.join(timeout=10)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "5 hands, 5 valid, 0 problems" in r.stdout

@@ -58,10 +58,14 @@ def _umask_mode(dirs: bool = False) -> int:
 
 
 def looks_like_store(path: str | os.PathLike[str]) -> bool:
-    """A folder with our metadata file or Parquet parts, or a Parquet file (magic bytes ``PAR1``)."""
+    """A folder with our metadata file or Parquet parts, or a Parquet file (magic bytes ``PAR1``). Only a regular
+    file is opened to look: a pipe or FIFO (``<(cat log)``, ``/dev/stdin``) is not, since reading its first bytes
+    would take them from the log (and opening a FIFO nobody writes to any more would wait forever)."""
     p = Path(path)
     if p.is_dir():
         return (p / COMMON).is_file() or any(p.glob("*.parquet"))
+    if not p.is_file():
+        return False
     try:
         with open(p, "rb") as f:
             return f.read(4) == b"PAR1"
