@@ -72,6 +72,7 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
     except (ValueError, TypeError, OverflowError) as e:
         raise click.UsageError(str(e)) from e
+
     def write_truth() -> None:  # before the log is put in place: a truth that cannot be written leaves no log
         if truth:
             atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
