@@ -115,3 +115,26 @@ def test_a_worker_lost_mid_audit_changes_nothing(sharing_room: Path, single: dic
                                                                     batch_hands=7), **KW).result
     assert os.path.exists(marker), f"no worker died after a task of {after}"
     assert result == single
+
+
+@pytest.mark.parametrize("command", ["audit", "players", "decisions"])
+@pytest.mark.parametrize("address", ["garbage", "tcp://", "tcp://host:0", "tcp://host:70000", "inproc://x",
+                                     "tcp://a b:8786"])
+def test_a_malformed_scheduler_address_is_a_usage_error(sharing_room: Path, tmp_path: Path, command: str,
+                                                        address: str) -> None:
+    """Checked as the option is read: exit 2 naming the option, no traceback, nothing written."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(cli, [command, str(sharing_room), "--out", str(out), "--dask", address])
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for '--dask'" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_well_formed_scheduler_addresses_pass_the_option_check() -> None:
+    import click
+
+    from analyzer.commands.common import _dask_address
+
+    for a in ("local", "tcp://10.0.0.5:8786", "tls://sched.example.org:8786", "tcp://[::1]:8786", "127.0.0.1:8786",
+              "ws://h-1.x:1/"):
+        assert _dask_address(click.Context(click.Command("x")), None, a) == a  # type: ignore[arg-type]

@@ -283,7 +283,7 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
         return client
     try:
         return Client(address, timeout="10s")
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, ValueError) as e:  # ValueError: an address distributed cannot parse
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {e}") from e
 
 

@@ -185,7 +185,24 @@ def refuse_inputs(outputs: Iterable[str | Path], inputs: list[str]) -> None:
 jobs_option = click.option("--jobs", type=click.IntRange(min=1), default=None,
                            help="Worker processes for the decision analysis [default: every core, 1 for inputs "
                                 "under 256 KB]; the rows do not depend on it.")
-dask_option = click.option("--dask", "dask_address", metavar="ADDRESS|local", default=None,
+#: A scheduler address as ``dask scheduler`` prints it: [tcp|tls|ws|wss|ucx://]HOST:PORT (HOST a name, an IPv4 address or
+#: an IPv6 one in brackets).
+_SCHEDULER = r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}/?"
+
+
+def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``local`` or a scheduler address; anything else is a usage error here, before any work."""
+    import re
+
+    if value is None or value == "local":
+        return value
+    m = re.fullmatch(_SCHEDULER, value)
+    if m is None or not 0 < int(value.rstrip("/").rsplit(":", 1)[1]) < 65536:
+        raise click.BadParameter(f"{value!r}: expected 'local' or a scheduler address, tcp://HOST:PORT")
+    return value
+
+
+dask_option = click.option("--dask", "dask_address", metavar="ADDRESS|local", default=None, callback=_dask_address,
                            help="Run the decision analysis on Dask: a scheduler address (tcp://host:8786) or "
                                 "'local' (a LocalCluster of --jobs workers). Needs the 'dask' extra.")
 decisions_store_option = click.option(
