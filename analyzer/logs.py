@@ -75,6 +75,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                     add(str(f))
         elif path.exists():
             add(p)
+        elif path.is_symlink():
+            raise InputError(f"{p}: a link that leads to no file (broken, or a loop of links)")
         else:
             raise InputError(f"{p}: no such file or folder")
     return out
@@ -261,7 +263,10 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
             target.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError) as e:  # a file where a folder of the path should be
             raise OutputError(f"{target}: cannot make its folder {target.parent}: a file is in the way") from e
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        except OSError as e:  # named as the output asked for, not as the hidden temporary file beside it
+            raise OSError(e.errno, e.strerror or str(e), str(target)) from e
         try:
             with os.fdopen(fd, "wb") as f:
                 yield f

@@ -399,3 +399,83 @@ def test_a_named_pipe_as_a_log_is_read_whole(tmp_path: Path) -> None:
     writer.join(timeout=10)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "5 hands, 5 valid, 0 problems" in r.stdout
+
+
+@pytest.mark.parametrize("command", [["audit"], ["validate"], ["players", *FAST], ["decisions", *FAST],
+                                     ["report", "--hand", "h0"]])
+def test_an_empty_output_path_is_a_usage_error(tmp_path: Path, command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-o ''`` would mean the current folder (audit: "wrote /audit.json") or no page at all (validate)."""
+    log = _log(tmp_path / "in")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = _run(command[0], str(log), "-o", "", *command[1:])
+    _clean_exit(r, 2)
+    assert "an empty path" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_an_output_that_cannot_be_made_is_named_as_given(tmp_path: Path) -> None:
+    """Not as the hidden temporary file or folder beside it."""
+    log = _log(tmp_path)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):  # root ignores the mode: a folder under a file cannot be made by anyone
+            (tmp_path / "f").write_text("")
+            ro = tmp_path / "f" / "sub"
+        for command, out in ((["players", *FAST], ro / "p.csv"), (["decisions", *FAST], ro / "store")):
+            r = _run(command[0], str(log), "-o", str(out), *command[1:])
+            _clean_exit(r, 2)
+            assert str(out) in r.output and ".tmp" not in r.output and f"/.{out.name}." not in r.output, r.output
+    finally:
+        (tmp_path / "ro").chmod(0o700)
+
+
+def test_a_store_part_that_cannot_be_written_is_named_and_leaves_nothing(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's write errors name no file (``Error writing bytes to file ... No space left on device``): the message
+    names the store, and no store or hidden folder is left."""
+    import pyarrow.parquet as pq
+
+    def full(*a: Any, **k: Any) -> None:
+        raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full)
+    log = _log(tmp_path / "in")
+    out = tmp_path / "store"
+    r = _run("decisions", str(log), "-o", str(out), *FAST)
+    _clean_exit(r, 2)
+    assert f"{out}: " in r.output and "No space left" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_a_link_loop_is_named_as_one(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    r = _run("validate", str(a))
+    _clean_exit(r, 2)
+    assert "a link that leads to no file" in r.output
+
+
+def test_report_audit_file_is_not_a_log_nor_the_page(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    r = _run("report", str(log), "--pair", "a,b", "--audit", str(log), "-o", str(tmp_path / "p.html"))
+    _clean_exit(r, 2)
+    assert "is one of the logs" in r.output and "overwrite" not in r.output
+    audit = tmp_path / "audit.json"
+    audit.write_text("{}")
+    r = _run("report", str(log), "--pair", "a,b", "--audit", str(audit), "-o", str(audit))
+    _clean_exit(r, 2)
+    assert "refusing to overwrite the --audit file" in r.output and audit.read_text() == "{}"
+
+
+def test_report_hand_says_when_its_id_is_used_again(tmp_path: Path) -> None:
+    log = tmp_path / "dup.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(legal_obj(s, "same")) + b"\n" for s in range(3)))
+    out = tmp_path / "h.html"
+    r = _run("report", str(log), "--hand", "same", "-o", str(out))
+    _clean_exit(r, 0)
+    assert f"is used 3 times; the page shows the first, {log}:1 (also at {log}:2, {log}:3)" in r.output
+    assert out.exists()

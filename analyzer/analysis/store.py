@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -199,12 +200,22 @@ class StoreWriter:
             self.next = 1 + max((int(n[len(PART_PREFIX):-len(".parquet")]) for n in names
                                  if n[len(PART_PREFIX):-len(".parquet")].isdigit()), default=-1)
         else:
-            self.target.parent.mkdir(parents=True, exist_ok=True)
-            self.dir = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+            with self._named():
+                self.target.parent.mkdir(parents=True, exist_ok=True)
+                self.dir = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
             self.next = 0
         self.pending: list[tuple[Path, Path]] = []
         self.hands = 0
         self.rows = 0
+
+    @contextmanager
+    def _named(self) -> Iterator[None]:
+        """An OS error (a full disk, a folder that cannot be made) named as the store asked for: not as its hidden
+        temporary folder or part, nor as nothing (Arrow's write errors name no file)."""
+        try:
+            yield
+        except OSError as e:
+            raise OSError(e.errno, e.strerror or str(e), str(self.target)) from e
 
     @property
     def known(self) -> dict[str, str]:
@@ -214,7 +225,8 @@ class StoreWriter:
         """One part: the rows of these hands (hands without a decision still count as analysed)."""
         name = f"{PART_PREFIX}{self.next:06d}.parquet"
         self.next += 1
-        tmp = _write_part(self.dir, name, frame, self.settings, hand_ids, fps)
+        with self._named():
+            tmp = _write_part(self.dir, name, frame, self.settings, hand_ids, fps)
         self.pending.append((tmp, self.dir / name))
         self.hands += len(hand_ids)
         self.rows += len(frame)
@@ -230,8 +242,9 @@ class StoreWriter:
 
                 schema_frame = analyse([])
             schema = pa.Schema.from_pandas(schema_frame.iloc[:0], preserve_index=False)
-            pq.write_metadata(schema.with_metadata({**(schema.metadata or {}), **_meta(self.settings)}),
-                              self.dir / COMMON)
+            with self._named():
+                pq.write_metadata(schema.with_metadata({**(schema.metadata or {}), **_meta(self.settings)}),
+                                  self.dir / COMMON)
             os.chmod(self.dir / COMMON, _umask_mode())
             for tmp, final in self.pending:
                 os.replace(tmp, final)

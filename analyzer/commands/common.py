@@ -68,10 +68,17 @@ class AliasOption(click.Option):
 
 def out_option(help: str, *, required: bool = True, default: str | None = None, folder: bool = False,
                aliases: tuple[str, ...] = ()) -> Callable[[Any], Any]:
-    """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden)."""
+    """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden); an empty PATH is
+    a usage error (it would mean the current folder, or no page at all)."""
     return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
                         type=click.Path(file_okay=not folder, dir_okay=folder), required=required,
-                        default=default, show_default=default is not None, help=help)
+                        default=default, show_default=default is not None, help=help, callback=not_empty)
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty path; give a file or folder name")
+    return value
 
 
 samples_option = click.option(

@@ -23,6 +23,7 @@ from analyzer.commands.common import (
     jobs_option,
     max_line_option,
     max_samples_option,
+    not_empty,
     paths_argument,
     refuse_inputs,
     resolve_paths,
@@ -83,7 +84,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                                   "a store of other settings or other hands)"))
 @paths_argument
 @click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
-              required=True,  # a folder, or a path to create; a file (say an input) is refused below, by name
+              required=True, callback=not_empty,  # a folder, or a path to create; a file (say an input) is refused below
               help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
                    "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When "
                    "it exists, only the hands it does not hold are analysed and added.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from importlib.util import find_spec
 from pathlib import Path
@@ -160,10 +161,14 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     from analyzer.validate import generate_checked
 
     found = None
+    again: list[str] = []  # where else the id is used (the validator calls those duplicate-hand-id)
     unreadable: list[Any] = []
     for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading")):
-        if found is None and it.hand_id == hand_id:  # read on: a bad path later is an error too
-            found = it
+        if it.hand_id == hand_id:  # read on: a bad path later is an error too
+            if found is None:
+                found = it
+            else:
+                again.append(f"{it.file}:{it.line}")
         unreadable.extend(p for p in it.check.problems if p.code == "io-error")
     exit_on_read_errors(unreadable)
     if found is None:
@@ -178,6 +183,9 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     except ValueError as e:  # a hand no page can show: a usage error
         raise click.UsageError(str(e)) from e
     bar.close()
+    if again:
+        click.echo(f"hand id {hand_id!r} is used {1 + len(again)} times; the page shows the first, {found.file}:"
+                   f"{found.line} (also at {', '.join(again[:3])}{', ...' if len(again) > 3 else ''})", err=True)
     if not found.ok:
         click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they happen; "
                    f"its replay ends where the validator's does", err=True)
@@ -219,7 +227,12 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
         raise click.UsageError("give exactly one of --hand, --player, --pair")
     files = resolve_paths(paths)
-    refuse_inputs([out, *([audit_file] if audit_file else [])], files)
+    refuse_inputs([out], files)
+    if audit_file and Path(audit_file).exists() and any(f != "-" and os.path.samefile(f, audit_file) for f in files):
+        raise click.BadParameter(f"{audit_file} is one of the logs; give the audit.json that `analyzer audit` wrote",
+                                 param_hint="--audit")
+    if audit_file and Path(out).exists() and Path(audit_file).exists() and os.path.samefile(out, audit_file):
+        raise click.UsageError(f"{out}: refusing to overwrite the --audit file")
     problems: list[Any] = []
     with Progress("report") as bar:  # closed on errors too: the message then has the line to itself
         if hand_id is not None:

@@ -9,7 +9,15 @@ from typing import Any
 import click
 import orjson
 
-from analyzer.commands.common import FiniteFloatRange, counted, help_epilog, out_option, refuse_inputs, seed_option
+from analyzer.commands.common import (
+    FiniteFloatRange,
+    not_empty,
+    counted,
+    help_epilog,
+    out_option,
+    refuse_inputs,
+    seed_option,
+)
 from analyzer.simulate import simulator, simulators
 
 #: The standard room's defaults (analyzer.simulate.room.Options), repeated so --help imports no
@@ -50,7 +58,8 @@ def _default(name: str) -> str:
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
 @out_option("The room's log (.jsonl or .jsonl.gz).")
-@click.option("--truth", type=click.Path(dir_okay=False), default=None, help="Where to write the truth (JSON).")
+@click.option("--truth", type=click.Path(dir_okay=False), default=None, callback=not_empty,
+              help="Where to write the truth (JSON).")
 @seed_option
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
