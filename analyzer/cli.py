@@ -98,11 +98,28 @@ def cli() -> None:
     Progress goes to standard error, only on a terminal."""
 
 
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the caller closed (``<&-``, ``>&-``) is None here: read as empty and written to nowhere, so the
+    command still runs and exits with its own code, not an AttributeError."""
+    import os
+
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115  # the process' stream, to its end
+
+
 def main(argv: list[str] | None = None) -> Any:
+    _closed_streams_to_devnull()
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
     except KeyboardInterrupt:  # between the parsing and the command (click's own handler says "Aborted!")
         sys.exit(EXIT_INTERRUPTED)
+    except OSError as e:  # the last resort for output click writes itself (--help, --version) to a full disk
+        try:
+            sys.stderr.write(f"analyzer: error: cannot write: {e.strerror or e}\n")
+        except OSError:
+            pass
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -70,9 +70,12 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
+            _listable(path)
             for f in sorted(path.rglob("*")):
                 if f.name.endswith(LOG_SUFFIXES) and f.is_file():
                     add(str(f))
+                elif f.name.endswith(LOG_SUFFIXES) and f.is_symlink() and not f.exists():
+                    raise InputError(f"{f}: a link that leads to no file (broken, or a loop of links)")
         elif path.exists():
             add(p)
         elif path.is_symlink():
@@ -80,6 +83,16 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
         else:
             raise InputError(f"{p}: no such file or folder")
     return out
+
+
+def _listable(folder: Path) -> None:
+    """Raise :class:`InputError` when a folder below ``folder`` cannot be listed (``rglob`` would skip it without a
+    word, and the command would run on part of the input)."""
+    def fail(e: OSError) -> None:
+        raise InputError(f"{e.filename}: cannot list the folder: {e.strerror}")
+
+    for _ in os.walk(folder, onerror=fail):
+        pass
 
 
 def _open(path: str) -> IO[bytes]:

@@ -479,3 +479,91 @@ def test_report_hand_says_when_its_id_is_used_again(tmp_path: Path) -> None:
     _clean_exit(r, 0)
     assert f"is used 3 times; the page shows the first, {log}:1 (also at {log}:2, {log}:3)" in r.output
     assert out.exists()
+
+
+HUGE = str(2**70)
+
+
+@pytest.mark.parametrize("args", [["audit", "-o", "{o}", "--min-hands", HUGE], ["audit", "-o", "{o}", "--seed", HUGE],
+                                  ["audit", "-o", "{o}", "--seed", str(-(2**63) - 1)],
+                                  ["audit", "-o", "{o}", "--samples", HUGE], ["audit", "-o", "{o}", "--dd-samples", HUGE],
+                                  ["decisions", "-o", "{o}", "--max-samples", HUGE], ["decisions", "-o", "{o}", "--seed", HUGE],
+                                  ["players", "--jobs", str(2**31)], ["audit", "-o", "{o}", "--evidence", HUGE]])
+def test_integers_beyond_what_the_kernels_hold_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    """Not a TypeError from orjson, an OverflowError from numpy or a typing error from numba, with an empty folder
+    left behind."""
+    log = _log(tmp_path / "in")
+    out = tmp_path / "o"
+    r = _run(args[0], str(log), *[a.format(o=out) for a in args[1:]])
+    _clean_exit(r, 2)
+    assert "is not in the range" in r.output and not out.exists()
+
+
+def test_jobs_never_start_more_processes_than_cores(tmp_path: Path) -> None:
+    from analyzer.commands.common import execution_for, usable_cores
+
+    assert execution_for([], 10_000, None).jobs == usable_cores()
+    assert execution_for([], 10_000, "local").jobs == usable_cores()
+    assert execution_for([], 64, "tcp://10.0.0.1:8786").jobs == 64  # a remote cluster's workers are not this machine's
+
+
+@pytest.mark.parametrize("args", [["--variant", "bieqi-borrow", "--option", "hands_per_table=0"],
+                                  ["--variant", "bieqi-borrow", "--option", "hands_per_table=2.5"],
+                                  ["--variant", "bieqi-borrow", "--option", "hands_per_table=-5"],
+                                  ["--variant", "bieqi-borrow", "--option", "hands_per_table=true"],
+                                  ["--variant", "bieqi-borrow", "--option", "rules=1"],
+                                  ["--variant", "bieqi-borrow", "--option", "cheat_rate=2"],
+                                  ["--option", "presence=abc"], ["--option", "presence=1e-300"],
+                                  ["--seed", "-5"]])
+def test_simulator_options_are_checked(tmp_path: Path, args: list[str]) -> None:
+    """A usage error naming the option: not a ZeroDivisionError, an AttributeError, a room that never ends (a presence
+    that seats nobody) or a log that does not validate (negative hands a table)."""
+    out = tmp_path / "room.jsonl"
+    r = _run("simulate", "--hands", "3", "-o", str(out), *args)
+    _clean_exit(r, 2)
+    name = args[-1].split("=")[0] if "--option" in args else "--seed"
+    assert name in r.output and not out.exists()
+
+
+def test_closed_standard_streams_are_not_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    log = _log(tmp_path)
+    run = [sys.executable, "-c", "import sys; from analyzer.cli import main; sys.argv[0] = 'analyzer'; main()"]
+    closed_out = subprocess.run([*run, "validate", str(log)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, timeout=120, pass_fds=(), preexec_fn=lambda: os.close(1))
+    assert closed_out.returncode == 0 and "Traceback" not in closed_out.stderr, closed_out.stderr
+    closed_in = subprocess.run([*run, "validate", "-"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=120, preexec_fn=lambda: os.close(0))
+    assert "Traceback" not in closed_in.stderr and "0 hands" in closed_in.stdout, closed_in.stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            helped = subprocess.run([*run, "--help"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert helped.returncode == 2 and "No space left" in helped.stderr and "Traceback" not in helped.stderr
+
+
+def test_broken_links_inside_a_folder_are_named(tmp_path: Path) -> None:
+    """Not skipped without a word (the command would run on part of the input)."""
+    folder = tmp_path / "logs"
+    _log(folder)
+    (folder / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    r = _run("validate", str(folder))
+    _clean_exit(r, 2)
+    assert "gone.jsonl: a link that leads to no file" in r.output
+
+
+def test_player_ids_cannot_drive_the_terminal_from_the_players_table(tmp_path: Path) -> None:
+    log = tmp_path / "room.jsonl"
+    evil = ["evil\x1b[2J\x1b[31mRED", "\u202eEVIL\nFAKE LINE: all clear", "bob", "carol"]
+    lines = []
+    for s in range(3):
+        rec = legal_obj(s, f"h{s}")
+        rec["players"] = evil
+        lines.append(orjson.dumps(rec) + b"\n")
+    log.write_bytes(b"".join(lines))
+    r = _run("players", str(log), *FAST)
+    _clean_exit(r, 0)
+    assert "\x1b" not in r.output and "\u202e" not in r.output and "FAKE LINE" in r.output
+    assert not any(line.startswith("FAKE LINE") for line in r.output.splitlines())
+    assert "evil\\x1b[2J" in r.output

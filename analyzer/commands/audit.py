@@ -12,6 +12,7 @@ import orjson
 from analyzer.commands.common import (
     AUDIT_POLICY,
     POLICY_NAMES,
+    MAX_COUNT,
     FiniteFloatRange,
     exit_on_read_errors,
     dask_option,
@@ -49,7 +50,7 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
               help="Flag a pair only when its p-value is at most this (per pair).")
 @click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
               help="... and its Benjamini-Hochberg q-value over all pairs is at most this.")
-@click.option("--min-hands", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--min-hands", type=click.IntRange(min=1, max=MAX_COUNT), default=10, show_default=True,
               help="... and the two sat together at least this many hands.")
 @samples_option
 @dd_samples_option
@@ -57,7 +58,7 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 @click.option("--policy", type=click.Choice(list(POLICY_NAMES)), default=AUDIT_POLICY, show_default=True,
               help="How options are valued (see `analyzer decisions --help`): the learned model by default, as for "
                    "every command; `strategy` rolls out every decision (about 4x the CPU; docs/audit.md).")
-@click.option("--evidence", "top", type=click.IntRange(min=0), default=12, show_default=True,
+@click.option("--evidence", "top", type=click.IntRange(min=0, max=MAX_COUNT), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @lang_option
 @decisions_store_option
@@ -142,16 +143,20 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
         atomic_write_bytes(tmp / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
         _report(tmp, audit, result, files, lang, max_line_bytes)
     bar.close()
+    from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line
+
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
     click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged, {len(review)} for review"
                + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
     for p in flagged:
-        click.echo(f"  FLAGGED {p['players'][0]} + {p['players'][1]}: suspicion score {p['score']}, q {p['q_value']:.2g}, "
+        a, b = (printable(x) for x in p["players"])
+        click.echo(f"  FLAGGED {a} + {b}: suspicion score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
     for p in review:
         more = p.get("hands_to_alarm")
-        click.echo(f"  REVIEW  {p['players'][0]} + {p['players'][1]}: score {p['score']}, q {p['q_value']:.2g}, "
+        a, b = (printable(x) for x in p["players"])
+        click.echo(f"  REVIEW  {a} + {b}: score {p['score']}, q {p['q_value']:.2g}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}"
                    + (f"; ~{more} more hands together before the alarm could fire" if more is not None else ""))
     if flagged or review:
@@ -165,8 +170,8 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
         if game.offers.audit_section and name in audit:
             section = game.offer("audit_section")
             cheats += section.certain_cheats(audit[name])
-            click.echo(section.summary(audit[name]))
-    click.echo(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html")
+            click.echo(printable(section.summary(audit[name])))  # one line (the contract's), escaped as the rest
+    click.echo(printable(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html"))
     sys.exit(1 if flagged or cheats else 0)
 
 

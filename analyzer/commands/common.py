@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 paths_argument = click.argument("paths", nargs=-1, required=True)
+#: The largest count an option takes (samples, rollouts, jobs, hands): far above any useful value, and within what the
+#: compiled kernels' 64-bit integers and the JSON outputs hold (a larger one was a traceback, not a usage error).
+MAX_COUNT = 1_000_000
+
 max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1, max=MAX_LINE_BYTES_LIMIT),
                                default=DEFAULT_MAX_LINE_BYTES, show_default=True,
                                help="Lines longer than this are reported, not parsed.")
@@ -82,16 +86,16 @@ def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 samples_option = click.option(
-    "--samples", type=click.IntRange(min=1), default=SAMPLES, show_default=True,
+    "--samples", type=click.IntRange(min=1, max=MAX_COUNT), default=SAMPLES, show_default=True,
     help="Hidden-hand deals per decision, at least (own-information estimate); one default for every command.")
 max_samples_option = click.option(
-    "--max-samples", type=click.IntRange(min=1), default=MAX_SAMPLES, show_default=True,
+    "--max-samples", type=click.IntRange(min=1, max=MAX_COUNT), default=MAX_SAMPLES, show_default=True,
     help="Adaptive sampling: up to this many deals where the chosen option is close to the best.")
 dd_samples_option = click.option(
-    "--dd-samples", type=click.IntRange(min=0), default=DD_SAMPLES, show_default=True,
+    "--dd-samples", type=click.IntRange(min=0, max=MAX_COUNT), default=DD_SAMPLES, show_default=True,
     help="Rollouts per option on the true deal (0: none; with the deterministic default policy one is exact); "
          "one default for every command.")
-seed_option = click.option("--seed", type=int, default=0, show_default=True,
+seed_option = click.option("--seed", type=click.IntRange(min=-(2**63), max=2**63 - 1), default=0, show_default=True,
                            help="Seed of every random choice: the same seed gives the same output.")
 lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True,
                            help="Language an HTML page opens in (its zh/en switch changes it).")
@@ -189,9 +193,9 @@ def refuse_inputs(outputs: Iterable[str | Path], inputs: list[str]) -> None:
             raise click.UsageError(str(e)) from e
 
 
-jobs_option = click.option("--jobs", type=click.IntRange(min=1), default=None,
+jobs_option = click.option("--jobs", type=click.IntRange(min=1, max=MAX_COUNT), default=None,
                            help="Worker processes for the decision analysis [default: every core, 1 for inputs "
-                                "under 256 KB]; the rows do not depend on it.")
+                                "under 256 KB; never more than the cores]; the rows do not depend on it.")
 #: A scheduler address as ``dask scheduler`` prints it: [tcp|tls|ws|wss|ucx://]HOST:PORT (HOST a name, an IPv4 address or
 #: an IPv6 one in brackets).
 _SCHEDULER = r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}/?"
@@ -229,11 +233,20 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
     the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
     from analyzer.analysis.execute import DaskSession, Execution, default_jobs
 
+    if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
+        jobs = min(jobs, usable_cores())
     if dask_address is not None:
         jobs = jobs or 2
         session = DaskSession(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
         return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload, prefork=prefork)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def fail(command: str, message: str) -> NoReturn:

@@ -119,7 +119,15 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
     elif table.empty:
         text = "no decisions to analyse (only hands of standard 憋七 are analysed decision by decision)\n"
     else:
-        text = MEANING + "\n" + table.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        from analyzer.problems import printable  # player ids are the logs' text: no terminal control in the table
+
+        shown = table.copy()
+        for c in shown.columns:
+            if not (is_numeric_dtype(shown[c]) or is_bool_dtype(shown[c])):  # names: object or string dtype
+                shown[c] = shown[c].astype(object).map(lambda v: printable(v) if isinstance(v, str) else v)
+        text = MEANING + "\n" + shown.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
     if out:
         from analyzer.logs import atomic_write_bytes
 

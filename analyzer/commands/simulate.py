@@ -77,6 +77,8 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
         if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
             raise click.UsageError(f"--truth {truth}: the same file as --out")
+    if seed < 0:
+        raise click.BadParameter("the simulators take a seed >= 0", param_hint="--seed")
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
     except (ValueError, TypeError, OverflowError) as e:

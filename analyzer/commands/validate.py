@@ -11,6 +11,7 @@ import click
 import orjson
 
 from analyzer.commands.common import (
+    MAX_COUNT,
     help_epilog,
     lang_option,
     max_line_option,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 @max_line_option
 @out_option("Also write an HTML page showing each problem on its replayed hand.", required=False, aliases=("--html",))
 @lang_option
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", type=click.IntRange(min=1, max=MAX_COUNT), default=None,
               help="Worker processes [default: 1 for inputs under 32 MB, else up to 4 by CPU count].")
 def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | None, lang: str,
             jobs: int | None) -> None:

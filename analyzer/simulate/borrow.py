@@ -120,6 +120,16 @@ def simulate(*, hands: int, players: int | Sequence[str], seed: int, colluders: 
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     if len(pool) < SEATS or 2 * colluders > len(pool):
         raise ValueError(f"need at least 4 players and 2 per colluding pair (got {len(pool)} for {colluders} pairs)")
+    if isinstance(hands_per_table, bool) or not isinstance(hands_per_table, int) or hands_per_table < 1:
+        raise ValueError(f"hands_per_table must be a whole number >= 1, not {hands_per_table!r}")
+    if isinstance(cheat_rate, bool) or not isinstance(cheat_rate, (int, float)) or not 0 <= cheat_rate <= 1:
+        raise ValueError(f"cheat_rate must be between 0 and 1, not {cheat_rate!r}")
+    if isinstance(cheat_limit, bool) or not isinstance(cheat_limit, int) or cheat_limit < 0:
+        raise ValueError(f"cheat_limit must be a whole number >= 0, not {cheat_limit!r}")
+    if rules is not None and not isinstance(rules, BorrowRules):
+        raise ValueError(f"rules cannot be given as an option value ({rules!r}); the simulator uses the seed texts' rules")
+    if not isinstance(joker, str):
+        raise ValueError(f"joker must be SJ or BJ, not {joker!r}")
     j = parse_card(joker, jokers=True)
     if j not in (SMALL_JOKER, BIG_JOKER):
         raise ValueError(f"joker must be SJ or BJ, not {joker!r}")

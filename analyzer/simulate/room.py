@@ -113,6 +113,11 @@ class Options:
         for name in ("friend_skill", "colluder_skill"):
             if getattr(self, name) not in LEVELS:
                 raise ValueError(f"{name} {getattr(self, name)!r}: expected one of {', '.join(LEVELS)}")
+        for name in ("share", "decisions", "presence", "seek", "friend_together", "strength", "run_length",
+                     "colluders", "friends"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{name} must be a number, not {value!r}")
         for name in ("share", "decisions", "presence", "seek", "friend_together"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, not {getattr(self, name)}")
@@ -378,8 +383,9 @@ def simulate(*, hands: int, players: int, seed: int, **options: Any) -> Simulati
     opts.check(players)
     if hands < 0:
         raise ValueError("hands must be >= 0")
-    if opts.presence == 0:
-        raise ValueError("presence must be above 0: nobody would ever sit down")
+    if opts.presence * players < SEATS:  # else rounds would seldom or never seat a table: the room would never end
+        raise ValueError(f"presence {opts.presence} of {players} players seats fewer than {SEATS} a round on average: "
+                         f"nobody would play; give at least {SEATS / players:.3g}")
     rng = np.random.default_rng(seed)
     people, pairs = _population(players, opts, rng)
     plan = _Plan(hands, players, pairs, opts, rng)  # rng: now past the schedule's draws
