@@ -33,3 +33,22 @@ def test_an_honest_borrow_room_flags_nothing(tmp_path):
     section = json.loads((tmp_path / "out" / "audit.json").read_text())["bieqi-borrow"]
     assert r.exit_code == 0, r.output
     assert section["illegal_borrows"] == 0 and section["hands"] == 120
+
+
+def test_a_log_of_only_illegal_borrows_is_still_audited(tmp_path):
+    """Every hand invalid because of an illegal borrow: the proven cheating is the audit's finding (exit 1, audit.json
+    written), not "no valid hands" (exit 2, nothing written)."""
+    from analyzer.validate import generate_checked
+
+    sim = simulate(hands=60, players=4, seed=7, colluders=2, style="borrow")
+    full = tmp_path / "all.jsonl"
+    write_records(full, sim.records)
+    bad = [it.record for it in generate_checked([str(full)]) if not it.ok]
+    assert bad and all(any(p.code == "borrow-with-live" for p in it.check.problems)
+                       for it in generate_checked([str(full)]) if not it.ok)
+    log = tmp_path / "cheats.jsonl"
+    write_records(log, bad)
+    r = CliRunner().invoke(cli, ["audit", str(log), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1, r.output
+    section = json.loads((tmp_path / "out" / "audit.json").read_text())["bieqi-borrow"]
+    assert section["illegal_borrows"] > 0

@@ -567,3 +567,21 @@ def test_player_ids_cannot_drive_the_terminal_from_the_players_table(tmp_path: P
     assert "\x1b" not in r.output and "\u202e" not in r.output and "FAKE LINE" in r.output
     assert not any(line.startswith("FAKE LINE") for line in r.output.splitlines())
     assert "evil\\x1b[2J" in r.output
+
+
+def test_a_corrupt_store_part_is_named(tmp_path: Path) -> None:
+    """A part whose pages are damaged (its footer intact): exit 2 naming the part, not Arrow's nameless "Corrupt
+    snappy compressed data."."""
+    log = _log(tmp_path / "in", n=4)
+    store = tmp_path / "store"
+    _clean_exit(_run("decisions", str(log), "-o", str(store), *FAST), 0)
+    part = sorted(store.glob("part-*.parquet"))[0]
+    data = bytearray(part.read_bytes())
+    for k in range(8, len(data) // 2):  # the first half: column pages, not the footer
+        data[k] ^= 0x5A
+    part.write_bytes(bytes(data))
+    for command in (["players", str(log), "--decisions", str(store), *FAST],
+                    ["audit", str(log), "-o", str(tmp_path / "au"), "--decisions", str(store), *FAST]):
+        r = _run(*command)
+        _clean_exit(r, 2)
+        assert part.name in r.output, r.output

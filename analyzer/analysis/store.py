@@ -141,7 +141,6 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     """The rows of the store (only ``hand_ids`` when given; only ``columns`` when given), part by part,
     so a subset never needs the whole store in memory."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     from analyzer.analysis.decisions import analyse
     from analyzer.analysis.execute import shared_strings
@@ -151,8 +150,7 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     dtypes = {c: t for c, t in analyse([]).dtypes.items() if columns is None or c in columns}
     frames = []
     for part in store.parts:
-        table = pq.read_table(part, columns=columns)
-        frame = shared_strings(table.to_pandas().astype(dtypes))
+        frame = shared_strings(_read_part(part, columns).to_pandas().astype(dtypes))
         if want is not None:
             frame = frame[frame["hand_id"].isin(want)]
         if len(frame):
@@ -161,11 +159,23 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
         empty = analyse([])
         return empty if columns is None else empty[columns]
     out = pd.concat(frames, ignore_index=True)
-    del frames, frame, table
+    del frames, frame
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()  # the parts' Arrow buffers, else kept by the pool for reuse
     return out
+
+
+def _read_part(part: Path, columns: list[str] | None = None) -> Any:
+    """A part's table; one that cannot be read (a corrupt page, a truncated file) is a :class:`StoreError` naming it
+    (Arrow's own errors name no file: "Corrupt snappy compressed data.")."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(part, columns=columns)
+    except (OSError, ValueError) as e:  # ArrowIOError, ArrowInvalid
+        raise StoreError(f"{part}: a part of the decision store that cannot be read ({e}); write the store again from "
+                         f"its logs (`analyzer decisions LOGS --out NEW_STORE`)") from e
 
 
 def _write_part(directory: Path, name: str, frame: pd.DataFrame, settings: Settings, hand_ids: list[str],
@@ -341,7 +351,6 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
 
     if store is not None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         from analyzer.analysis.decisions import analyse
 
@@ -349,7 +358,7 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
         check_columns(store)
         dtypes = dict(analyse([]).dtypes.items())
         for part in store.parts:
-            frame = shared_strings(pq.read_table(part).to_pandas().astype(dtypes))
+            frame = shared_strings(_read_part(part).to_pandas().astype(dtypes))
             pa.default_memory_pool().release_unused()  # the part's Arrow buffers, else kept for reuse
             if not reasons:
                 frame["reasons"] = ""

@@ -131,7 +131,7 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
     if len(result.problems) > 20:
         click.echo(f"... and {len(result.problems) - 20} more problems (all in audit.json)", err=True)
     audit = result.result
-    if audit["valid_hands"] == 0:
+    if audit["valid_hands"] == 0 and not _certain_cheats(audit):  # proven cheating is an audit's finding, valid or not
         click.echo("audit: no valid hands to analyse", err=True)
         sys.exit(2)
     bar.phase("writing")
@@ -165,12 +165,10 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
     from analyzer.variants import registry
 
-    cheats = 0
+    cheats = _certain_cheats(audit)
     for name, game in registry().items():  # each variant's own audit section, as its contract offers
         if game.offers.audit_section and name in audit:
-            section = game.offer("audit_section")
-            cheats += section.certain_cheats(audit[name])
-            click.echo(printable(section.summary(audit[name])))  # one line (the contract's), escaped as the rest
+            click.echo(printable(game.offer("audit_section").summary(audit[name])))  # one line, escaped as the rest
     click.echo(printable(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html"))
     sys.exit(1 if flagged or cheats else 0)
 
@@ -189,3 +187,11 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
                            players=result.players)
+
+
+def _certain_cheats(audit: dict[str, Any]) -> int:
+    """Cheats the variants' own audit sections prove (e.g. illegal borrows), over the games in ``audit``."""
+    from analyzer.variants import registry
+
+    return sum(game.offer("audit_section").certain_cheats(audit[name]) for name, game in registry().items()
+               if game.offers.audit_section and name in audit)
