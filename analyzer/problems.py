@@ -81,13 +81,14 @@ class Problem:
         return d
 
     def format(self) -> str:
-        """One line for people: ``file:line: hand H, move 8 (seat 2, p3): [code] message`` (moves count from 1)."""
+        """One line for people: ``file:line: hand H, move 8 (seat 2, p3): [code] message`` (moves and tricks count
+        from 1)."""
         where = f"{self.file or '-'}:{self.line or 0}"
         parts = []
         if self.hand_id is not None:
             parts.append(f"hand {self.hand_id}")
-        if self.trick is not None:
-            parts.append(f"trick {self.trick}")
+        if self.trick is not None:  # counted from 1 for people too (``trick`` in JSON stays the 0-based index)
+            parts.append(f"trick {self.trick + 1}")
         if self.action is not None:
             parts.append(f"move {self.action + 1}")
         if self.seat is not None:

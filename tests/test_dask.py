@@ -85,12 +85,14 @@ def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("after", ["analyse_batch", "bieqi-signals-spread"])
+@pytest.mark.parametrize("after", ["analyse_batch", "bieqi-signals-spread", "bieqi-signals-burst-hot"])
 def test_a_worker_lost_mid_audit_changes_nothing(sharing_room: Path, single: dict, tmp_path: Path, after: str) -> None:
     """A worker process dies (``os._exit``, as a killed one) right after it finished its first task of ``after``: a
     batch's analysis (its rows and everything made from them on that worker are lost) or a pass of the pair signals
-    (the recoded chunks it held are lost). Dask recomputes them from their lineage on the other worker (and the one
-    its nanny restarts), and the audit is the single-process one."""
+    (the recoded chunks it held are lost, and the pass's arguments would be with them were they not on every worker),
+    or of the burst statistic (its actors' parts, scattered to one worker each, are lost: the client computes the
+    statistic itself from the links it holds). Dask recomputes the rest from its lineage on the other worker (and the
+    one its nanny restarts), and the audit is the single-process one."""
     from distributed import Client, LocalCluster, WorkerPlugin
 
     marker = str(tmp_path / "died")
@@ -138,3 +140,21 @@ def test_well_formed_scheduler_addresses_pass_the_option_check() -> None:
     for a in ("local", "tcp://10.0.0.5:8786", "tls://sched.example.org:8786", "tcp://[::1]:8786", "127.0.0.1:8786",
               "ws://h-1.x:1/"):
         assert _dask_address(click.Context(click.Command("x")), None, a) == a  # type: ignore[arg-type]
+
+
+def test_work_the_cluster_lost_for_good_is_a_clear_error(sharing_room: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """When Dask cannot compute something again (every worker holding it gone), the audit says so in one line, exit 2,
+    and writes nothing."""
+    from distributed.client import FutureCancelledError
+
+    import analyzer.audit.core as core
+
+    def lost(*a: object, **k: object) -> None:
+        raise FutureCancelledError("bieqi-signals-spread-x-1", reason="already forgotten")
+
+    monkeypatch.setattr(core, "run_audit", lost)
+    out = tmp_path / "o"
+    res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(out), "--samples", "1"])
+    assert res.exit_code == 2 and "the Dask cluster lost work it could not compute again" in res.output, res.output
+    assert not out.exists()

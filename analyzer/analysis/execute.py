@@ -287,6 +287,12 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {e}") from e
 
 
+def dask_lost(e: BaseException) -> bool:
+    """Whether ``e`` is Dask's way of saying work went with a worker and cannot be had again (a task cancelled as
+    forgotten, a scattered value lost, a task that killed its workers too often)."""
+    return type(e).__name__ in ("FutureCancelledError", "CancelledError", "KilledWorker")
+
+
 def close_client(client: Any) -> None:
     cluster = getattr(client, "_analyzer_cluster", None)
     client.close()

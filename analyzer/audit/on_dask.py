@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession
+from analyzer.analysis.execute import FOLLOWER, DaskSession, dask_lost
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import SignalOptions, ThinkStats
@@ -274,7 +274,8 @@ class DaskSignals(StreamedSignals):
 
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
-        shared = self.client.scatter([args], hash=False)[0]  # once, not once a task
+        # once, not once a task; on every worker, so that losing one loses no copy (scattered data has no lineage)
+        shared = self.client.scatter([args], broadcast=True, hash=False)[0]
         n = len(self.chunks)
         parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
         return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
@@ -300,10 +301,15 @@ class DaskSignals(StreamedSignals):
         parts = burst.by_actors(lk, BURST_PARTS * workers)
         if len(parts) < 2:
             return super()._burst(lk)
-        shared = self.client.scatter(parts, hash=False)  # once for both rounds
-        hot = set().union(*self.client.gather(self._map("burst-hot", burst.hot_actors, shared)))
-        habit_var = burst.room_habit_variance(lk, hot)
-        read = self.client.gather(self._map("burst", burst._burst, shared, [habit_var] * len(parts)))
+        shared = self.client.scatter(parts, hash=False)  # once for both rounds (a part on one worker: not copied)
+        try:
+            hot = set().union(*self.client.gather(self._map("burst-hot", burst.hot_actors, shared)))
+            habit_var = burst.room_habit_variance(lk, hot)
+            read = self.client.gather(self._map("burst", burst._burst, shared, [habit_var] * len(parts)))
+        except Exception as e:  # noqa: BLE001  # a worker lost with a part (scattered: no lineage to recompute it)
+            if not dask_lost(e):
+                raise
+            return super()._burst(lk)  # the same frame, here, from the links this process holds
         return burst.in_room_order(lk, read)
 
     def _prepare(self) -> None:

@@ -96,7 +96,7 @@ AUDIT_PREFORK = ("analyzer.audit.prewarm",)
 def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,
            samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None,
            execution: Any, max_line_bytes: int) -> None:
-    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import DaskUnavailable, Settings, dask_lost
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
@@ -124,6 +124,11 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
     except (StoreError, DaskUnavailable) as e:
         bar.close()
         fail("audit", str(e))
+    except Exception as e:
+        if not dask_lost(e):
+            raise
+        bar.close()
+        fail("audit", f"the Dask cluster lost work it could not compute again ({type(e).__name__}: {e}); run again")
     bar.close()  # messages below must not tear the bar
     exit_on_read_errors(result.problems)
     for p in result.problems[:20]:
