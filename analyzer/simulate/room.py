@@ -150,6 +150,13 @@ def _population(n: int, opts: Options, rng: np.random.Generator) -> tuple[list[P
     return [make_player(ids[i], levels[i], rng) for i in range(n)], pairs
 
 
+def _table_chance(players: int, presence: float) -> float:
+    """The chance that at least a table's worth of ``players`` is present in a round (each there with ``presence``)."""
+    from math import comb
+
+    return 1.0 - sum(comb(players, k) * presence**k * (1.0 - presence) ** (players - k) for k in range(SEATS))
+
+
 def _form_tables(n: int, pairs: list[Pair], opts: Options, rng: np.random.Generator) -> list[list[int]]:
     """Tables of 4 for one round: present players, bound pairs placed first, seats shuffled."""
     present = rng.random(n) < opts.presence
@@ -383,9 +390,9 @@ def simulate(*, hands: int, players: int, seed: int, **options: Any) -> Simulati
     opts.check(players)
     if hands < 0:
         raise ValueError("hands must be >= 0")
-    if opts.presence * players < SEATS:  # else rounds would seldom or never seat a table: the room would never end
-        raise ValueError(f"presence {opts.presence} of {players} players seats fewer than {SEATS} a round on average: "
-                         f"nobody would play; give at least {SEATS / players:.3g}")
+    if _table_chance(players, opts.presence) < 1e-3:  # else the room would take forever, or never end
+        raise ValueError(f"presence {opts.presence} of {players} players: fewer than one round in 1,000 would seat a "
+                         f"table of {SEATS}; give a larger presence")
     rng = np.random.default_rng(seed)
     people, pairs = _population(players, opts, rng)
     plan = _Plan(hands, players, pairs, opts, rng)  # rng: now past the schedule's draws
