@@ -70,11 +70,10 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
-            _listable(path)
-            for f in sorted(path.rglob("*")):
-                if f.name.endswith(LOG_SUFFIXES) and f.is_file():
+            for f in _logs_below(path):
+                if f.is_file():
                     add(str(f))
-                elif f.name.endswith(LOG_SUFFIXES) and f.is_symlink() and not f.exists():
+                elif f.is_symlink() and not f.exists():
                     raise InputError(f"{f}: a link that leads to no file (broken, or a loop of links)")
         elif path.exists():
             add(p)
@@ -85,14 +84,15 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def _listable(folder: Path) -> None:
-    """Raise :class:`InputError` when a folder below ``folder`` cannot be listed (``rglob`` would skip it without a
-    word, and the command would run on part of the input)."""
+def _logs_below(folder: Path) -> list[Path]:
+    """Every entry below ``folder`` named as a log, sorted (links to folders are not followed). A folder that cannot
+    be listed raises :class:`InputError` (``Path.rglob`` skips it without a word, and the command would run on part
+    of the input)."""
     def fail(e: OSError) -> None:
         raise InputError(f"{e.filename}: cannot list the folder: {e.strerror}")
 
-    for _ in os.walk(folder, onerror=fail):
-        pass
+    return sorted(Path(root) / n for root, _, names in os.walk(folder, onerror=fail)
+                  for n in names if n.endswith(LOG_SUFFIXES))
 
 
 def _open(path: str) -> IO[bytes]:

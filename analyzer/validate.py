@@ -525,13 +525,12 @@ def ignore_sigint() -> None:
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
                      keep_records: bool) -> Iterator[list[Checked]]:
-    import os
     from itertools import chain, islice
 
     parallel = jobs > 1 and not keep_records
     source = _batches(paths, max_line_bytes, batch_size, ranges=parallel)
     if parallel:  # never more workers than cores, nor than batches to check
-        jobs = min(jobs, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        jobs = min(jobs, usable_cores())
         head = list(islice(source, jobs))
         jobs = min(jobs, sum(not isinstance(b, Checked) for b in head))
         source = chain(head, source)
@@ -651,6 +650,13 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 if not keep_records:
                     item.record = None
             yield item
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def default_jobs(paths: list[str]) -> int:

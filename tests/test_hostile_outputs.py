@@ -500,7 +500,8 @@ def test_integers_beyond_what_the_kernels_hold_are_usage_errors(tmp_path: Path, 
 
 
 def test_jobs_never_start_more_processes_than_cores(tmp_path: Path) -> None:
-    from analyzer.commands.common import execution_for, usable_cores
+    from analyzer.commands.common import execution_for
+    from analyzer.validate import usable_cores
 
     assert execution_for([], 10_000, None).jobs == usable_cores()
     assert execution_for([], 10_000, "local").jobs == usable_cores()

@@ -80,6 +80,7 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
 
 
 def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: an empty (or blank) path is a usage error."""
     if value is not None and not value.strip():
         raise click.BadParameter("an empty path; give a file or folder name")
     return value
@@ -233,6 +234,8 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
     the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
     from analyzer.analysis.execute import DaskSession, Execution, default_jobs
 
+    from analyzer.validate import usable_cores
+
     if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
         jobs = min(jobs, usable_cores())
     if dask_address is not None:
@@ -240,13 +243,6 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
         session = DaskSession(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
         return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload, prefork=prefork)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def fail(command: str, message: str) -> NoReturn:
