@@ -121,10 +121,13 @@ import json, os, sys
 from analyzer.analysis.execute import DaskSession
 
 def facts():
+    import gc
+    from analyzer import collector
     from analyzer.audit import warm
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
         parent = f.read().replace(b"\\0", b" ").decode()
-    return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), parent]
+    settled = [collector.settled, gc.get_threshold()[0] == collector.YOUNG, gc.get_freeze_count() > 100_000]
+    return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), settled, parent]
 
 def intervals(dask_worker=None, dask_scheduler=None):
     server = dask_worker or dask_scheduler
@@ -149,7 +152,8 @@ if __name__ == "__main__":
 def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path: Path) -> None:
     """The LocalCluster's workers are forked from one forkserver (not spawned by the command, each importing
     everything again), which imported the preload and ran the prewarm module once: each worker's caches were made
-    in its parent, before the fork, and no worker warmed itself. A fresh process: the forkserver is one a process."""
+    in its parent, before the fork, and no worker warmed itself; the collector settled there too
+    (analyzer.collector). A fresh process: the forkserver is one a process."""
     import json
     import subprocess
 
@@ -161,8 +165,9 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     (p1, *first), (p2, *second) = seen["workers"]
     assert p1 == p2 != seen["me"]  # one parent, not the command
     assert "forkserver" in first[-1]
-    for warmed, by, over, _ in (first, second):
+    for warmed, by, over, settled, _ in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
+        assert settled == [True, True, True]  # and the collector settled there (analyzer.collector)
     # the cluster's periodic checks at execute.LOCAL_CONFIG's intervals (ms), in this process and in the forks; no
     # profiler on the workers
     every = seen["intervals"]

@@ -210,3 +210,37 @@ def test_decisions_without_information_give_the_whole_interval() -> None:
     ref[:, 0] = 0.0
     fit, _ = rate(losses, ref, np.zeros(50, np.int64), _refset(72))
     assert fit.lo <= 0.01 and fit.hi >= 10.0
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.4, 1.0])
+def test_the_skill_scale_curve_is_the_models_mean_expected_loss(weight: float) -> None:
+    """The tabulated curve (evaluated over the options only, a block of sensitivities at a time) is, point by
+    point, the mean over the reference decisions of the softmax model's expected yardstick loss, made one
+    sensitivity and one padded row at a time; options in any column, 1 to 13 of them."""
+    import math
+
+    from analyzer.analysis import skill
+
+    rng = np.random.default_rng(11)
+    loss = np.where(rng.random((300, 13)) < 0.35, rng.exponential(1.0, (300, 13)), np.inf)
+    loss[np.arange(300), rng.integers(0, 13, 300)] = rng.exponential(0.2, 300)  # at least one option a row
+    loss[0] = np.inf
+    loss[0, 12] = 0.5  # a single option, in the last column
+    ref = np.where(np.isfinite(loss), rng.exponential(1.0, (300, 13)), np.inf)
+    refset = Reference(loss, ref, "test")
+    logs, curve = skill._curve(refset, weight)
+    yard = (1 - weight) * np.where(np.isfinite(loss), loss, 0) + weight * np.where(np.isfinite(ref), ref, 0)
+    fin = np.isfinite(loss)
+    want = []
+    for v in logs[::37]:
+        e = []
+        for i in range(len(loss)):
+            z = -math.exp(v) * yard[i][fin[i]]
+            p = np.exp(z - z.max())
+            e.append(float((p / p.sum() * yard[i][fin[i]]).sum()))
+        want.append(np.mean(e))
+    assert np.allclose(curve[::37], np.minimum.accumulate(want), rtol=1e-12, atol=1e-15)
+    assert np.all(np.diff(curve) <= 0)  # decreasing in the sensitivity
+    empty = loss.copy()
+    empty[5] = np.inf  # a decision without options: the model is undefined there
+    assert np.isnan(skill._curve(Reference(empty, ref, "test"), weight)[1]).all()

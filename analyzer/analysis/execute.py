@@ -226,7 +226,8 @@ def start_forkserver(preload: Sequence[str]) -> bool:
 
     if not _forkserver_started:  # the environment once (setenv is not thread-safe: call it before starting threads)
         os.environ.update(_pre_spawn_environ())
-        multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", "numpy", "pandas", *preload])
+        multiprocessing.get_context("forkserver").set_forkserver_preload(
+            ["analyzer.relaxed_gc", "distributed", "numpy", "pandas", *preload])  # the collector relaxed first
         _forkserver_started = True
     forkserver.ensure_running()
     return True

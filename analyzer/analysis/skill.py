@@ -209,6 +209,8 @@ def simulate_choices(losses: np.ndarray, skill: float, seed: int) -> np.ndarray:
 REFERENCE_FILE = "skill_reference.npz"
 #: Points of the tabulated one-parameter curve (log-spaced sensitivities) the rating is read back on.
 _GRID = 400
+#: Sensitivities of the curve's grid evaluated at once (a block is _CURVE_BLOCK x the reference's options).
+_CURVE_BLOCK = 50
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: the curve cache keys on it
@@ -375,11 +377,26 @@ def _yardstick(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray
 @functools.lru_cache(maxsize=8)
 def _curve(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray]:
     """The one-parameter model's mean expected loss on the reference set (on the yardstick), on a
-    log grid of sensitivities: decreasing in the sensitivity."""
+    log grid of sensitivities: decreasing in the sensitivity.
+
+    The model at sensitivity s is a softmax of -s x yardstick over each decision's options; the grid is
+    evaluated a block of sensitivities at a time over the options alone (no padding: ~4 of 13 columns)."""
     fin, x, y = _padded(refset.loss, refset.ref)
     yard = (1.0 - weight) * x + weight * y
     logs = np.linspace(math.log(SKILL_MIN), math.log(SKILL_MAX), _GRID)
-    e = np.array([float(((_policy(fin, yard, y, math.exp(v), 0.0)[0]) * yard).sum(1).mean()) for v in logs])
+    counts = fin.sum(1)
+    if not counts.all():  # a decision without options: the softmax is undefined (nan), as every row's would be
+        return logs, np.full(_GRID, math.nan)
+    # the options row by row; shifted by their row's least (the softmax's max-shift): every exponent <= 0
+    least = np.where(fin, yard, np.inf).min(1)
+    v = yard[fin]
+    d = v - np.repeat(least, counts)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    e = np.empty(_GRID)
+    for lo in range(0, _GRID, _CURVE_BLOCK):
+        s = np.exp(logs[lo:lo + _CURVE_BLOCK])
+        w = np.exp(-s[:, None] * d[None, :])
+        e[lo:lo + len(s)] = (np.add.reduceat(w * v, starts, axis=1) / np.add.reduceat(w, starts, axis=1)).mean(1)
     return logs, np.minimum.accumulate(e)  # monotone against float noise at the flat ends
 
 

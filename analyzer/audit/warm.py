@@ -62,9 +62,49 @@ def warm_quietly() -> None:
         over.set()
 
 
+def warm_reasons() -> None:
+    """Load, in this process, the kernel the shown rows' reasons are scored with (``strategy.score``, as
+    :func:`analyzer.analysis.reasons.fill_reasons` does at the audit's end). Where the analysis runs on Dask
+    workers, the command's own process never loaded it, and its first reason waited ~0.75 s for numba (its first
+    kernel in that process) while every worker was idle."""
+    from analyzer.strategy import score
+    from analyzer.validate import generate_checked
+    from analyzer.variants.bieqi import DEFAULT_RULES, VARIANT, State
+
+    with resources.as_file(resources.files("analyzer") / "data" / WARMUP_FILE) as path:
+        rec = next(it.record for it in generate_checked([str(path)]) if it.ok)
+    deal = VARIANT.deal_masks(rec, [])
+    if deal is not None:
+        score(State(deal, rec.rules or DEFAULT_RULES))
+
+
+def warm_reasons_soon() -> threading.Thread:
+    """:func:`warm_reasons` in a thread of its own, its failure ignored (a cache only); join it before exiting.
+    While numba's modules import they hide the scipy modules not yet loaded from every thread (``analyzer.kernels``),
+    so an import of scipy in another thread meanwhile would fail: the modules it needs are imported here first, on
+    the calling thread, scipy's linear algebra among them (already imported by the audit: then nothing is hidden)."""
+    import scipy.linalg  # noqa: F401
+
+    import analyzer.strategy  # noqa: F401
+
+    def run() -> None:
+        try:
+            warm_reasons()
+        except Exception:  # noqa: BLE001  # the reasons load the kernel themselves, as before
+            pass
+
+    thread = threading.Thread(target=run, name="bieqi-warm-reasons", daemon=True)
+    thread.start()
+    return thread
+
+
 def dask_setup(worker: Any) -> None:
     """distributed's preload hook: warm the worker in a thread of its own (the worker takes tasks meanwhile), unless
     it was forked from a process warmed already (:mod:`analyzer.audit.prewarm`)."""
     if warmed:
         return
+    # scipy's linear algebra first, here: the warm-up imports numba, whose modules hide the scipy modules not yet
+    # loaded from every thread while they import (analyzer.kernels): a task importing scipy.stats meanwhile would fail
+    import scipy.linalg  # noqa: F401
+
     threading.Thread(target=warm_quietly, name="bieqi-warm", daemon=True).start()

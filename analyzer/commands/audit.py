@@ -96,6 +96,30 @@ AUDIT_PREFORK = ("analyzer.audit.prewarm",)
 def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,
            samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None,
            execution: Any, max_line_bytes: int) -> None:
+    """The audit, once its layers are imported: the collector settled, and with Dask the reasons' kernel loaded in
+    a thread while the workers analyse (started only now: numba's import hides scipy modules from other threads
+    while it runs, ``analyzer.kernels``, and scipy is imported by now)."""
+    import analyzer.audit.core  # noqa: F401  # the audit's layers (numba, scipy, pandas) before the collector settles
+    import analyzer.report.audit  # noqa: F401
+    from analyzer.collector import settle
+
+    settle()  # the imports are done: out of every collection from now on
+    warming = None
+    if execution.session is not None:  # the analysis runs on the Dask workers: the reasons' kernel loads meanwhile
+        from analyzer.audit.warm import warm_reasons_soon
+
+        warming = warm_reasons_soon()
+    try:
+        _audit_run(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
+                   store_path, execution, max_line_bytes)
+    finally:
+        if warming is not None:  # not left running into the interpreter's exit
+            warming.join()
+
+
+def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float,
+               min_hands: int, samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str,
+               store_path: str | None, execution: Any, max_line_bytes: int) -> None:
     from analyzer.analysis.execute import DaskUnavailable, Settings, dask_lost
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm

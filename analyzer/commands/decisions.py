@@ -105,11 +105,15 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from dataclasses import replace
 
+    from analyzer.analysis.decisions import analyse  # noqa: F401  # imported before the collector settles
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
+    from analyzer.collector import settle
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
     from analyzer.validate import Checked, generate_valid
+
+    settle()  # the imports are done: out of every collection from now on
 
     target = Path(out)
     files = resolve_paths(paths)

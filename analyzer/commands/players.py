@@ -75,6 +75,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
     from analyzer.analysis.execute import Settings
     from analyzer.analysis.players import MEANING, player_table
     from analyzer.analysis.store import looks_like_store, read_rows
+    from analyzer.collector import settle
+
+    settle()  # the imports are done: out of every collection from now on
 
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
