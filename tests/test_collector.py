@@ -42,8 +42,8 @@ def test_settle_collects_then_freezes_and_collects_the_young_less_often(fresh_co
 
 
 def test_the_commands_settle_after_their_imports() -> None:
-    """players (as audit and decisions) settles the collector in their own process (a fresh one: the tests' process
-    settled long ago), and what they compute is the same."""
+    """players (as audit and decisions) settles the collector in its own process, once its imports are done (a
+    fresh process: the tests' own settled long ago): the thresholds relaxed and the imports' objects frozen."""
     code = (
         "import gc, sys\n"
         "from click.testing import CliRunner\n"

@@ -28,6 +28,14 @@ warmed_by: int | None = None
 over = threading.Event()
 
 
+def _warmup_items() -> list[Any]:
+    """The shipped warm-up hands, checked (the valid ones)."""
+    from analyzer.validate import generate_checked
+
+    with resources.as_file(resources.files("analyzer") / "data" / WARMUP_FILE) as path:
+        return [it for it in generate_checked([str(path)]) if it.ok]
+
+
 def warm() -> None:
     """Analyse the shipped hands at the default settings and run the audit's per-batch and per-player steps on them."""
     global warmed, warmed_by
@@ -38,10 +46,7 @@ def warm() -> None:
     from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
     from analyzer.audit.signals import ThinkStats
     from analyzer.audit.stream import build_chunk
-    from analyzer.validate import generate_checked
-
-    with resources.as_file(resources.files("analyzer") / "data" / WARMUP_FILE) as path:
-        items = [it for it in generate_checked([str(path)]) if it.ok]
+    items = _warmup_items()
     rows = analyse(items)  # the defaults every command uses (docs/analysis.md)
     build_chunk(rows)  # the pair signals' chunk of a batch (audit.on_dask: next to the batch's rows)
     ThinkStats().add_decisions(rows)
@@ -68,11 +73,9 @@ def warm_reasons() -> None:
     workers, the command's own process never loaded it, and its first reason waited ~0.75 s for numba (its first
     kernel in that process) while every worker was idle."""
     from analyzer.strategy import score
-    from analyzer.validate import generate_checked
     from analyzer.variants.bieqi import DEFAULT_RULES, VARIANT, State
 
-    with resources.as_file(resources.files("analyzer") / "data" / WARMUP_FILE) as path:
-        rec = next(it.record for it in generate_checked([str(path)]) if it.ok)
+    rec = _warmup_items()[0].record
     deal = VARIANT.deal_masks(rec, [])
     if deal is not None:
         score(State(deal, rec.rules or DEFAULT_RULES))

@@ -105,7 +105,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from dataclasses import replace
 
-    from analyzer.analysis.decisions import analyse  # noqa: F401  # imported before the collector settles
+    import analyzer.analysis.decisions  # noqa: F401  # the analysis (numba, pandas) before the collector settles
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.collector import settle
