@@ -58,17 +58,20 @@ def test_the_commands_settle_after_their_imports() -> None:
 
 
 def test_warm_reasons_loads_the_reasons_kernel() -> None:
-    """In a fresh process: the kernel strategy.score runs is not loaded, then is; scipy's chain that numba's imports
+    """In a fresh process: the kernel strategy.score runs is not loaded, then is (and scikit-learn's robust
+    regression is imported); scipy's chain that numba's imports
     would hide from other threads is imported before the thread starts (the audit's main thread imports scipy)."""
     code = (
         "from analyzer.kernels.features import score_options\n"
         "assert not score_options.overloads\n"
         "import sys\n"
+        "assert 'sklearn.linear_model' not in sys.modules\n"
         "from analyzer.audit.warm import warm_reasons_soon\n"
         "thread = warm_reasons_soon()\n"
         # numba's modules hide the scipy modules not loaded yet from every thread while they import: none is left
         "assert 'scipy.linalg.cython_blas' in sys.modules\n"
         "thread.join()\n"
         "assert score_options.overloads\n"
+        "assert 'sklearn.linear_model' in sys.modules  # the player table's robust fit, imported meanwhile too\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300)
