@@ -8,6 +8,8 @@ are explained against the published JSON Schema.
 from __future__ import annotations
 
 import gc
+import itertools
+import re
 from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -129,6 +131,8 @@ def _short(value: Any, limit: int = 60) -> str:
     """A value shown in a message, cut to ``limit`` characters (any value: deep, huge ints, anything)."""
     if isinstance(value, str):
         text = repr(value)
+    elif isinstance(value, float):  # inf from 1e400 as "inf", not orjson's null
+        text = repr(value)
     else:
         try:
             text = orjson.dumps(value).decode()
@@ -156,6 +160,8 @@ def _bounded_repr(value: Any, budget: int, depth: int = 0) -> str:
                 break
         return "{" + ",".join(parts) + "}"
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        if value.bit_length() <= 200:  # up to ~60 digits: as written
+            return str(value)
         return f"<an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'thousands of'} digits>"
     return repr(value)[:budget]
 
@@ -210,7 +216,10 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
     try:
         obj = orjson.loads(data)
-        dups = duplicate_keys(data)  # a line on the slow path already: exactness over speed
+        try:  # a line on the slow path already: exactness over speed (ints beyond 64 bits as written, repeated keys)
+            obj, dups = load_strict(data)
+        except (ValueError, RecursionError):
+            dups = []
     except (orjson.JSONDecodeError, RecursionError) as e:
         # orjson refuses numbers beyond 64 bits; the standard library reads them, so a seat of 10**400 is
         # called out of range (bad-type), not "not JSON". Only then: it costs more than all the rest.
@@ -254,28 +263,34 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
     problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object; "
                                        f"readers disagree on which value counts") for k in dups]
-    errors = sorted(_validator(variant).iter_errors(obj), key=lambda e: [str(x) for x in e.absolute_path])
+    # the schema's errors, at most MAX_SCHEMA_ERRORS of them (a line of 500,000 bad items would otherwise cost seconds
+    # and gigabytes before the first 20 are said), in the line's order (array places as numbers: move 2 before 10)
+    found = list(itertools.islice(_validator(variant).iter_errors(obj), MAX_SCHEMA_ERRORS + 1))
+    more = len(found) > MAX_SCHEMA_ERRORS
+    errors = sorted(found[:MAX_SCHEMA_ERRORS], key=lambda e: _path_key(e.absolute_path))
     said: set[tuple[str, tuple[Any, ...]]] = set()
-    for err in errors:
-        if err.validator in ("anyOf", "oneOf") and err.context:  # optional fields: say what the value broke
-            from jsonschema.exceptions import best_match
-
-            err = best_match(e for e in err.context if e.validator != "type" or e.validator_value != "null")
-        path = list(err.absolute_path)
-        code = _schema_code(err)
-        if code == "bad-card" and (code, tuple(path)) in said:  # a code too short and of no card: say it once
-            continue
-        said.add((code, tuple(path)))
-        if code == "missing-field":
-            missing = err.message.split("'")[1] if "'" in err.message else err.message
-            msg = f"{_where(path)} lacks the required field {missing!r}"
-        elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
-            msg = f"{_where(path)}: {_message(err.message)}"
+    for n, err in enumerate(errors, 1):
+        err = _chosen(err)
+        if isinstance(err, Problem):  # the discriminator names no branch: the value that picks it is wrong
+            problems.append(_placed(problem, err))
         else:
-            msg = f"{_where(path)} is {_short(err.instance)}: {_message(err.message)}"
-        problems.append(problem(code, msg, path))
+            path = list(err.absolute_path)
+            code = _schema_code(err)
+            if code == "bad-card" and (code, tuple(path)) in said:  # a code too short and of no card: say it once
+                continue
+            said.add((code, tuple(path)))
+            if code == "missing-field":
+                missing = err.message.split("'")[1] if "'" in err.message else err.message
+                msg = f"{_where(path)} lacks the required field {missing!r}"
+            elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
+                msg = f"{_where(path)}: {_message(err.message)}"
+            else:
+                msg = f"{_where(path)} is {_short(err.instance)}: {_message(err.message)}"
+            problems.append(problem(code, msg, path))
         if len(problems) >= MAX_SHAPE_PROBLEMS:
-            problems.append(problem("bad-type", f"... and {len(errors) - len(problems) + 1} more shape problems"))
+            rest = len(errors) - n
+            if rest or more:
+                problems.append(problem("bad-type", f"... and {'at least ' if more else ''}{rest} more shape problems"))
             break
     started = obj.get("started_at")
     if isinstance(started, str) and not any(p.code == "bad-time" for p in problems):
@@ -285,9 +300,89 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
                 raise ValueError("no UTC offset")
         except ValueError as e:
             problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({e})"))
-    if not problems:  # the schema accepts what the reader refused: say what the reader said
-        problems.append(problem("bad-type", f"the record does not decode: {error}"))
+    if not problems:  # the schema accepts what the reader refused (1.0 for an int...): say what the reader said
+        problems.append(_reader_problem(problem, obj, error))
     return hand_id, problems
+
+
+#: Schema errors a bad line is explained from, at most (the first MAX_SHAPE_PROBLEMS are said, the rest counted).
+MAX_SCHEMA_ERRORS = 200
+
+#: Where the record reader (msgspec) says it stopped: "... - at `$.actions[1].seat`".
+_READER_AT = re.compile(r"^(?P<why>.*?)(?: - at `(?P<at>\$[^`]*)`)?$", re.S)
+_READER_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _path_key(path: Iterable[Any]) -> list[tuple[int, int, str]]:
+    """A schema error's place as a sort key: array places as numbers (2 before 10), names as text."""
+    return [(0, x, "") if isinstance(x, int) else (1, 0, str(x)) for x in path]
+
+
+def _chosen(err: Any) -> Any:
+    """The error that says what a value broke, for an error of a choice (``anyOf``/``oneOf``: an optional field, an
+    action of one of several kinds): the branch the object's discriminator names (``kind`` of a borrow action), else
+    the best match among the branches that are not "null"; repeated down nested choices. A :class:`Problem` when the
+    discriminator's value names no branch."""
+    from jsonschema.exceptions import best_match
+
+    while err.validator in ("anyOf", "oneOf") and err.context:
+        context = list(err.context)
+        picked = _by_discriminator(err, context)
+        if isinstance(picked, Problem):
+            return picked
+        if picked is None:
+            picked = [e for e in context if e.validator != "type" or e.validator_value != "null"] or context
+        err = best_match(picked)
+    return err
+
+
+def _by_discriminator(err: Any, context: list[Any]) -> list[Any] | Problem | None:
+    """The choice's errors in the branch its discriminator picks (OpenAPI's ``discriminator``: ``propertyName`` and
+    a ``mapping`` of values to branches), None when it has none or the object is not one."""
+    disc = err.schema.get("discriminator") if isinstance(err.schema, dict) else None
+    if not isinstance(disc, dict) or not isinstance(err.instance, dict):
+        return None
+    name, mapping = disc.get("propertyName"), disc.get("mapping") or {}
+    path = list(err.absolute_path)
+    if name not in err.instance:
+        return Problem("missing-field", f"{_where(path)} lacks the required field {name!r}")
+    value = err.instance[name]
+    target = mapping.get(value) if isinstance(value, str) else None
+    if target is None:
+        known = ", ".join(repr(k) for k in sorted(mapping))
+        return Problem("bad-type", f"{_where([*path, name])} is {_short(value)}: expected one of {known}")
+    branches = [i for i, sub in enumerate(err.validator_value) if isinstance(sub, dict) and sub.get("$ref") == target]
+    return [e for e in context if e.relative_schema_path and e.relative_schema_path[0] in branches] or None
+
+
+def _placed(problem: Callable[..., Problem], p: Problem) -> Problem:
+    """``p`` (made without its place) with the hand, action, seat and player of the path its message starts with."""
+    m = re.match(r"\$\S*", p.message)
+    path = _reader_path(m[0]) if m else []
+    return problem(p.code, p.message, path)
+
+
+def _reader_path(at: str) -> list[Any]:
+    """``$.actions[1].seat`` as ``["actions", 1, "seat"]``."""
+    return [int(i) if i else name for name, i in _READER_STEP.findall(at)]
+
+
+def _reader_problem(problem: Callable[..., Problem], obj: dict[str, Any], error: Exception | None) -> Problem:
+    """The record reader's refusal of a line the schema accepts, placed where the reader stopped (a float where an
+    int belongs, which JSON Schema counts as an integer; a time the reader does not take)."""
+    m = _READER_AT.match(str(error))
+    if m is None or not m["at"]:
+        return problem("bad-type", f"the record does not decode: {error}")
+    path = _reader_path(m["at"])
+    value: Any = obj
+    for step in path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            value = None
+            break
+    code = "bad-time" if path[:1] == ["started_at"] else "bad-type"
+    return problem(code, f"{_where(path)} is {_short(value)}: {_message(m['why'])}", path)
 
 
 # --------------------------------------------------------------------------- the stream
