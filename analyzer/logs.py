@@ -17,11 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
 from analyzer.variants import registry
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 LOG_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -47,8 +50,9 @@ class InputError(Exception):
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files as given, folders as every ``*.jsonl`` / ``*.jsonl.gz`` below them (sorted), ``-`` as stdin.
 
-    A file named twice (directly, through a folder, or by a link) is read once: its hands are not
-    duplicates of themselves. Links to folders are not followed (no loops)."""
+    A file named twice (directly, through a folder, by a link, or as ``-`` with standard input
+    redirected from it) is read once: its hands are not duplicates of themselves. Links to folders are
+    not followed (no loops)."""
     out: list[str] = []
     seen: set[tuple[int, int]] = set()
 
@@ -65,7 +69,13 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
     for p in paths:
         if p == "-":
-            if p not in out:
+            if p in out:
+                continue
+            key = _stdin_file()
+            if key is None:  # a pipe, a terminal or none: nothing else can be the same file
+                out.append(p)
+            elif key not in seen:
+                seen.add(key)
                 out.append(p)
             continue
         path = Path(p)
@@ -82,6 +92,15 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
         else:
             raise InputError(f"{p}: no such file or folder")
     return out
+
+
+def _stdin_file() -> tuple[int, int] | None:
+    """(device, inode) of standard input when it is a regular file (``< log.jsonl``), else None."""
+    try:
+        st = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # no standard input, or one that is not a file descriptor
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 def _logs_below(folder: Path) -> list[Path]:
@@ -320,6 +339,37 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, inputs: Ite
     """Write a whole file or nothing (temp file + rename; a device or pipe directly)."""
     with open_output(path, inputs=inputs) as f:
         f.write(data)
+
+
+#: How a spreadsheet cell starts when it is read as a formula (OWASP's list: = + - @ tab and carriage return), and
+#: the apostrophe itself, so that one leading apostrophe can always be taken off again to get the text back.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_text(frame: pd.DataFrame, **options: Any) -> str:
+    """``frame.to_csv(index=False, **options)``, the one way this tool writes a CSV: a text cell that starts
+    like a formula (:data:`FORMULA_STARTS`; a player id is the logs' text) gets an apostrophe in front, as OWASP
+    recommends, so a spreadsheet shows it instead of running it. Numeric and bool columns are left alone (a negative
+    score stays a number); the frame itself is not changed. A text holding a carriage return makes the file's lines
+    end in CR LF (as RFC 4180 has them): Python's csv module quotes a field with a CR only when the line ending has
+    one, and an unquoted CR splits the row for most readers."""
+    out = frame
+    for name in frame.columns:
+        col = frame[name]
+        if col.dtype.kind in "biufcmM":  # numbers, bools, times: written as numbers
+            continue
+        try:
+            starts = col.str.startswith(FORMULA_STARTS, na=False)
+        except AttributeError:  # an object column without a string in it
+            continue
+        if "lineterminator" not in options and col.str.contains("\r", regex=False, na=False).any():
+            options["lineterminator"] = "\r\n"
+        if starts.any():
+            if out is frame:
+                out = frame.copy(deep=False)
+            values = col.astype(object)
+            out[name] = values.where(~starts, "'" + values[starts].astype(str))
+    return out.to_csv(index=False, **options)
 
 
 class OutputSet:

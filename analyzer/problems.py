@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any
 
 #: Every problem code the validator emits, with what it means. The README's table is checked
@@ -27,7 +30,7 @@ CODES: dict[str, str] = {
     "bad-time": "`started_at` is not an RFC 3339 time",
     "bad-rules": "`rules` names an unknown option or an invalid value",
     # the hand itself
-    "bad-players": "not 4 distinct non-empty player ids",
+    "bad-players": "not 4 distinct non-empty player ids (two that look alike once normalised count as the same)",
     "bad-deal": "the deal is not the variant's cards, dealt in the right counts",
     "duplicate-hand-id": "the hand id was already used earlier in the input",
     "first-action": "the first action is not the 7 of spades played by its holder",
@@ -97,15 +100,85 @@ class Problem:
         return printable(f"{where}: {ctx + ': ' if ctx else ''}[{self.code}] {self.message}")
 
 
-#: Characters a terminal acts on or hides: C0/C1 controls and DEL (CR, ESC sequences, BEL, newline) and
-#: the invisible format characters that reorder or hide text (bidi overrides and isolates, zero-width).
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f"
-                     "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]")
+#: Characters Python counts as printable that still show nothing or change nothing a reader sees: the combining
+#: grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other variation selectors, the Braille blank.
+_BLANK = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+                    "\U000e0100-\U000e01ef]")
+
+
+class _Escapes(dict[int, str]):
+    """``str.translate``'s table for :func:`printable`, filled as characters come (one Python call a distinct
+    character, then C speed: an id of a million hidden characters is escaped in milliseconds, not seconds)."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        if ch.isprintable() and _BLANK.match(ch) is None:
+            shown = ch
+        else:
+            shown = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+        if len(self) >= 1 << 16:  # bounded: a text of every code point must not keep a table of them all
+            self.clear()
+        self[code] = shown
+        return shown
+
+
+_ESCAPES = _Escapes()
 
 
 def printable(text: str) -> str:
-    """``text`` with every control or invisible character escaped (``\\x1b``, ``\\u202e``): data from a
-    log can then neither forge lines, move the cursor, retitle the terminal, nor reorder what follows."""
-    if _HIDDEN.search(text) is None:
+    """``text`` with every control or invisible character escaped (``\\x1b``, ``\\u202e``, ``\\U000e0041``): data
+    from a log can then neither forge lines, move the cursor, retitle the terminal, reorder what follows, nor
+    hide a character. Escaped is what Unicode calls other or separator (``str.isprintable``: controls, format
+    characters such as the soft hyphen, zero-width and bidi controls and tag characters, private-use,
+    surrogate and unassigned code points, line and paragraph separators, spaces other than the ASCII space)
+    and the few blank marks of :data:`_BLANK`."""
+    if text.isprintable() and (text.isascii() or _BLANK.search(text) is None):
         return text
-    return _HIDDEN.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+    return text.translate(_ESCAPES)
+
+
+#: Ids longer than this are not kept in :func:`id_key`'s cache (a log's ids could be up to a line long each).
+_KEY_CACHED = 64
+
+
+def id_key(text: str) -> str:
+    """What a person could tell of an id: NFKC (compatibility forms, NFC against NFD), case folded, without its
+    format and blank characters (zero-width, soft hyphen, tags, variation selectors) and without leading or
+    trailing whitespace. Two ids with one key look alike."""
+    return _cached_key(text) if len(text) <= _KEY_CACHED else _key(text)
+
+
+def _key(text: str) -> str:
+    if text.isascii():  # NFKC changes no ASCII, and ASCII has no format character
+        return text.strip().lower()
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    # format characters (Unicode's category Cf: soft hyphen, zero-width and bidi controls, tags...) as this Python's
+    # Unicode knows them, asked a character at a time (a written list would fall behind a newer Unicode)
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf" and _BLANK.match(ch) is None).strip()
+
+
+_cached_key = lru_cache(maxsize=4096)(_key)  # a room's ids come back hand after hand
+
+
+def lookalike_ids(ids: Sequence[str]) -> tuple[int, int] | None:
+    """The first two positions (i < j) of ``ids`` that hold the same id or two that look alike
+    (:func:`id_key`), or None when a person can tell every id apart."""
+    keys = [id_key(x) for x in ids]
+    if len(set(keys)) == len(keys):
+        return None
+    first: dict[str, int] = {}
+    for j, k in enumerate(keys):
+        if k in first:
+            return first[k], j
+        first[k] = j
+    return None  # not reached: two keys are equal
+
+
+def quote_ids(a: str, b: str) -> tuple[str, str]:
+    """Two ids for a message, quoted so a reader sees how they differ: escaped as :func:`printable` does, or,
+    when that shows them the same (``café`` composed and decomposed), with every non-ASCII character as its
+    code point."""
+    qa, qb = f"'{printable(a)}'", f"'{printable(b)}'"
+    if unicodedata.normalize("NFC", qa) == unicodedata.normalize("NFC", qb):  # canonically equivalent: drawn alike
+        qa, qb = (f"'{x.encode('ascii', 'backslashreplace').decode()}'" for x in (a, b))
+    return qa, qb

@@ -1,6 +1,7 @@
 """Simulator speed on one core: heuristic rooms (records produced, and written as .jsonl.gz), the
 compiled kernel alone, and the search player. Prints hands/s, and the search player's strength
-(``--strength``: its mean score a hand against three temperature-1 players, docs/simulate.md)."""
+(``--strength``: its mean score a hand against three temperature-1 players, docs/simulate.md). ``--crowd 10000
+100000``: only the time of a few hands in rooms of that many players (each round forms every table first)."""
 
 from __future__ import annotations
 
@@ -42,9 +43,17 @@ def main() -> None:
     ap.add_argument("--strength", action="store_true", help="only the search player's strength")
     ap.add_argument("--hands", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--crowd", type=int, nargs="*", metavar="PLAYERS",
+                    help="only rooms of this many players, 3 hands each (the tables' forming dominates)")
     args = ap.parse_args()
     if args.strength:
         strength(args.hands, 16, args.seed)
+        return
+    if args.crowd:
+        for players in args.crowd:
+            t = time.perf_counter()
+            list(simulate(hands=3, players=players, seed=args.seed).records)
+            print(f"{players:>9,} players, 3 hands: {time.perf_counter() - t:6.2f} s")
         return
     list(simulate(hands=600, players=16, seed=0, skill_mix="casual:0.5,expert:0.5").records)  # compile (cached)
 

@@ -188,3 +188,86 @@ def test_gz_with_trailing_garbage_and_concatenated_members(tmp_path: Path) -> No
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
     assert validate([str(empty)]).hands == 0
+
+
+LOOKALIKES = {  # seat 0 and seat 1 of one table, each pair the same once normalised
+    "nfc-nfd": ("caf\u00e9", "cafe\u0301"),
+    "case": ("alice", "ALICE"),
+    "trailing-space": ("alice", "alice "),
+    "leading-nbsp": ("bob", "\u00a0bob"),
+    "zero-width": ("carol", "car\u200bol"),
+    "soft-hyphen": ("dave", "da\u00adve"),
+    "tag-character": ("erin", "erin\U000e0041"),
+    "fullwidth": ("frank", "\uff46\uff52\uff41\uff4e\uff4b"),
+    "case-and-nfd": ("\u00c9lodie", "e\u0301LODIE"),
+}
+
+
+@pytest.mark.parametrize("ids", LOOKALIKES.values(), ids=LOOKALIKES.keys())
+def test_player_ids_that_look_alike_are_bad_players(ids: tuple[str, str]) -> None:
+    o = legal_obj(16)
+    o["players"][:2] = ids
+    [item] = check_lines([Line("f.jsonl", 1, orjson.dumps(o))])
+    [p] = item.check.problems
+    assert p.code == "bad-players" and "look alike" in p.message and "seats 0 and 1" in p.message, p.message
+    shown = p.format()
+    a, b = (shown.split("player ids ")[1].split(" (seats")[0]).split(" and ")
+    assert a != b, shown  # the reader sees how the two differ (escaped, or as code points)
+    assert not any(c in shown for c in "\u200b\u00ad\U000e0041\u00a0"), shown
+
+
+@pytest.mark.parametrize("players", [["alice", "bob", "carol", "dave"], ["北风", "南风", "東風", "西风"],
+                                     ["p1", "p11", "p1x", "q1"], ["café", "cafe", "Zoë", "Zoe"], ["a b", "ab", "a_b", "a-b"]])
+def test_distinct_player_ids_still_pass(players: list[str]) -> None:
+    o = legal_obj(17)
+    o["players"] = players
+    assert _codes(o) == []
+
+
+def test_look_alike_ids_are_caught_in_a_batch_for_the_compiled_path_too(tmp_path: Path) -> None:
+    """A file of 70 hands goes through the compiled check (64 or more), which must send the look-alike hand
+    through the explaining path rather than pass it."""
+    objs = [legal_obj(100 + s, f"b{s}") for s in range(70)]
+    objs[40]["players"][2] = objs[40]["players"][0].upper()  # "P1" beside "p1"
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    s = validate([str(log)])
+    assert (s.hands, s.valid_hands) == (70, 69)
+    assert [(p.code, p.hand_id, p.line) for p in s.problems] == [("bad-players", "b40", 41)]
+
+
+@pytest.mark.parametrize("name", ["bieqi", "bieqi-borrow", "xinyang-heiqi"])
+def test_every_variant_reports_look_alike_players(name: str) -> None:
+    import random
+
+    import msgspec
+
+    from analyzer.variants import registry
+
+    game = registry()[name]
+    deal = game.random_deal(3)
+    state = game.new_initial_state(deal)
+    rng = random.Random(3)
+    while not state.is_terminal():
+        state.push(rng.choice(state.legal_actions()))
+    good = game.make_record(state, deal, hand_id="v", players=["ann", "bo", "cy", "di"])
+    assert not [p for p in game.check(good).problems if p.code == "bad-players"]
+    bad = msgspec.structs.replace(good, players=["ann", "bo", "Ann", "di"])
+    [p] = [p for p in game.check(bad).problems if p.code == "bad-players"]
+    assert p.message == "player ids 'ann' and 'Ann' (seats 0 and 2) look alike (the same once normalised)"
+
+
+def test_the_invisible_characters_of_ids_cover_every_format_character() -> None:
+    """``id_key`` drops every format character (Unicode's category Cf, as this Python's Unicode has it) and the blank
+    marks: an id with one of them added looks like the id without it."""
+    import sys
+    import unicodedata
+
+    from analyzer.problems import id_key
+
+    kept = [f"U+{c:04X}" for c in range(0x80, sys.maxunicode + 1)
+            if unicodedata.category(chr(c)) == "Cf" and id_key("ab" + chr(c)) != "ab"]
+    assert kept == [], f"format characters id_key keeps: {kept}"
+    assert id_key("a\u034fb\ufe0f") == "ab" and id_key("a\u00e9") != "ae"  # blank marks go, letters stay
+    long_id = "\u00e9" * 5000
+    assert id_key(long_id + "\u200b ") == id_key("E\u0301" * 5000) == long_id  # not cached, the same key

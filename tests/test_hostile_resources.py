@@ -136,6 +136,46 @@ def test_printable_escapes_and_keeps_ordinary_text() -> None:
     assert "\n" not in p.format() and "\r" not in p.format()
 
 
+@pytest.mark.parametrize(("text", "shown"), [
+    ("sample-plain\U000e0020\U000e0061\U000e0062\u00ad", "sample-plain\\U000e0020\\U000e0061\\U000e0062\\xad"),
+    ("alice\U000e0041", "alice\\U000e0041"),  # a tag character
+    ("a\u034fb", "a\\u034fb"),  # the combining grapheme joiner
+    ("x\u2800y\u3164z", "x\\u2800y\\u3164z"),  # blank marks Python counts as printable
+    ("p\ue000q\U000f0000", "p\\ue000q\\U000f0000"),  # private use
+    ("u\U000e0080v", "u\\U000e0080v"),  # unassigned
+    ("s\udc80t", "s\\udc80t"),  # a lone surrogate
+    ("no\u00a0break\u3000wide", "no\\xa0break\\u3000wide"),  # spaces that are not the ASCII one
+    ("\u2066x\u2069\u200d", "\\u2066x\\u2069\\u200d"),
+])
+def test_printable_escapes_every_format_and_invisible_character(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    assert printable(shown) == shown  # what it shows is plain ASCII
+
+
+def test_printable_keeps_visible_text_of_any_script() -> None:
+    for text in ("北风 p06 ♠ 10♥", "café cafe\u0301 Zoë", "Ελληνικά русский עברית", "😀 👍🏽", "plain ascii ~!@#$%^&*()"):
+        assert printable(text) == text
+
+
+def test_text_output_of_the_probe_case_shows_every_hidden_character(tmp_path: Path) -> None:
+    """A hand id ending in tag characters and a soft hyphen, a player id ending in a tag character: the line reads
+    differently from ``hand sample-plain`` and ``alice``."""
+    o = legal_obj(3, "sample-plain\U000e0020\U000e0061\U000e0062\u00ad")
+    o["players"][0] = "alice\U000e0041"
+    o["actions"] = o["actions"][:10]
+    r = CliRunner().invoke(cli, ["validate", str(_log(tmp_path, [o]))])
+    assert r.exit_code == 1
+    assert "hand sample-plain\\U000e0020\\U000e0061\\U000e0062\\xad" in r.output, r.output
+    assert not any(0xE0000 <= ord(c) <= 0xE007F or c == "\u00ad" for c in r.output)
+
+
+def test_html_text_shows_soft_hyphens_joiners_and_tag_characters() -> None:
+    from analyzer.report.common import json_for_script, visible_text
+
+    assert visible_text("al\u00adice\u034f\U000e0041") == "al\u2039U+00AD\u203aice\u2039U+034F\u203a\u2039U+E0041\u203a"
+    assert "\U000e0041" not in json_for_script({"player": "alice\U000e0041"})
+
+
 def test_html_pages_isolate_ids_and_show_hidden_characters(tmp_path: Path) -> None:
     objs = [legal_obj(s, f"h{s}") for s in range(2)]
     for o in objs:

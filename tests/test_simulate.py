@@ -199,3 +199,61 @@ def test_noisy_search_players_play_legal_reproducible_hands() -> None:
     assert len(one.records) == 8
     assert [VARIANT.actions_of(r) for r in one.records] == [VARIANT.actions_of(r) for r in two.records]
     assert all(VARIANT.check(r).ok for r in one.records)
+
+
+def _first_fit_by_scanning(units: list[list[int]]) -> list[list[int]]:
+    """The packing as it was (each unit into the first table with room, found by scanning every table): the
+    reference ``first_fit`` must agree with, so every seeded room keeps its bytes."""
+    tables: list[list[int]] = []
+    for u in units:
+        for t in tables:
+            if len(t) + len(u) <= 4:
+                t.extend(u)
+                break
+        else:
+            tables.append(list(u))
+    return tables
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("size", [0, 1, 7, 60, 1500])
+@pytest.mark.parametrize("pair_share", [0.0, 0.3, 1.0])
+def test_first_fit_packs_as_scanning_every_table_did(seed: int, size: int, pair_share: float) -> None:
+    from analyzer.simulate.room import first_fit
+
+    rng = np.random.default_rng([seed, size])
+    units, k = [], 0
+    for _ in range(size):
+        n = 2 if rng.random() < pair_share else 1
+        units.append(list(range(k, k + n)))
+        k += n
+    order = rng.permutation(len(units))  # pairs and singles mixed (the room puts the pairs first)
+    mixed = [units[i] for i in order]
+    for case in (units, mixed):
+        assert first_fit(case) == _first_fit_by_scanning(case)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tables_of_a_round_are_the_same_draw_for_draw(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round's tables with pairs bound together and players absent: the same tables, and the generator left
+    in the same state, as with the scanning packing."""
+    from analyzer.simulate import room as room_mod
+
+    opts = room_mod.Options(colluders=5, friends=6, presence=0.7)
+    pairs = room_mod._population(41, opts, np.random.default_rng(seed))[1]
+    rng = np.random.default_rng(100 + seed)
+    got = [room_mod._form_tables(41, pairs, opts, rng) for _ in range(5)]
+    state = rng.bit_generator.state
+    monkeypatch.setattr(room_mod, "first_fit", _first_fit_by_scanning)
+    rng = np.random.default_rng(100 + seed)
+    assert got == [room_mod._form_tables(41, pairs, opts, rng) for _ in range(5)]
+    assert rng.bit_generator.state == state
+    assert any(len(t) for t in got) and all(len(s) == 4 for t in got for s in t)
+
+
+@pytest.mark.parametrize("name", ["players", "seed", "hands"])
+def test_the_commands_own_options_are_not_simulator_options(tmp_path: Path, name: str) -> None:
+    res = CliRunner().invoke(cli, ["simulate", "--hands", "5", "--out", str(tmp_path / "x.jsonl"), "--option",
+                                   f"{name}=5"])
+    assert res.exit_code == 2 and f"use the command's own --{name} option" in res.output, res.output
+    assert "multiple values" not in res.output and not (tmp_path / "x.jsonl").exists()

@@ -124,7 +124,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
-    from analyzer.logs import OutputSet, atomic_write_bytes
+    from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
     from analyzer.progress import Progress, count_lines
 
     outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
@@ -167,9 +167,9 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
         atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
         pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
-        atomic_write_bytes(tmp / "pairs.csv",
-                           result.pairs[pair_cols].to_csv(index=False, float_format="%.6g").encode())
-        atomic_write_bytes(tmp / "players.csv", result.players.to_csv(index=False, float_format="%.6g").encode())
+        # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
+        atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
+        atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
         _report(tmp, audit, result, files, lang, max_line_bytes)
     bar.close()
     from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line

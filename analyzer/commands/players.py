@@ -116,7 +116,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
     except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
         raise click.UsageError(f"not decision rows written by `analyzer decisions`: {e}") from e
     if fmt == "csv":
-        text = table.to_csv(index=False)
+        from analyzer.logs import csv_text  # ids that start like a formula get an apostrophe
+
+        text = csv_text(table)
     elif fmt == "json":
         text = table.to_json(orient="records", indent=2) + "\n"
     elif table.empty:

@@ -26,6 +26,10 @@ ROOM_DEFAULTS = {"colluders": 1, "style": "share", "share": 0.7, "strength": 1.0
                  "friend_skill": "novice", "colluder_skill": "regular", "run_length": 30.0}
 
 
+#: Simulator arguments the command passes from options of its own (not through --option).
+OWN_OPTIONS = ("hands", "players", "seed")
+
+
 def _default(name: str) -> str:
     return f"[default for bieqi: {ROOM_DEFAULTS[name]}]"
 
@@ -72,7 +76,10 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise click.UsageError(f"--option {item!r}: expected NAME=VALUE")
-        options[name.replace("-", "_")] = _number(value)
+        name = name.replace("-", "_")
+        if name in OWN_OPTIONS:
+            raise click.UsageError(f"--option {item!r}: use the command's own --{name} option")
+        options[name] = _number(value)
     if truth is not None:
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
         if Path(truth).absolute() == Path(out).absolute() and not is_special(out):

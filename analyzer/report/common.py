@@ -34,9 +34,11 @@ BIG_DEVIATION = 5.0
 
 
 #: Characters that are invisible or reorder text: C1 controls and DEL, bidi overrides, isolates and marks,
-#: zero-width ones (C0 controls are added where raw; in JSON they arrive as escapes).
-_HIDDEN = ("\\x7f-\\x9f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200f\\u2028-\\u202e"
-           "\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff9-\\ufffb")
+#: zero-width ones, the soft hyphen, the combining grapheme joiner, tag characters and variation selectors
+#: (C0 controls are added where raw; in JSON they arrive as escapes).
+_HIDDEN = ("\\x7f-\\x9f\\xad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f"
+           "\\u2028-\\u202e\\u2060-\\u206f\\u2800\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff9-\\ufffb"
+           "\\U000e0000-\\U000e007f\\U000e0100-\\U000e01ef")
 #: In the JSON text: an escape (kept whole, so an escaped backslash is never misread), or a hidden character.
 _ESCAPE_OR_HIDDEN = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)|[" + _HIDDEN + "]")
 _HIDDEN_CHAR = re.compile("[\\x00-\\x1f" + _HIDDEN + "]")

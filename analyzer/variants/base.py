@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Any, Literal, Protocol
 
 from analyzer.cards import format_card, pretty_card, scan
-from analyzer.problems import Problem
+from analyzer.problems import Problem, lookalike_ids, quote_ids
 
 Utility = Literal["zero-sum", "constant-sum", "general-sum"]
 
@@ -241,10 +241,18 @@ def cards_text(mask: int) -> str:
 
 
 def players_problems(rec: Any) -> list[Problem]:
-    """``bad-players`` when the record's player ids repeat."""
-    if len(set(rec.players)) == len(rec.players):
+    """``bad-players`` when the record's player ids repeat, or when two of them look alike (the same once
+    normalised: ``alice`` and ``ALICE``, ``café`` composed and decomposed, ``bob`` and ``bob `` or ``bob`` with a
+    zero-width character): a log that seats two ids a person cannot tell apart hides who played."""
+    same = lookalike_ids(rec.players)
+    if same is None:
         return []
-    return [Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=rec.hand_id)]
+    if len(set(rec.players)) < len(rec.players):
+        return [Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=rec.hand_id)]
+    i, j = same
+    a, b = quote_ids(rec.players[i], rec.players[j])
+    return [Problem("bad-players", f"player ids {a} and {b} (seats {i} and {j}) look alike (the same once normalised)",
+                    hand_id=rec.hand_id)]
 
 
 class Clock:
