@@ -271,8 +271,8 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     said: set[tuple[str, tuple[Any, ...]]] = set()
     for n, err in enumerate(errors, 1):
         err = _chosen(err)
-        if isinstance(err, Problem):  # the discriminator names no branch: the value that picks it is wrong
-            problems.append(_placed(problem, err))
+        if isinstance(err, tuple):  # the discriminator names no branch: the value that picks it is wrong
+            problems.append(problem(*err))
         else:
             path = list(err.absolute_path)
             code = _schema_code(err)
@@ -321,14 +321,14 @@ def _path_key(path: Iterable[Any]) -> list[tuple[int, int, str]]:
 def _chosen(err: Any) -> Any:
     """The error that says what a value broke, for an error of a choice (``anyOf``/``oneOf``: an optional field, an
     action of one of several kinds): the branch the object's discriminator names (``kind`` of a borrow action), else
-    the best match among the branches that are not "null"; repeated down nested choices. A :class:`Problem` when the
-    discriminator's value names no branch."""
+    the best match among the branches that are not "null"; repeated down nested choices. When the discriminator's
+    value names no branch: that problem's code, message and path."""
     from jsonschema.exceptions import best_match
 
     while err.validator in ("anyOf", "oneOf") and err.context:
         context = list(err.context)
         picked = _by_discriminator(err, context)
-        if isinstance(picked, Problem):
+        if isinstance(picked, tuple):
             return picked
         if picked is None:
             picked = [e for e in context if e.validator != "type" or e.validator_value != "null"] or context
@@ -336,30 +336,24 @@ def _chosen(err: Any) -> Any:
     return err
 
 
-def _by_discriminator(err: Any, context: list[Any]) -> list[Any] | Problem | None:
+def _by_discriminator(err: Any, context: list[Any]) -> list[Any] | tuple[str, str, list[Any]] | None:
     """The choice's errors in the branch its discriminator picks (OpenAPI's ``discriminator``: ``propertyName`` and
-    a ``mapping`` of values to branches), None when it has none or the object is not one."""
+    a ``mapping`` of values to branches), None when it has none or the object is not one; a problem's code, message
+    and path when the object lacks the discriminator or its value names no branch."""
     disc = err.schema.get("discriminator") if isinstance(err.schema, dict) else None
     if not isinstance(disc, dict) or not isinstance(err.instance, dict):
         return None
     name, mapping = disc.get("propertyName"), disc.get("mapping") or {}
     path = list(err.absolute_path)
     if name not in err.instance:
-        return Problem("missing-field", f"{_where(path)} lacks the required field {name!r}")
+        return "missing-field", f"{_where(path)} lacks the required field {name!r}", path
     value = err.instance[name]
     target = mapping.get(value) if isinstance(value, str) else None
     if target is None:
         known = ", ".join(repr(k) for k in sorted(mapping))
-        return Problem("bad-type", f"{_where([*path, name])} is {_short(value)}: expected one of {known}")
+        return "bad-type", f"{_where([*path, name])} is {_short(value)}: expected one of {known}", [*path, name]
     branches = [i for i, sub in enumerate(err.validator_value) if isinstance(sub, dict) and sub.get("$ref") == target]
     return [e for e in context if e.relative_schema_path and e.relative_schema_path[0] in branches] or None
-
-
-def _placed(problem: Callable[..., Problem], p: Problem) -> Problem:
-    """``p`` (made without its place) with the hand, action, seat and player of the path its message starts with."""
-    m = re.match(r"\$\S*", p.message)
-    path = _reader_path(m[0]) if m else []
-    return problem(p.code, p.message, path)
 
 
 def _reader_path(at: str) -> list[Any]:
