@@ -17,8 +17,9 @@ import click
 from analyzer.logs import InputError
 
 #: Exit codes of every command: 0 all well, 1 problems found (or pairs flagged), 2 a usage, read or
-#: write error, 130 interrupted (Ctrl-C).
-EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: write error, 3 an internal error (a bug in the analyzer: one line and the traceback on standard error),
+#: 130 interrupted (Ctrl-C).
+EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _silence_stdout() -> None:
@@ -108,11 +109,39 @@ def _closed_streams_to_devnull() -> None:
             setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115  # the process' stream, to its end
 
 
+def _tolerant_streams() -> None:
+    """Standard output and error whose encoding cannot hold a character (``PYTHONIOENCODING=ascii``, a Latin-1
+    locale) write it as an escape (``\\u2663``) instead of ending the command with a UnicodeEncodeError. Only a
+    stream with the strict handler is changed: UTF-8 output is byte for byte as before (every character fits), and a
+    handler Python chose (surrogateescape in its UTF-8 mode, backslashreplace on standard error) stays."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (OSError, ValueError):  # a closed or foreign stream: left as it is
+                pass
+
+
+def _internal_error(e: Exception) -> None:
+    """The last resort: an exception no check expected is a bug in the analyzer. One line says so (a script reading
+    the exit code sees 3, never the 1 of "problems found" / "a pair flagged"), then the traceback for the bug report."""
+    import traceback
+
+    try:
+        sys.stderr.write(f"analyzer: internal error (a bug in the analyzer, not in your input): "
+                         f"{type(e).__name__}: {e}\n")
+        sys.stderr.write("".join(traceback.format_exception(e)))
+        sys.stderr.flush()
+    except (OSError, ValueError):  # standard error gone too: the exit code still tells
+        pass
+
+
 def main(argv: list[str] | None = None) -> Any:
     from analyzer.collector import relax
 
     relax()  # before any command imports its layers (analyzer.collector: ~0.5 CPU-s of collections at the defaults)
     _closed_streams_to_devnull()
+    _tolerant_streams()
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
     except KeyboardInterrupt:  # between the parsing and the command (click's own handler says "Aborted!")
@@ -123,6 +152,9 @@ def main(argv: list[str] | None = None) -> Any:
         except OSError:
             pass
         sys.exit(2)
+    except Exception as e:  # noqa: BLE001 - the last resort: a bug, told apart from every finding by its exit code
+        _internal_error(e)
+        sys.exit(EXIT_INTERNAL)
 
 
 if __name__ == "__main__":

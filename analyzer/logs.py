@@ -52,7 +52,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
     A file named twice (directly, through a folder, by a link, or as ``-`` with standard input
     redirected from it) is read once: its hands are not duplicates of themselves. Links to folders are
-    not followed (no loops)."""
+    not followed (no loops). Inside a folder, an entry named like a log that is not a regular file (a FIFO,
+    socket or device) is skipped with a warning line on standard error; given directly, it is read."""
     out: list[str] = []
     seen: set[tuple[int, int]] = set()
 
@@ -85,6 +86,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                     add(str(f))
                 elif f.is_symlink() and not f.exists():
                     raise InputError(f"{f}: a link that leads to no file (broken, or a loop of links)")
+                else:  # a FIFO, socket or device named like a log: not read (a FIFO could wait forever), but said
+                    _warn(f"{f}: not a regular file (a FIFO, socket or device); skipped (name it directly to read it)")
         elif path.exists():
             add(p)
         elif path.is_symlink():
@@ -92,6 +95,23 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
         else:
             raise InputError(f"{p}: no such file or folder")
     return out
+
+
+def _warn(message: str) -> None:
+    """One warning line on standard error (the data's characters escaped: a file name cannot forge lines), once a
+    process however often the paths are expanded."""
+    from analyzer.problems import printable
+
+    if message in _warned:
+        return
+    _warned.add(message)
+    try:
+        sys.stderr.write(f"analyzer: warning: {printable(message)}\n")
+    except (OSError, ValueError, AttributeError):  # no standard error to say it on
+        pass
+
+
+_warned: set[str] = set()
 
 
 def _stdin_file() -> tuple[int, int] | None:
@@ -377,6 +397,8 @@ class OutputSet:
 
     Files are written into a hidden temporary folder inside ``folder`` and moved in only when every one
     is written (signals held while they move). A lock on the folder keeps two runs from mixing their sets.
+    A folder this run made is removed again when the set is not written (a failure or Ctrl-C leaves no empty
+    folder).
     """
 
     def __init__(self, folder: str | os.PathLike[str], names: Iterable[str], *, inputs: Iterable[str] = ()):
@@ -393,6 +415,7 @@ class OutputSet:
     def __enter__(self) -> Path:
         import fcntl
 
+        self.made = not self.folder.exists()  # made by this run: removed again if the set is not written
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = os.open(self.folder, os.O_RDONLY)
         fcntl.flock(self._lock, fcntl.LOCK_EX)  # a second run into this folder waits for the first
@@ -418,3 +441,8 @@ class OutputSet:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             os.close(self._lock)
+            if kind is not None and self.made:  # no empty output folder left behind by a failed run
+                try:
+                    self.folder.rmdir()  # only if empty: another run may have written into it meanwhile
+                except OSError:
+                    pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -78,6 +79,7 @@ class Problem:
         """The problem for programs: ``action`` is the 0-based index into the log's ``actions``
         (the ``$.actions[i]`` of messages) and ``move`` the same action counted from 1, as people read it."""
         d = asdict(self)
+        d["file"], d["message"] = None if self.file is None else path_text(self.file), path_text(self.message)
         if d["trick"] is None:
             del d["trick"]
         d["move"] = None if self.action is None else self.action + 1
@@ -98,6 +100,24 @@ class Problem:
             parts.append(f"seat {self.seat}" + (f" ({self.player})" if self.player is not None else ""))
         ctx = ", ".join(parts)
         return printable(f"{where}: {ctx + ': ' if ctx else ''}[{self.code}] {self.message}")
+
+
+def path_text(name: str) -> str:
+    """A text that may hold a file name, made fit for data (JSON, HTML, CSV): a name whose bytes are not UTF-8 comes
+    from the operating system with each such byte as a lone surrogate (``\\udcff``, Python's surrogateescape),
+    which no UTF-8 encoder (orjson, the page's bytes) accepts; each becomes the byte's escape, ``\\xff``, as
+    ``ls -b`` would show it. Any other text is returned as it is (the one way every command puts a path into
+    data: problems' ``file`` and ``message``, pages, audit.json). Text output for people goes through
+    :func:`printable` instead."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file system byte gives: escaped as the code point
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 #: Characters Python counts as printable that still show nothing or change nothing a reader sees: the combining

@@ -34,6 +34,25 @@ DEFAULT_BATCH_HANDS = 256
 PARALLEL_MIN_BYTES = 256 << 10
 
 
+#: The largest count a setting of the analysis takes (the command line's ``--samples`` / ``--max-samples`` /
+#: ``--dd-samples`` bound, ``commands.common.MAX_COUNT``): a store's metadata asking for more was not written here.
+MAX_SETTING_COUNT = 1_000_000
+
+
+def _shown(v: Any, width: int = 60) -> str:
+    """``repr(v)`` for a message, cut to about ``width`` characters (a value read from a file may be huge)."""
+    r = repr(v)
+    return r if len(r) <= width else f"{r[:width - 3]}..."
+
+
+def _json_kind(v: Any) -> str:
+    """What a JSON value is, for a message (``a list``, ``the string 'x'``)."""
+    if isinstance(v, str):
+        return f"the string {_shown(v)}"
+    return {list: "a list", dict: "an object", bool: "a boolean", type(None): "null"}.get(type(v),
+                                                                                         f"the number {_shown(v)}")
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the decision rows depend on besides the hands themselves (``decisions.analyse``'s options)."""
@@ -59,10 +78,34 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Settings:
+    def from_dict(cls, d: Any) -> Settings:
+        """Settings as :meth:`to_dict` wrote them (a decision store's metadata); :class:`ValueError` saying what is
+        wrong when ``d`` is not such a mapping (a missing key, a value of another type or out of the options' range)."""
+        import math
+
+        from analyzer.analysis.decisions import POLICIES
+
+        if not isinstance(d, dict):
+            raise ValueError(f"settings: expected an object, not {_json_kind(d)}")
+        missing = [k for k in ("samples", "dd_samples", "seed", "noise", "policy") if k not in d]
+        if missing:
+            raise ValueError(f"settings: missing {', '.join(repr(k) for k in missing)}")
+
+        def count(key: str, low: int, high: int = MAX_SETTING_COUNT) -> int:
+            v = d[key]
+            if type(v) is not int or not low <= v <= high:  # bool is not a count
+                raise ValueError(f"settings: {key!r} must be an integer from {low} to {high}, not {_shown(v)}")
+            return v
+
+        noise = d["noise"]
+        if type(noise) not in (int, float) or not math.isfinite(noise) or noise < 0:
+            raise ValueError(f"settings: 'noise' must be a finite number >= 0, not {_shown(noise)}")
+        policy = d["policy"]
+        if not isinstance(policy, str) or policy not in POLICIES:
+            raise ValueError(f"settings: 'policy' must be one of {', '.join(POLICIES)}, not {_shown(policy)}")
         ms = d.get("max_samples")
-        return cls(int(d["samples"]), int(d["dd_samples"]), int(d["seed"]), float(d["noise"]), str(d["policy"]),
-                   None if ms is None else int(ms))
+        return cls(count("samples", 1), count("dd_samples", 0), count("seed", -(2**63), 2**63 - 1), float(noise),
+                   policy, None if ms is None else count("max_samples", 1))
 
     def describe(self) -> str:
         """The options that give these settings, as a user would type them."""

@@ -9,17 +9,24 @@ and settings from this metadata alone (footers, no row is read), reuses the rows
 already holds and analyses only the others.
 
 Writing is whole or nothing: a new store is written in a hidden temporary folder next to it and
-renamed into place; an append writes hidden temporary parts inside the store and renames each into
-place only when every new part is written (a part appears whole or not at all, and every part carries
-its own fingerprints, so even a crash between two renames leaves a consistent store).
+renamed into place; an append writes hidden temporary parts inside the store and renames them into
+place only when every new part is written, all or none (a Ctrl-C or a failed rename during the commit
+renames back those done: :func:`_renamed_together`; a part appears whole or not at all, and every part
+carries its own fingerprints, so even a crash between two renames leaves a consistent store).
+
+Reading trusts nothing it reads: metadata that is not ours and whole, a hand held by two parts, and a part
+whose rows are not what the analysis writes (columns, types, values, hands, players: :func:`_load_part`)
+are each a :class:`StoreError` naming the file (docs/scale.md, "The decision store").
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +89,8 @@ class Store:
     settings: Settings
     hands: dict[str, str] = field(default_factory=dict)
     parts: list[Path] = field(default_factory=list)
+    #: each part's hands as its metadata lists them (the ids of ``hands``, part by part)
+    part_hands: list[list[str]] = field(default_factory=list)
 
     def check_settings(self, settings: Settings) -> None:
         if settings != self.settings:
@@ -97,6 +106,8 @@ def _meta(settings: Settings, hand_ids: list[str] | None = None, fps: list[str] 
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
+    """A part's or ``_common_metadata``'s ``bieqi.store`` document: a JSON object of our format and version;
+    anything else is a :class:`StoreError` naming the file and what is wrong."""
     import pyarrow.parquet as pq
 
     try:
@@ -107,50 +118,121 @@ def _read_meta(path: Path) -> dict[str, Any]:
     if raw is None:
         raise StoreError(f"{path}: not part of a decision store (no {META_KEY.decode()} metadata); "
                          f"write one with `analyzer decisions LOGS --out STORE`")
-    doc = orjson.loads(raw)
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:  # not JSON, or not UTF-8
+        raise _bad_meta(path, f"is not JSON ({e})") from e
+    if not isinstance(doc, dict):
+        raise _bad_meta(path, f"is {_json_kind(doc)}, not an object")
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
-        raise StoreError(f"{path}: a decision store of format {doc.get('format')!r} version {doc.get('version')!r}; "
-                         f"this analyzer reads {FORMAT!r} version {VERSION}")
-    return dict(doc)
+        raise StoreError(f"{path}: a decision store of format {_shown(doc.get('format'))} version "
+                         f"{_shown(doc.get('version'))}; this analyzer reads {FORMAT!r} version {VERSION}")
+    return doc
+
+
+def _bad_meta(path: Path, what: str) -> StoreError:
+    return StoreError(f"{path}: its {META_KEY.decode()} metadata {what}: the store was changed after it was "
+                      f"written; write it again from its logs (`analyzer decisions LOGS --out NEW_STORE`)")
+
+
+def _json_kind(v: Any) -> str:
+    from analyzer.analysis.execute import _json_kind as kind
+
+    return kind(v)
+
+
+def _shown(v: Any) -> str:
+    from analyzer.analysis.execute import _shown as shown
+
+    return shown(v)
+
+
+def _settings(path: Path, doc: dict[str, Any]) -> Settings:
+    from analyzer.analysis.execute import Settings
+
+    if "settings" not in doc:
+        raise _bad_meta(path, "has no 'settings'")
+    try:
+        return Settings.from_dict(doc["settings"])
+    except ValueError as e:
+        raise _bad_meta(path, f"has unusable {e}") from e
+
+
+def _hands(path: Path, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """A part's hands as its metadata lists them: their ids and fingerprints (two lists of texts, as long)."""
+    if "hands" not in doc:
+        raise _bad_meta(path, "has no 'hands' (the ids and fingerprints of the part's hands)")
+    hands = doc["hands"]
+    if not (isinstance(hands, list) and len(hands) == 2 and all(isinstance(x, list) for x in hands)):
+        got = (_json_kind(hands) if not isinstance(hands, list) else
+               f"a list of {len(hands)} item(s)" + (" that are not both lists" if len(hands) == 2 else ""))
+        raise _bad_meta(path, f"has unusable 'hands': two lists (the hands' ids and fingerprints) expected, not {got}")
+    ids, fps = hands
+    if len(ids) != len(fps):
+        raise _bad_meta(path, f"has unusable 'hands': {len(ids)} ids but {len(fps)} fingerprints")
+    if not (all(type(x) is str for x in ids) and all(type(x) is str for x in fps)):
+        bad = next(x for x in (*ids, *fps) if type(x) is not str)
+        raise _bad_meta(path, f"has unusable 'hands': {_json_kind(bad)} where a text is expected")
+    if len(set(ids)) != len(ids):
+        counts: Counter[str] = Counter(ids)
+        dup = next(h for h, n in counts.items() if n > 1)
+        raise _bad_meta(path, f"has unusable 'hands': hand {_shown(dup)} listed twice")
+    return ids, fps
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
-    """Read a store's settings and hands from its metadata (no rows are read)."""
-    from analyzer.analysis.execute import Settings
+    """Read a store's settings and hands from its metadata (no rows are read).
 
+    Every metadata document must be ours and whole (:class:`StoreError` naming the file otherwise), every part
+    written with the store's settings, and no hand held by two parts (a part copied in, or two stores' folders
+    merged: their rows would count twice)."""
     root = Path(path)
     if not root.is_dir():
         raise StoreError(f"{root}: not a decision store (a folder written by `analyzer decisions LOGS --out STORE`)")
     if not (root / COMMON).is_file():
         raise StoreError(f"{root}: not a decision store (no {COMMON}); write one with "
                          f"`analyzer decisions LOGS --out STORE`")
-    settings = Settings.from_dict(_read_meta(root / COMMON)["settings"])
+    settings = _settings(root / COMMON, _read_meta(root / COMMON))
     store = Store(root, settings)
     for part in sorted(root.glob(f"{PART_PREFIX}*.parquet")):
         doc = _read_meta(part)
-        if Settings.from_dict(doc["settings"]) != settings:
+        if _settings(part, doc) != settings:
             raise StoreError(f"{part}: written with other settings than the store ({settings.describe()})")
-        ids, fps = doc.get("hands", [[], []])
-        for h, f in zip(ids, fps):
-            store.hands.setdefault(h, f)
+        ids, fps = _hands(part, doc)
+        before = len(store.hands)
+        store.hands.update(zip(ids, fps))
+        if len(store.hands) != before + len(ids):  # a hand another part holds too
+            held = {h: p for p, hs in zip(store.parts, store.part_hands) for h in hs}
+            dup = next(h for h in ids if h in held)
+            n = sum(h in held for h in ids)
+            raise StoreError(f"{root}: the parts {held[dup].name} and {part.name} both hold hand {_shown(dup)} "
+                             f"({n} hand(s) in common): a part copied in, or two stores merged; its rows would count "
+                             f"twice. Remove the copy, or write the store again from its logs")
         store.parts.append(part)
+        store.part_hands.append(ids)
     return store
 
 
-def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list[str] | None = None, *,
+              players: Mapping[str, int] | None = None) -> pd.DataFrame:
     """The rows of the store (only ``hand_ids`` when given; only ``columns`` when given), part by part,
-    so a subset never needs the whole store in memory."""
+    so a subset never needs the whole store in memory. Each part's rows are checked as they are read
+    (:func:`_load_part`); ``players`` (hand id -> :func:`players_key` of the log's players), when given,
+    are the logs' players of the hands read: a hand whose rows name others is a :class:`StoreError`."""
     import pandas as pd
 
     from analyzer.analysis.decisions import analyse
-    from analyzer.analysis.execute import shared_strings
 
     want = None if hand_ids is None else set(hand_ids)
-    # the dtypes ``analyse`` gives (pandas may read Parquet strings as its string dtype instead)
-    dtypes = {c: t for c, t in analyse([]).dtypes.items() if columns is None or c in columns}
+    dtypes = _row_dtypes()
     frames = []
-    for part in store.parts:
-        frame = shared_strings(_read_part(part, columns).to_pandas().astype(dtypes))
+    for part, listed in zip(store.parts, store.part_hands):
+        if want is not None and want.isdisjoint(listed):
+            continue  # none of its hands asked for: not read
+        seen: dict[str, int] | None = None if players is None else {}
+        frame = _load_part(part, listed, columns, players=seen, dtypes=dtypes)
+        if seen:
+            _check_players(store, seen, players)
         if want is not None:
             frame = frame[frame["hand_id"].isin(want)]
         if len(frame):
@@ -166,6 +248,222 @@ def read_rows(store: Store, hand_ids: Iterable[str] | None = None, columns: list
     return out
 
 
+def players_key(players: Iterable[str]) -> int:
+    """A hand's four players as one number (a hash: compared within this process only)."""
+    return hash(tuple(players))
+
+
+#: The columns every part's rows are checked on, whatever columns are asked for.
+_CHECKED = ["hand_id", "action", "seat", "player", "p0", "p1", "p2", "p3"]
+#: Values a decision row cannot hold (``decisions._frame``): each column's least value (None: any finite number) and
+#: whether it may be missing (think_ms: NaN when a time is absent); the others must be finite.
+_BOUNDS: dict[str, tuple[float | None, bool]] = {
+    "hand_seq": (0, False), "action": (0, False), "seat": (0, False), "n_options": (1, False), "rank": (0, False),
+    "samples_used": (0, False), "regret": (0, False), "regret_se": (0, False), "dd_regret": (0, False),
+    "difficulty": (0, False), "loss": (0, False), "think_ms": (0, True),
+}
+
+
+def _row_dtypes() -> dict[str, Any]:
+    """Each column's type as ``decisions.analyse`` gives it (pandas may read Parquet strings as its string type)."""
+    from analyzer.analysis.decisions import analyse
+
+    return dict(analyse([]).dtypes.items())
+
+
+def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, *,
+               players: dict[str, int] | None = None, dtypes: dict[str, Any] | None = None) -> pd.DataFrame:
+    """A part's rows (``columns`` only, when given) as the analysis gives them, checked against what a store needs
+    (else a :class:`StoreError` naming the part and, where it applies, the column and row): every column there and
+    of a type that casts to the analysis' (a text that is not a number, or a fraction for an integer, does not);
+    no value missing but think_ms (NaN when a time is absent); numbers finite and in their range (``_BOUNDS``);
+    rows only of the hands the part's metadata ``listed``, each action of a hand once, and some rows when it lists
+    hands; each row's player the one at its seat, a hand's four players the same on each of its rows.
+    ``players``, when given, receives each hand's :func:`players_key`. The checks are Arrow and numpy operations on
+    whole columns of the part (a few per cent of reading it), never Python a row at a time."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from analyzer.analysis.execute import shared_strings
+
+    dtypes = dtypes if dtypes is not None else _row_dtypes()
+    asked = list(dtypes) if columns is None else list(columns)
+    names = asked + [c for c in _CHECKED if c not in asked]
+    unknown = [c for c in names if c not in dtypes]
+    if unknown:
+        raise ValueError(f"not a decision row column: {unknown}")
+    try:
+        table = _read_part(part, names)
+    except StoreError:  # a column missing, or the part unreadable
+        try:
+            have = pq.read_schema(part).names
+        except (OSError, ValueError):
+            have = names
+        missing = [c for c in names if c not in have]
+        if missing:
+            raise _bad_part(part, missing[0], "is missing" + (f" (and {len(missing) - 1} more)" if len(missing) > 1
+                                                              else "")) from None
+        raise
+    for i, name in enumerate(table.column_names):
+        kind = np.dtype(dtypes[name]).kind
+        target = pa.int64() if kind == "i" else pa.float64() if kind == "f" else pa.string()
+        col = table.column(i)
+        if col.type != target:
+            try:  # safe: a text that is not a number, or a fraction for an integer, fails (never truncated)
+                col = pc.cast(col, target, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise _bad_part(part, name, f"is of type {col.type}, which does not read as {target} ({e})") from e
+            table = table.set_column(i, name, col)
+        if col.null_count and not (kind == "f" and _BOUNDS.get(name, (None, False))[1]):
+            at = pc.index(pc.is_null(col), True).as_py()
+            raise _bad_part(part, name, f"has no value (null{', NaN' if kind == 'f' else ''}) on row {at}")
+    _check_values(part, table)
+    _check_hands(part, table, listed, players)
+    try:
+        frame = table.to_pandas().astype({c: dtypes[c] for c in names})
+    except (ValueError, TypeError, OverflowError) as e:  # the columns were cast above: not expected
+        raise StoreError(f"{part}: does not read as decision rows ({e})") from e
+    del table
+    frame = shared_strings(frame)
+    return frame if columns is None and len(names) == len(dtypes) else frame[asked]
+
+
+def _bad_part(part: Path, column: str, what: str) -> StoreError:
+    return StoreError(f"{part}: column {column!r} {what}: the part was changed after it was written; write the store "
+                      f"again from its logs (`analyzer decisions LOGS --out NEW_STORE`)")
+
+
+def _changed(part: Path, what: str) -> StoreError:
+    return StoreError(f"{part}: {what}: the part was changed after it was written; write the store again from its logs "
+                      f"(`analyzer decisions LOGS --out NEW_STORE`)")
+
+
+def _check_values(part: Path, table: Any) -> None:
+    """Every number finite (think_ms may be NaN) and at least its ``_BOUNDS``; seats 0-3, n_options at most
+    ``MAX_OPTIONS``, ranks below n_options, scales above 0. A column's least and greatest values first (two
+    vectorised passes); the offending row is looked for only when they are out of range."""
+    import numpy as np
+    import pyarrow as pa
+
+    from analyzer.rules import MAX_OPTIONS
+
+    highs = {"seat": 3, "n_options": MAX_OPTIONS}
+    cols: dict[str, Any] = {}
+    for name in table.column_names:
+        if table.schema.field(name).type not in (pa.int64(), pa.float64()):  # texts (numbers were cast to these)
+            continue
+        x = table.column(name).to_numpy()
+        cols[name] = x
+        if not len(x):
+            continue
+        low, may_miss = _BOUNDS.get(name, (None, False))
+        lo, hi = (np.fmin.reduce(x), np.fmax.reduce(x)) if may_miss else (x.min(), x.max())  # fmin/fmax skip NaN
+        high = highs.get(name)
+        ok = ((x.dtype.kind == "i" or (np.isfinite(lo) and np.isfinite(hi)) or (may_miss and np.isnan(lo)))
+              and (low is None or not lo < low) and (high is None or not hi > high))
+        if ok:
+            continue
+        bad = ~np.isfinite(x) if x.dtype.kind == "f" else np.zeros(len(x), bool)
+        if may_miss:
+            bad &= ~np.isnan(x)
+        if low is not None:
+            bad |= x < low
+        if high is not None:
+            bad |= x > high
+        at = int(np.flatnonzero(bad)[0])
+        need = ("a number >= 0 or missing" if may_miss else
+                f"from {low:g} to {high}" if high is not None else f">= {low:g}" if x.dtype.kind == "i" else
+                f"finite and >= {low:g}" if low is not None else "finite")
+        raise _bad_part(part, name, f"holds {_shown(x[at].item())} on row {at} (must be {need})")
+    if "rank" in cols and "n_options" in cols:
+        over = cols["rank"] >= cols["n_options"]
+        if over.any():
+            at = int(np.flatnonzero(over)[0])
+            raise _bad_part(part, "rank", f"holds {int(cols['rank'][at])} on row {at}, not below its n_options "
+                                          f"{int(cols['n_options'][at])}")
+    if "scale" in cols and len(cols["scale"]) and not cols["scale"].min() > 0:
+        at = int(np.flatnonzero(~(cols["scale"] > 0))[0])
+        raise _bad_part(part, "scale", f"holds {float(cols['scale'][at])!r} on row {at} (must be > 0)")
+
+
+def _check_hands(part: Path, table: Any, listed: list[str], players: dict[str, int] | None) -> None:
+    """The rows' hands against the part's metadata, and their players against their seats and one another. Rows
+    of a hand together, its actions rising (as the analysis writes them) are checked by comparing each row with
+    the one before it; rows in another order by taking each hand's first row."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    if not n:
+        if listed:
+            raise _changed(part, f"its metadata lists {len(listed)} hand(s) but it holds no row")
+        return
+    enc = pc.dictionary_encode(table.column("hand_id").combine_chunks())  # hands numbered as they first appear
+    hands = enc.dictionary.to_pylist()
+    code = enc.indices.to_numpy().astype(np.int64)
+    known = set(listed)
+    stray = [h for h in hands if h not in known]
+    if stray:
+        raise _changed(part, f"it holds rows of {len(stray)} hand(s) its metadata does not list (e.g. {_shown(stray[0])})")
+    action = table.column("action").to_numpy()
+    same = code[1:] == code[:-1]
+    ordered = bool(np.all((code[1:] > code[:-1]) | (same & (action[1:] > action[:-1]))))
+    if not ordered:  # each (hand, action) once, found by sorting
+        order = np.lexsort((action, code))
+        twice = (code[order][1:] == code[order][:-1]) & (action[order][1:] == action[order][:-1])
+        if twice.any():
+            at = int(order[1:][np.flatnonzero(twice)[0]])
+            raise _changed(part, f"it holds the row of hand {_shown(hands[code[at]])}, action {int(action[at])}, twice "
+                                 f"(row {at})")
+    together = ordered or int((~same).sum()) + 1 == len(hands)
+    first = np.flatnonzero(np.concatenate(([True], code[1:] > np.maximum.accumulate(code[:-1]))))
+    seat_of = [table.column(f"p{k}").combine_chunks() for k in range(4)]
+    for k, p in enumerate(seat_of):
+        if together:  # the same as the row before within a hand
+            differs = same & ~pc.equal(p.slice(1), p.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+            bad = np.flatnonzero(differs) + 1
+        else:  # the same as the hand's first row
+            idx = pa.array(first[code])
+            bad = np.flatnonzero(~pc.equal(pc.take(p, idx), p).to_numpy(zero_copy_only=False))
+        if len(bad):
+            at = int(bad[0])
+            was = p[int(first[code[at]])].as_py()
+            raise _bad_part(part, f"p{k}", f"names {_shown(p[at].as_py())} on row {at} but {_shown(was)} "
+                                           f"on another row of hand {_shown(hands[code[at]])}")
+    seat = table.column("seat").to_numpy()
+    player = table.column("player").combine_chunks()
+    at_seat = pc.choose(pa.array(seat.astype(np.int8)), *seat_of)
+    other = ~pc.equal(at_seat, player).to_numpy(zero_copy_only=False)
+    if other.any():
+        at = int(np.flatnonzero(other)[0])
+        raise _bad_part(part, "player", f"names {_shown(player[at].as_py())} on row {at}, but the player at its seat "
+                                        f"{int(seat[at])} of hand {_shown(hands[code[at]])} is {_shown(at_seat[at].as_py())}")
+    if players is not None:
+        idx = pa.array(first)
+        four = zip(*(pc.take(p, idx).to_pylist() for p in seat_of))
+        players.update(zip(hands, map(players_key, four)))
+
+
+def _check_players(store: Store, seen: Mapping[str, int], logs: Mapping[str, int] | None) -> None:
+    """The players of the hands' rows (``seen``) against the logs' (``logs``), a hand at a time."""
+    if logs is None:
+        return
+    for hid, key in seen.items():
+        want = logs.get(hid)
+        if want is not None and want != key:
+            raise _players_differ(store, hid)
+
+
+def _players_differ(store: Store, hid: str, where: str = "") -> StoreError:
+    part = next((p for p, hs in zip(store.parts, store.part_hands) if hid in hs), store.path)
+    return StoreError(f"{where}{part}: the rows of hand {_shown(hid)} name other players than the log's hand of that id: "
+                      f"the store's rows were changed after it was written; write the store again from its logs "
+                      f"(`analyzer decisions LOGS --out NEW_STORE`)")
+
+
 def _read_part(part: Path, columns: list[str] | None = None) -> Any:
     """A part's table; one that cannot be read (a corrupt page, a truncated file) is a :class:`StoreError` naming it
     (Arrow's own errors name no file: "Corrupt snappy compressed data.")."""
@@ -178,18 +476,70 @@ def _read_part(part: Path, columns: list[str] | None = None) -> Any:
                          f"its logs (`analyzer decisions LOGS --out NEW_STORE`)") from e
 
 
-def _write_part(directory: Path, name: str, frame: pd.DataFrame, settings: Settings, hand_ids: list[str],
-                fps: list[str]) -> Path:
-    """One part, written under a hidden name and left there (the caller renames it into place)."""
+def _write_part(tmp: Path, frame: pd.DataFrame, settings: Settings, hand_ids: list[str], fps: list[str]) -> None:
+    """One part, written under its hidden temporary name ``tmp`` and left there (the caller renames it into place)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **_meta(settings, hand_ids, fps)})
-    tmp = directory / f".{name}.tmp"
     pq.write_table(table, tmp)
     os.chmod(tmp, _umask_mode())
-    return tmp
+
+
+@contextmanager
+def _interrupts_noted() -> Iterator[list[Any]]:
+    """Ctrl-C (SIGINT) held back for the block: its Python handler is replaced by one that only notes it, so no
+    KeyboardInterrupt lands between two renames of a commit. Yields a list that holds the handler replaced once a
+    SIGINT came (empty otherwise); the handler is back when the block ends. (A Python-level handler, not a blocked
+    signal: SIGINT may be delivered to any thread, e.g. Arrow's, and Python then raises in the main thread. Outside
+    the main thread no KeyboardInterrupt can land: nothing is replaced.)"""
+    import signal
+    import threading
+
+    noted: list[Any] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def note(signum: int, frame: Any) -> None:
+        if not noted:
+            noted.append(previous)
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _renamed_together(moves: list[tuple[Path, Path]]) -> None:
+    """Rename each ``(src, dst)`` of ``moves``, all or none: a Ctrl-C during the renames, or a rename that fails,
+    undoes those done (in reverse order) and then raises its KeyboardInterrupt or OSError, so an interrupted commit
+    has added nothing. (With a handler of SIGINT other than Python's default, the renames are kept and that handler
+    is called afterwards, as it would have been.)"""
+    import signal
+
+    with _interrupts_noted() as noted:
+        done: list[tuple[Path, Path]] = []
+        try:
+            for src, dst in moves:
+                os.replace(src, dst)
+                done.append((src, dst))
+            if noted and noted[0] is signal.default_int_handler:
+                raise KeyboardInterrupt
+        except BaseException:
+            for src, dst in reversed(done):
+                try:
+                    os.replace(dst, src)
+                except OSError:  # pragma: no cover - the rename back failed too: left where it is
+                    pass
+            raise
+    if noted and callable(noted[0]) and noted[0] is not signal.default_int_handler:
+        noted[0](signal.SIGINT, None)
+    elif noted and noted[0] == signal.SIG_DFL:  # pragma: no cover - the default action: the process ends
+        signal.raise_signal(signal.SIGINT)
 
 
 class StoreWriter:
@@ -211,8 +561,11 @@ class StoreWriter:
                                  if n[len(PART_PREFIX):-len(".parquet")].isdigit()), default=-1)
         else:
             with self._named():
-                self.target.parent.mkdir(parents=True, exist_ok=True)
-                self.dir = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+                parent = self.target.parent
+                if parent.exists() and not parent.is_dir():  # mkdir would say "File exists"
+                    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(parent))
+                parent.mkdir(parents=True, exist_ok=True)
+                self.dir = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=parent))
             self.next = 0
         self.pending: list[tuple[Path, Path]] = []
         self.hands = 0
@@ -235,14 +588,17 @@ class StoreWriter:
         """One part: the rows of these hands (hands without a decision still count as analysed)."""
         name = f"{PART_PREFIX}{self.next:06d}.parquet"
         self.next += 1
+        tmp = self.dir / f".{name}.tmp"
+        self.pending.append((tmp, self.dir / name))  # known to abort() before a byte of it is written
         with self._named():
-            tmp = _write_part(self.dir, name, frame, self.settings, hand_ids, fps)
-        self.pending.append((tmp, self.dir / name))
+            _write_part(tmp, frame, self.settings, hand_ids, fps)
         self.hands += len(hand_ids)
         self.rows += len(frame)
 
     def commit(self, schema_frame: pd.DataFrame | None = None) -> None:
-        """Make the new parts appear: rename the new store into place, or each new part into the store."""
+        """Make the new parts appear: rename the new store into place, or each new part into the store; all or
+        nothing (:func:`_renamed_together`: a Ctrl-C or a failed rename during the commit undoes its renames, and
+        the exception then leaves the writer's block, which drops the temporary parts)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -261,10 +617,9 @@ class StoreWriter:
             os.chmod(self.dir, _umask_mode(dirs=True))  # mkdtemp made it 0700
             if self.target.exists():  # appeared meanwhile: keep it, do not merge blindly
                 raise StoreError(f"{self.target}: created by someone else during this run; nothing written")
-            os.rename(self.dir, self.target)
+            _renamed_together([(self.dir, self.target)])
         else:
-            for tmp, final in self.pending:
-                os.replace(tmp, final)
+            _renamed_together(self.pending)
         self.pending = []
 
     def abort(self) -> None:
@@ -316,8 +671,9 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
         store.check_settings(settings)
         check_columns(store)
     seq_of: dict[str, int] = {}
+    players: dict[str, int] = {}  # the logs' players of the hands reused, for their rows' check
     fresh = analyse_items(items, settings, execution or Execution(), reasons=reasons,
-                          on_hand=_reuse(store, seq_of), on_progress=on_progress)
+                          on_hand=_reuse(store, seq_of, logs_players=players), on_progress=on_progress)
     if store is None:
         return fresh
     if not subset:
@@ -325,7 +681,8 @@ def collect_rows(items: Iterable[Checked], settings: Settings, execution: Execut
     reused = list(seq_of)
     if not reused:
         return fresh
-    old = read_rows(store, reused)
+    old = read_rows(store, reused, players=players)
+    del players
     old["hand_seq"] = old["hand_id"].map(seq_of).astype("int64")
     if not reasons:
         old["reasons"] = ""
@@ -346,19 +703,19 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
     The store's rows keep the ``hand_seq`` they were written with; ``seq_of``, when given, receives every
     reused hand's place in this input (hand id -> seq) so a caller holding rows can renumber them. The
     checks are :func:`collect_rows`' (a store with hands the logs lack raises :class:`StoreError` once
-    the input is read)."""
+    the input is read; so does a hand whose rows name other players than the log's, when it is read) and
+    each part's (:func:`_load_part`, before its rows are yielded)."""
     from analyzer.analysis.execute import Execution, analysed_batches, shared_strings
 
+    players: dict[str, int] = {}  # each store hand's players as its rows name them, checked as the logs come
     if store is not None:
         import pyarrow as pa
 
-        from analyzer.analysis.decisions import analyse
-
         store.check_settings(settings)
         check_columns(store)
-        dtypes = dict(analyse([]).dtypes.items())
-        for part in store.parts:
-            frame = shared_strings(_read_part(part).to_pandas().astype(dtypes))
+        dtypes = _row_dtypes()
+        for part, listed in zip(store.parts, store.part_hands):
+            frame = _load_part(part, listed, players=players, dtypes=dtypes)
             pa.default_memory_pool().release_unused()  # the part's Arrow buffers, else kept for reuse
             if not reasons:
                 frame["reasons"] = ""
@@ -366,16 +723,19 @@ def iter_rows(items: Iterable[Checked], settings: Settings, execution: Execution
                 yield frame
     seen: dict[str, int] = {} if seq_of is None else seq_of
     for _, frame in analysed_batches(items, settings, execution or Execution(), reasons=reasons,
-                                     on_hand=_reuse(store, seen), on_progress=on_progress):
+                                     on_hand=_reuse(store, seen, store_players=players), on_progress=on_progress):
         if len(frame):
             yield shared_strings(frame)
     if store is not None:
         _check_all_reused(store, seen)
 
 
-def _reuse(store: Store | None, seq_of: dict[str, int]) -> Callable[[Checked, int, str], bool]:
+def _reuse(store: Store | None, seq_of: dict[str, int], *, store_players: dict[str, int] | None = None,
+           logs_players: dict[str, int] | None = None) -> Callable[[Checked, int, str], bool]:
     """``hand_batches``' ``on_hand``: False (reuse, noting the hand's place in ``seq_of``) for a hand the store
-    holds; :class:`StoreError` when the store's hand of that id has another fingerprint."""
+    holds; :class:`StoreError` when the store's hand of that id has another fingerprint. The players of a hand
+    reused: checked against ``store_players`` (its rows' players, by :func:`_load_part`; each taken out once
+    checked), or noted in ``logs_players`` for the rows read later (:func:`read_rows`)."""
     known = {} if store is None else store.hands
 
     def on_hand(item: Checked, seq: int, fp: str) -> bool:
@@ -384,8 +744,15 @@ def _reuse(store: Store | None, seq_of: dict[str, int]) -> Callable[[Checked, in
         if have is None:
             return True
         if have != fp:
-            raise StoreError(f"{item.file}:{item.line}: hand {hid!r} differs from the hand of that id in "
+            raise StoreError(f"{item.file}:{item.line}: hand {_shown(hid)} differs from the hand of that id in "
                              f"{store.path if store else ''}: the store was written from other logs")
+        if store_players is not None:
+            key = store_players.pop(hid, None)
+            if key is not None and key != players_key(item.record.players):  # type: ignore[union-attr]
+                assert store is not None
+                raise _players_differ(store, hid, f"{item.file}:{item.line}: ")
+        if logs_players is not None:
+            logs_players[hid] = players_key(item.record.players)  # type: ignore[union-attr]
         seq_of[hid] = seq
         return False
 
@@ -397,5 +764,5 @@ def _check_all_reused(store: Store, seq_of: dict[str, int]) -> None:
     if len(seq_of) < len(store.hands):
         extra = next(h for h in store.hands if h not in seq_of)
         raise StoreError(f"{store.path} holds {len(store.hands) - len(seq_of)} hand(s) that are not among the valid "
-                         f"hands of these logs (e.g. {extra!r}): it was written from other logs; pass the logs it "
+                         f"hands of these logs (e.g. {_shown(extra)}): it was written from other logs; pass the logs it "
                          f"was written from (with any new ones)")

@@ -19,7 +19,7 @@ from scipy.stats import mannwhitneyu
 
 from analyzer.cards import parse_card, scan
 from analyzer.logs import DEFAULT_MAX_LINE_BYTES
-from analyzer.problems import Problem
+from analyzer.problems import Problem, path_text
 from analyzer.validate import generate_checked
 from analyzer.variants.borrow import (
     BORROW,
@@ -98,7 +98,7 @@ def illegal_borrows(problems: Iterable[Problem], borrows: dict[str, int] | None 
             continue
         count[p.player] = count.get(p.player, 0) + 1
         in_hands.setdefault(p.player, set()).add(str(p.hand_id))
-        first.setdefault(p.player, f"{p.file or '-'}:{p.line or 0} hand {p.hand_id}"
+        first.setdefault(p.player, f"{path_text(p.file or '-')}:{p.line or 0} hand {p.hand_id}"
                                   + ("" if p.action is None else f" move {p.action + 1}"))
     names = sorted(set(count) | set(borrows or {}) | set(hands or {}))
     rows = [(n, (hands or {}).get(n, 0), (borrows or {}).get(n, 0), count.get(n, 0), len(in_hands.get(n, ())),

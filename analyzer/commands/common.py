@@ -102,9 +102,15 @@ lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="e
                            help="Language an HTML page opens in (its zh/en switch changes it).")
 
 
+#: The exit code every command shares for a bug (analyzer.cli.main's last resort), listed last in every --help.
+INTERNAL_ERROR_EXIT = "3: internal error (a bug in the analyzer, not in the input; traceback on standard error)"
+
+
 def help_epilog(example: str, *exits: str) -> str:
-    """The end of a command's --help: an example and its exit codes, one a line (kept as written)."""
-    return f"\b\nExample:\n  {example}\n\n\b\nExit codes:\n" + "\n".join(f"  {x}" for x in exits)
+    """The end of a command's --help: an example and its exit codes, one a line (kept as written), then the exit code
+    every command shares for a bug (:data:`INTERNAL_ERROR_EXIT`)."""
+    return (f"\b\nExample:\n  {example}\n\n\b\nExit codes:\n"
+            + "\n".join(f"  {x}" for x in (*exits, INTERNAL_ERROR_EXIT)))
 
 
 def counted(items: Iterable[T], tick: Callable[[int], None] | None) -> Iterator[T]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -133,6 +133,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
         sys.exit(0)
     problems: list[Problem] = []
     reused = [0]
+    quiet = None
     try:
         writer = StoreWriter(target, settings)
         known = writer.known
@@ -160,14 +161,40 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
             if any(p.code == "io-error" for p in problems):  # nothing from part of the input
                 writer.abort()
             else:
+                # from the commit on, the run completes: a Ctrl-C during the renames or after them is ignored, so an
+                # exit of 130 always means nothing was added (the handler is back before the command returns)
+                quiet = _interrupts_ignored()
                 writer.commit()
     except (StoreError, DaskUnavailable) as e:
+        _interrupts_back(quiet)
         fail("decisions", str(e))
-    exit_on_read_errors(problems)
-    bad = {(p.file, p.line) for p in problems}
-    for p in problems[:20]:
-        click.echo(p.format(), err=True)
-    click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
-               + (f" ({reused[0]} hands already there)" if reused[0] else "")
-               + (f"; {len(bad)} invalid hand(s) left out" if bad else ""), err=True)
-    sys.exit(0)
+    try:
+        exit_on_read_errors(problems)
+        bad = {(p.file, p.line) for p in problems}
+        for p in problems[:20]:
+            click.echo(p.format(), err=True)
+        click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
+                   + (f" ({reused[0]} hands already there)" if reused[0] else "")
+                   + (f"; {len(bad)} invalid hand(s) left out" if bad else ""), err=True)
+        sys.exit(0)
+    finally:  # as the command ends (this process may go on: a test's runner)
+        _interrupts_back(quiet)
+
+
+def _interrupts_ignored() -> Any:
+    """Ignore SIGINT from now on (in the main thread); the handler it replaced, for :func:`_interrupts_back`."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return previous
+
+
+def _interrupts_back(previous: Any) -> None:
+    if previous is not None:
+        import signal
+
+        signal.signal(signal.SIGINT, previous)

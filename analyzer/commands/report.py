@@ -77,14 +77,20 @@ def _players_of(item: Checked) -> list[str]:
     return list(getattr(item.record, "players", []))
 
 
-#: The largest audit file read for --audit (an audit of a huge room is a few MB; more is not one).
+#: The largest audit file read for --audit. audit.json holds every pair that sat together (~5.6 KB a pair: 3.6 MB for
+#: a 64-player room's 639 pairs), so a room of thousands of players writes tens of MB, and the cap is well above
+#: that. Reading is exact (repeated keys are refused), ~55 ms and ~6 MB of memory per MB of file.
 MAX_AUDIT_BYTES = 256 << 20
 
 
+#: Evidence rows a pair page shows from an audit entry, at most (the strongest first, as the audit ranks them; the audit
+#: writes ``--evidence``, 12 by default, per pair): a page of 100,000 rows took 12.5 s and 739 MB and weighed 61 MB.
+MAX_EVIDENCE_SHOWN = 1000
+
 _NUMBER = {"type": ["number", "null"], "minimum": -1e300, "maximum": 1e300}
-#: What the pair page reads from an audit file, with bounds (the page keeps any other keys as they are;
-#: analyzer.audit.schema is the full contract of the files `analyzer audit` writes).
-_AUDIT_SHAPE: dict[str, Any] = {"type": "object", "properties": {"pairs": {"type": "array", "items": {
+#: What the pair page reads of one pair's entry in an audit file, with bounds (the page keeps any other keys as they
+#: are; analyzer.audit.schema is the full contract of the files `analyzer audit` writes).
+_PAIR_SHAPE: dict[str, Any] = {
     "type": "object", "required": ["players"], "properties": {
         "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
         "hands_together": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1},
@@ -92,17 +98,41 @@ _AUDIT_SHAPE: dict[str, Any] = {"type": "object", "properties": {"pairs": {"type
         "signals": {"type": "object"},
         "evidence": {"type": "array", "maxItems": 100_000, "items": {"type": "object", "properties": {
             "hand_id": {"type": "string"}, "action": {"type": "integer", "minimum": 0, "maximum": 100_000}}}},
-    }}}}}
+    }}
+#: What the command reads of the whole file: its ``pairs``, each naming its two players (every pair is looked at to
+#: find the one asked for; only that one is then checked whole, against :data:`_PAIR_SHAPE`).
+_AUDIT_SHAPE: dict[str, Any] = {"type": "object", "required": ["pairs"], "properties": {"pairs": {
+    "type": "array", "items": {"type": "object", "required": ["players"], "properties": {
+        "players": _PAIR_SHAPE["properties"]["players"]}}}}}
 
 
-def _audit_entry(path: str | None, a: str, b: str, together: int) -> dict[str, Any] | None:
-    """The pair's entry of an audit.json, after checking the file against the audit schema and the
-    entry against the logs (it cannot claim more hands together than the logs hold): a hostile or
-    broken file is a usage error, never a crash or a huge allocation."""
-    if path is None:
-        return None
+def _shape_error(path: str, doc: Any, schema: dict[str, Any], where: str = "") -> None:
+    """A usage error (--audit) when ``doc`` does not have ``schema``'s shape, naming where."""
     import jsonschema
 
+    from analyzer.validate import _short
+
+    try:
+        err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    except RecursionError:
+        raise click.BadParameter(f"{path}: nests values too deeply", param_hint="--audit") from None
+    if err is not None:
+        at = "/".join(map(str, [*([where] if where else []), *err.absolute_path])) or "the top"
+        raise click.BadParameter(f"{path} is not an audit file: at {at}: {_short(err.message, 200)}",
+                                 param_hint="--audit")
+
+
+def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> dict[str, Any] | None:
+    """The pair's entry of an audit.json, checked against the logs: a hostile or broken file is a usage error, never a
+    crash or a huge page. The file must hold ``pairs`` (each naming two players); the pair's entry is then checked whole
+    and may not claim more hands together than the logs hold. Its evidence rows are kept only for hands of the pair in
+    the logs with the pair as actor and partner (other rows are data the logs do not back: left out, with a warning
+    saying how many), at
+    most :data:`MAX_EVIDENCE_SHOWN` of them. No entry for the pair: a warning, and None (the page is then drawn from
+    the decisions, as without --audit, and says that its measures are not evidence of collusion)."""
+    if path is None:
+        return None
+    from analyzer.problems import printable
     from analyzer.validate import _short, load_strict
 
     try:
@@ -113,22 +143,34 @@ def _audit_entry(path: str | None, a: str, b: str, together: int) -> dict[str, A
         raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
     if dups:
         raise click.BadParameter(f"{path}: key {dups[0]!r} appears twice in one object", param_hint="--audit")
-    try:
-        err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_AUDIT_SHAPE).iter_errors(audit))
-    except RecursionError:
-        raise click.BadParameter(f"{path}: nests values too deeply", param_hint="--audit") from None
-    if err is not None:
-        where = "/".join(map(str, err.absolute_path)) or "the top"
-        raise click.BadParameter(f"{path} is not an audit file: at {where}: {_short(err.message, 200)}",
-                                 param_hint="--audit")
-    for p in audit["pairs"]:
-        if sorted(p["players"]) == sorted([a, b]):
-            if p.get("hands_together", 0) > together:
-                raise click.BadParameter(
-                    f"{path} says {a} and {b} sat together {p['hands_together']} hands; the logs hold {together}",
-                    param_hint="--audit")
-            return p  # type: ignore[no-any-return]
-    return None
+    _shape_error(path, audit, _AUDIT_SHAPE)
+    found = next(((i, p) for i, p in enumerate(audit["pairs"]) if sorted(p["players"]) == sorted([a, b])), None)
+    del audit  # only the pair's entry is kept (a big audit's other pairs are freed now)
+    if found is None:
+        click.echo(printable(f"report: warning: {path} has no entry for {a} and {b}; the page shows their decisions "
+                             f"without the audit's signals and evidence"), err=True)
+        return None
+    i, entry = found
+    evidence = entry.get("evidence")
+    if isinstance(evidence, list) and len(evidence) > MAX_EVIDENCE_SHOWN:  # the strongest first: the rest not shown
+        click.echo(f"report: showing the first {MAX_EVIDENCE_SHOWN} of the {len(evidence)} evidence rows of "
+                   f"{printable(path)}", err=True)
+        entry["evidence"] = evidence = evidence[:MAX_EVIDENCE_SHOWN]
+    _shape_error(path, entry, _PAIR_SHAPE, f"pairs/{i}")
+    if entry.get("hands_together", 0) > len(together):
+        raise click.BadParameter(
+            printable(f"{path} says {a} and {b} sat together {entry['hands_together']} hands; the logs hold "
+                      f"{len(together)}"), param_hint="--audit")
+    if evidence:
+        hands = {str(it.hand_id) for it in together}
+        kept = [e for e in evidence if e.get("hand_id") in hands and e.get("actor", a) in (a, b)
+                and e.get("partner", b) in (a, b)]
+        if len(kept) < len(evidence):
+            click.echo(printable(f"report: warning: {len(evidence) - len(kept)} of the {len(evidence)} evidence rows "
+                                 f"of {path} name no hand of {a} and {b} in the logs (or another actor or partner); "
+                                 f"left out of the page"), err=True)
+            entry["evidence"] = kept
+    return entry  # type: ignore[no-any-return]
 
 
 def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Checked]]:
@@ -191,15 +233,29 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
                    f"its replay ends where the validator's does", err=True)
 
 
+def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    """A click callback: the option's one value (None when not given); given twice it is a usage error, not the last
+    value kept without a word (a page shows one hand, one player or one pair)."""
+    if len(value) > 1:
+        from analyzer.problems import printable
+
+        shown = ", ".join(repr(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
+        what = {"hand_id": "hand", "audit_file": "audit file"}.get(param.name or "", param.name)
+        raise click.BadParameter(printable(f"given {len(value)} times ({shown}); give it once: a page shows one "
+                                           f"{what}; run the command once per page"))
+    return value[0] if value else None
+
+
 @click.command("report", short_help="One HTML page: a hand's replay, a player or a pair.",
                epilog=help_epilog("analyzer report logs/ --pair p12,p14 --audit reports/demo/audit.json -o pair.html",
                                   "0: page written", "2: usage error (no such hand, player or pair; bad option; a "
                                   "decision store of other logs or settings)"))
 @paths_argument
-@click.option("--hand", "hand_id", default=None, help="Replay this hand.")
-@click.option("--player", default=None, help="A player's page (compared with everyone in PATHS).")
-@click.option("--pair", default=None, metavar="A,B", help="A pair's page: who helped whom, signals, evidence.")
-@click.option("--audit", "audit_file", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--hand", "hand_id", multiple=True, callback=_once, help="Replay this hand.")
+@click.option("--player", multiple=True, callback=_once, help="A player's page (compared with everyone in PATHS).")
+@click.option("--pair", multiple=True, callback=_once, metavar="A,B",
+              help="A pair's page: who helped whom, signals, evidence.")
+@click.option("--audit", "audit_file", type=click.Path(exists=True, dir_okay=False), multiple=True, callback=_once,
               help="audit.json whose entry for --pair supplies the signals and evidence.")
 @out_option("The HTML file to write.", required=False, default="report.html")
 @lang_option
@@ -264,7 +320,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
             exit_on_read_errors(problems)
             if not together:
                 raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
-            entry = _audit_entry(audit_file, a, b, len(together))
+            entry = _audit_entry(audit_file, a, b, together)
             try:
                 decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples, store)
             except ValueError as e:

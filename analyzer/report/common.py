@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from analyzer.logs import atomic_write_bytes
-from analyzer.problems import CODES
+from analyzer.problems import CODES, path_text
 from analyzer.report import i18n
 from analyzer.report.i18n import LANGS
 from analyzer.report.case_labels import CASE_LABELS
@@ -136,7 +136,7 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
         f"<title>{title}</title><style>{''.join(_asset(n) for n in ('report.css', *view_css))}</style></head><body>",
         "<header class=\"top\"><div id=\"lang-switch\" class=\"lang-switch\"></div>",
-        f"<h1 id=\"page-title\">{title}</h1><div class=\"sub\" data-raw=\"1\"><bdi>{html.escape(visible_text(subtitle))}"
+        f"<h1 id=\"page-title\">{title}</h1><div class=\"sub\" data-raw=\"1\"><bdi>{html.escape(visible_text(path_text(subtitle)))}"
         "</bdi></div></header>",
         "<main><div id=\"overview\"></div><div id=\"detail\"></div></main>",
         f"<script type=\"application/json\" id=\"report-data\">{json_for_script(main_data)}</script>",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from analyzer.cards import CardError, parse_card, scan
-from analyzer.problems import Problem
+from analyzer.problems import Problem, path_text
 from analyzer.report import views
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.views import HandView
@@ -145,7 +145,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         "deal": [list(scan(m)) for m in masks], "first": first, "actions": actions, "live": live,
         "ms": times if times and None not in times else None, "outcome": outcome,
         "decisions": dict(decisions or {}),
-        "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": p.message} for p in problems],
+        "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": path_text(p.message)} for p in problems],
     }
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer.cards import NUM_CARDS, SEVEN_OF_SPADES, CardError, parse_card, scan
-from analyzer.problems import Problem
+from analyzer.problems import Problem, path_text
 from analyzer.report.views import SHARED_LABELS, HandView
 from analyzer.variants.borrow import (
     BORROW,
@@ -144,7 +144,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         "attempted": stopped, "ms": [a.ms for a in record.actions[:n]] if all(
             a.ms is not None for a in record.actions[:n]) else None,
         "outcome": outcome,
-        "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": p.message,
+        "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": path_text(p.message),
                       "step": problem_step(p, n)} for p in problems],
     }
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from analyzer.cards import NUM_CARDS, SUITS, CardError, parse_card
-from analyzer.problems import Problem
+from analyzer.problems import Problem, path_text
 from analyzer.report.views import SHARED_LABELS, HandView
 from analyzer.variants.heiqi import (
     BOTTOM_SIZE,
@@ -186,7 +186,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         "suit": list(order.suit) if order else _PRINTED_SUIT, "level": list(order.level) if order else _PRINTED_LEVEL,
         "points": [card_points(c) for c in range(KINDS)],
         "steps": steps, "outcome": outcome,
-        "problems": [{"trick": p.trick, "seat": p.seat, "code": p.code, "message": p.message,
+        "problems": [{"trick": p.trick, "seat": p.seat, "code": p.code, "message": path_text(p.message),
                       "step": problem_step(p, n)} for p in problems],
     }
 

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from analyzer.logs import decoder, generate_lines
-from analyzer.problems import CODES, Problem
+from analyzer.problems import CODES, Problem, path_text
 from analyzer.report.common import render_page, write_page
 from analyzer.report.views import hand_data
 from analyzer.validate import Summary
@@ -66,9 +66,10 @@ def write_validation_report(path: str | os.PathLike[str], files: Sequence[str], 
     keys = list(hands)
     index = {k: i for i, k in enumerate(keys)}
     shown = summary.problems[:MAX_PROBLEM_ROWS]
-    rows = [{"file": p.file, "line": p.line, "hand_id": p.hand_id, "action": p.action, "trick": p.trick,
+    rows = [{"file": None if p.file is None else path_text(p.file), "line": p.line, "hand_id": p.hand_id,
+             "action": p.action, "trick": p.trick,
              "step": steps.get(id(p), p.action), "seat": p.seat,
-             "player": p.player, "code": p.code, "message": p.message, "h": index.get((p.file or "", p.line or 0))}
+             "player": p.player, "code": p.code, "message": path_text(p.message), "h": index.get((p.file or "", p.line or 0))}
             for p in shown]
     counts = summary.by_code or Counter(p.code for p in summary.problems)  # the summary keeps only the first
     total = max(summary.n_problems, len(summary.problems))
