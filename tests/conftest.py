@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -76,3 +77,19 @@ def sharing_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sharing_room") / "room.jsonl"
     write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
     return path
+
+
+def run_cli(*args: str) -> Any:
+    """The command line in this process (click's runner): its result (exit code, output, exception)."""
+    from click.testing import CliRunner
+
+    from analyzer.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def clean_exit(r: Any, code: int) -> None:
+    """Exited with ``code`` through SystemExit (click's way), never by an uncaught exception."""
+    assert r.exit_code == code, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output

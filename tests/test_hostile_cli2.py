@@ -15,6 +15,8 @@ import orjson
 import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
+from conftest import clean_exit as _clean_exit
+from conftest import run_cli as _run
 
 from analyzer.cli import cli
 from analyzer.logs import OutputSet
@@ -25,15 +27,6 @@ LEGAL = ROOT / "samples" / "legal.jsonl"
 PROBLEMS = ROOT / "samples" / "problems.jsonl"
 FAST = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
-
-def _run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
-
-def _clean_exit(r: Result, code: int) -> None:
-    assert r.exit_code == code, r.output
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert "Traceback" not in r.output
 
 
 def _analyzer(*args: str, env: dict[str, str] | None = None, code: str | None = None) -> subprocess.CompletedProcess[bytes]:

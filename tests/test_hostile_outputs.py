@@ -13,25 +13,15 @@ from typing import Any
 import orjson
 import pandas as pd
 import pytest
-from click.testing import CliRunner, Result
+from conftest import clean_exit as _clean_exit
 from conftest import legal_obj
+from conftest import run_cli as _run
 
-from analyzer.cli import cli
 from analyzer.logs import OutputSet, atomic_write_bytes, write_records
 
 FAST = ["--samples", "1", "--dd-samples", "0"]
 AUDIT_FAST = ["--samples", "1", "--dd-samples", "1"]
 
-
-def _run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
-
-def _clean_exit(r: Result, code: int) -> None:
-    """Exited with ``code`` through SystemExit (click's way), never by an uncaught exception."""
-    assert r.exit_code == code, r.output
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert "Traceback" not in r.output
 
 
 def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
