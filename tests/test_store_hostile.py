@@ -300,6 +300,20 @@ def test_the_commands_refuse_a_changed_part_with_exit_2(store: Path, log: Path, 
     assert not out_dir.exists()
 
 
+@pytest.mark.parametrize("command", ["players", "audit"])
+def test_options_that_are_not_options_are_exit_2_naming_the_store(store: Path, log: Path, tmp_path: Path,
+                                                                  command: str) -> None:
+    """Garbage in a part's options texts (not checked on read: as dear as reading the store) is found where they are
+    parsed, and said as the store's fault, not a crash (exit 3)."""
+    _edit_rows(store / PART, lambda df: df.assign(options="[{x"))
+    out_dir = tmp_path / "a"
+    args = ["players", str(log), "--decisions", str(store)] if command == "players" else [
+        "audit", str(log), "--decisions", str(store), "--out", str(out_dir)]
+    code, out = _cli(*args)
+    assert code == 2 and "options do not read as this analyzer writes them" in out and "Traceback" not in out, out
+    assert command == "players" or (str(store) in out and not out_dir.exists())
+
+
 def _rename_players(df: pd.DataFrame) -> pd.DataFrame:
     """Every player id of the rows changed the same way: the rows agree with one another, not with the logs."""
     return df.assign(**{c: df[c] + "X" for c in ("player", "p0", "p1", "p2", "p3")})

@@ -52,13 +52,25 @@ class OptionArrays:
         return out
 
 
+class OptionsError(ValueError):
+    """``options`` texts that are not the analysis' options (a list of objects with a card and four values each):
+    rows from outside this analyzer, e.g. a decision store changed after it was written."""
+
+
 def option_arrays(texts: Sequence[str | None], keys: tuple[str, ...] = ()) -> OptionArrays:
     """Parse the ``options`` texts of many rows (empty or None: no options): by the compiled reader when every
     text has the analysis' plain shape, else with one ``orjson`` call (the same arrays either way).
 
-    ``ev`` and ``ev_dd`` are read always; ``keys`` (e.g. ``loss``, ``loss_dd``, ``loss_ref``) on request."""
+    ``ev`` and ``ev_dd`` are read always; ``keys`` (e.g. ``loss``, ``loss_dd``, ``loss_ref``) on request. Raises
+    :class:`OptionsError` for texts that are not options."""
     fast = _compiled(texts, keys)
-    return fast if fast is not None else _by_orjson(texts, keys)
+    if fast is not None:
+        return fast
+    try:
+        return _by_orjson(texts, keys)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise OptionsError(f"the decision rows' options do not read as this analyzer writes them "
+                           f"({type(e).__name__}: {str(e)[:200]})") from e
 
 
 def _codes() -> list[str]:

@@ -149,6 +149,12 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         bar.close()
         fail("audit", str(e))
     except Exception as e:
+        from analyzer.analysis.options import OptionsError
+
+        if isinstance(e, OptionsError) and store is not None:  # rows read from the store, not from this analysis
+            bar.close()
+            fail("audit", f"{store.path}: {e}: the store was changed after it was written; write it again from its "
+                          "logs (`analyzer decisions LOGS --out NEW_STORE`)")
         if not dask_lost(e):
             raise
         bar.close()
