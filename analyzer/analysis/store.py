@@ -158,6 +158,20 @@ def _settings(path: Path, doc: dict[str, Any]) -> Settings:
         raise _bad_meta(path, f"has unusable {e}") from e
 
 
+def recorded_settings(path: str | os.PathLike[str]) -> Settings | None:
+    """The settings a decision file's own metadata records (a store's part carries them), None for a file without
+    that metadata or not Parquet (its reader says why); metadata that does not read is a :class:`StoreError`."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError):
+        return None
+    if META_KEY not in meta:
+        return None
+    return _settings(Path(path), _read_meta(Path(path)))
+
+
 def _hands(path: Path, doc: dict[str, Any]) -> tuple[list[str], list[str]]:
     """A part's hands as its metadata lists them: their ids and fingerprints (two lists of texts, as long)."""
     if "hands" not in doc:

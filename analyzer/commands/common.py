@@ -269,8 +269,14 @@ def open_decision_store(command: str, path: str) -> Store:
 def store_settings(ctx: click.Context, store: Store, asked: Settings, names: dict[str, str]) -> Settings:
     """The settings of a run reading ``store``: the store's, except where an option was given on the
     command line (then it must agree, which ``Store.check_settings`` tells)."""
+    return settings_given(ctx, store.settings, asked, names)
+
+
+def settings_given(ctx: click.Context, base: Settings, asked: Settings, names: dict[str, str]) -> Settings:
+    """``base``, except the fields (``names``: option name -> field) whose option was given on the command line,
+    which are ``asked``'s."""
     from dataclasses import replace
 
     given = {field: getattr(asked, field) for param, field in names.items()
              if ctx.get_parameter_source(param) not in (click.core.ParameterSource.DEFAULT, None)}
-    return replace(store.settings, **given)
+    return replace(base, **given)

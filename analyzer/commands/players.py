@@ -15,6 +15,7 @@ from analyzer.commands.common import (
     execution_for,
     fail,
     help_epilog,
+    settings_given,
     jobs_option,
     max_line_option,
     max_samples_option,
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 #: Columns the per-player table reads from decision rows (see docs/design.md).
 DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", "think_ms", "difficulty",
                     "p0", "p1", "p2", "p3")
+#: The analysis settings' options of this command, each named as its Settings field.
+SETTINGS_OPTIONS = {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")}
 #: Those of them that hold text (the others hold numbers).
 TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
 
@@ -111,9 +114,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
         if store_path is not None:  # the store's settings, but for the options given on the command line
             store = open_decision_store("players", store_path)
             asked = store_settings(ctx, store, Settings(samples, dd_samples, seed, noise, policy, max_samples),
-                                   {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")})
+                                   SETTINGS_OPTIONS)
         elif sources.settings is not None:  # the stores' settings, but for the options given on the command line
-            asked = _given(ctx, sources.settings, Settings(samples, dd_samples, seed, noise, policy, max_samples))
+            asked = settings_given(ctx, sources.settings, Settings(samples, dd_samples, seed, noise, policy, max_samples),
+                                   SETTINGS_OPTIONS)
         else:
             asked = Settings(samples, dd_samples, seed, noise, policy, max_samples)
         sources.check_settings(f"the logs ({' '.join(logs)})", asked)
@@ -152,15 +156,6 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
         atomic_write_bytes(out, text.encode())
     else:
         sys.stdout.write(text)
-
-
-def _given(ctx: click.Context, base: Settings, asked: Settings) -> Settings:
-    """``base`` (the decision stores' settings), but for the options given on the command line."""
-    from dataclasses import replace
-
-    names = ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")
-    return replace(base, **{n: getattr(asked, n) for n in names
-                            if ctx.get_parameter_source(n) not in (click.core.ParameterSource.DEFAULT, None)})
 
 
 class DecisionSources:
@@ -297,25 +292,12 @@ def _file_settings(path: str) -> Settings | None:
     file without them; metadata that cannot be read is a usage error naming the file."""
     if not _regular(path):
         return None  # _read_decisions says what it is
-    import orjson
-    import pyarrow.parquet as pq
-
-    from analyzer.analysis.execute import Settings
-    from analyzer.analysis.store import META_KEY
+    from analyzer.analysis.store import StoreError, recorded_settings
 
     try:
-        meta = pq.read_schema(path).metadata or {}
-    except (OSError, ValueError):
-        return None  # not Parquet: _read_decisions says so
-    raw = meta.get(META_KEY)
-    if raw is None:
-        return None
-    try:
-        doc = orjson.loads(raw)
-        return Settings.from_dict(doc["settings"])
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-        raise click.UsageError(f"{path}: its {META_KEY.decode()} metadata cannot be read "
-                               f"({type(e).__name__}: {e})") from e
+        return recorded_settings(path)
+    except StoreError as e:
+        raise click.UsageError(str(e)) from e
 
 
 def _read_decisions(path: str) -> pd.DataFrame:
