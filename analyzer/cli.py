@@ -18,8 +18,53 @@ from analyzer.logs import InputError
 
 #: Exit codes of every command: 0 all well, 1 problems found (or pairs flagged), 2 a usage, read or
 #: write error, 3 an internal error (a bug in the analyzer: one line and the traceback on standard error),
-#: 130 interrupted (Ctrl-C).
+#: 130 interrupted (Ctrl-C); 143 / 129 stopped by SIGTERM / SIGHUP (128 + the signal, as a shell says it).
 EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a job scheduler's stop, ``timeout``, a closed terminal), raised in the main thread like
+    Ctrl-C's KeyboardInterrupt so the same clean-up runs: no partial output, no temporary file or folder left, the
+    worker processes stopped. Its exit code is 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+def _stop_signals_unwind() -> dict[int, Any]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` instead of ending the process on the spot (their default action
+    skips every ``finally``: temporary folders stayed behind, and the pool's workers, which never see their parent
+    go, ran on). A signal the caller set to be ignored (``nohup`` ignores SIGHUP) stays ignored; only in the main
+    thread (a test's runner may call :func:`main` from another). Returns the handlers replaced, for
+    :func:`_stop_signals_back`."""
+    import signal
+    import threading
+
+    replaced: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return replaced
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+            replaced[sig] = signal.signal(sig, stop)
+    return replaced
+
+
+def _stop_signals_back(replaced: dict[int, Any]) -> None:
+    """The handlers :func:`_stop_signals_unwind` replaced, back (a caller that goes on after :func:`main`)."""
+    import signal
+
+    for sig, handler in replaced.items():
+        signal.signal(sig, handler)
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    return getattr(e, "exit_code", EXIT_INTERRUPTED)
 
 
 def _silence_stdout() -> None:
@@ -48,21 +93,29 @@ class LazyGroup(click.Group):
         documented exit code, never a traceback: Ctrl-C 130 (quietly), a read or write error 2."""
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated)
+            raise click.exceptions.Exit(_interrupted(e)) from None
         except BrokenPipeError:  # the reader went away (`| head`): nothing more to say to it
             _silence_stdout()
             raise click.exceptions.Exit(EXIT_ERROR) from None
         except InputError as e:  # an output that is an input, a folder that is a file, ...
             click.echo(f"analyzer: error: {e}", err=True)
             raise click.exceptions.Exit(EXIT_ERROR) from None
-        except MemoryError:
-            click.echo("analyzer: error: out of memory", err=True)
-            raise click.exceptions.Exit(EXIT_ERROR) from None
-        except OSError as e:  # a missing folder, a read-only or full disk, a truncated file
-            where = f"{e.filename}: " if e.filename else ""
-            click.echo(f"analyzer: error: {where}{e.strerror or e}", err=True)
-            raise click.exceptions.Exit(EXIT_ERROR) from None
+        except Exception as e:
+            from analyzer.analysis.execute import dask_failure  # imports no Dask
+
+            said = dask_failure(e)  # first: distributed's CommClosedError is an OSError
+            if said is not None:  # the Dask scheduler lost, unreachable or without workers: run again
+                click.echo(f"analyzer: error: {said}", err=True)
+                raise click.exceptions.Exit(EXIT_ERROR) from None
+            if isinstance(e, MemoryError):
+                click.echo("analyzer: error: out of memory", err=True)
+                raise click.exceptions.Exit(EXIT_ERROR) from None
+            if isinstance(e, OSError):  # a missing folder, a read-only or full disk, a truncated file
+                where = f"{e.filename}: " if e.filename else ""
+                click.echo(f"analyzer: error: {where}{e.strerror or e}", err=True)
+                raise click.exceptions.Exit(EXIT_ERROR) from None
+            raise  # a bug: main's last resort says so (exit 3)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [n for n in COMMANDS if importlib.util.find_spec(f"analyzer.commands.{COMMANDS[n]}") is not None]
@@ -142,10 +195,11 @@ def main(argv: list[str] | None = None) -> Any:
     relax()  # before any command imports its layers (analyzer.collector: ~0.5 CPU-s of collections at the defaults)
     _closed_streams_to_devnull()
     _tolerant_streams()
+    replaced = _stop_signals_unwind()
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
-    except KeyboardInterrupt:  # between the parsing and the command (click's own handler says "Aborted!")
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as e:  # between the parsing and the command (click's own handler says "Aborted!")
+        sys.exit(_interrupted(e))
     except OSError as e:  # the last resort for output click writes itself (--help, --version) to a full disk
         try:
             sys.stderr.write(f"analyzer: error: cannot write: {e.strerror or e}\n")
@@ -155,6 +209,8 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as e:  # noqa: BLE001 - the last resort: a bug, told apart from every finding by its exit code
         _internal_error(e)
         sys.exit(EXIT_INTERNAL)
+    finally:
+        _stop_signals_back(replaced)
 
 
 if __name__ == "__main__":

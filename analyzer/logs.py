@@ -12,6 +12,7 @@ import os
 import stat
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -226,25 +227,82 @@ def parse_record(data: bytes | str) -> Any:
     return decoder().decode(data)
 
 
-def records_at(places: dict[str, list[int]], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Any]:
+def read_once(path: str) -> bool:
+    """Whether an input can be read only once: standard input (``-``) or a path that is not a regular file (a named
+    pipe, ``<(zcat ...)``'s ``/dev/fd/N``, ``/dev/stdin`` on a pipe, a character device). Opened again, such an input
+    waits for a writer that is gone or stands at its end: what a command needs of it twice is kept the first time."""
+    return path == "-" or is_special(path)
+
+
+def record_hash(record: Any) -> int:
+    """A 64-bit hash of a record's canonical line (:func:`format_record`): a line read again holds the record read
+    first when the hashes agree (within one process: Python's hash)."""
+    return hash(format_record(record))
+
+
+class ChangedInput(InputError):
+    """An input read again (:func:`records_at` with ``expect``) no longer holds what was read there first."""
+
+    def __init__(self, path: str, why: str = "") -> None:
+        from analyzer.problems import printable
+
+        super().__init__(printable(f"{path}: changed while the audit read it{why}"))
+        self.path = path
+
+
+def records_at(places: dict[str, list[int]], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *,
+               expect: dict[str, dict[int, int | None]] | None = None) -> Iterator[Any]:
     """The records on some lines of some files (``places``: file -> line numbers, 1-based as :class:`Line`'s), in
     the files' order then the lines', each file read up to its last wanted line. For hands a first pass found
     valid and wants again (a report's evidence hands): they are decoded, not validated again, so reading a few
-    hands back costs the reading of the lines, not a second validation of the whole input. A line that no longer
-    decodes (the file changed meanwhile) is left out."""
+    hands back costs the reading of the lines, not a second validation of the whole input. Without ``expect``, a
+    line that no longer decodes (the file changed meanwhile) is left out. With ``expect`` (file -> line -> the
+    :func:`record_hash` of the record the first pass read there), each wanted line must hold that record again: a
+    line that changed, no longer decodes or is gone (the file cut, replaced or removed) raises
+    :class:`ChangedInput`, before any record of a later line is given."""
     for path, lines in places.items():
         want = set(lines)
         if not want:
             continue
         last = max(want)
-        for ln in generate_lines(path, max_line_bytes):
-            if ln.line in want and ln.data is not None:
-                try:
-                    yield parse_record(ln.data)
-                except (msgspec.ValidationError, msgspec.DecodeError):
-                    pass
-            if ln.line >= last:
-                break
+        hashes = None if expect is None else expect.get(path, {})
+        seen = 0
+        try:
+            for ln in generate_lines(path, max_line_bytes):
+                if ln.line in want:
+                    seen += 1
+                    try:
+                        rec = None if ln.data is None else parse_record(ln.data)
+                    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+                        rec = None
+                    if hashes is not None:
+                        first = hashes.get(ln.line)  # None: a record the first pass did not keep, not compared
+                        if rec is None or (first is not None and record_hash(rec) != first):
+                            raise ChangedInput(path)
+                    if rec is not None:
+                        yield rec
+                if ln.line >= last:
+                    break
+        except (OSError, EOFError, zlib.error) as e:  # gone, unreadable, a gzip stream cut short or broken since
+            if expect is None:
+                raise
+            raise ChangedInput(path, f" (cannot read it again: {getattr(e, 'strerror', None) or e})") from None
+        if hashes is not None and seen < len(want):  # the file is shorter now (blank lines are not yielded either)
+            raise ChangedInput(path)
+
+
+#: Bytes of an output's name kept in the hidden temporary name beside it (``.NAME.XXXXXXXX.tmp``): a name near the
+#: file system's limit (255 bytes) leaves room for the rest, so any name that can be written can be written whole.
+HIDDEN_STEM_BYTES = 200
+
+
+def hidden_stem(name: str) -> str:
+    """``name`` as the stem of a hidden temporary name beside it: at most :data:`HIDDEN_STEM_BYTES` bytes of it (whole
+    characters), so ``.STEM.`` plus a random part and a suffix stay under the file system's 255."""
+    data = os.fsencode(name)
+    if len(data) <= HIDDEN_STEM_BYTES:
+        return name
+    return os.fsdecode(data[:HIDDEN_STEM_BYTES].decode("utf-8", "ignore").encode("utf-8"))
 
 
 def _umask_mode() -> int:
@@ -316,7 +374,7 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
         except (FileExistsError, NotADirectoryError) as e:  # a file where a folder of the path should be
             raise OutputError(f"{target}: cannot make its folder {target.parent}: a file is in the way") from e
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            fd, tmp = tempfile.mkstemp(prefix=f".{hidden_stem(target.name)}.", suffix=".tmp", dir=target.parent)
         except OSError as e:  # named as the output asked for, not as the hidden temporary file beside it
             raise OSError(e.errno, e.strerror or str(e), str(target)) from e
         try:
@@ -419,13 +477,29 @@ class OutputSet:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = os.open(self.folder, os.O_RDONLY)
         fcntl.flock(self._lock, fcntl.LOCK_EX)  # a second run into this folder waits for the first
-        self.tmp = Path(tempfile.mkdtemp(prefix=".analyzer-", suffix=".tmp", dir=self.folder))
+        try:
+            self.tmp = Path(tempfile.mkdtemp(prefix=".analyzer-", suffix=".tmp", dir=self.folder))
+        except OSError as e:  # named as the folder asked for, not as the hidden one it could not make in it
+            os.close(self._lock)
+            if self.made:
+                try:
+                    self.folder.rmdir()
+                except OSError:
+                    pass
+            raise OSError(e.errno, e.strerror or str(e), str(self.folder)) from e
         return self.tmp
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         import shutil
         import signal
 
+        if isinstance(exc, OSError) and exc.filename is not None:  # a write into the hidden folder (a full disk):
+            try:  # named as the output it was for
+                inside = Path(os.fsdecode(exc.filename)).relative_to(self.tmp)
+            except (ValueError, TypeError):
+                pass
+            else:
+                exc.filename = str(self.folder / inside)
         try:
             if kind is None:
                 written = [n for n in self.names if (self.tmp / n).exists()]

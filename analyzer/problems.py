@@ -34,6 +34,7 @@ CODES: dict[str, str] = {
     "bad-players": "not 4 distinct non-empty player ids (two that look alike once normalised count as the same)",
     "bad-deal": "the deal is not the variant's cards, dealt in the right counts",
     "duplicate-hand-id": "the hand id was already used earlier in the input",
+    "duplicate-deal": "the same deal, players and moves as an earlier hand: a copy of it under another id",
     "first-action": "the first action is not the 7 of spades played by its holder",
     "out-of-turn": "an action by a seat whose turn it is not",
     "card-not-held": "an action with a card that is not in the actor's hand",

@@ -51,6 +51,9 @@ class Checked:
     check: HandCheck
     variant: str | None = None  # set when the line decoded into a record
     table_key: str | None = None
+    #: set with ``variant``: a 64-bit hash of the deal, the seated players and the moves (:func:`deal_key`), so a copy
+    #: of a hand under another id is found (``duplicate-deal``)
+    deal_key: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -211,7 +214,9 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start})")]
+        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz"
+                if data.startswith(b"\x1f\x8b") else "")
+        return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
     try:
@@ -449,6 +454,29 @@ def _decode(dec: msgspec.json.Decoder, data: bytes | None) -> Any:
         return e.with_traceback(None)  # no frame -> list -> error cycle for the GC to find
 
 
+def deal_key(rec: Any) -> int:
+    """A 64-bit hash of a hand's game: its deal, who sat where, and every move. Two hands with the same key are one
+    hand told twice (an export run twice under new ids, a retry stored again): equal deals come by chance about once
+    in 5e28 deals, and a tournament that deals a deal again on purpose seats other players at it. The deal and the
+    moves are read as written, without white space (a field the line decoder left as raw JSON and one it decoded
+    hash alike when written compactly); a copy whose times or formatting were changed is not found. Keyed hashing
+    (blake2b), not ``hash``: worker processes started afresh agree."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=8, person=str(rec.__struct_config__.tag).encode()[:16])
+    h.update(msgspec.json.encode(rec.players))
+    for name in _PLAY_FIELDS:
+        value = getattr(rec, name, None)
+        if value is not None:
+            text = bytes(value) if isinstance(value, msgspec.Raw) else msgspec.json.encode(value)
+            h.update(name.encode() + text.translate(None, b" \t\r\n"))
+    return int.from_bytes(h.digest(), "little")
+
+
+#: The fields of a record that hold its deal and its moves, in every variant (the 信阳黑七 bottom, bids and tricks).
+_PLAY_FIELDS = ("deal", "bottom", "actions", "bids", "buried", "tricks")
+
+
 def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                 keep_records: bool = True) -> list[Checked]:
     """Decode and replay a batch of raw lines, in order; no cross-hand checks (the unit of parallel work).
@@ -476,7 +504,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             v = variants[rec.__struct_config__.tag]
             tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
             item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
-                           checks[k], v.name, tkey)
+                           checks[k], v.name, tkey, deal_key(rec))
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
             item = Checked(line.file, line.line, hand_id, None, HandCheck(probs))
@@ -542,7 +570,7 @@ def _results(checked: list[Checked]) -> tuple[Any, ...]:
     small objects would cost the parent more than the checking saves."""
     extra = {k: (c.table_key, c.check.problems, c.check.outcome, c.record)
              for k, c in enumerate(checked) if c.check.problems or c.table_key is not None}
-    return [c.hand_id for c in checked], [c.variant for c in checked], extra
+    return [c.hand_id for c in checked], [c.variant for c in checked], [c.deal_key for c in checked], extra
 
 
 def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -> tuple[Any, ...]:
@@ -585,18 +613,18 @@ def _check_range(r: _Range, max_line_bytes: int, batch_size: int) -> tuple[Any, 
 
 def _unpack(file: str, numbers: array, result: tuple[Any, ...], base: int = 0) -> list[Checked]:
     """Checked lines from ``_results``; ``base``: the lines of the file before their range."""
-    ids, variants, extra = result
+    ids, variants, keys, extra = result
     out = []
-    for k, (n, hand_id, variant) in enumerate(zip(numbers, ids, variants)):
+    for k, (n, hand_id, variant, key) in enumerate(zip(numbers, ids, variants, keys)):
         n += base
         e = extra.get(k)
         if e is None:
-            out.append(Checked(file, n, hand_id, None, HandCheck([]), variant))
+            out.append(Checked(file, n, hand_id, None, HandCheck([]), variant, None, key))
         else:
             table_key, problems, outcome, record = e
             for p in problems:
                 p.line = n
-            out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key))
+            out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key, key))
     return out
 
 
@@ -606,10 +634,40 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
 
 
 def ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them quietly (no traceback from each worker)."""
+    """A pool worker's start: Ctrl-C is left to the parent, which stops the workers quietly (no traceback from each
+    worker); and the worker ends itself once its parent is gone (:func:`_end_with_parent`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):  # forked with the parent's handler (cli.Terminated): the pool stops its
+        sig = getattr(signal, name, None)  # workers with SIGTERM, which must end them, not unwind them noisily
+        if sig is not None:
+            signal.signal(sig, signal.SIG_DFL)
+    _end_with_parent()
+
+
+#: How often a pool worker looks whether its parent is still there (seconds).
+PARENT_WATCH_S = 1.0
+
+
+def _end_with_parent() -> None:
+    """A thread of the worker that ends the process when its parent is gone (killed with SIGKILL, or by a signal it
+    could not unwind from): the worker's result pipe is shared with its siblings, so it would never see the pipe
+    close and would wait forever, holding its memory. Polls ``getppid`` (portable, unlike Linux's
+    ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked the worker ends)."""
+    import os
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_WATCH_S)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
@@ -704,6 +762,7 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     # each hand id with where it was (file number, line), and per table the last hand's outcome, least
     # recently used first: bounded, so logs where every hand has its own table cost nothing per hand.
     seen: dict[int, tuple[int, int]] = {}
+    deals: dict[int, tuple[int, int]] = {}  # the same for each deal (deal_key), its place shared with the id's
     files: dict[str, int] = {}
     names: list[str] = []
     tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
@@ -722,7 +781,14 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                     if item.file not in files:
                         files[item.file] = len(names)
                         names.append(item.file)
-                    seen[key] = (files[item.file], item.line)
+                    place = seen[key] = (files[item.file], item.line)
+                    if item.deal_key is not None:
+                        first = deals.setdefault(item.deal_key, place)
+                        if first is not place:
+                            item.check.problems.insert(0, Problem(
+                                "duplicate-deal", f"the same deal, players and moves as the hand at "
+                                f"{names[first[0]]}:{first[1]}: one hand told twice under two ids",
+                                file=item.file, line=item.line, hand_id=item.hand_id))
             if item.table_key is not None and item.variant is not None:
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that
                 # stopped early ends the chain, so the next hand is not compared with an older one

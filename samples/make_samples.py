@@ -64,12 +64,19 @@ def main() -> None:
     lines: list[bytes] = []
     expected = []
     for code, plant in sorted(PLANTERS.items()):
-        hand = {**base, "hand_id": f"planted-{code}"}
+        # each planted hand timed a little later than the last: the planters that change only the result would
+        # otherwise leave the same play under another id, a duplicate-deal of its own
+        hand = {**base, "hand_id": f"planted-{code}",
+                "actions": [dict(a, ms=a["ms"] + len(lines) + 1) for a in base["actions"]]}
         planted = plant(hand, rng)
         assert planted is not None, code
         line, got_code, action = planted
         lines.append(line)
         expected.append({"line": len(lines), "code": got_code, "action": action})
+    # a hand told twice: the not-live one again under another id
+    copy = orjson.loads(lines[next(k for k, e in enumerate(expected) if e["code"] == "not-live")])
+    lines.append(orjson.dumps({**copy, "hand_id": "planted-duplicate-deal"}))
+    expected.append({"line": len(lines), "code": "duplicate-deal", "action": None})
     lines.append(format_record(records[1]))
     lines.append(format_record(records[1]))  # the same hand id twice
     expected.append({"line": len(lines), "code": "duplicate-hand-id", "action": None})

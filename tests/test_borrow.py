@@ -194,9 +194,15 @@ def test_a_forbidden_joker_lend_is_bad_lend_and_illegal_borrows_do_not_stop_the_
 
 # --------------------------------------------------------------------------- across hands: who deals
 
+def _retimed(hand: dict[str, Any], hand_id: str, **fields: Any) -> dict[str, Any]:
+    """``hand`` under another id, its moves a few ms later: another hand of the same cards (an exact copy is a
+    ``duplicate-deal``)."""
+    return dict(hand, hand_id=hand_id, actions=[dict(a, ms=a["ms"] + 7) for a in hand["actions"]], **fields)
+
+
 def test_the_dealer_must_be_the_previous_loser(tmp_path: Any) -> None:
     second = dict(HAND, hand_id="second", players=["p2", "p3", "p4", "p1"])  # p2 lost and deals from seat 0
-    wrong = dict(HAND, hand_id="wrong")  # p1 deals again
+    wrong = _retimed(HAND, "wrong")  # p1 deals again
     path = tmp_path / "table.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in (HAND, second, wrong)))
     problems = validate([str(path)]).problems
@@ -205,7 +211,7 @@ def test_the_dealer_must_be_the_previous_loser(tmp_path: Any) -> None:
 
 def test_a_hand_that_stops_early_ends_the_dealer_chain(tmp_path: Any) -> None:
     broken = dict(HAND, hand_id="broken", actions=HAND["actions"][:-1])  # names no loser
-    after = dict(HAND, hand_id="after")  # p1 deals though p2 lost the first hand: nothing to compare with
+    after = _retimed(HAND, "after")  # p1 deals though p2 lost the first hand: nothing to compare with
     path = tmp_path / "table.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in (HAND, broken, after)))
     assert [(p.code, p.line) for p in validate([str(path)]).problems] == [("missing-actions", 2)]

@@ -188,3 +188,36 @@ def test_count_lines_gives_the_total_or_none(tmp_path: Path) -> None:
 def test_every_command_has_a_one_line_purpose(name: str) -> None:
     cmd = _command(name)
     assert cmd.short_help and len(cmd.short_help) <= 60 and "\n" not in cmd.short_help
+
+
+@pytest.mark.parametrize("command", [["validate", "samples/legal.jsonl"], ["players", "samples/legal.jsonl"],
+                                     ["report", "samples/legal.jsonl", "--hand", "sample-plain"]])
+def test_an_output_file_named_as_a_folder_is_refused(command: list[str], tmp_path) -> None:
+    """``-o out/`` means a folder: a file called ``out`` would surprise (it was written)."""
+    from conftest import ROOT
+
+    r = CliRunner().invoke(cli, [command[0], str(ROOT / command[1]), *command[2:], "-o", f"{tmp_path}/out/"])
+    assert r.exit_code == 2 and "a folder" in r.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_path_errors_escape_the_names_they_quote(tmp_path) -> None:
+    """A file name found in a folder from elsewhere can neither drive the terminal nor forge a second line."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "b\x1b[2J.jsonl").symlink_to(tmp_path / "nowhere")
+    r = CliRunner().invoke(cli, ["validate", str(tmp_path / "logs")])
+    assert r.exit_code == 2 and "\\x1b[2J" in r.output and "\x1b" not in r.output
+    r = CliRunner().invoke(cli, ["validate", "nope\nanalyzer: forged line.jsonl"])
+    assert r.exit_code == 2 and "nope\\x0aanalyzer: forged" in r.output
+    assert not any(line.startswith("analyzer: forged") for line in r.output.splitlines())
+
+
+def test_a_folder_output_refuses_dash(tmp_path, monkeypatch) -> None:
+    """``decisions -o -`` wrote a store called '-'; a folder of files has no standard output."""
+    from conftest import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    for command in (["decisions"], ["audit"]):
+        r = CliRunner().invoke(cli, [*command, str(ROOT / "samples" / "legal.jsonl"), "-o", "-"])
+        assert r.exit_code == 2 and "standard output" in r.output
+    assert list(tmp_path.iterdir()) == []

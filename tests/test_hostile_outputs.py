@@ -14,7 +14,7 @@ import orjson
 import pandas as pd
 import pytest
 from conftest import clean_exit as _clean_exit
-from conftest import legal_obj
+from conftest import SAMPLES, legal_obj
 from conftest import run_cli as _run
 
 from analyzer.logs import OutputSet, atomic_write_bytes, write_records
@@ -394,9 +394,8 @@ def test_duplicate_hands_across_files_are_reported(tmp_path: Path) -> None:
 def test_a_folder_of_thousands_of_small_files_and_an_empty_one(tmp_path: Path) -> None:
     logs = tmp_path / "many"
     logs.mkdir()
-    line = orjson.dumps(legal_obj(1, "only")) + b"\n"
-    for i in range(1500):
-        (logs / f"f{i:04d}.jsonl").write_bytes(line.replace(b'"only"', f'"h{i}"'.encode()) if i % 3 else b"")
+    for i in range(1500):  # each its own hand (one hand under 1,000 ids would be 999 duplicate-deal copies)
+        (logs / f"f{i:04d}.jsonl").write_bytes(orjson.dumps(legal_obj(i, f"h{i}")) + b"\n" if i % 3 else b"")
     r = _run("validate", str(logs), "--jobs", "2")
     _clean_exit(r, 0)
     assert "1000 hands, 1000 valid, 0 problems" in r.output
@@ -672,3 +671,26 @@ def test_a_corrupt_store_part_is_named(tmp_path: Path) -> None:
         r = _run(*command)
         _clean_exit(r, 2)
         assert part.name in r.output, r.output
+
+
+def test_an_audit_write_error_names_the_output_not_its_hidden_folder(tmp_path: Path) -> None:
+    """A full disk while the set is written: the error names ``out/audit.json``, a path the user knows."""
+    from analyzer.logs import OutputSet
+
+    out = tmp_path / "out"
+    with pytest.raises(OSError) as caught, OutputSet(out, ["audit.json"]) as tmp:
+        raise OSError(28, "No space left on device", str(tmp / "audit.json"))
+    assert caught.value.filename == str(out / "audit.json")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "decisions", "simulate"])
+def test_an_output_name_near_the_limit_is_written(command: str, tmp_path: Path) -> None:
+    """A 250-byte name is legal; its hidden temporary name beside it (".NAME.XXXXXXXX.tmp") was not."""
+    name = "n" * 246 + (".html" if command == "validate" else ".st" if command == "decisions" else ".jsonl")
+    args = {"validate": ["validate", str(SAMPLES / "legal.jsonl")],
+            "decisions": ["decisions", str(SAMPLES / "legal.jsonl"), "--samples", "2", "--dd-samples", "0"],
+            "simulate": ["simulate", "--players", "8", "--hands", "2"]}[command]
+    r = _run(*args, "-o", str(tmp_path / name))
+    _clean_exit(r, 0)
+    assert [p.name for p in tmp_path.iterdir()] == [name]

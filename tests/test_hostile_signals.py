@@ -68,3 +68,73 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(tmp_path: Path) -> None:
     proc.wait(timeout=120)
     assert proc.returncode == 2
     assert err == b"", err.decode(errors="replace")
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux: /proc)."""
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:  # gone meanwhile
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _audit_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int], Path, Path]:
+    """``audit --jobs 2`` of 1,000 hands, once its worker processes run; its TMPDIR and --out."""
+    import gzip
+
+    log = tmp_path / "room.jsonl"
+    with gzip.open(ROOT / "samples" / "demo-room.jsonl.gz", "rt") as f:
+        log.write_text("".join(line for _, line in zip(range(1000), f)))
+    tmp, out = tmp_path / "tmp", tmp_path / "out"
+    tmp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "audit", str(log), "-o", str(out), "--jobs", "2"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(kids := [k for k in _children(proc.pid) if b"audit" in Path(f"/proc/{k}/cmdline").read_bytes()]) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline, "the audit's workers never started"
+        time.sleep(0.05)
+    return proc, kids, tmp, out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_sigterm_unwinds_like_ctrl_c(sig: str, tmp_path: Path) -> None:
+    """A job scheduler's stop (SIGTERM to the main process only, not its group): exit 128 + the signal, no output, no
+    temporary folder, and the pool's workers end with it (they used to run on, orphaned, holding their memory)."""
+    proc, kids, tmp, out = _audit_with_workers(tmp_path)
+    os.kill(proc.pid, getattr(signal, sig))
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + getattr(signal, sig), err.decode(errors="replace")
+    assert err == b"", err.decode(errors="replace")
+    assert list(tmp.iterdir()) == []
+    assert not out.exists()
+    deadline = time.monotonic() + 30
+    while any(_alive(k) for k in kids):
+        assert time.monotonic() < deadline, "the workers outlived the audit"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
+    """SIGKILL leaves no chance to clean up; the workers at least notice their parent is gone and end."""
+    proc, kids, _, _ = _audit_with_workers(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=120)
+    deadline = time.monotonic() + 30
+    while any(_alive(k) for k in kids):
+        assert time.monotonic() < deadline, "the workers outlived their parent"
+        time.sleep(0.05)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -257,3 +258,64 @@ def test_the_commands_own_options_are_not_simulator_options(tmp_path: Path, name
                                    f"{name}=5"])
     assert res.exit_code == 2 and f"use the command's own --{name} option" in res.output, res.output
     assert "multiple values" not in res.output and not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("mix", ["novice:nan", "novice:inf,expert:1", "novice:-1,expert:1", "novice:1e308,expert:1e308",
+                                 "novice:0", "wizard:1", "novice:x"])
+def test_skill_mix_refused_with_a_reason(mix: str) -> None:
+    from analyzer.simulate.players import parse_skill_mix
+
+    with pytest.raises(ValueError, match="skill"):
+        parse_skill_mix(mix)
+    result = CliRunner().invoke(cli, ["simulate", "--players", "8", "--hands", "2", "--skill-mix", mix,
+                                      "--out", os.devnull])
+    assert result.exit_code == 2
+    assert "Probabilities" not in result.output and "skill" in result.output
+
+
+def test_skill_mix_shares_normalised() -> None:
+    from analyzer.simulate.players import parse_skill_mix
+
+    assert parse_skill_mix("novice:1, expert:3") == {"novice": 0.25, "expert": 0.75}
+
+
+def test_an_option_another_variants_simulator_takes_is_named_not_a_python_error() -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--variant", "bieqi-borrow", "--hands", "2", "--friends", "2",
+                                      "--out", os.devnull])
+    assert result.exit_code == 2
+    assert "has no option friends" in result.output and "cheat_rate" in result.output
+    assert "unexpected keyword" not in result.output
+
+
+def test_a_room_beyond_a_million_players_is_refused() -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--players", "100000000", "--hands", "2", "--out", os.devnull])
+    assert result.exit_code == 2 and "--players" in result.output
+
+
+def test_dash_writes_the_log_to_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-o -`` is standard output (it wrote a file called '-'); a folder output refuses it."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "analyzer.cli", "simulate", "--players", "8", "--hands", "3", "-o", "-"],
+                         capture_output=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert len(run.stdout.splitlines()) == 3 and validate_bytes(run.stdout) == 3
+    assert list(tmp_path.iterdir()) == []
+    result = CliRunner().invoke(cli, ["audit", str(ROOT / "samples" / "legal.jsonl"), "-o", "-"])
+    assert result.exit_code == 2 and "standard output" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def validate_bytes(data: bytes) -> int:
+    """The valid hands among ``data``'s lines."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
+        f.write(data)
+        f.flush()
+        return validate([f.name]).valid_hands

@@ -175,3 +175,16 @@ def test_fingerprints_ignore_how_a_hand_was_serialised(days: list[Path], store12
         next(generate_valid([str(days[0])])).record)
     code, msg = _cli("players", str(log), "--decisions", str(store12), "--format", "csv")
     assert code == 0, msg
+
+
+def test_decisions_says_which_hands_of_other_games_it_left_out(tmp_path: Path) -> None:
+    """A log of another game added nothing and said nothing; now it names the hands it left out and why."""
+    from click.testing import CliRunner
+
+    from analyzer.cli import cli
+    from conftest import SAMPLES
+
+    r = CliRunner().invoke(cli, ["decisions", str(SAMPLES / "heiqi-sample.jsonl"), "-o", str(tmp_path / "st"),
+                                 "--samples", "2", "--dd-samples", "0"])
+    assert r.exit_code == 0
+    assert "4 hand(s) of xinyang-heiqi left out: only hands of standard 憋七 have decision rows" in r.output

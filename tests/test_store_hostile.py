@@ -482,3 +482,18 @@ def test_a_store_under_a_regular_file_is_not_a_directory(log: Path, tmp_path: Pa
     code, out = _cli("decisions", str(log), "--out", str(tmp_path / "file" / "store"), *OPTS)
     assert code == 2 and f"{tmp_path / 'file' / 'store'}: Not a directory" in out, out
     assert (tmp_path / "file").read_text() == "hi\n" and sorted(os.listdir(tmp_path)) == ["file"]
+
+
+def test_a_write_error_of_arrow_names_the_store_not_its_hidden_part(store: Path, log: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow's OSError has no errno and names the hidden part in its text; the error names the store as asked."""
+    import analyzer.analysis.store as st
+
+    def read_only(tmp: Path, *a: object, **k: object) -> None:
+        raise OSError(f"Failed to open local file '{tmp}'. Detail: [errno 30] Read-only file system")
+
+    monkeypatch.setattr(st, "_write_part", read_only)
+    with pytest.raises(OSError) as caught, StoreWriter(store, SETTINGS) as w:
+        w.add(_frame(log), ["new0"], ["0"])
+    assert caught.value.filename == str(store) and caught.value.strerror == os.strerror(30)
+    assert ".tmp" not in str(caught.value)

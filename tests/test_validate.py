@@ -33,7 +33,7 @@ def test_sample_of_problems_gives_each_expected_problem_at_its_line_and_action()
     for e in expected:
         assert (e["line"], e["code"], e["action"]) in found, e
     assert {p.line for p in s.problems} == {e["line"] for e in expected}
-    assert s.hands == 26 and s.valid_hands == 1
+    assert s.hands == 27 and s.valid_hands == 1
 
 
 def test_every_problem_names_file_line_hand_and_action():
@@ -131,7 +131,8 @@ def test_a_bom_first_line_near_the_limit_is_read_whole(tmp_path, slack, ending):
     """The byte order mark before the first line is not part of it: a first line within a few bytes of
     --max-line-bytes is read whole (not cut in two at the limit plus the mark) or skipped whole, and the
     lines after it keep their numbers."""
-    first, second = format_record(legal_record(4, "hA")), format_record(legal_record(4, "hB"))
+    first = format_record(legal_record(4, "hA"))
+    second = format_record(legal_record(4, "hB")).replace(b'"p4"', b'"q4"')  # other players: no copy of the first
     p = tmp_path / "bom.jsonl"  # two lines of one length, the first after the mark
     p.write_bytes(b"\xef\xbb\xbf" + first + ending + second + ending)
     limit = len(first) + slack
@@ -165,7 +166,7 @@ def test_cli_exit_codes_and_json_output(tmp_path):
     r = run("validate", "--format", "json", str(SAMPLES / "problems.jsonl"))
     assert r.exit_code == 1
     doc = json.loads(r.output)
-    assert doc["hands"] == 26 and doc["valid_hands"] == 1
+    assert doc["hands"] == 27 and doc["valid_hands"] == 1
     assert set(doc["problems"][0]) >= {"code", "file", "line", "hand_id", "action", "seat", "player", "message"}
     assert run("validate", str(tmp_path / "nope.jsonl")).exit_code == 2
 
@@ -175,6 +176,45 @@ def test_duplicate_ids_across_files(tmp_log):
     b = tmp_log([format_record(legal_record(2, "same"))], "b.jsonl")
     s = validate([str(a), str(b)])
     assert [(p.code, p.file) for p in s.problems] == [("duplicate-hand-id", str(b))]
+
+
+def _copy(line: bytes, hand_id: bytes, new_id: bytes) -> bytes:
+    obj = json.loads(line)
+    obj["hand_id"] = new_id.decode()
+    obj["table_id"] = "another-table"
+    return json.dumps(obj).encode()  # other spacing than the original: the deal and moves are read without it
+
+
+def test_a_hand_told_twice_under_two_ids_is_a_duplicate_deal(tmp_log):
+    """An export run twice under new ids would count the same play twice in the audit: the copy is invalid."""
+    first = format_record(legal_record(1, "orig"))
+    p = tmp_log([first, format_record(legal_record(2)), _copy(first, b"orig", b"copy")])
+    s = validate([str(p)])
+    assert [(p.code, p.line, p.hand_id) for p in s.problems] == [("duplicate-deal", 3, "copy")]
+    assert f"{p}:1" in s.problems[0].message
+    assert (s.hands, s.valid_hands) == (3, 2)
+
+
+def test_the_same_deal_with_other_players_or_other_moves_is_no_copy(tmp_log):
+    """A tournament deals a deal again on purpose to other players; the same people may play it otherwise."""
+    from analyzer.variants.bieqi import make_record, play_random, random_deal
+
+    rng = random.Random(5)
+    deal = random_deal(rng)
+    players = ["p1", "p2", "p3", "p4"]
+    hands = [make_record(play_random(deal, random.Random(k)), deal, hand_id=f"d{k}", players=ps, table_id=f"t{k}")
+             for k, ps in enumerate([players, players, ["q1", "q2", "q3", "q4"]])]
+    assert hands[0].actions != hands[1].actions
+    s = validate([str(tmp_log([format_record(h) for h in hands]))])
+    assert (s.valid_hands, s.problems) == (3, [])
+
+
+def test_a_copy_is_found_across_the_worker_processes(tmp_log):
+    """The copy's key made in a worker process equals the original's made in the parent (blake2b, not ``hash``)."""
+    lines = [format_record(legal_record(k, f"w{k}")) for k in range(600)]  # > 1 MB: several ranges, workers check
+    lines.append(_copy(lines[3], b"w3", b"late-copy"))
+    s = validate([str(tmp_log(lines))], jobs=2)
+    assert [(p.code, p.line) for p in s.problems] == [("duplicate-deal", 601)]
 
 
 def test_stream_order_is_input_order_across_batches(tmp_log):

@@ -132,3 +132,14 @@ def test_every_time_the_reader_refuses_is_a_bad_time(when: str) -> None:
     obj["started_at"] = when
     [problem] = _validated(orjson.dumps(obj)).problems
     assert problem.code == "bad-time" and problem.message.startswith(f"$.started_at is {when!r}: "), problem.message
+
+
+def test_a_gzip_log_without_its_gz_name_is_said_to_be_one(tmp_path) -> None:
+    import gzip
+
+    from conftest import SAMPLES
+
+    p = tmp_path / "room.jsonl"
+    p.write_bytes(gzip.compress((SAMPLES / "legal.jsonl").read_bytes()))
+    first = validate([str(p)]).problems[0]
+    assert first.code == "not-utf8" and first.line == 1 and "name ends in .gz" in first.message

@@ -32,6 +32,7 @@ def _log(path: Path, n: int) -> None:
             obj = dict(base[k % len(base)])
             obj["hand_id"] = f"h{k}"
             obj["table_id"] = f"r{k // len(base)}-{obj['table_id']}"  # every copy a table of its own
+            obj["players"] = [f"{p}r{k // len(base)}" for p in obj["players"]]  # and its own people: no duplicate-deal
             f.write(orjson.dumps(obj) + b"\n")
 
 

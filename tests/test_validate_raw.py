@@ -257,7 +257,7 @@ def test_the_validator_loads_its_kernels_from_the_cache_without_numbas_whole_set
     from pathlib import Path
 
     logs = tmp_path / "v.jsonl"
-    logs.write_bytes(b"".join(_dump({**legal_obj(k % 8), "hand_id": f"h{k}"}) + b"\n" for k in range(2 * FAST_PATH_MIN)))
+    logs.write_bytes(b"".join(_dump(legal_obj(k, f"h{k}")) + b"\n" for k in range(2 * FAST_PATH_MIN)))
     code = ("import sys; from analyzer.validate import validate; import analyzer.kernels.bieqi as k; "
             "s = validate([sys.argv[1]], jobs=1); assert s.valid_hands == s.hands > 0, s.to_dict(); "
             "print([(list(d.overloads) == [k.SIGNATURES[n]], sum(d.stats.cache_hits.values())) "

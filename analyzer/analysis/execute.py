@@ -294,6 +294,17 @@ def _forkserver(preload: Sequence[str]) -> dict[str, Any]:
     return method
 
 
+#: Seconds a scheduler has to answer before ``--dask ADDRESS`` gives up (exit 2, "cannot reach the Dask scheduler"):
+#: the connection, Dask's handshake and a first call, all within it (:func:`_probe_scheduler`).
+CONNECT_TIMEOUT = 10.0
+#: Seconds a scheduler without workers is given for one to join (a message says the command waits) before the
+#: command gives up (exit 2): work sent to a scheduler with no worker would wait for ever, silently.
+WORKER_WAIT = 60.0
+
+#: The scheduler address of the last remote client opened (for the message when it is lost).
+_scheduler_address: str | None = None
+
+
 def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: Sequence[str] = (), *,
                 local_config: Mapping[str, Any] | None = None) -> Any:
     """A distributed Client: a LocalCluster of ``jobs`` single-threaded worker processes for ``local`` (each
@@ -325,23 +336,223 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
             client = Client(cluster)
         client._analyzer_cluster = cluster  # type: ignore[attr-defined]  # closed with the client
         return client
+    security = _client_security(address)
+    _probe_scheduler(address, security)
     try:
-        return Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as e:  # ValueError: an address distributed cannot parse
-        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {e}") from e
+        client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", security=security)
+    # what the probe did not meet (a scheduler gone meanwhile): OSError (CommClosedError is one), TimeoutError; a
+    # configuration distributed refuses (TypeError, ValueError, RuntimeError); a garbled answer (MemoryError)
+    except (OSError, TimeoutError, ValueError, TypeError, RuntimeError, MemoryError) as e:
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from e
+    global _scheduler_address
+    _scheduler_address = address
+    _quiet_loss(+1)
+    client._analyzer_quiet = True  # type: ignore[attr-defined]  # close_client takes the filter off again
+    return client
+
+
+def _one_line(e: BaseException, width: int = 300) -> str:
+    """``Type: message`` of ``e`` on one line (distributed's messages span lines), cut to about ``width`` characters."""
+    try:
+        said = str(e)
+    except Exception:  # noqa: BLE001  # a message that fails to format (distributed's KilledWorker can) says its args
+        said = _shown(e.args, width)
+    text = " ".join(f"{type(e).__name__}: {said}".split())
+    return text if len(text) <= width else f"{text[:width - 3]}..."
+
+
+def _client_security(address: str) -> Any:
+    """Dask's security settings (``distributed.comm.tls.*``) for a client of ``address``; :class:`DaskUnavailable`
+    when they cannot serve it: a ``tls://`` (or ``wss://``) address without them, settings naming unreadable files."""
+    from distributed.comm.addressing import parse_address
+    from distributed.security import Security
+
+    try:
+        scheme = parse_address(address)[0]
+        security = Security()
+        tls = security.get_connection_args("client").get("ssl_context")
+    except (OSError, ValueError, TypeError) as e:  # ssl.SSLError is an OSError: a certificate file missing or unreadable
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: Dask's TLS settings "
+                              f"(distributed.comm.tls.*) cannot be used: {_one_line(e)}") from e
+    if scheme in ("tls", "wss") and tls is None:
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: a {scheme}:// address needs Dask's TLS "
+                              "settings (distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and .key, e.g. "
+                              "DASK_DISTRIBUTED__COMM__TLS__CA_FILE=...), and none are set")
+    return security
+
+
+def _probe_scheduler(address: str, security: Any) -> None:
+    """Whether a Dask scheduler answers at ``address`` (connect, Dask's handshake, an ``identity`` call), all within
+    :data:`CONNECT_TIMEOUT`; :class:`DaskUnavailable` saying why not. The client's own start bounds the connection
+    only: a peer that accepts and stays silent held it for ever, and one that answers something else (a web server's
+    ``HTTP/1.1 400``) had its first bytes read as a frame's length (a MemoryError for exabytes)."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+
+    async def ask() -> Any:
+        comm = await connect(address, timeout=CONNECT_TIMEOUT, **security.get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    answer: list[Any] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            answer.append(asyncio.run(asyncio.wait_for(ask(), CONNECT_TIMEOUT)))
+        except Exception as e:  # noqa: BLE001  # whatever a peer's bytes make of distributed's reading: the peer's
+            failed.append(e)
+
+    # in a thread of its own: an event loop of its own, whatever the caller runs (asyncio.run refuses to nest)
+    probing = threading.Thread(target=run, name="dask-scheduler-probe", daemon=True)
+    probing.start()
+    probing.join(CONNECT_TIMEOUT + 5)  # wait_for ends it; this only in case the loop cannot even be cancelled
+    if probing.is_alive() or (failed and isinstance(failed[0], (TimeoutError, asyncio.TimeoutError))):
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: no answer within {CONNECT_TIMEOUT:g} s "
+                              "(is it a Dask scheduler's address?)")
+    if failed:
+        e = failed[0]
+        if isinstance(e, OSError):  # refused, no route, a name unknown, a connection closed: as distributed says it
+            raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from e
+        if isinstance(e, (RuntimeError, TypeError)):  # the connection's settings, e.g. encryption required, no TLS
+            raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: Dask's settings here refuse it "
+                                  f"({_one_line(e)})") from e
+        # what it answered, read as Dask's frames: a length of exabytes (MemoryError), bytes msgpack refuses, ...
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: not a Dask scheduler (its answer is not "
+                              f"Dask's protocol: {_one_line(e, 120)})") from e
+    info = answer[0]
+    kind = info.get("type") if isinstance(info, dict) else None
+    if not isinstance(kind, str) or kind in ("Worker", "Nanny"):
+        what = f"a Dask {kind.lower()}" if isinstance(kind, str) else "something else"
+        raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: not a Dask scheduler ({what} answered)")
+
+
+def _quiet_loss_filter(record: Any) -> bool:
+    """A filter on distributed's client logger while an analyzer's remote client is open: the lines distributed logs
+    when the scheduler goes (``Failed to reconnect to scheduler ...``, and the traceback of the reconnection that
+    closing the client cuts short) are left out; the command says it in one line of its own ("lost the Dask
+    scheduler ...")."""
+    import asyncio
+
+    if str(record.msg).startswith("Failed to reconnect to scheduler"):
+        return False
+    exc = record.exc_info[1] if record.exc_info else record.msg
+    return not isinstance(exc, asyncio.CancelledError)
+
+
+#: Remote clients open with :func:`_quiet_loss_filter` on.
+_quiet_clients = 0
+
+
+def _quiet_loss(step: int) -> None:
+    """Put :func:`_quiet_loss_filter` on (``+1``) or take it off (``-1``, once no remote client is left open)."""
+    import logging
+
+    global _quiet_clients
+    logger = logging.getLogger("distributed.client")
+    _quiet_clients = max(0, _quiet_clients + step)
+    if _quiet_clients:
+        logger.addFilter(_quiet_loss_filter)  # once: addFilter adds only what is not there yet
+    else:
+        logger.removeFilter(_quiet_loss_filter)
+
+
+def _distributed_names(e: BaseException) -> set[str]:
+    """The names of the classes of ``e`` that are distributed's own (none when distributed is not installed: it is
+    never imported here)."""
+    return {c.__name__ for c in type(e).__mro__ if c.__module__.split(".")[0] == "distributed"}
+
+
+def _scheduler_lost(e: BaseException) -> bool:
+    """Whether ``e`` is distributed's way of saying the connection to the scheduler is gone: a closed client (it
+    failed to reconnect), a closed comm, or a task cancelled because the client lost the scheduler."""
+    names = _distributed_names(e)
+    if names & {"ClosedClientError", "CommClosedError"}:
+        return True
+    return "FutureCancelledError" in names and getattr(e, "reason", None) == "scheduler-connection-lost"
 
 
 def dask_lost(e: BaseException) -> bool:
     """Whether ``e`` is Dask's way of saying work went with a worker and cannot be had again (a task cancelled as
-    forgotten, a scattered value lost, a task that killed its workers too often)."""
-    return type(e).__name__ in ("FutureCancelledError", "CancelledError", "KilledWorker")
+    forgotten, a scattered value lost, a task that killed its workers too often); not the scheduler itself lost
+    (:func:`dask_failure` says that)."""
+    return type(e).__name__ in ("FutureCancelledError", "CancelledError", "KilledWorker") and not _scheduler_lost(e)
+
+
+#: Attempts :func:`lost_retried` makes of work whose tasks read values the client scattered.
+LOST_TRIES = 3
+#: Seconds :func:`lost_retried` waits for a worker when none is left (a nanny restarting the one that died) before
+#: it gives up.
+LOST_WAIT = 30.0
+
+
+def _lost_for_now(e: BaseException) -> bool:
+    """Whether ``e`` says a task was cancelled because work it needs went with a worker (a scattered value, or a result
+    whose scattered inputs are gone: "lost dependencies", "already forgotten"), which a new attempt scattering the
+    values anew recomputes; not a task that killed its workers too often (``KilledWorker``: it would kill more)."""
+    return dask_lost(e) and type(e).__name__ != "KilledWorker"
+
+
+def _workers_left(client: Any) -> bool:
+    """Whether the cluster has a worker (waiting up to :data:`LOST_WAIT` s for one, e.g. a nanny's restart)."""
+    try:
+        client.wait_for_workers(1, timeout=LOST_WAIT)
+    except Exception:  # noqa: BLE001  # none came (or the scheduler is gone): the loss is final
+        return False
+    return True
+
+
+def lost_retried(client: Any, run: Callable[[int], T]) -> T:
+    """``run(0)``, and when Dask lost work it needs with a worker, ``run(1)``, ... (at most :data:`LOST_TRIES`
+    attempts, while the cluster has a worker left); the error of the last attempt otherwise (the audit's exit 2).
+
+    ``run(attempt)`` submits tasks (on the first attempt they may be submitted already) and gathers their results; on
+    a later attempt it scatters the values they read anew (``hash=False``: new keys) and submits them again under new
+    keys. Values the client scatters have no lineage: the scheduler's active memory manager keeps one copy of a value
+    no waiting task needs, ``broadcast=True`` or not, and a worker that goes with it takes the value, and every
+    finished result made from it that it held, beyond recomputing. The tasks are pure functions of their inputs, so
+    an attempt gives what the first would have."""
+    for attempt in range(LOST_TRIES):
+        try:
+            return run(attempt)
+        except Exception as e:
+            if attempt + 1 >= LOST_TRIES or not _lost_for_now(e) or not _workers_left(client):
+                raise
+    raise AssertionError("unreachable")
+
+
+def dask_failure(e: BaseException) -> str | None:
+    """One line for an exception that is Dask failing, not the analyzer (exit 2: run again, or fix the address), else
+    None (a bug stays a bug): the scheduler lost during the run, work lost with workers that cannot be had again, or
+    :class:`DaskUnavailable` (a scheduler that cannot be reached, or without workers). Known by the exception's class
+    names, without importing distributed."""
+    if isinstance(e, DaskUnavailable):
+        return str(e)
+    if _scheduler_lost(e):
+        at = f" at {_scheduler_address}" if _scheduler_address else ""
+        why = ("the connection to it closed, its tasks were cancelled" if "FutureCancelledError" in _distributed_names(e)
+               else _one_line(e))
+        return f"lost the Dask scheduler{at} ({why}); run again"
+    if dask_lost(e) and _distributed_names(e):
+        return f"the Dask cluster lost work it could not compute again ({_one_line(e)}); run again"
+    return None
 
 
 def close_client(client: Any) -> None:
     cluster = getattr(client, "_analyzer_cluster", None)
-    client.close()
-    if cluster is not None:
-        cluster.close()
+    try:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    finally:
+        if getattr(client, "_analyzer_quiet", False):
+            client._analyzer_quiet = False
+            _quiet_loss(-1)
 
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int,
@@ -369,7 +580,9 @@ class DaskSession:
 
     def __init__(self, address: str, jobs: int, *, preload: Sequence[str] = (), prefork: Sequence[str] = (),
                  background: bool = False) -> None:
+        self.address = address
         self.local = address == "local"  # a LocalCluster: its workers run on this machine, with its file system
+        self._workers_seen = self.local  # a LocalCluster starts with its workers; a scheduler may have none yet
         self.follow: Callable[[Any], Any] | None = None
         self.followers: list[Any] = []
         #: when set, called with each task's future: a task whose (small) result the map gives back instead of the
@@ -401,13 +614,39 @@ class DaskSession:
 
     @property
     def client(self) -> Any:
-        """The distributed Client (waiting for a background start to finish)."""
+        """The distributed Client (waiting for a background start to finish, then, the first time, for a worker:
+        :meth:`_wait_for_a_worker`)."""
         if self._starting is not None:
             self._starting.join()
             self._starting = None
         if self._failed is not None:
             raise self._failed
+        if not self._workers_seen and self._client is not None:
+            self._wait_for_a_worker(self._client)
+            self._workers_seen = True
         return self._client
+
+    def _wait_for_a_worker(self, client: Any) -> None:
+        """Return once the scheduler has a worker; when it has none, say so on standard error and wait at most
+        :data:`WORKER_WAIT` seconds for one, then :class:`DaskUnavailable` (work sent to a scheduler with no worker
+        waits for ever, silently). The wait is this thread's own sleep between short questions to the scheduler, not
+        distributed's ``wait_for_workers``: a Ctrl-C that came as that call began hit a bug of distributed's
+        ``sync`` (a NameError traceback logged on the way out)."""
+        import sys
+        import time
+
+        if client.scheduler_info().get("workers"):
+            return
+        print(f"analyzer: waiting for a worker at {self.address} (the Dask scheduler has none; at most "
+              f"{WORKER_WAIT:g} s)...", file=sys.stderr, flush=True)
+        deadline = time.monotonic() + WORKER_WAIT
+        while True:
+            time.sleep(max(0.0, min(0.25, deadline - time.monotonic())))
+            if client.scheduler_info().get("workers"):
+                return
+            if time.monotonic() >= deadline:
+                raise DaskUnavailable(f"no worker joined the Dask scheduler at {self.address} within "
+                                      f"{WORKER_WAIT:g} s; start some (`dask worker {self.address}`) and run again")
 
     def take(self, index: int) -> Any:
         """The follower task of the map's ``index``-th result (the session forgets it)."""

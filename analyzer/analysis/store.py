@@ -12,7 +12,10 @@ Writing is whole or nothing: a new store is written in a hidden temporary folder
 renamed into place; an append writes hidden temporary parts inside the store and renames them into
 place only when every new part is written, all or none (a Ctrl-C or a failed rename during the commit
 renames back those done: :func:`_renamed_together`; a part appears whole or not at all, and every part
-carries its own fingerprints, so even a crash between two renames leaves a consistent store).
+carries its own fingerprints, so even a crash between two renames leaves a consistent store). A writer holds an
+exclusive lock on the store from before it reads the store's parts to its end (:class:`StoreWriter`): a second
+writer of the same store is refused at once ("is being written by another run"), and no rename ever replaces a
+part or a store that exists. Readers take no lock.
 
 Reading trusts nothing it reads: metadata that is not ours and whole, a hand held by two parts, and a part
 whose rows are not what the analysis writes (columns, types, values, hands, players: :func:`_load_part`)
@@ -24,7 +27,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -531,14 +533,18 @@ def _interrupts_noted() -> Iterator[list[Any]]:
 def _renamed_together(moves: list[tuple[Path, Path]]) -> None:
     """Rename each ``(src, dst)`` of ``moves``, all or none: a Ctrl-C during the renames, or a rename that fails,
     undoes those done (in reverse order) and then raises its KeyboardInterrupt or OSError, so an interrupted commit
-    has added nothing. (With a handler of SIGINT other than Python's default, the renames are kept and that handler
-    is called afterwards, as it would have been.)"""
+    has added nothing. A ``dst`` that exists is never replaced: :class:`FileExistsError` naming it, after the undo
+    (the writer's lock keeps other runs of the analyzer out, so only a part put there by another hand, or a run on a
+    file system without locks, meets this). (With a handler of SIGINT other than Python's default, the renames are
+    kept and that handler is called afterwards, as it would have been.)"""
     import signal
 
     with _interrupts_noted() as noted:
         done: list[tuple[Path, Path]] = []
         try:
             for src, dst in moves:
+                if os.path.lexists(dst):
+                    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dst))
                 os.replace(src, dst)
                 done.append((src, dst))
             if noted and noted[0] is signal.default_int_handler:
@@ -556,34 +562,151 @@ def _renamed_together(moves: list[tuple[Path, Path]]) -> None:
         signal.raise_signal(signal.SIGINT)
 
 
+#: Length of the random part of a writer's hidden names (a new store's folder ``.STORE.XXXXXXXX``, mkdtemp's length).
+_TOKEN = 8
+
+
+def _busy(target: Path) -> StoreError:
+    return StoreError(f"{target} is being written by another run (`analyzer decisions`); nothing written: run again "
+                      f"once it has ended")
+
+
+def _lock(folder: Path, target: Path, *, wait: bool = False) -> int | None:
+    """An exclusive lock (``flock``) on ``folder``, for a writer of the store ``target``: the open descriptor holding
+    it, for :func:`_unlock`. Held by another run: :class:`StoreError` "is being written by another run" at once (not
+    waited for, unless ``wait``: a folder only a look of :func:`_being_created` may hold for an instant). None where
+    the file system has no locks (some network ones): the commit still never replaces a part (``_renamed_together``).
+    The lock goes with the process: a run killed outright leaves none behind."""
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise _busy(target) from None
+    except OSError:  # no locks here (ENOLCK, EOPNOTSUPP ...)
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _unlock(fd: int | None) -> None:
+    """Release :func:`_lock`'s lock. Explicitly (LOCK_UN), not only by closing: worker processes forked meanwhile hold
+    the same open file, and with it the lock, until they end."""
+    if fd is None:
+        return
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError:  # pragma: no cover - closing releases it anyway
+        pass
+    os.close(fd)
+
+
+def _being_created(target: Path) -> bool:
+    """Whether another run is creating the store ``target`` now: one of the hidden folders beside it that a new store
+    is written in (``.NAME.XXXXXXXX``) is locked. (A folder left by a run killed outright is not locked: ignored.)"""
+    import fcntl
+
+    from analyzer.logs import hidden_stem
+
+    prefix = f".{hidden_stem(target.name)}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and len(n) == len(prefix) + _TOKEN]
+    except OSError:
+        return False
+    for name in names:
+        try:
+            fd = os.open(target.parent / name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:  # gone meanwhile, or not a folder
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)  # releases the lock taken to look
+    return False
+
+
 class StoreWriter:
     """Adds parts to a store (a new one, or one that exists); ``commit`` makes them appear, ``abort`` drops them.
 
-    Use as a context manager: leaving the block by an exception aborts.
+    Use as a context manager: leaving the block aborts what was not committed. From its start to the end of the
+    block the writer holds an exclusive lock on the store (a new store's: on its hidden folder, which becomes the
+    store), so a second writer of the same store is refused at once with a :class:`StoreError` ("... is being written
+    by another run"), before it reads the store's parts; readers take no lock (a part appears whole or not at all).
     """
 
     def __init__(self, path: str | os.PathLike[str], settings: Settings) -> None:
         self.target = Path(path)
         self.settings = settings
         self.existing: Store | None = None
-        if self.target.exists():
-            self.existing = open_store(self.target)
-            self.existing.check_settings(settings)
-            self.dir = self.target
-            names = [p.name for p in self.existing.parts]
-            self.next = 1 + max((int(n[len(PART_PREFIX):-len(".parquet")]) for n in names
-                                 if n[len(PART_PREFIX):-len(".parquet")].isdigit()), default=-1)
-        else:
-            with self._named():
-                parent = self.target.parent
-                if parent.exists() and not parent.is_dir():  # mkdir would say "File exists"
-                    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(parent))
-                parent.mkdir(parents=True, exist_ok=True)
-                self.dir = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=parent))
-            self.next = 0
         self.pending: list[tuple[Path, Path]] = []
         self.hands = 0
         self.rows = 0
+        self.next = 0
+        self.made: Path | None = None  # a new store's hidden folder, until it is renamed into place
+        self.lock: int | None = None
+        import secrets
+
+        self.token = secrets.token_hex(_TOKEN // 2)  # this run's temporary names: never another run's
+        try:
+            if self.target.exists():
+                self.dir = self.target
+                if self.target.is_dir():  # else open_store says what it is
+                    with self._named():
+                        self.lock = _lock(self.target, self.target)  # before its parts are read
+                self.existing = open_store(self.target)
+                self.existing.check_settings(settings)
+                names = [p.name for p in self.existing.parts]
+                self.next = 1 + max((int(n[len(PART_PREFIX):-len(".parquet")]) for n in names
+                                     if n[len(PART_PREFIX):-len(".parquet")].isdigit()), default=-1)
+            else:
+                with self._named():
+                    parent = self.target.parent
+                    if parent.exists() and not parent.is_dir():  # mkdir would say "File exists"
+                        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(parent))
+                    parent.mkdir(parents=True, exist_ok=True)
+                    if _being_created(self.target):
+                        raise _busy(self.target)
+                    self.dir = self._new_folder(parent)
+                    self.lock = _lock(self.dir, self.target, wait=True)
+        except BaseException:  # a SIGTERM or Ctrl-C as well: no hidden folder, no lock left
+            self._release()
+            raise
+
+    def _new_folder(self, parent: Path) -> Path:
+        """The hidden folder a new store is written in (mode 0700 until the commit, as mkdtemp's). Known to the
+        clean-up (``made``) before it exists, so an interrupt just after it is made still removes it."""
+        import secrets
+
+        from analyzer.logs import hidden_stem
+
+        while True:
+            folder = parent / f".{hidden_stem(self.target.name)}.{secrets.token_hex(_TOKEN // 2)}"
+            self.made = folder
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:  # pragma: no cover - 32 random bits taken: not ours to remove
+                self.made = None
+                continue
+            return folder
+
+    def _release(self) -> None:
+        """Drop a new store's hidden folder not renamed into place, then the lock."""
+        if self.made is not None:
+            shutil.rmtree(self.made, ignore_errors=True)
+            self.made = None
+        lock, self.lock = self.lock, None
+        _unlock(lock)
 
     @contextmanager
     def _named(self) -> Iterator[None]:
@@ -592,7 +715,14 @@ class StoreWriter:
         try:
             yield
         except OSError as e:
-            raise OSError(e.errno, e.strerror or str(e), str(self.target)) from e
+            code, why = e.errno, e.strerror
+            if code is None:  # Arrow's: "Failed to open local file '<the hidden part>'. Detail: [errno 30] ..."
+                import re
+
+                found = re.search(r"\[errno (\d+)\]", str(e))
+                code = int(found.group(1)) if found else None
+                why = os.strerror(code) if code is not None else "cannot write a part of it"
+            raise OSError(code, why or "cannot write", str(self.target)) from e
 
     @property
     def known(self) -> dict[str, str]:
@@ -602,7 +732,7 @@ class StoreWriter:
         """One part: the rows of these hands (hands without a decision still count as analysed)."""
         name = f"{PART_PREFIX}{self.next:06d}.parquet"
         self.next += 1
-        tmp = self.dir / f".{name}.tmp"
+        tmp = self.dir / f".{name}.{self.token}.tmp"
         self.pending.append((tmp, self.dir / name))  # known to abort() before a byte of it is written
         with self._named():
             _write_part(tmp, frame, self.settings, hand_ids, fps)
@@ -612,7 +742,8 @@ class StoreWriter:
     def commit(self, schema_frame: pd.DataFrame | None = None) -> None:
         """Make the new parts appear: rename the new store into place, or each new part into the store; all or
         nothing (:func:`_renamed_together`: a Ctrl-C or a failed rename during the commit undoes its renames, and
-        the exception then leaves the writer's block, which drops the temporary parts)."""
+        the exception then leaves the writer's block, which drops the temporary parts). Nothing is ever renamed over
+        a store or a part that exists: :class:`StoreError` "nothing written"."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -628,27 +759,38 @@ class StoreWriter:
             os.chmod(self.dir / COMMON, _umask_mode())
             for tmp, final in self.pending:
                 os.replace(tmp, final)
-            os.chmod(self.dir, _umask_mode(dirs=True))  # mkdtemp made it 0700
-            if self.target.exists():  # appeared meanwhile: keep it, do not merge blindly
-                raise StoreError(f"{self.target}: created by someone else during this run; nothing written")
-            _renamed_together([(self.dir, self.target)])
+            os.chmod(self.dir, _umask_mode(dirs=True))  # made 0700
+            try:
+                _renamed_together([(self.dir, self.target)])
+            except OSError as e:  # appeared meanwhile (a folder, a file): keep it, do not merge blindly
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+                    raise
+                raise StoreError(f"{self.target}: created by someone else during this run; nothing written") from e
+            self.made = None  # it is the store now (still locked, by the same open folder, until the block ends)
         else:
-            _renamed_together(self.pending)
+            try:
+                _renamed_together(self.pending)
+            except FileExistsError as e:
+                raise StoreError(f"{self.target}: {Path(e.filename).name} was added by another run during this one; "
+                                 f"nothing written: run again") from e
         self.pending = []
 
     def abort(self) -> None:
         for tmp, _ in self.pending:
             tmp.unlink(missing_ok=True)
         self.pending = []
-        if self.existing is None:
-            shutil.rmtree(self.dir, ignore_errors=True)
+        if self.made is not None:
+            shutil.rmtree(self.made, ignore_errors=True)
+            self.made = None
 
     def __enter__(self) -> StoreWriter:  # noqa: PYI034 - a final class in all but name
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None:
-            self.abort()
+        try:
+            self.abort()  # what was not committed (an exception, a commit refused and caught in the block): dropped
+        finally:
+            self._release()
 
 
 def check_columns(store: Store) -> None:

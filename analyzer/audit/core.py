@@ -27,8 +27,8 @@ from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verd
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
-from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, SpilledRows, SpillView
-from analyzer.logs import expand_paths
+from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, PlayerSpill, SpilledRows, SpillView
+from analyzer.logs import expand_paths, read_once, record_hash
 from analyzer.problems import Problem
 from analyzer.validate import Checked, generate_checked
 from analyzer.variants import registry
@@ -42,15 +42,26 @@ VERSION = 1
 class Places:
     """Where each valid hand of the input is (file, line), noted in the one pass, so that the few hands read again
     (the shown rows' reasons, the report's evidence hands) are read from their lines alone
-    (:func:`analyzer.logs.records_at`), not by validating the whole input a second and a third time."""
+    (:func:`analyzer.logs.records_at`), not by validating the whole input a second and a third time.
 
-    def __init__(self, max_line_bytes: int | None = None) -> None:
+    With each place, a 64-bit hash of the hand's record (:func:`analyzer.logs.record_hash`): a line read again must
+    hold the hand analysed, else :class:`analyzer.logs.ChangedInput` (a log rewritten while the audit ran: exit 2,
+    nothing written; never reasons or replays of hands that were not analysed). The hands of ``once`` (files as
+    :class:`analyzer.validate.Checked` names them, that cannot be read again: standard input, named pipes,
+    ``logs.read_once``) are not noted: the audit keeps what it needs of them the first time."""
+
+    def __init__(self, max_line_bytes: int | None = None, once: Iterable[str] = ()) -> None:
         self.files: dict[str, int] = {}
-        self.at: dict[str, tuple[int, int] | list[tuple[int, int]]] = {}  # hand id -> (file, line), or all of them
+        # hand id -> (file, line, record hash), or all of them
+        self.at: dict[str, tuple[int, int, int | None] | list[tuple[int, int, int | None]]] = {}
         self.max_line_bytes = max_line_bytes
+        self.once = frozenset(once)
 
     def note(self, item: Checked) -> None:
-        place = (self.files.setdefault(item.file, len(self.files)), item.line)
+        if item.file in self.once:
+            return
+        place = (self.files.setdefault(item.file, len(self.files)), item.line,
+                 None if item.record is None else record_hash(item.record))
         hid = str(item.hand_id)
         have = self.at.get(hid)
         if have is None:
@@ -59,17 +70,19 @@ class Places:
             self.at[hid] = [*(have if isinstance(have, list) else [have]), place]
 
     def records(self, hand_ids: set[str]) -> Iterator[Any]:
-        """The records of these hands (every line of each id), in input order."""
+        """The records of these hands (every line of each id), in input order; of the files that can be read again
+        only. Raises :class:`analyzer.logs.ChangedInput` when a line no longer holds the hand read there."""
         from analyzer.logs import DEFAULT_MAX_LINE_BYTES, records_at
 
-        lines: dict[int, list[int]] = {}
+        lines: dict[int, dict[int, int | None]] = {}
         for hid in hand_ids:
             have = self.at.get(hid)
-            for f, n in (have if isinstance(have, list) else [have] if have is not None else []):
-                lines.setdefault(f, []).append(n)
+            for f, n, h in (have if isinstance(have, list) else [have] if have is not None else []):
+                lines.setdefault(f, {})[n] = h
         names = {k: f for f, k in self.files.items()}
-        yield from records_at({names[k]: lines[k] for k in sorted(lines)},
-                              self.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+        wanted = {names[k]: lines[k] for k in sorted(lines)}
+        yield from records_at({f: sorted(ns) for f, ns in wanted.items()},
+                              self.max_line_bytes or DEFAULT_MAX_LINE_BYTES, expect=wanted)
 
 
 @dataclass
@@ -364,36 +377,66 @@ PLAYER_TASK_PRIORITY = -1
 @dataclass
 class PlayerTasks:
     """The player table's tasks on Dask (one a player), submitted as soon as the rows are all in the spill; joined
-    by :meth:`join` once the pair table is known (it gives the table's pair columns only)."""
+    by :meth:`join` once the pair table is known (it gives the table's pair columns only).
+
+    The values the tasks read (the spill's view and the seating, scattered) are held here until :meth:`join` has the
+    results: a worker lost meanwhile with finished results has them recomputed from those values; when the cluster
+    lost a value itself (its last copy went with a worker), the tasks are submitted again with the values scattered
+    anew (``analysis.execute.lost_retried``)."""
 
     futures: list[Any]
     seating: pd.DataFrame
     weight: float
     client: Any
+    players: list[str] = field(default_factory=list)
+    worst: int = 0
+    view: Any = None  # a PlayerSpill (its shared view), a SpillView or a future of one
+    seated: pd.DataFrame | None = None
+    shared: tuple[Any, Any] | None = None  # the scattered (view, seated) the futures read, held until joined
 
     @classmethod
     def submit(cls, session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, worst: int
                ) -> PlayerTasks:
+        """``view``: the spill (:class:`analyzer.audit.rows.PlayerSpill`, read through its shared view), a
+        :class:`analyzer.audit.rows.SpillView` or a future of one."""
         from analyzer.analysis.players import REF_WEIGHT
 
         weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
-        seated = seating.drop_duplicates("hand_id")
-        client = session.client
-        shared_view = view if not isinstance(view, SpillView) else client.scatter(view, broadcast=True, hash=False)
-        shared_seated = client.scatter(seated, broadcast=True, hash=False)
+        tasks = cls([], seating, weight, session.client, list(spill_players), worst, view,
+                     seating.drop_duplicates("hand_id"))
+        tasks._submit(fresh=False)
+        return tasks
+
+    def _submit(self, *, fresh: bool) -> None:
+        """The tasks (``fresh``: again, the values scattered anew, after the cluster lost some)."""
+        client, view, n = self.client, self.view, len(self.players)
+        if isinstance(view, PlayerSpill):
+            shared_view = view.shared_view(fresh=fresh)
+        elif isinstance(view, SpillView):
+            shared_view = client.scatter(view, broadcast=True, hash=False)
+        else:  # a future given as it is
+            shared_view = view
+        shared_seated = client.scatter(self.seated, broadcast=True, hash=False)
+        self.shared = (shared_view, shared_seated)
         run = uuid.uuid4().hex[:12]
-        futures = client.map(_player_task, [shared_view] * len(spill_players), spill_players,
-                             [shared_seated] * len(spill_players), [k == 0 for k in range(len(spill_players))],
-                             [weight] * len(spill_players), [worst] * len(spill_players), pure=False,
-                             key=[f"bieqi-players-{p}-{run}" for p in spill_players], priority=PLAYER_TASK_PRIORITY)
-        return cls(futures, seating, weight, client)
+        self.futures = client.map(_player_task, [shared_view] * n, self.players, [shared_seated] * n,
+                                  [k == 0 for k in range(n)], [self.weight] * n, [self.worst] * n, pure=False,
+                                  key=[f"bieqi-players-{p}-{run}" for p in self.players],
+                                  priority=PLAYER_TASK_PRIORITY)
 
     def join(self, pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[np.ndarray]]:
         """The player table (with ``pairs``' columns) and each player's largest deviations' places."""
         from analyzer.analysis.players import join_player_rows
+        from analyzer.analysis.execute import lost_retried
 
-        got = self.client.gather(self.futures)
+        def gather(attempt: int) -> list[Any]:
+            if attempt:
+                self._submit(fresh=True)
+            return list(self.client.gather(self.futures))
+
+        got = lost_retried(self.client, gather)
         self.futures = []
+        self.shared = None
         own = [g[0] for g in got]
         median = {str(g[0]["player"].iloc[0]): g[2] for g in got}
         table = join_player_rows(own, got[0][1] if got else None, self.seating, ref_weight=self.weight)
@@ -453,7 +496,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     spill = acc.players
     early = None  # on Dask, the player table's tasks run while the pair table is made (they do not need it)
     if acc.session is not None and spill.files and len(seating):
-        early = PlayerTasks.submit(acc.session, spill.shared_view(), list(spill.files), seating, PLAYER_WORST)
+        early = PlayerTasks.submit(acc.session, spill, list(spill.files), seating, PLAYER_WORST)
     if acc.rows and acc.signals is not None:  # batch by batch, holding sums per pair (see audit.stream)
         pairs = rank_pairs(calibrate(acc.signals.result(seating), alarm))
     else:
@@ -461,7 +504,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     acc.drop_signals()  # their per-hand numbers are not needed any more
     room = room_outcomes(seating)
     entries = []
-    pending: list[tuple[dict[str, Any], Any]] = []  # (entry, its evidence being read on a worker)
+    pending: list[tuple[dict[str, Any], int]] = []  # (entry, its pair's place: its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
     records = pairs.to_dict("records")  # every pair's fields once, as Python values (no Series a pair)
     labels = pairs.index.tolist()
@@ -481,18 +524,23 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
     # while the entries of every pair are made here
     reading: dict[int, Any] = {}
+
+    def read_evidence(fresh: bool) -> dict[int, Any]:
+        """The cases' evidence tasks (``fresh``: again, with the spill's view scattered anew)."""
+        client = acc.session.client
+        view = spill.shared_view(fresh=fresh) if acc.rows else None
+        return {at: client.submit(_evidence_task, view, *case[1:], texts, top, pure=False)
+                for at, case in enumerate(cases) if case is not None}
+
     if acc.session is not None:
-        view = spill.shared_view() if acc.rows else None
-        for at, case in enumerate(cases):
-            if case is not None:
-                reading[at] = acc.session.client.submit(_evidence_task, view, *case[1:], texts, top, pure=False)
+        reading = read_evidence(False)
     for at, (record, case, look) in enumerate(zip(records, cases, looks)):
         e = _pair_entry(_Record(record), look)
         if case is not None:
             row, a, b, who = case
             # the evidence's candidates: the actors' decisions in their hands together, options read back
             if at in reading:
-                pending.append((e, reading[at]))
+                pending.append((e, at))
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
@@ -500,8 +548,17 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                          "signals": signal_rows(row), "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room)}
         entries.append(e)
     if pending:
-        for (e, _), evidence in zip(pending, acc.session.client.gather([f for _, f in pending])):
+        from analyzer.analysis.execute import lost_retried
+
+        def gather(attempt: int) -> list[Any]:
+            nonlocal reading
+            if attempt:  # a worker went with work they need that Dask cannot compute again: submitted again
+                reading = read_evidence(True)
+            return list(acc.session.client.gather([reading[at] for _, at in pending]))
+
+        for (e, _), evidence in zip(pending, lost_retried(acc.session.client, gather)):
             e["evidence"] = evidence
+        reading = {}
     partners: dict[str, list[str]] = {}
     for e in entries:
         if e["flagged"]:
@@ -577,11 +634,15 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     sections = {name: game.offer("audit_section").Section() for name, game in games.items()
                 if game.offers.audit_section}
 
-    places = Places(kw.get("max_line_bytes"))
+    files = expand_paths(paths)
+    # inputs that cannot be read again (stdin, a named pipe, <(zcat ...)): the rows keep their reasons from the analysis
+    once = [f for f in files if read_once(f)]
+    kept = bool(once)  # the rows' reasons kept from the analysis
+    places = Places(kw.get("max_line_bytes"), once=["<stdin>" if f == "-" else f for f in once])
 
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
-        for item in generate_checked(expand_paths(paths), **kw):
+        for item in generate_checked(files, **kw):
             for section in sections.values():
                 section.add(item)
             if item.ok:
@@ -591,7 +652,6 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
             else:
                 problems.extend(item.check.problems)
 
-    stdin = "-" in paths  # stdin cannot be read again: the rows keep their reasons from the analysis
     seating_rows: list[tuple[Any, ...]] = []
     skipped: Counter[str] = Counter()
     seq_of: dict[str, int] = {}
@@ -608,14 +668,14 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
             session = opened.session
         execution = opened
         signals = DaskSignals(opened.session, signal_options)
-    acc = AuditRows(signal_options, texts=not slim, reasons=stdin, signals=signals)
+    acc = AuditRows(signal_options, texts=not slim, reasons=kept, signals=signals)
     if signals is not None and slim and signals.write_spill(acc.players):
         # the workers write the players' spill and keep the rows; the player table runs there too
         acc.session = acc.players.session = signals.session
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
-                                     store=store, reasons=stdin, settings=settings, seq_of=seq_of):
+                                     store=store, reasons=kept, settings=settings, seq_of=seq_of):
             acc.add(frame)
             del frame
         if on_phase is not None:
@@ -644,15 +704,17 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         acc.players.session = acc.session = None
         session.close()
     try:
-        return _finish(places, stdin, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
+        return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
                        skipped, sections, games, samples, dd_samples, seed, policy)
     except BaseException:
+        if slim:  # the players' spill (Audit.close() would have deleted it)
+            acc.close()
         if handed is not None:
             handed.close()
         raise
 
 
-def _finish(places: Places, stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
+def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
             result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
             rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
             sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
@@ -660,8 +722,9 @@ def _finish(places: Places, stdin: bool, shown: pd.DataFrame, df: pd.DataFrame, 
     """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
     from analyzer.analysis.reasons import fill_reasons
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
-    # extra read of the input; with stdin the rows kept their reasons from the analysis instead)
-    if len(shown) and not stdin:
+    # extra read of the input; with an input that cannot be read again, ``kept``: the rows kept their reasons from the
+    # analysis instead). A hand's line that changed since it was analysed: ChangedInput (exit 2, nothing written)
+    if len(shown) and not kept:
         where = np.arange(len(df)) if slim else shown.index.to_numpy()
         text = fill_reasons(df, where, places.records(set(df["hand_id"].iloc[where].astype(str))))
         for p in result["pairs"]:

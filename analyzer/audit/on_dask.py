@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession, dask_lost
+from analyzer.analysis.execute import FOLLOWER, DaskSession, dask_lost, lost_retried
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import SignalOptions, ThinkStats
@@ -274,11 +274,15 @@ class DaskSignals(StreamedSignals):
 
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
-        # once, not once a task; on every worker, so that losing one loses no copy (scattered data has no lineage)
-        shared = self.client.scatter([args], broadcast=True, hash=False)[0]
-        n = len(self.chunks)
-        parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
-        return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
+        def run(attempt: int) -> Any:
+            # once, not once a task, to every worker (the active memory manager may keep fewer copies: a worker lost
+            # with the last one is a new attempt, lost_retried); held here until the pass is merged
+            shared = self.client.scatter([args], broadcast=True, hash=False)[0]
+            n = len(self.chunks)
+            parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
+            return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
+
+        return lost_retried(self.client, run)
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one

@@ -196,20 +196,32 @@ class PlayerSpill:
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
         if self.session is not None and len(names) > 1:
+            from analyzer.analysis.execute import lost_retried
+
             client = self.session.client
-            view = self.shared_view()
-            got = client.gather([client.submit(_part_of, view, p, where, texts, columns, pure=False) for p in names])
+
+            def read(attempt: int) -> list[pd.DataFrame]:
+                view = self.shared_view(fresh=attempt > 0)  # the view again when a worker went with it
+                return list(client.gather([client.submit(_part_of, view, p, where, texts, columns, pure=False)
+                                           for p in names]))
+
+            got = lost_retried(client, read)
         else:
             got = [self.part(p, where=where, texts=texts, columns=columns) for p in names]
         return _joined(self.view(), [f for f in got if len(f)], texts, columns)
 
-    def shared_view(self) -> Any:
-        """:meth:`view` scattered to every worker of ``session`` (once, after the rows are all added)."""
-        if self._shared is None or self._shared[0] != self.rows:
-            self._shared = (self.rows, self.session.client.scatter(self.view(), broadcast=True, hash=False))
-        return self._shared[1]
+    def shared_view(self, fresh: bool = False) -> Any:
+        """:meth:`view` scattered to every worker of ``session`` (once, after the rows are all added; the future is
+        held here, so the value stays on the cluster while the spill is read). Scattered again when ``fresh`` (a task
+        that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost it (a scattered
+        value has no lineage; the active memory manager may keep one copy of it)."""
+        have = self._shared
+        if fresh or have is None or have[0] != self.rows or getattr(have[1], "status", "finished") != "finished":
+            have = self._shared = (self.rows, self.session.client.scatter(self.view(), broadcast=True, hash=False))
+        return have[1]
 
     def close(self) -> None:
+        self._shared = None  # the scattered view: released on the cluster
         self._tmp.cleanup()
 
 

@@ -210,15 +210,19 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
             max_line_bytes: int) -> None:
-    """report.html by the report pages; the evidence hands are read again from the inputs (their lines only)."""
+    """report.html by the report pages; the evidence hands are read again from the inputs (their lines only; not from
+    an input that cannot be read twice, ``logs.read_once``: stdin, a named pipe, ``<(zcat ...)``). A line that no
+    longer holds the hand analysed there raises ``logs.ChangedInput`` (exit 2; the output set is not written)."""
+    from analyzer.logs import read_once
     from analyzer.report.audit import write_audit_report
     from analyzer.validate import generate_valid
 
     records = None
-    if "-" not in files:  # the evidence hands alone, from their lines (the audit noted where each hand is)
-        wanted = {str(e["hand_id"]) for p in audit["pairs"] for e in p.get("evidence", []) if "hand_id" in e}
-        records = (result.places.records(wanted) if result.places is not None
-                   else generate_valid(files, max_line_bytes=max_line_bytes))
+    wanted = {str(e["hand_id"]) for p in audit["pairs"] for e in p.get("evidence", []) if "hand_id" in e}
+    if result.places is not None:  # the evidence hands alone, from their lines (the audit noted where each hand is)
+        records = result.places.records(wanted)
+    elif not any(read_once(f) for f in files):
+        records = generate_valid(files, max_line_bytes=max_line_bytes)
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
                            players=result.players)

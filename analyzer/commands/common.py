@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -75,8 +76,29 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
     """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden); an empty PATH is
     a usage error (it would mean the current folder, or no page at all)."""
     return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
-                        type=click.Path(file_okay=not folder, dir_okay=folder), required=required,
-                        default=default, show_default=default is not None, help=help, callback=not_empty)
+                        type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
+                        default=default, show_default=default is not None, help=help,
+                        callback=folder_out if folder else _file_out)
+
+
+#: Where ``-o -`` writes: standard output, as a device (written directly, never through a temporary file).
+STDOUT_PATH = "/dev/stdout"
+
+
+def _file_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A file output: ``-`` is standard output (a file named ``-`` would surprise: ``./-`` names one)."""
+    value = not_empty(ctx, param, value)
+    if value is not None and value.endswith(("/", os.sep)):  # "out/" means a folder: a file named "out" would surprise
+        raise click.BadParameter(f"{value}: a folder (it ends in '/'); name the file to write")
+    return STDOUT_PATH if value == "-" else value
+
+
+def folder_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    value = not_empty(ctx, param, value)
+    if value == "-":
+        raise click.BadParameter("'-' is standard output, and this command writes a folder of files: name a folder "
+                                 "(./- for one called '-')")
+    return value
 
 
 def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -104,13 +126,15 @@ lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="e
 
 #: The exit code every command shares for a bug (analyzer.cli.main's last resort), listed last in every --help.
 INTERNAL_ERROR_EXIT = "3: internal error (a bug in the analyzer, not in the input; traceback on standard error)"
+#: And how every command ends when stopped (analyzer.cli.Terminated), listed after it.
+STOPPED_EXIT = "130 / 143 / 129: stopped by Ctrl-C / SIGTERM / SIGHUP (no output file changed, no temporary file left)"
 
 
 def help_epilog(example: str, *exits: str) -> str:
     """The end of a command's --help: an example and its exit codes, one a line (kept as written), then the exit code
-    every command shares for a bug (:data:`INTERNAL_ERROR_EXIT`)."""
+    every command shares for a bug (:data:`INTERNAL_ERROR_EXIT`) and those of a stop (:data:`STOPPED_EXIT`)."""
     return (f"\b\nExample:\n  {example}\n\n\b\nExit codes:\n"
-            + "\n".join(f"  {x}" for x in (*exits, INTERNAL_ERROR_EXIT)))
+            + "\n".join(f"  {x}" for x in (*exits, INTERNAL_ERROR_EXIT, STOPPED_EXIT)))
 
 
 def counted(items: Iterable[T], tick: Callable[[int], None] | None) -> Iterator[T]:
@@ -153,20 +177,22 @@ def exit_on_read_errors(problems: Iterable[Problem]) -> None:
 
 def resolve_paths(paths: Iterable[str]) -> list[str]:
     """Expand files/folders/-; a missing path, or a decision store given where logs are expected, is a
-    usage error (exit 2)."""
+    usage error (exit 2). Paths in its messages are escaped (:func:`problems.printable`): a file name inside a
+    folder from elsewhere can neither drive the terminal nor forge a line."""
     from analyzer.analysis.store import looks_like_store
+    from analyzer.problems import printable
 
     paths = tuple(paths)
     for p in paths:
         if p != "-" and looks_like_store(p):
-            raise click.UsageError(f"{p} is a decision store or Parquet file, not a log: pass it as "
-                                   f"--decisions {p}, with the logs it was written from")
+            raise click.UsageError(f"{printable(p)} is a decision store or Parquet file, not a log: pass it as "
+                                   f"--decisions {printable(p)}, with the logs it was written from")
     try:
         found = expand_paths(paths)
     except InputError as e:
-        raise click.UsageError(str(e)) from e
+        raise click.UsageError(printable(str(e))) from e
     if not found:
-        raise click.UsageError(f"no *.jsonl or *.jsonl.gz files under: {' '.join(paths)}")
+        raise click.UsageError(f"no *.jsonl or *.jsonl.gz files under: {printable(' '.join(paths))}")
     return found
 
 

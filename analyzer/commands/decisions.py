@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,7 @@ from analyzer.commands.common import (
     jobs_option,
     max_line_option,
     max_samples_option,
-    not_empty,
+    folder_out,
     paths_argument,
     refuse_inputs,
     resolve_paths,
@@ -81,13 +83,14 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 @click.command("decisions", short_help="One row per decision into a decision store.",
                epilog=help_epilog("analyzer decisions logs/ -o store/   (again with new logs: adds only their hands)",
                                   "0: rows written", "2: usage error (no input, bad option, output is an input, "
-                                  "a store of other settings or other hands)"))
+                                  "a store of other settings or other hands, a store another run is writing)"))
 @paths_argument
 @click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
-              required=True, callback=not_empty,  # a folder, or a path to create; a file (say an input) is refused below
+              required=True, callback=folder_out,  # a folder, or a path to create; a file (say an input) is refused below
               help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
                    "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When "
-                   "it exists, only the hands it does not hold are analysed and added.")
+                   "it exists, only the hands it does not hold are analysed and added. A store another `decisions` run is "
+                   "writing (or creating) is refused at once, exit 2, nothing written: one writer at a time.")
 @samples_option
 @max_samples_option
 @dd_samples_option
@@ -112,6 +115,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
     from analyzer.validate import Checked, generate_valid
+    from analyzer.variants.bieqi import NAME as BIEQI
 
     settle()  # the imports are done: out of every collection from now on
 
@@ -133,36 +137,45 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
         sys.exit(0)
     problems: list[Problem] = []
     reused = [0]
+    others: Counter[str] = Counter()  # valid hands of games without decision rows, by game
     quiet = None
     try:
-        writer = StoreWriter(target, settings)
-        known = writer.known
+        # the writer locks the store from here to the end of the block (a second run into it is refused at once, exit
+        # 2); a new store's hidden folder is made and, on any way out but the commit, removed within the block
+        with StoreWriter(target, settings) as writer, Progress("decisions") as bar:
+            known = writer.known
 
-        def on_hand(item: Checked, seq: int, fp: str) -> bool:
-            have = known.get(str(item.record.hand_id))
-            if have is None:
-                return True
-            if have != fp:
-                raise StoreError(f"{item.file}:{item.line}: hand {item.record.hand_id!r} differs from the hand of "
-                                 f"that id already in {target}")
-            reused[0] += 1
-            return False
+            def on_hand(item: Checked, seq: int, fp: str) -> bool:
+                have = known.get(str(item.record.hand_id))
+                if have is None:
+                    return True
+                if have != fp:
+                    raise StoreError(f"{item.file}:{item.line}: hand {item.record.hand_id!r} differs from the hand "
+                                     f"of that id already in {target}")
+                reused[0] += 1
+                return False
 
-        with writer, Progress("decisions") as bar:
             total = None
             if bar.enabled:
                 bar.phase("reading")
                 total = count_lines(files)
-            for batch, frame in analysed_batches(generate_valid(files, problems, max_line_bytes=max_line_bytes),
-                                                 settings, execution, reasons=True, on_hand=on_hand,
+            def counted_games(items: Iterable[Checked]) -> Iterator[Checked]:
+                for item in items:
+                    if item.variant != BIEQI:
+                        others[str(item.variant)] += 1
+                    yield item
+
+            valid = counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes))
+            for batch, frame in analysed_batches(valid, settings, execution, reasons=True, on_hand=on_hand,
                                                  on_progress=bar.phase("analysing", total)):
                 writer.add(frame, batch.hand_ids, batch.fingerprints)
             bar.phase("writing")
             if any(p.code == "io-error" for p in problems):  # nothing from part of the input
                 writer.abort()
             else:
-                # from the commit on, the run completes: a Ctrl-C during the renames or after them is ignored, so an
-                # exit of 130 always means nothing was added (the handler is back before the command returns)
+                # from the commit on, the run completes: a Ctrl-C (or SIGTERM, SIGHUP) during the renames or after them
+                # is ignored, so an exit of 130 (143, 129) always means nothing was added (the handlers are back before
+                # the command returns)
                 quiet = _interrupts_ignored()
                 writer.commit()
     except (StoreError, DaskUnavailable) as e:
@@ -175,26 +188,38 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
             click.echo(p.format(), err=True)
         click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
                    + (f" ({reused[0]} hands already there)" if reused[0] else "")
-                   + (f"; {len(bad)} invalid hand(s) left out" if bad else ""), err=True)
+                   + (f"; {len(bad)} invalid hand(s) left out" if bad else "")
+                   + (f"; {sum(others.values())} hand(s) of {', '.join(sorted(others))} left out: only hands of "
+                      f"standard 憋七 have decision rows" if others else ""), err=True)
         sys.exit(0)
     finally:  # as the command ends (this process may go on: a test's runner)
         _interrupts_back(quiet)
 
 
 def _interrupts_ignored() -> Any:
-    """Ignore SIGINT from now on (in the main thread); the handler it replaced, for :func:`_interrupts_back`."""
+    """Ignore Ctrl-C, SIGTERM and SIGHUP from now on (in the main thread); the handlers they replaced, for
+    :func:`_interrupts_back`."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return None
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {}
+    for name in _STOPS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            previous[sig] = signal.getsignal(sig)
+            signal.signal(sig, signal.SIG_IGN)
     return previous
 
 
+#: The signals that stop a run with its clean-up (cli.Terminated): ignored once a commit starts.
+_STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
 def _interrupts_back(previous: Any) -> None:
-    if previous is not None:
+    if previous:
         import signal
 
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

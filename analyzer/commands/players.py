@@ -42,15 +42,35 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 SETTINGS_OPTIONS = {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")}
 #: Those of them that hold text (the others hold numbers).
 TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
+#: The output formats; the first is the default of an output whose name does not say.
+FORMATS = ("table", "csv", "json")
+#: An output name's ending (lower case) -> the format a file of that name holds.
+FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
+
+
+def output_format(fmt: str | None, out: str | None) -> str:
+    """The format to write: ``fmt`` (--format) when given, else the one ``out``'s name says (``.csv``, ``.json``),
+    else the table. A --format other than the one a ``.csv`` / ``.json`` name says is a usage error: a file named
+    ``.csv`` holds CSV (a spreadsheet or ``pandas.read_csv`` opens it as such), written by ``logs.csv_text``."""
+    suffix = Path(out).suffix if out else ""
+    named = FORMAT_OF_SUFFIX.get(suffix.lower())
+    if fmt is None:
+        return named or FORMATS[0]
+    if named is not None and fmt != named:
+        raise click.UsageError(f"--format {fmt} with -o {out}: a {suffix} file holds {named.upper()}; give "
+                               f"--format {named} (or no --format), or another name")
+    return fmt
 
 
 @click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.",
-               epilog=help_epilog("analyzer players logs/ --format csv -o players.csv",
-                                  "0: table written", "2: usage error (no input, unreadable decisions file, a "
-                                  "decision store of other logs or settings)"))
+               epilog=help_epilog("analyzer players logs/ -o players.csv   (CSV: the format follows a .csv or .json "
+                                  "name)", "0: table written", "2: usage error (no input, unreadable decisions file, a "
+                                  "decision store of other logs or settings, a --format other than the -o name's)"))
 @click.argument("paths", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
-              help="table for people, csv or json for programs.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+              help="table for people, csv or json for programs. Default: the -o FILE's name says (.csv: csv, .json: "
+                   "json), else table. A --format other than a .csv or .json name's is refused (exit 2): a file named "
+                   ".csv holds CSV.")
 @out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
 @max_samples_option
@@ -66,8 +86,8 @@ TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3"
 @dask_option
 @max_line_option
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | None, samples: int, max_samples: int,
-            dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str, store_path: str | None,
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: str | None, samples: int,
+            max_samples: int, dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str, store_path: str | None,
             jobs: int | None, dask_address: str | None, max_line_bytes: int) -> None:
     """Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs),
     from a decision store alone (--decisions STORE, no PATHS), or from decision files/stores given as PATHS.
@@ -91,6 +111,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str, out: str | Non
 
     if not paths and store_path is None:
         raise click.UsageError("give the logs (PATHS), a decision store (--decisions STORE), or both")
+    fmt = output_format(fmt, out)  # before any work: a contradiction is refused at once
     # decision files or stores (a *.parquet that is not Parquet is refused by _read_decisions), read as they are
     parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
     logs = tuple(p for p in paths if p not in parquets)

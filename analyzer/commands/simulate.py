@@ -28,6 +28,8 @@ ROOM_DEFAULTS = {"colluders": 1, "style": "share", "share": 0.7, "strength": 1.0
 
 #: Simulator arguments the command passes from options of its own (not through --option).
 OWN_OPTIONS = ("hands", "players", "seed")
+#: The largest room: a million people (the simulator holds each one's state; 100,000 take ~4 s to seat).
+MAX_PLAYERS = 1_000_000
 
 
 def _default(name: str) -> str:
@@ -40,11 +42,12 @@ def _default(name: str) -> str:
 @click.option("--variant", type=click.Choice(sorted(simulators())), default="bieqi", show_default=True,
               help="Which game the room plays.")
 @click.option("--hands", type=click.IntRange(min=0), default=1000, show_default=True, help="Hands in the room.")
-@click.option("--players", type=click.IntRange(min=4), default=16, show_default=True,
+@click.option("--players", type=click.IntRange(min=4, max=MAX_PLAYERS), default=16, show_default=True,
               help="People in the room (stable ids p01..).")
 @click.option("--colluders", type=click.IntRange(min=0), default=None, help="Colluding pairs. " + _default("colluders"))
 @click.option("--style", default=None,
-              help="Collusion style: share, feed, block or mixed (bieqi). " + _default("style"))
+              help="Collusion style: share, feed, block, harm or mixed (bieqi); lend, borrow or both "
+                   "(bieqi-borrow). " + _default("style"))
 @click.option("--share", type=FiniteFloatRange(0, 1), default=None,
               help="Share of the hands sat together in which a pair colludes. " + _default("share"))
 @click.option("--strength", type=FiniteFloatRange(min=0), default=None,
@@ -86,6 +89,7 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
             raise click.UsageError(f"--truth {truth}: the same file as --out")
     if seed < 0:
         raise click.BadParameter("the simulators take a seed >= 0", param_hint="--seed")
+    _refuse_unknown(variant, options)
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
     except (ValueError, TypeError, OverflowError) as e:
@@ -99,6 +103,21 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
     click.echo(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else ""), err=True)
     sys.exit(0)
+
+
+def _refuse_unknown(variant: str, options: dict[str, Any]) -> None:
+    """A usage error naming the options ``variant``'s simulator does not take (a simulator with a fixed list of
+    arguments would otherwise say "unexpected keyword argument"; those taking any option check them themselves)."""
+    import inspect
+
+    params = inspect.signature(simulator(variant).simulate).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        takes = ", ".join(n for n in params if n not in OWN_OPTIONS)
+        raise click.UsageError(f"the {variant} simulator has no option {', '.join(unknown)} (it takes: {takes}; "
+                               f"those without a --flag of their own as --option NAME=VALUE)")
 
 
 def _number(value: str) -> Any:

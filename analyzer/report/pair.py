@@ -151,6 +151,7 @@ def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions
     """Write one pair's page; the evidence hands among ``records`` open in the replayer at the decision."""
     pdata = pair_data(a, b, decisions=decisions, entry=entry)
     ids, hands = hand_store(records or [], decisions, evidence_hands(pdata))
-    page = render_page("pair", lang=lang, plotly=True, stores={"pair": [pdata], "hand": hands},
+    # the pair page draws tables only (report.js renderPair plots nothing): no plotly.js, a page of kilobytes
+    page = render_page("pair", lang=lang, stores={"pair": [pdata], "hand": hands},
                        data={"hand_ids": ids, "player_ids": [a, b], "default_view": ["pair", 0], "suspects": [a, b]})
     write_page(path, page)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -51,11 +52,13 @@ def parse_skill_mix(text: str) -> dict[str, float]:
             mix[name] = float(share)
         except ValueError:
             raise ValueError(f"skill share {share!r} of {name!r} is not a number") from None
-        if mix[name] < 0:
-            raise ValueError(f"skill share of {name!r} is negative")
+        if not math.isfinite(mix[name]) or mix[name] < 0:
+            raise ValueError(f"skill share {share.strip()!r} of {name!r} is not a finite number >= 0")
     total = sum(mix.values())
     if total <= 0:
         raise ValueError(f"skill mix {text!r} has no positive share")
+    if not math.isfinite(total):
+        raise ValueError(f"skill mix {text!r}: the shares add up to more than a float holds")
     return {k: v / total for k, v in mix.items()}
 
 

@@ -53,7 +53,7 @@ class BorrowView extends GameStepper {
       const place = st.finished.indexOf(s);
       if (place >= 0) tags.push(t("bw_finished", place + 1));
       if (done && h.outcome.loser === s) tags.push(t("bw_loser"));
-      p.append(el("div", {}, gName(h.players[s], "player"),
+      p.append(el("div", { class: "seat-head" }, gName(h.players[s], "player"),
         el("span", { class: "meta", text: ` · ${t("seat")} ${s} · ${st.hands[s].length} ${t("gv_cards")}` }),
         tags.map((x) => el("span", { class: "tag", dataset: { role: "tag" }, text: x }))));
       const cards = [...st.hands[s]].sort((a, b) => a - b);

@@ -19,7 +19,7 @@ function gCard(c, cls = "") {
 }
 /* A log's id in its own bidi isolate: an RTL override in a name cannot reorder the text around it.
    Marked as data (data-raw): it is shown as it is in either language. */
-function gName(s, role) { return el("bdi", { class: "name", dataset: role ? { role, raw: "1" } : { raw: "1" }, text: String(s) }); }
+function gName(s, role) { return el("bdi", { class: "name", dataset: role ? { role, raw: "1" } : { raw: "1" }, text: String(s), title: idTip(s) }); }
 /* A problem message in the reader's language when report.js can translate it, else as logged. */
 function gMessage(p) {
   return typeof trEl === "function" ? trEl(p.message, p.code) : el("span", { text: p.message });
@@ -36,16 +36,16 @@ class GameStepper {
     this.onStep = onStep;
     this.root = el("div", { class: `replayer game game-${hand.view}`, dataset: { role: "replayer", view: hand.view } });
     root.append(this.root);
-    const title = el("h2", {}, t("hand") + " ", el("bdi", { class: "mono", dataset: { role: "hand-id", raw: "1" }, text: hand.id }));
+    const title = el("h2", {}, t("hand") + " ", el("bdi", { class: "mono", dataset: { role: "hand-id", raw: "1" }, text: hand.id, title: idTip(hand.id) }));
     if (hand.table != null) {
       title.append(el("span", { class: "muted small-meta" }, " · " + t("table") + " ",
-        el("bdi", { class: "mono", dataset: { role: "table-id", raw: "1" }, text: hand.table })));
+        el("bdi", { class: "mono", dataset: { role: "table-id", raw: "1" }, text: hand.table, title: idTip(hand.table) })));
     }
-    const btn = (label, key, fn) => el("button", { type: "button", title: key, dataset: { role: label }, onclick: fn }, t(label));
     this.stepLabel = el("span", { dataset: { role: "step" } });
     this.controls = el("div", { class: "controls" },
-      btn("first", "Home", () => this.go(0)), btn("back", "←", () => this.go(this.step - 1)),
-      btn("forward", "→", () => this.go(this.step + 1)), btn("last", "End", () => this.go(this.n)), this.stepLabel);
+      stepButton("first", t("aria_first"), () => this.go(0)), stepButton("back", t("aria_back"), () => this.go(this.step - 1)),
+      stepButton("forward", t("aria_forward"), () => this.go(this.step + 1)), stepButton("last", t("aria_last"), () => this.go(this.n)),
+      this.stepLabel);
     this.problemsDiv = el("div", { dataset: { role: "problems" } });
     this.root.append(title, this.controls, this.problemsDiv);
     this.build();
@@ -75,14 +75,15 @@ class GameStepper {
 
   problemExtra() { return null; }
 
-  /* Clickable step chips; ``label(i)`` their text, ``cls(i)`` extra classes. */
+  /* Step chips (clicked, or Tab then Enter / Space); ``label(i)`` their text, ``cls(i)`` extra classes. */
   strip(count, offset, label, cls, title) {
     const problemSteps = new Set((this.hand.problems || []).map((p) => p.step));
     const chips = [];
     for (let i = 0; i < count; i++) {
       const k = i + offset;
-      chips.push(el("span", { class: `move ${cls(i)} ${k === this.step ? "current" : ""} ${problemSteps.has(k) ? "problem" : ""}`,
-        title: title ? title(i) : null, dataset: { step: String(k) }, onclick: () => this.go(k) }, label(i)));
+      chips.push(stepChip({ class: `move ${cls(i)} ${k === this.step ? "current" : ""} ${problemSteps.has(k) ? "problem" : ""}`,
+        title: title ? title(i) : null, "aria-current": k === this.step ? "step" : null, dataset: { step: String(k) } },
+      () => this.go(k), label(i)));
     }
     return chips;
   }

@@ -9,23 +9,43 @@ const SUITS = "♠♥♦♣";
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const COVER = 52;
 
+/* A dictionary's own entry for a key that comes from the data (an id, a code, a stored language):
+   never one of Object.prototype's members ("constructor", "toString", "__proto__" ...). */
+function own(obj, key) { return obj != null && Object.prototype.hasOwnProperty.call(obj, key); }
+function lookup(obj, key) { return own(obj, key) ? obj[key] : undefined; }
+
 /* The reader's language: the one chosen last in any report page (kept in localStorage), else the
    page's default. file:// pages may refuse storage; the switch then works for this visit only. */
 function savedLang() {
-  try { const v = localStorage.getItem(LANG_KEY); return v in I18N.labels ? v : null; } catch (e) { return null; }
+  try { const v = localStorage.getItem(LANG_KEY); return own(I18N.labels, v) ? v : null; } catch (e) { return null; }
 }
 let LANG = savedLang() || DATA.lang;
 let L = I18N.labels[LANG];
 
+/* A label with its {0}, {1} ... filled in one pass over the template: a value holding "{1}" (an id) is
+   shown as written, never filled in again. */
 function t(key, ...args) {
-  let s = key in L ? L[key] : key;
-  args.forEach((a, i) => { s = s.split("{" + i + "}").join(String(a)); });
-  return s;
+  const s = own(L, key) ? L[key] : key;
+  return args.length ? s.replace(/\{(\d+)\}/g, (m, i) => (i < args.length ? String(args[i]) : m)) : s;
+}
+
+/* An id inside a sentence: one longer than 80 characters is cut in the middle ("abc…xyz"), so a sentence
+   stays a sentence; sentence() keeps the whole text as the element's tooltip. */
+const ID_MAX = 80;
+function shortId(x) {
+  if (typeof x !== "string") return x;
+  const cps = Array.from(x);  // whole characters: never half of a surrogate pair
+  return cps.length > ID_MAX ? cps.slice(0, 60).join("") + "…" + cps.slice(-16).join("") : x;
+}
+function sentence(tag, props, key, ...args) {
+  const shown = t(key, ...args.map(shortId));
+  const full = t(key, ...args);
+  return el(tag, { ...props, text: shown, title: shown !== full ? full : null });
 }
 
 /* A data key (signal, evidence column, enumerated value) in the reader's language, or null. */
 function keyLabel(k) {
-  const pair = I18N.keys[k];
+  const pair = lookup(I18N.keys, k);
   return pair ? pair[LANG === "zh" ? 1 : 0] : null;
 }
 
@@ -44,9 +64,12 @@ function translatePart(part) {
   for (const [rx, zh] of PHRASES) {
     const m = part.match(rx);
     if (!m) continue;
-    let out = zh;
-    m.slice(1).forEach((g, i) => { out = out.split("{" + (i + 1) + "}").join(g == null ? "" : prettyCards(I18N.words[g] ?? g)); });
-    return out.split("none").join(I18N.words.none);
+    // one pass over the pattern's text: a group (an id) holding "{2}" or "none" is shown as it is
+    return zh.replace(/\{(\d+)\}|none/g, (x, n) => {
+      if (n == null) return I18N.words.none;
+      const g = m[Number(n)];
+      return g == null ? "" : prettyCards(lookup(I18N.words, g) ?? g);
+    });
   }
   return null;
 }
@@ -66,7 +89,7 @@ function translate(text, code) {
   return known.length < parts.length ? out + t(known.length ? "untranslated_rest" : "untranslated_all") : out;
 }
 function codeMeaning(code) {
-  return (LANG === "zh" ? I18N.codes_zh[code] : I18N.codes_en[code]) ?? "";
+  return lookup(LANG === "zh" ? I18N.codes_zh : I18N.codes_en, code) ?? "";
 }
 /* A translated text with its original as the tooltip. */
 function trEl(text, code, props = {}) {
@@ -74,7 +97,35 @@ function trEl(text, code, props = {}) {
   return el("span", { ...props, text: shown, title: shown !== text ? text : null });
 }
 /* Data shown as it is (ids, codes, unknown keys): marked so tests and readers know it is not prose. */
-function raw(text, cls = "") { return el("span", { class: ("raw " + cls).trim(), dataset: { raw: "1" }, text: String(text) }); }
+function raw(text, cls = "") { return el("span", { class: ("raw " + cls).trim(), dataset: { raw: "1" }, text: String(text), title: idTip(text) }); }
+/* An id long enough to be cut on screen (CSS clamps ids to a few lines) has itself as its tooltip. */
+function idTip(text) { return String(text).length > 16 ? String(text) : null; }
+
+/* A chip that opens a step (a move, a trick): clicked, or reached with Tab and opened with Enter or Space.
+   The step redraws the chips; the keyboard's focus goes on to the new chip of the same step. */
+function stepChip(props, open, ...kids) {
+  const node = el("span", { ...props, tabindex: "0", role: "button" }, ...kids);
+  const run = () => {
+    const root = node.closest("[data-role=replayer]") || document;
+    const focused = document.activeElement === node;
+    open();
+    if (focused && !node.isConnected && node.dataset.step != null) {
+      const again = root.querySelector(`[role=button][data-step="${node.dataset.step}"]`);
+      if (again) again.focus();
+    }
+  };
+  node.addEventListener("click", run);
+  node.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" && ev.key !== " ") return;
+    ev.preventDefault();
+    run();
+  });
+  return node;
+}
+/* A step button: its glyph on screen, its name (and key) for screen readers and as the tooltip. */
+function stepButton(role, name, fn) {
+  return el("button", { type: "button", title: name, "aria-label": name, dataset: { role }, onclick: fn }, t(role));
+}
 
 /* Create an element; strings become text nodes, so data can never become markup. */
 function el(tag, props, ...kids) {
@@ -136,13 +187,13 @@ function handHash(i, action, extra = {}) {
 }
 function handAnchor(i, action, text, extra) {
   if (i == null) return el("span", { class: "mono raw", dataset: { raw: "1" }, text, title: t("hand_not_embedded") });
-  return el("a", { href: handHash(i, action, extra), class: "mono raw", dataset: { raw: "1" }, text });
+  return el("a", { href: handHash(i, action, extra), class: "mono raw", dataset: { raw: "1" }, text, title: idTip(text) });
 }
 function handLink(handId, action, extra) { return handAnchor(HAND_INDEX.get(handId), action, String(handId), extra); }
 function playerLink(id) {
   const i = PLAYER_INDEX.get(id);
   if (i === undefined || !document.getElementById(`s-player-${i}`)) return raw(id);
-  return el("a", { href: `#player=${i}`, class: "raw", dataset: { raw: "1" }, text: String(id) });
+  return el("a", { href: `#player=${i}`, class: "raw", dataset: { raw: "1" }, text: String(id), title: idTip(id) });
 }
 
 /* plotly.js is embedded as text and run only after the page has painted: compiling it takes
@@ -212,7 +263,7 @@ document.addEventListener("keydown", (ev) => {
     (target.tagName === "INPUT" && !["checkbox", "radio", "button"].includes(target.type));
   if (typing) return;  // arrows edit the threshold or the filter there
   const moves = { ArrowRight: 1, ArrowLeft: -1 };
-  if (ev.key in moves) ACTIVE.go(ACTIVE.step + moves[ev.key]);
+  if (own(moves, ev.key)) ACTIVE.go(ACTIVE.step + moves[ev.key]);
   else if (ev.key === "Home") ACTIVE.go(0);
   else if (ev.key === "End") ACTIVE.go(ACTIVE.n);
   else return;
@@ -267,22 +318,22 @@ class Replayer {
 
   build() {
     const h = this.hand;
-    const title = el("h2", {}, t("hand") + " ", el("span", { class: "mono raw", dataset: { role: "hand-id", raw: "1" }, text: h.id }));
+    const title = el("h2", {}, t("hand") + " ", el("span", { class: "mono raw", dataset: { role: "hand-id", raw: "1" }, text: h.id, title: idTip(h.id) }));
     const meta = el("div", { class: "muted" });
-    if (h.table != null) meta.append(t("table") + " ", el("span", { class: "mono raw", dataset: { role: "table-id", raw: "1" }, text: h.table }));
-    const btn = (label, key, fn) => el("button", { type: "button", title: key, dataset: { role: label }, onclick: fn }, t(label));
+    if (h.table != null) meta.append(t("table") + " ", el("span", { class: "mono raw", dataset: { role: "table-id", raw: "1" }, text: h.table, title: idTip(h.table) }));
     this.stepLabel = el("span", { dataset: { role: "step" } });
     this.reveal = el("input", { type: "checkbox", dataset: { role: "reveal" }, onchange: () => this.render() });
     this.onlyBig = el("input", { type: "checkbox", dataset: { role: "only-big" }, onchange: () => this.render() });
     this.thresholdInput = el("input", { type: "number", min: "0", step: "0.5", value: String(this.threshold), style: "width:5em",
       dataset: { role: "threshold" }, onchange: () => { this.threshold = Number(this.thresholdInput.value) || 0; this.render(); } });
     const controls = el("div", { class: "controls" },
-      btn("first", "Home", () => this.go(0)), btn("back", "←", () => this.go(this.step - 1)),
-      btn("forward", "→", () => this.go(this.step + 1)), btn("last", "End", () => this.go(this.n)),
+      stepButton("first", t("aria_first"), () => this.go(0)), stepButton("back", t("aria_back"), () => this.go(this.step - 1)),
+      stepButton("forward", t("aria_forward"), () => this.go(this.step + 1)), stepButton("last", t("aria_last"), () => this.go(this.n)),
       this.stepLabel,
       el("label", {}, this.reveal, t("reveal_covered")),
       el("label", {}, this.onlyBig, t("only_big")), this.thresholdInput, t("points"),
-      btn("prev_dev", "", () => this.jumpDeviation(-1)), btn("next_dev", "", () => this.jumpDeviation(1)),
+      stepButton("prev_dev", t("aria_prev_dev"), () => this.jumpDeviation(-1)),
+      stepButton("next_dev", t("aria_next_dev"), () => this.jumpDeviation(1)),
       this.focus == null ? null : el("span", { class: "muted", dataset: { role: "focus" } },
         ...t("only_player", "\u0000").split("\u0000").flatMap((x, i) => (i ? [raw(this.focus), x] : [x]))));
     this.panels = [0, 1, 2, 3].map((s) => el("div", { class: `seat-panel pos${s}`, dataset: { role: "seat", seat: String(s) } }));
@@ -292,8 +343,11 @@ class Replayer {
     this.movesDiv = el("div", { dataset: { role: "moves" } });
     this.finalDiv = el("div", { dataset: { role: "final" } });
     const general = (h.problems || []).filter((p) => p.action == null);
-    if (this.suspects.size) meta.append(" · ", el("span", { class: "suspect-note", dataset: { role: "suspect-pair" },
-      text: t("suspected_pair", [...this.suspects].join(" & ")) }));
+    if (this.suspects.size) {
+      const shown = t("suspected_pair", [...this.suspects].map(shortId).join(" & "));
+      const full = t("suspected_pair", [...this.suspects].join(" & "));
+      meta.append(" · ", el("span", { class: "suspect-note", dataset: { role: "suspect-pair" }, text: shown, title: shown !== full ? full : null }));
+    }
     this.root.append(title, meta, el("div", {}, general.map((p) => this.problemBanner(p))), controls,
       el("div", { class: "felt" }, this.panels, this.tableDiv), this.legend(), this.problemsDiv, this.decisionDiv,
       this.finalDiv, el("h3", { text: t("moves") }), this.movesDiv);
@@ -348,8 +402,8 @@ class Replayer {
       const pts = st.covered[s].reduce((acc, c) => acc + (c % 13) + 1, 0);
       const tags = [];
       if (out && out.tong.includes(s)) tags.push(out.dutou.includes(s) ? t("dutou") : t("tong"));
-      p.append(el("div", {},
-        el("span", { class: "name raw", dataset: { role: "player", raw: "1" }, text: h.players[s] }),
+      p.append(el("div", { class: "seat-head" },
+        el("span", { class: "name raw", dataset: { role: "player", raw: "1" }, text: h.players[s], title: String(h.players[s]) }),
         suspect ? el("span", { class: "badge flag", dataset: { role: "suspect" }, text: t("suspect") }) : null,
         el("span", { class: "meta", text: ` · ${t("seat")} ${s}` + (tags.length ? " · " + tags.join(" ") : "") })));
       p.append(el("div", { class: "row", dataset: { role: "hand" } },
@@ -470,11 +524,11 @@ class Replayer {
         if (onlyBig && !this.isBig(i) && !problemAt.has(i)) return el("td");
         const focusOff = this.focus != null && this.hand.players[s] !== this.focus;
         const tip = `${t("move_n", i + 1)} · ${this.hand.players[s]}: ${actionText(a)}` + (d && d.regret != null ? ` · ${t("regret")} ${fmt(d.regret, 2)}` : "");
-        return el("td", {}, el("span", { class: `move ${cls} ${i === this.step ? "current" : ""} ${problemAt.has(i) ? "problem" : ""} ${focusOff ? "faint" : ""}`,
-          title: tip, dataset: { step: String(i), seat: String(s) }, onclick: () => this.go(i) }, `${i + 1}. ${actionText(a)}`));
+        return el("td", {}, stepChip({ class: `move ${cls} ${i === this.step ? "current" : ""} ${problemAt.has(i) ? "problem" : ""} ${focusOff ? "faint" : ""}`,
+          title: tip, "aria-current": i === this.step ? "step" : null, dataset: { step: String(i), seat: String(s) } }, () => this.go(i), `${i + 1}. ${actionText(a)}`));
       })));
     }
-    if (problemAt.has(this.n)) rows.push(el("tr", {}, el("th"), el("td", {}, el("span", { class: "move problem", dataset: { step: String(this.n) }, onclick: () => this.go(this.n), text: "✖" }))));
+    if (problemAt.has(this.n)) rows.push(el("tr", {}, el("th"), el("td", {}, stepChip({ class: "move problem", dataset: { step: String(this.n) } }, () => this.go(this.n), "✖"))));
     const head = el("tr", {}, el("th", { text: "#" }), order.map((s) => el("th", { dataset: { seat: String(s) } },
       raw(this.hand.players[s]), el("span", { class: "muted", text: ` (${t("seat")} ${s})` }))));
     this.movesDiv.replaceChildren(el("table", { class: "grid moves-grid" }, el("thead", {}, head), el("tbody", {}, rows)));
@@ -505,7 +559,7 @@ function explainOutcome(out) {
 // --------------------------------------------------------------------------- player section
 
 function renderPlayer(root, p) {
-  root.append(el("h2", {}, t("player") + " ", el("span", { class: "raw", dataset: { role: "player-id", raw: "1" }, text: p.player })));
+  root.append(el("h2", {}, t("player") + " ", el("span", { class: "raw", dataset: { role: "player-id", raw: "1" }, text: p.player, title: idTip(p.player) })));
   root.append(box(t("summary"),
     stat(t("skill"), p.skill == null ? "–" : `${fmt(p.skill, 2)} (${fmt(p.skill_lo, 2)}–${fmt(p.skill_hi, 2)})`, "skill"),
     stat(t("decisions"), String(p.decisions)), stat(t("hands"), String(p.hands)),
@@ -557,7 +611,7 @@ function entrySignalRows(signals, a, b) {
 function verdictOf(e) { return e.verdict || null; }
 function verdictBadge(v) {
   if (!v) return null;
-  return el("span", { class: "badge " + ({ flagged: "flag", review: "review", clear: "ok" }[v] || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
+  return el("span", { class: "badge " + (lookup({ flagged: "flag", review: "review", clear: "ok" }, v) || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
 }
 /* A p-value for people; one below double precision reads from its -log10 (the audit keeps it in log space). */
 function pValue(p, log10p) {
@@ -570,8 +624,8 @@ function unitText(u) { return u ? t("unit_" + u) : ""; }
 /* The case file's opening: the sentence of the signal that fired, then why the verdict. */
 function renderLead(root, c) {
   root.append(box(t("case"),
-    el("p", { class: "lead", dataset: { role: "lead" }, text: t(c.lead.key, ...c.lead.args) }),
-    c.verdict ? el("p", { dataset: { role: "verdict-line" }, text: t(c.verdict.key, ...c.verdict.args) }) : null));
+    sentence("p", { class: "lead", dataset: { role: "lead" } }, c.lead.key, ...c.lead.args),
+    c.verdict ? sentence("p", { dataset: { role: "verdict-line" } }, c.verdict.key, ...c.verdict.args) : null));
 }
 
 function renderOutcomes(root, o) {
@@ -592,10 +646,19 @@ function renderSignalRows(root, rows) {
     [[t("signal")], [t("direction")], [t("effect_per_hand"), 1], ["z", 1], ["p", 1], [t("meaning")]],
     rows.map((r) => el("tr", { dataset: { role: "signal-row", signal: r.signal } },
       td(el("span", { text: t("sig_" + r.signal) })),
-      td(raw(r.signal === "codev" ? `${r.actor} ↔ ${r.partner}` : `${r.actor} → ${r.partner}`)),
+      td(direction(r.actor, r.signal === "codev" ? "↔" : "→", r.partner)),
       td(r.per_hand == null ? "–" : (r.unit === "hands" ? `${fmt(r.per_hand, 0)} / ${fmt(r.se, 1)} ${t("expected_short")}`
         : r.unit === "ratio" ? `×${fmt(r.per_hand, 2)}` : `${signed(r.per_hand, 2)} ± ${fmt(r.se, 2)} ${unitText(r.unit)}`), true),
       td(fmt(r.z, 2), true), td(pValue(r.p), true), td(el("span", { class: "muted", text: t("meaning_" + r.signal) })))))));
+}
+
+/* "actor → partner" as data: each id cut in the middle when long, the whole text the tooltip. */
+function direction(a, arrow, b, role) {
+  const full = `${a} ${arrow} ${b}`;
+  const span = raw(`${shortId(String(a))} ${arrow} ${shortId(String(b))}`);
+  if (idTip(full)) span.title = full;
+  if (role) span.dataset.role = role;
+  return span;
 }
 
 function renderGlossary(root) {
@@ -607,9 +670,10 @@ function renderEdge(root, p) {
   const [a, b] = p.players;
   const shows = (p.edge || []).some((e) => [e.imm, e.dd].some((m) => m && m.z != null && m.z >= 2));
   root.append(box(t("edge_title"),
-    el("p", { class: "notice", dataset: { role: "not-evidence" }, text: shows ? t("edge_not_calibrated") : t("edge_no_sign", a, b) }),
+    shows ? el("p", { class: "notice", dataset: { role: "not-evidence" }, text: t("edge_not_calibrated") })
+      : sentence("p", { class: "notice", dataset: { role: "not-evidence" } }, "edge_no_sign", a, b),
     table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
-      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(raw(`${e.actor} → ${e.partner}`)),
+      (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(direction(e.actor, "→", e.partner)),
         td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
         td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
 }
@@ -623,7 +687,8 @@ function renderEvidence(root, p) {
       [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
        [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
       ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
-        td(String(x.action + 1), true), td(el("span", { dataset: { role: "direction", raw: "1" }, text: x.direction || `${x.actor} -> ${x.partner}` })),
+        td(String(x.action + 1), true), td(x.direction ? el("span", { dataset: { role: "direction", raw: "1" }, text: x.direction, title: idTip(x.direction) })
+          : direction(x.actor, "->", x.partner, "direction")),
         td(el("span", { text: prettyCards(String(x.chosen ?? "")) })), td(el("span", { text: prettyCards(String(x.alternative ?? "")) })), td(fmt(x.regret, 2), true),
         td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
         td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
@@ -659,7 +724,7 @@ function renderPair(root, p) {
         title: `${t("total")}: ${signed(c.sum, 1)} · ${t("per_decision")}: ${signed(c.mean, 3)} ± ${fmt(c.se, 3)} · n=${c.n}` },
         signed(c.per_hand, 2), el("div", { class: "muted", text: `± ${fmt(c.se_per_hand, 2)}` }));
     })));
-    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t({ imm: "collusion_help_imm", dd_delta: "collusion_help_dd" }[p.table.measure] || "collusion_help") }),
+    root.append(box(t("collusion_table"), el("p", { class: "muted", text: t(lookup({ imm: "collusion_help_imm", dd_delta: "collusion_help_dd" }, p.table.measure) || "collusion_help") }),
       el("table", { class: "grid heat", dataset: { role: "heatmap" } },
         el("thead", {}, el("tr", {}, el("th", { text: t("actor_recipient") }), roles.map((r) => el("th", {}, typeof r === "string" ? r : r.cloneNode(true))))),
         el("tbody", {}, rows))));
@@ -746,7 +811,7 @@ const ROUTES = {
     // the pair or player the link came from (or the page is about) stays in the URL as the reader steps
     const suspect = params.getAll("suspect").length ? params.getAll("suspect") : (DATA.suspects || []);
     const focus = params.get("focus") ?? DATA.focus ?? null;
-    const View = (typeof HAND_VIEWS !== "undefined" && HAND_VIEWS[hand.view]) || Replayer;
+    const View = (typeof HAND_VIEWS !== "undefined" && lookup(HAND_VIEWS, hand.view)) || Replayer;
     return new View(node, hand, params.has("step") ? Number(params.get("step")) : null,
       (k) => history.replaceState(null, "", handHash(i, k, { suspect: params.getAll("suspect"), focus: params.get("focus") })),
       { suspect, focus });
@@ -786,7 +851,7 @@ function drawShell() {
 }
 
 function setLang(lang) {
-  if (!(lang in I18N.labels) || lang === LANG) return;
+  if (!own(I18N.labels, lang) || lang === LANG) return;
   LANG = lang;
   L = I18N.labels[lang];
   try { localStorage.setItem(LANG_KEY, lang); } catch (e) { /* storage refused: this visit only */ }

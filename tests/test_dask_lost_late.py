@@ -1,0 +1,87 @@
+"""A Dask worker lost late in the command's audit (after the player table's tasks: during the burst statistic or the
+cases' evidence) costs time, not the result, while another worker is alive: the work
+is computed again (the values the client scattered are scattered anew when the cluster lost them) and the audit is
+the ``--jobs 1`` one. It once ended with exit 2 ("the Dask cluster lost work it could not compute again ...
+already forgotten / lost dependencies")."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import clean_exit, run_cli
+
+distributed = pytest.importorskip("distributed")
+
+FAST = ("--samples", "2", "--dd-samples", "1", "--seed", "3")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A LocalCluster of two single-threaded worker processes, each under a nanny that restarts it when it dies."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def single(sharing_room: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("single") / "out"
+    r = run_cli("audit", str(sharing_room), "-o", str(out), "--jobs", "1", *FAST)
+    clean_exit(r, 1)  # the room's sharing pair is flagged
+    return out
+
+
+def _die_once(prefix: str, marker: str) -> Any:
+    """A worker plugin that ends its worker (``os._exit``, as a killed process) right after the first task whose key
+    starts with ``prefix`` finished, once over the cluster and its restarts (``marker``: made by the one that dies).
+    A class made here: pickled by value, the workers need not import this module."""
+
+    class DieOnce(distributed.WorkerPlugin):
+        name = f"die-once-{prefix}"
+
+        def __init__(self) -> None:
+            self.prefix, self.marker = prefix, marker
+
+        def transition(self, key: object, start: str, finish: str, **kwargs: object) -> None:
+            if finish != "memory" or not str(key).strip("('").startswith(self.prefix):
+                return
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            os._exit(1)
+
+    return DieOnce()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["bieqi-signals-burst", "_evidence_task"])
+def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, single: Path, cluster: Any,
+                                                         tmp_path: Path, after: str) -> None:
+    """The command's audit (its rows written to the spill by the workers, the player table, the evidence and the rows
+    shown read there) with a worker dying right after its first task of ``after``: the burst statistic or a case's
+    evidence (the player table's tasks are done by then: their results on that worker must be computed again, from
+    the spill's view and the seating the client scattered). The same audit.json, pairs.csv and players.csv as with
+    ``--jobs 1``."""
+    marker = str(tmp_path / "died")
+    plugin = _die_once(after, marker)
+    with distributed.Client(cluster.scheduler_address, timeout="60s") as client:
+        client.wait_for_workers(2, timeout=120)  # a worker an earlier case ended is back
+        client.register_plugin(plugin)
+        try:
+            out = tmp_path / "out"
+            r = run_cli("audit", str(sharing_room), "-o", str(out), "--dask", cluster.scheduler_address, *FAST)
+            assert os.path.exists(marker), f"no worker died after a task of {after}"
+            clean_exit(r, 1)
+        finally:
+            client.unregister_worker_plugin(plugin.name)
+    assert json.loads((out / "audit.json").read_text()) == json.loads((single / "audit.json").read_text())
+    for name in ("pairs.csv", "players.csv"):  # the pair table's sums: a tree on Dask, a loop here (float rounding)
+        pd.testing.assert_frame_equal(pd.read_csv(out / name), pd.read_csv(single / name), rtol=1e-9)
