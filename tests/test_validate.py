@@ -182,7 +182,7 @@ def _copy(line: bytes, hand_id: bytes, new_id: bytes) -> bytes:
     obj = json.loads(line)
     obj["hand_id"] = new_id.decode()
     obj["table_id"] = "another-table"
-    return json.dumps(obj).encode()  # other spacing than the original: the deal and moves are read without it
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()  # as the export wrote it
 
 
 def test_a_hand_told_twice_under_two_ids_is_a_duplicate_deal(tmp_log):
