@@ -89,7 +89,7 @@ class Problem:
     def format(self) -> str:
         """One line for people: ``file:line: hand H, move 8 (seat 2, p3): [code] message`` (moves and tricks count
         from 1)."""
-        where = f"{self.file or '-'}:{self.line or 0}"
+        where = f"{self.file or '-'}:{self.line}" if self.line else (self.file or "-")  # a whole file's: no line
         parts = []
         if self.hand_id is not None:
             parts.append(f"hand {self.hand_id}")

@@ -400,3 +400,13 @@ def test_the_line_reader_reads_what_the_format_says(tmp_path):
         p.write_bytes(data)
         limit = rng.randrange(0, 12)
         assert [(x.line, x.data) for x in generate_lines(str(p), limit)] == _reference_lines(data, limit), (data, limit)
+
+
+def test_a_whole_files_problem_names_no_line(tmp_path):
+    """An io-error concerns the file, not a line: ``FILE: [io-error] ...`` (it said ``FILE:0:``)."""
+    p = tmp_path / "cut.jsonl.gz"
+    p.write_bytes(gzip.compress(b"x\n" * 100)[:20])
+    r = run("validate", str(p))
+    assert r.exit_code == 1
+    assert any(line.startswith(f"{p}: [io-error] ") for line in r.output.splitlines()), r.output
+    assert f"{p}:0:" not in r.output

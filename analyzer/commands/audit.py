@@ -155,9 +155,9 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
             bar.close()
             fail("audit", f"{store.path}: {e}: the store was changed after it was written; write it again from its "
                           "logs (`analyzer decisions LOGS --out NEW_STORE`)")
+        bar.close()  # before any message: a lost scheduler's line (cli), or the traceback of a bug
         if not dask_lost(e):
             raise
-        bar.close()
         fail("audit", f"the Dask cluster lost work it could not compute again ({type(e).__name__}: {e}); run again")
     bar.close()  # messages below must not tear the bar
     exit_on_read_errors(result.problems)
