@@ -120,7 +120,7 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
 def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float,
                min_hands: int, samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str,
                store_path: str | None, execution: Any, max_line_bytes: int) -> None:
-    from analyzer.analysis.execute import DaskUnavailable, Settings, dask_lost
+    from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
@@ -155,10 +155,8 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
             bar.close()
             fail("audit", f"{store.path}: {e}: the store was changed after it was written; write it again from its "
                           "logs (`analyzer decisions LOGS --out NEW_STORE`)")
-        bar.close()  # before any message: a lost scheduler's line (cli), or the traceback of a bug
-        if not dask_lost(e):
-            raise
-        fail("audit", f"the Dask cluster lost work it could not compute again ({type(e).__name__}: {e}); run again")
+        bar.close()  # before any message: work or the scheduler Dask lost (cli: execute.dask_failure), or a bug
+        raise
     bar.close()  # messages below must not tear the bar
     exit_on_read_errors(result.problems)
     for p in result.problems[:20]:
