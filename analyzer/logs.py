@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -131,8 +132,17 @@ def _logs_below(folder: Path) -> list[Path]:
     def fail(e: OSError) -> None:
         raise InputError(f"{e.filename}: cannot list the folder: {e.strerror}")
 
-    return sorted(Path(root) / n for root, _, names in os.walk(folder, onerror=fail)
-                  for n in names if n.endswith(LOG_SUFFIXES))
+    return sorted((Path(root) / n for root, _, names in os.walk(folder, onerror=fail)
+                   for n in names if n.endswith(LOG_SUFFIXES)), key=natural_order)
+
+
+def natural_order(path: Path) -> tuple[tuple[tuple[int, str], ...], ...]:
+    """A path's sort key with its numbers read as numbers, part by part: ``day-9`` before ``day-10`` (a table's
+    hands split over numbered files are read in their order); the text itself breaks ties (``01`` and ``1``)."""
+    def part(name: str) -> tuple[tuple[int, str], ...]:
+        tokens = re.split(r"(\d+)", name)
+        return tuple((int(t), t) if k % 2 else (-1, t) for k, t in enumerate(tokens))
+    return (*(part(p) for p in path.parts), ((0, str(path)),))
 
 
 def _open(path: str) -> IO[bytes]:

@@ -386,6 +386,23 @@ def _reader_problem(problem: Callable[..., Problem], obj: dict[str, Any], error:
 
 # --------------------------------------------------------------------------- the stream
 
+#: :attr:`Checked.table_key` of a line that is no record and names no table (not JSON, too long, no ``table_id``):
+#: every table's chain of hands ends there, as the line may have been any table's hand.
+ANY_TABLE = "\x00any table"
+
+
+def _raw_table_id(data: bytes | None) -> str:
+    """The ``table_id`` a line that is no record names, as written (:data:`ANY_TABLE` when it names none)."""
+    if data is None:
+        return ANY_TABLE
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return ANY_TABLE
+    tid = obj.get("table_id") if isinstance(obj, dict) else None
+    return tid if isinstance(tid, str) else ANY_TABLE
+
+
 def _shape_problems(line: Line, max_line_bytes: int, error: Exception) -> tuple[str | None, list[Problem]]:
     if line.data is None:
         return None, [Problem("line-too-long", f"the line is longer than {max_line_bytes} bytes; not parsed")]
@@ -522,7 +539,8 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                            checks[k], v.name, tkey, deal_key(rec))
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
-            item = Checked(line.file, line.line, hand_id, None, HandCheck(probs))
+            # no record, so no replay: the table it names (if it names one) has no loser to check the next dealer by
+            item = Checked(line.file, line.line, hand_id, None, HandCheck(probs), None, _raw_table_id(line.data))
         for p in item.check.problems:
             p.file, p.line = line.file, line.line
         out.append(item)
@@ -765,6 +783,10 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+#: Problems that make a hand a copy of an earlier one (inserted first by :func:`generate_checked`).
+_COPIES = ("duplicate-hand-id", "duplicate-deal")
+
+
 def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                      batch_size: int = 1024, jobs: int = 1, keep_records: bool = True) -> Iterator[Checked]:
     """Every non-blank line of the logs, checked, in input order (streams: a few batches in memory).
@@ -804,9 +826,17 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                                 "duplicate-deal", f"the same deal, players and moves as the hand at "
                                 f"{names[first[0]]}:{first[1]}: one hand told twice under two ids",
                                 file=item.file, line=item.line, hand_id=item.hand_id))
-            if item.table_key is not None and item.variant is not None:
+            if item.table_key is not None and item.variant is None:
+                # a line that is no record ends the chain of the table it names (of every table when it names
+                # none): the next hand's dealer is not checked against a hand before it
+                for open_key in [k for k in tables if item.table_key in (k[1], ANY_TABLE)]:
+                    del tables[open_key]
+            elif item.table_key is not None and item.variant is not None and not (
+                    item.check.problems and item.check.problems[0].code in _COPIES):
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that
-                # stopped early ends the chain, so the next hand is not compared with an older one
+                # stopped early ends the chain, so the next hand is not compared with an older one. A copy of an
+                # earlier hand (its id or its deal again) is left out of the chain: the hands around it are a
+                # table's sequence without it
                 replayed = item.check.ok or item.check.outcome is not None
                 prev = tables.pop((item.variant, item.table_key), None)
                 if prev is not None and replayed:
@@ -817,8 +847,8 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                     tables[(item.variant, item.table_key)] = HandCheck([], item.check.outcome)
                     if len(tables) > MAX_OPEN_TABLES:
                         tables.popitem(last=False)
-                if not keep_records:
-                    item.record = None
+            if not keep_records and item.variant is not None:
+                item.record = None  # kept this far for a table's sequence only
             yield item
 
 

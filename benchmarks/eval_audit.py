@@ -38,8 +38,9 @@ CACHE_VERSION = 5
 #: reads an actor's pairs again without his standing-out partners' hands, ``burst.BURST_HOT_Z``; v12: burst's two
 #: looks count a seat habit nobody could learn as one of the room's typical size, ``burst.habit_variance``; v11 was
 #: a variant tried and reverted, skipped so its cached results are never read back; v13: the room's habit spread read
-#: without the actors who stand out, ``burst.room_habit_variance``).
-METHOD_VERSION = 13
+#: without the actors who stand out, ``burst.room_habit_variance``; v14: the think-time fit takes the tables' own
+#: spread as a random effect, ``signals._between_tables``, and flat times as no evidence, ``signals.FLAT_THINK``).
+METHOD_VERSION = 14
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:

@@ -228,12 +228,13 @@ def test_think_time_is_not_handed_to_bystanders_who_always_sat_with_the_pair() -
     # tables re-form once: each bystander sat in one sitting with the same two others, so none is separable
     fixed = pair_signals(synthetic_room(players=8, hands=60, run=30, colluders=(("p00", "p01"),), seed=4)).pairs
     assert (fixed[["think_ab_z", "think_ba_z"]] == 0).all().all()
-    # tables re-form every 10 hands: the partner is separable and the slowness is seen towards it
+    # tables re-form every 10 hands: the partner is separable and the slowness is seen towards it, and towards
+    # nobody else (each table one observation, signals._between_tables: ~10 tables an actor, so z's are modest)
     moving = pair_signals(synthetic_room(players=8, hands=200, colluders=(("p00", "p01"),), seed=4)).pairs
     row = _row(moving, "p00", "p01")
-    assert min(row["think_ab_z"], row["think_ba_z"]) > 3
+    assert min(row["think_ab_z"], row["think_ba_z"]) > 2
     others = moving[(moving["a"] != "p00") | (moving["b"] != "p01")]
-    assert others[["think_ab_z", "think_ba_z"]].max().max() < 3.5
+    assert others[["think_ab_z", "think_ba_z"]].max().max() < min(row["think_ab_z"], row["think_ba_z"]) - 1
 
 
 def test_a_seat_habit_is_not_taken_for_favour_to_the_friend_who_sits_there() -> None:

@@ -177,6 +177,8 @@ CORRUPTIONS = [
 def test_each_problem_is_caught_at_its_action(code: str, edit: Any, action: int | None) -> None:
     problems = check(corrupt(edit))
     assert problems, code
+    if problems[0].code == "borrow-with-live" and code != "borrow-with-live":  # named first, the planted one next
+        problems = problems[1:]
     assert (problems[0].code, problems[0].action) == (code, action), problems[0].format()
 
 
@@ -188,7 +190,7 @@ def test_a_forbidden_joker_lend_is_bad_lend_and_illegal_borrows_do_not_stop_the_
     h = dict(HAND, rules={"lend_joker": False}, result=None, actions=[ACTIONS[0], *ROUND_OF_BORROWS])
     found = [(p.code, p.action, p.player) for p in check(h)]
     assert found == [("borrow-with-live", 1, "p2"), ("borrow-with-live", 2, "p3"), ("borrow-with-live", 3, "p4"),
-                     ("bad-lend", 4, "p1")]
+                     ("borrow-with-live", 4, "p1"), ("bad-lend", 4, "p1")]
     assert "拿着活牌还借牌" in check(h)[0].message and "7♥" in check(h)[0].message
 
 
@@ -215,6 +217,68 @@ def test_a_hand_that_stops_early_ends_the_dealer_chain(tmp_path: Any) -> None:
     path = tmp_path / "table.jsonl"
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in (HAND, broken, after)))
     assert [(p.code, p.line) for p in validate([str(path)]).problems] == [("missing-actions", 2)]
+
+
+@pytest.mark.parametrize("middle", [
+    b"{not json at all",  # names no table: every table's chain ends
+    b"x" * 10,
+    None,  # the hand with a field the format does not define
+    "bad-type",  # the hand with a wrong type
+])
+def test_a_line_that_is_no_record_ends_its_tables_dealer_chain(tmp_path: Any, middle: Any) -> None:
+    """A hand that cannot be read names no loser either: the next hand's dealer is not checked against the hand
+    before it (it was called ``bad-dealer`` whenever the broken line was not even a record)."""
+    if middle is None:
+        line = orjson.dumps(dict(HAND, hand_id="broken", comment="?"))
+    elif middle == "bad-type":
+        line = orjson.dumps(dict(HAND, hand_id="broken", dealer="north"))
+    else:
+        line = middle
+    after = _retimed(HAND, "after")  # p1 deals though p2 lost the first hand: nothing to compare with
+    path = tmp_path / "table.jsonl"
+    path.write_bytes(orjson.dumps(HAND) + b"\n" + line + b"\n" + orjson.dumps(after) + b"\n")
+    found = [(p.code, p.line) for p in validate([str(path)]).problems]
+    assert found and all(n == 2 for _, n in found), found
+    other = tmp_path / "other.jsonl"  # a broken line of another table leaves this table's chain alone
+    elsewhere = orjson.dumps(dict(HAND, hand_id="broken", table_id="another", comment="?"))
+    other.write_bytes(orjson.dumps(HAND) + b"\n" + elsewhere + b"\n" + orjson.dumps(after) + b"\n")
+    assert ("bad-dealer", 3) in [(p.code, p.line) for p in validate([str(other)]).problems]
+
+
+def test_a_copy_of_an_earlier_hand_is_left_out_of_the_dealer_chain(tmp_path: Any) -> None:
+    """A hand sent twice (its id again, or its deal and moves under another id): the table's sequence is read
+    without the copy, so the next hand is checked against the hand before the copy, not against the copy."""
+    second = dict(HAND, hand_id="second", players=["p2", "p3", "p4", "p1"])  # p2 lost and deals from seat 0
+    third = _retimed(second, "third", players=["p3", "p4", "p1", "p2"])  # whoever lost "second" (p3) deals
+    assert not validate_objs(tmp_path, [HAND, second, third])
+    for copy_ in (HAND, dict(HAND, hand_id="again")):  # the first hand again: its id, or its deal under a new id
+        found = validate_objs(tmp_path, [HAND, second, copy_, third])
+        assert [c for c, _ in found] in (["duplicate-hand-id"], ["duplicate-deal"]), found
+
+
+def test_a_loser_who_left_the_table_binds_nobody_to_deal(tmp_path: Any) -> None:
+    """p2 lost the first hand and left; p5 sat down and the table kept its id: whoever deals, no bad-dealer. With
+    p2 still at the table, the rule holds as before."""
+    left = _retimed(HAND, "left", players=["p1", "p5", "p3", "p4"])  # p1 deals; p2 is gone
+    assert validate_objs(tmp_path, [HAND, left]) == []
+    stayed = _retimed(HAND, "stayed")  # p2 is still there, but p1 deals
+    assert validate_objs(tmp_path, [HAND, stayed]) == [("bad-dealer", 2)]
+
+
+def validate_objs(tmp_path: Any, objs: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    path = tmp_path / "objs.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in objs))
+    return [(p.code, p.line) for p in validate([str(path)]).problems]
+
+
+def test_a_borrow_with_a_live_card_is_named_whatever_else_is_wrong_with_it() -> None:
+    """The seed's named cheat (拿着活牌还借牌) is named first, even when the borrow also names the wrong lender or a
+    card the lender does not hold (only the second problem was named, and the audit did not count the cheat)."""
+    for lent in ({"from": 3}, {"card": "KC"}):
+        h = corrupt(lambda h, lent=lent: h["actions"].__setitem__(1, {"kind": "borrow", "seat": 1, "from": 2,
+                                                                       "card": "AD", "ms": 2000, **lent}))
+        codes = [p.code for p in check(h)]
+        assert codes[0] == "borrow-with-live" and codes[1] in ("wrong-lender", "card-not-held"), codes
 
 
 # --------------------------------------------------------------------------- random legal games

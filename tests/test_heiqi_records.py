@@ -274,3 +274,22 @@ def test_simulator_options_and_seeding() -> None:
 def test_simulator_refuses_what_it_cannot_do(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         simulate(**{"hands": 1, "players": 4, "seed": 1, **bad})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fields, ok", [
+    ({"buried": [], "tricks": []}, True),  # empty lists say what absent fields say (another writer's habit)
+    ({"result": {"settlement": [0, 0, 0, 0]}}, True),  # a result of nothing: 0 for each seat
+    ({"result": {"settlement": [0, 0, 0, 0], "defender_points": 0, "bottom_factor": 0}}, True),
+    ({"buried": ["AS"]}, False),
+    ({"tricks": [{"leader": 0, "plays": [["AS"], ["AS"], ["2S"], ["2S"]]}]}, False),
+    ({"result": {"settlement": [2, -2, 0, 0]}}, False),
+    ({"result": {"settlement": [0, 0, 0, 0], "outcome": "draw"}}, False),
+])
+def test_a_passed_out_hand_may_say_nothing_in_empty_fields(tmp_path: Path, fields: dict, ok: bool) -> None:
+    rec = next(r for r in simulate(hands=8, players=4, seed=3, policy="random", run_length=8).records
+               if r.dealer is None)
+    obj = {**orjson.loads(format_record(rec)), **fields}
+    path = tmp_path / "passed.jsonl"
+    path.write_bytes(orjson.dumps(obj) + b"\n")
+    codes = [p.code for p in validate([str(path)]).problems]
+    assert (codes == []) if ok else (codes and set(codes) <= {"extra-actions", "result-mismatch"}), codes

@@ -49,7 +49,8 @@ def test_split_codes_never_reach_decisions_audit_or_report(tmp_path: Path) -> No
     log = tmp_path / "split.jsonl"
     log.write_bytes(orjson.dumps(_split(legal_obj(3, "bad"))) + b"\n")
     r = CliRunner().invoke(cli, ["report", str(log), "--hand", "bad", "--out", str(tmp_path / "r.html")])
-    assert r.exit_code == 2 and _clean(r) and "not a readable record" in r.output
+    assert r.exit_code == 2 and _clean(r) and "not a record a page can replay" in r.output
+    assert "[bad-card]" in r.output, r.output  # the reason itself, not only a pointer to `analyzer validate`
     r = CliRunner().invoke(cli, ["decisions", str(log), "-o", str(tmp_path / "d.parquet"), "--samples", "1",
                                  "--dd-samples", "0"])
     assert r.exit_code == 0 and _clean(r) and "0 decisions" in r.output and "[bad-card]" in r.output, r.output

@@ -129,3 +129,33 @@ def test_big_batches_take_the_compiled_path_and_small_ones_do_not():
     assert kernel.STATS.kernel == before
     VARIANT.check_batch(legal_records(FAST_PATH_MIN, seed=4))
     assert kernel.STATS.kernel == before + FAST_PATH_MIN
+
+
+def test_a_tong_seats_multiplier_is_not_compared_on_either_path() -> None:
+    """A 通 seat covered nothing, so no factor applies to it: a log that writes the table's factor there (another
+    writer's habit; this project writes 1) is as right as one that writes 1, on the Python path and the compiled
+    one. Any other seat's multiplier is still compared."""
+    import msgspec
+
+    recs = legal_records(400, seed=9)
+    tong = [k for k, r in enumerate(recs) if r.result is not None and r.result.tong and len(r.result.tong) < 4]
+    assert len(tong) >= 3, "random play should leave a few 通 seats in 400 hands"
+
+    def with_mult(r: object, seats: list[int], value: int) -> object:
+        mult = [value if s in seats else m for s, m in enumerate(r.result.multipliers)]  # type: ignore[attr-defined]
+        return msgspec.structs.replace(r, result=msgspec.structs.replace(r.result, multipliers=mult))  # type: ignore[attr-defined]
+
+    right = list(recs)
+    wrong = list(recs)
+    for k in tong:
+        t = list(recs[k].result.tong)
+        other = next(s for s in range(4) if s not in t)
+        right[k] = with_mult(recs[k], t, 7)
+        wrong[k] = with_mult(recs[k], [other], recs[k].result.multipliers[other] + 1)
+    assert len(right) >= FAST_PATH_MIN
+    for k in tong:
+        assert VARIANT.check(right[k]).ok
+        assert [p.code for p in VARIANT.check(wrong[k]).problems] == ["result-mismatch"]
+    fast_right, fast_wrong = VARIANT.check_batch(right), VARIANT.check_batch(wrong)
+    assert all(c.ok for c in fast_right)
+    assert [k for k, c in enumerate(fast_wrong) if not c.ok] == tong

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from audit_synth import synthetic_room
 from scipy import stats
 
@@ -70,7 +71,11 @@ def test_separable_from_the_gram_matrix_equals_least_squares() -> None:
         assert fast[0] == 0 and fast[1] == 0 and fast.max() > 0
 
 
-def test_think_from_normal_equations_equals_the_dense_model() -> None:
+def test_think_from_normal_equations_equals_the_dense_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hand-level fit (the tables' random effect off: it is checked against a dense model of its own below)."""
+    from analyzer.audit import signals
+
+    monkeypatch.setattr(signals, "_between_tables", lambda *a, **k: None)
     df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
     lk = links(df)
     fast = _think(lk).set_index(["actor", "other"]).sort_index()
@@ -94,3 +99,141 @@ def test_think_statistics_added_batch_by_batch_equal_one_pass() -> None:
     assert batched.index.equals(once.index) and (once["z"] != 0).any()
     assert np.allclose(batched["z"], once["z"], atol=1e-8)
     assert np.allclose(batched["slower_ms_ratio"], once["slower_ms_ratio"], atol=1e-10)
+
+
+def test_think_times_that_do_not_move_are_no_evidence() -> None:
+    """A log whose times are placeholders (every action a second after the last) or a bot's fixed delay: the
+    residuals are float rounding, and their t values once made every pair of such a room "slower together" with
+    z ~ 37 (43 of 106 pairs flagged in a 3,000-hand room). Those actors now give z = 0; the others' fits (which read
+    only their own times) are unchanged."""
+    from analyzer.audit.signals import ThinkStats
+
+    df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
+    real = _think(links(df)).set_index(["actor", "other"]).sort_index()
+    assert (real["z"].abs() > 1).any()  # the room's times carry signal
+    flat = df.assign(think_ms=1000.0)
+    for t in (_think(links(flat)), ThinkStats().merge(_stats(flat)).result()):
+        assert (t["z"] == 0).all() and (t["slower_ms_ratio"] == 1).all(), t.sort_values("z").tail()
+    bots = {"p02", "p03", "p04"}  # a fixed delay for some players, real times for the rest
+    mixed = df.assign(think_ms=np.where(df["player"].isin(bots), 800.0, df["think_ms"]))
+    got = _think(links(mixed)).set_index(["actor", "other"]).sort_index()
+    is_bot = got.index.get_level_values("actor").isin(bots)
+    assert (got.loc[is_bot, "z"] == 0).all()
+    assert np.allclose(got.loc[~is_bot, "z"], real.loc[~is_bot, "z"], atol=1e-9)
+
+
+def _stats(df: pd.DataFrame) -> object:
+    from analyzer.audit.signals import ThinkStats
+
+    acc = ThinkStats()
+    acc.add_decisions(df)
+    return acc
+
+
+def _dense_tables_think(df: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per (actor, co-player), (z, slower ratio) of the random-effects meta-regression written out on dense arrays:
+    hands' residuals from the pace line, grouped by the set of co-players; DerSimonian-Laird tau^2; weighted fit;
+    Knapp-Hartung variances on a t with tables - rank degrees of freedom. Actors whose tables hold a hand each keep
+    the hand-level fit (left out here)."""
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    t = df.dropna(subset=["think_ms"])
+    for actor, g in t.groupby("player"):
+        lt = np.log1p(g["think_ms"].clip(lower=0).to_numpy(float))
+        x = g["difficulty"].fillna(0.0).to_numpy(float)
+        sxx = ((x - x.mean()) ** 2).sum()
+        slope = ((x - x.mean()) * (lt - lt.mean())).sum() / sxx if sxx > 1e-12 and len(x) > 2 else 0.0
+        c = lt.mean() - slope * x.mean()
+        h = pd.DataFrame({"hand": g["hand_id"].to_numpy(), "r": lt - slope * x - c,
+                          "co": [tuple(sorted(p for p in row if p != actor))
+                                 for row in g[["p0", "p1", "p2", "p3"]].astype(str).to_numpy()]})
+        per_hand = h.groupby("hand", sort=False).agg(r=("r", "mean"), co=("co", "first"))
+        others = sorted({o for co in per_hand["co"] for o in co})
+        cells = per_hand.groupby("co")["r"].agg(["mean", "size"])
+        y_h = per_hand["r"].to_numpy()
+        xh = np.array([[o in co for o in others] + [True] for co in per_hand["co"]], float)
+        rank = np.linalg.matrix_rank(xh)
+        beta = np.linalg.lstsq(xh, y_h, rcond=None)[0]
+        k, hands = len(cells), len(y_h)
+        within = float(((y_h - per_hand["co"].map(cells["mean"]).to_numpy()) ** 2).sum())
+        if hands - k < 2:
+            continue
+        if k - rank < 2:  # too few tables: no evidence
+            out.update({(str(actor), o): (0.0, 1.0) for o in others})
+            continue
+        s2 = within / (hands - k)
+        xc = np.array([[o in co for o in others] + [True] for co in cells.index], float)
+        n, m = cells["size"].to_numpy(float), cells["mean"].to_numpy()
+        w = n / s2
+        q = float((w * (m - xc @ beta) ** 2).sum())
+        a = np.linalg.pinv(xc.T @ (w[:, None] * xc))
+        denom = w.sum() - np.trace(a @ (xc.T @ ((w * w)[:, None] * xc)))
+        tau2 = max(q - (k - rank), 0.0) / denom
+        ws = 1.0 / (s2 / n + tau2)
+        cov = np.linalg.pinv(xc.T @ (ws[:, None] * xc))
+        b = cov @ (xc.T @ (ws * m))
+        scale = max(1.0, float((ws * (m - xc @ b) ** 2).sum()) / (k - rank))  # Knapp-Hartung
+        t = b[:-1] / np.sqrt(np.diag(cov)[:-1] * scale)
+        z = stats.norm.isf(np.clip(stats.t.sf(t, k - rank), 1e-300, P_MAX))
+        for o, zz, bb in zip(others, z, b[:-1]):
+            out[(str(actor), o)] = (float(zz), float(np.exp(bb)))
+    return out
+
+
+def test_tables_that_spread_more_than_their_hands_are_a_random_effect() -> None:
+    """Slow tables (a lag shared by the hands of a sitting) and a pace that drifts make the hands of one table
+    alike: the fit then takes each table as one observation with its own spread (tau^2 > 0), and equals the
+    meta-regression written out densely. Honest pairs of a room with slow tables lose the z the hand-level fit gave
+    them; the colluders' own slowness (in the hands they collude) stays visible."""
+    from analyzer.audit import signals
+
+    df = synthetic_room(players=10, hands=400, run=8, colluders=(("p00", "p01"),), seed=11)
+    hands = df["hand_id"].drop_duplicates().to_numpy()
+    rng = np.random.default_rng(2)
+    lag = pd.Series(np.exp(rng.normal(0.0, 0.7, len(hands) // 8 + 1)).repeat(8)[:len(hands)], index=hands)
+    slow = df.assign(think_ms=df["think_ms"] * df["hand_id"].map(lag).to_numpy())  # a lag per sitting of 8 hands
+    got = _think(links(slow)).set_index(["actor", "other"])
+    dense = _dense_tables_think(slow)
+    assert len(dense) >= 5  # actors whose tables spread: the comparison is not empty
+    for key, (z, ratio) in dense.items():
+        row = got.loc[key]
+        if row["z"] != 0:  # 0: a co-player the fit cannot separate (MIN_SEPARATE_HANDS), as before
+            assert np.isclose(row["z"], z, atol=1e-6), (key, row["z"], z)
+            assert np.isclose(row["slower_ms_ratio"], ratio, rtol=1e-6)
+    honest = ~(got.index.get_level_values("actor").isin(["p00", "p01"])
+               & got.index.get_level_values("other").isin(["p00", "p01"]))
+    assert got.loc[honest, "z"].max() < 4.0, got[honest].sort_values("z").tail()
+    with pytest.MonkeyPatch.context() as mp:  # the hand-level fit of the same rows: honest pairs "slower together"
+        mp.setattr(signals, "_between_tables", lambda *a, **k: None)
+        plain = _think(links(slow)).set_index(["actor", "other"])
+    assert plain.loc[honest, "z"].max() > 6.0 and (plain.loc[honest, "z"] > 3).sum() >= 5
+    clean = _think(links(df)).set_index(["actor", "other"])  # without the lag the colluders' slowness shows
+    assert clean.loc[~honest, "z"].min() > 5.0 and clean.loc[honest, "z"].max() < 3.0
+
+
+def test_past_max_tables_an_actor_gets_the_plain_fit_and_keeps_no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded by the players: an actor with more tables than ``MAX_TABLES`` keeps none (one pass or
+    merged batches alike) and gets the hand-level fit."""
+    from analyzer.audit import signals
+    from analyzer.audit.signals import ThinkStats
+
+    df = synthetic_room(players=10, hands=400, run=8, colluders=(("p00", "p01"),), seed=11)
+    hands = df["hand_id"].drop_duplicates().to_numpy()
+    lag = pd.Series(np.exp(np.random.default_rng(2).normal(0.0, 0.7, len(hands))), index=hands)
+    slow = df.assign(think_ms=df["think_ms"] * df["hand_id"].map(lag).to_numpy())
+    monkeypatch.setattr(signals, "MAX_TABLES", 3)
+    one = ThinkStats()
+    one.add_decisions(slow)
+    parts = [ThinkStats() for _ in range(2)]
+    parts[0].add_decisions(slow[slow["hand_id"].isin(hands[:200])])
+    parts[1].add_decisions(slow[slow["hand_id"].isin(hands[200:])])
+    merged = parts[0].merge(parts[1])
+    for acc in (one, merged):
+        assert acc.overflow == set(acc.others) and not acc.tables
+    monkeypatch.setattr(signals, "_between_tables", lambda *a, **k: None)
+    plain = ThinkStats()
+    plain.add_decisions(slow)
+    want = plain.result().set_index(["actor", "other"]).sort_index()
+    monkeypatch.undo()
+    for acc in (one, merged):
+        got = acc.result().set_index(["actor", "other"]).sort_index()
+        assert np.allclose(got["z"], want["z"], atol=1e-8)

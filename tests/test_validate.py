@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import os
 import random
 
 import pytest
@@ -410,3 +411,14 @@ def test_a_whole_files_problem_names_no_line(tmp_path):
     assert r.exit_code == 1
     assert any(line.startswith(f"{p}: [io-error] ") for line in r.output.splitlines()), r.output
     assert f"{p}:0:" not in r.output
+
+
+def test_a_folders_files_are_read_in_their_numbers_order(tmp_path) -> None:
+    """``part-9`` before ``part-10``: a table's hands split over numbered files are read in order (plain text order
+    put part-10 first, and a table's next dealer was checked against the wrong hand)."""
+    from analyzer.logs import expand_paths
+
+    for name in ("part-10.jsonl", "part-9.jsonl", "part-1.jsonl", "part-01.jsonl", "b.jsonl", "a.jsonl"):
+        (tmp_path / name).write_text("")
+    names = [os.path.basename(p) for p in expand_paths([str(tmp_path)])]
+    assert names == ["a.jsonl", "b.jsonl", "part-01.jsonl", "part-1.jsonl", "part-9.jsonl", "part-10.jsonl"]

@@ -37,6 +37,22 @@ P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that wa
 #: Think time: a co-player's coefficient is read only when this many hands' worth of its presence
 #: is not explained by the other co-players' (see ``_separable``).
 MIN_SEPARATE_HANDS = 4.0
+#: Think times that do not move are no evidence: an actor whose hands' mean log think times stray from its pace line
+#: by less than this (root mean square, log units: a millionth of the time) has times a log fixed (a placeholder such
+#: as every action a second after the last, a bot's constant delay), and its residuals are float rounding, whose t
+#: values are noise over noise (once a certain "slower with this player" for every pair of such a room).
+FLAT_THINK = 1e-6
+#: The least residual variance, as a share of the variance around the pace line, that the fit's standard errors
+#: assume: the residual sum of squares comes from the normal equations, where rounding can leave ~0 for a near
+#: perfect fit and make every z infinite.
+MIN_RSS_SHARE = 1e-10
+#: Tables (sets of co-players) kept per actor for the tables' random effect (:func:`_between_tables`): memory stays
+#: bounded by the players, however many hands. An actor past it (a room that reseats every hand: each table then
+#: holds a hand or two, and the spread of tables cannot be told from the spread of hands anyway) gets the plain fit.
+MAX_TABLES = 20_000
+#: Tables beyond the fit's coefficients an actor needs before a co-player's effect on its think time is read: below
+#: it, who sat is confounded with how slow each table was (``_between_tables``), and the think signal says nothing.
+MIN_TABLE_DOF = 2
 
 #: Rows whose options ``seat_effects`` parses at once (bounded memory, whatever the rows).
 OPTION_BLOCK = 512
@@ -379,6 +395,9 @@ class ThinkStats:
         self.xta: dict[str, np.ndarray] = {}
         self.xtb: dict[str, np.ndarray] = {}
         self.sums: dict[str, np.ndarray] = {}  # hands, sum a, sum b, sum a^2, sum b^2, sum ab
+        #: per actor, per table (its three co-players, sorted): hands, sum a, sum b (the between-table spread)
+        self.tables: dict[str, dict[tuple[str, ...], list[float]]] = {}
+        self.overflow: set[str] = set()  # actors whose tables passed MAX_TABLES: no longer kept
 
     def add_decisions(self, df: pd.DataFrame) -> None:
         """Add decision rows (``player``, ``seat``, ``p0..p3``, ``hand_id``, ``think_ms``, ``difficulty``)."""
@@ -443,6 +462,20 @@ class ThinkStats:
         xtb += d.T @ b
         self.sums[actor] = self.sums.get(actor, np.zeros(6)) + np.array(
             [h, a.sum(), b.sum(), a @ a, b @ b, a @ b], np.float64)
+        if actor in self.overflow:
+            return
+        tables = self.tables.setdefault(actor, {})
+        for key, ai, bi in zip(map(tuple, np.sort(co.astype(str), axis=1).tolist()), a.tolist(), b.tolist()):
+            cell = tables.get(key)
+            if cell is None:
+                tables[key] = [1.0, ai, bi]
+            else:
+                cell[0] += 1.0
+                cell[1] += ai
+                cell[2] += bi
+        if len(tables) > MAX_TABLES:
+            self.overflow.add(actor)
+            del self.tables[actor]
 
     def merge(self, later: ThinkStats) -> ThinkStats:
         """These sums and ``later``'s (sums of the rows that came after these) as one, as if every row had been
@@ -468,6 +501,17 @@ class ThinkStats:
                 xtb[dst] += part.xtb[actor][src]
             out.others[actor], out.xtx[actor], out.xta[actor], out.xtb[actor] = idx, xtx, xta, xtb
             out.sums[actor] = self.sums.get(actor, np.zeros(6)) + later.sums.get(actor, np.zeros(6))
+            if actor in self.overflow or actor in later.overflow:
+                out.overflow.add(actor)
+                continue
+            tables = {key: list(cell) for key, cell in self.tables.get(actor, {}).items()}
+            for key, cell in later.tables.get(actor, {}).items():
+                mine_cell = tables.get(key)
+                tables[key] = list(cell) if mine_cell is None else [x + y for x, y in zip(mine_cell, cell)]
+            if len(tables) > MAX_TABLES:
+                out.overflow.add(actor)
+            else:
+                out.tables[actor] = tables
         for actor in [*self.pace, *(a for a in later.pace if a not in self.pace)]:
             out.pace[actor] = self.pace.get(actor, np.zeros(5)) + later.pace.get(actor, np.zeros(5))
         return out
@@ -490,27 +534,94 @@ class ThinkStats:
             xty = xta - slope * xtb - c * xtx[:, -1]
             yty = saa + slope * slope * sbb + hands * c * c - 2 * slope * sab - 2 * c * sa + 2 * slope * c * sb
             others = sorted(idx, key=idx.__getitem__)
-            rows.extend(_think_fit(actor, others, xtx, xty, yty, int(hands)))
+            rows.extend(_think_fit(actor, others, xtx, xty, yty, int(hands), None if actor in self.overflow else
+                                   _table_means(self.tables.get(actor, {}), idx, slope, c)))
         return pd.DataFrame(rows, columns=cols)
 
 
-def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, yty: float, hands: int
+def _table_means(tables: dict[tuple[str, ...], list[float]], idx: dict[str, int], slope: float, c: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """An actor's tables (each set of three co-players it sat with): hands, the mean residual from its pace line
+    (``slope``, ``c``) and the co-players' columns in the design (tables, 3); None without tables."""
+    if not tables:
+        return None
+    cells = np.array(list(tables.values()), np.float64)
+    n = cells[:, 0]
+    mean = (cells[:, 1] - slope * cells[:, 2]) / n - c
+    cols = np.array([[idx[o] for o in key] for key in tables], np.int64).reshape(len(tables), -1)
+    return n, mean, cols
+
+
+def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, yty: float, hands: int,
+               tables: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[str, str, float, float, float]]:
-    """One actor's regression on its co-players, from its normal equations."""
+    """One actor's regression on its co-players, from its normal equations; with the actor's ``tables``
+    (:func:`_table_means`), a random effect of the table when its tables' means spread more than their hands
+    explain (:func:`_between_tables`)."""
     counts = np.diag(xtx)[:-1]
-    dof = hands - np.linalg.matrix_rank(xtx, hermitian=True)
-    if dof < 3:
+    rank = int(np.linalg.matrix_rank(xtx, hermitian=True))
+    dof = hands - rank
+    if dof < 3 or not yty > hands * FLAT_THINK ** 2:  # too few hands, or times that do not move (FLAT_THINK)
         return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
     xtx_inv = np.linalg.pinv(xtx, hermitian=True)
     beta = xtx_inv @ xty
     # ||y - X beta||^2 from the normal equations: y'y - 2 beta'X'y + beta'X'X beta
     rss = float(yty - 2 * beta @ xty + beta @ xtx @ beta)
-    sigma2 = max(rss, 0.0) / dof
-    se = np.sqrt(np.maximum(np.diag(xtx_inv)[:-1] * sigma2, 1e-300))
+    sigma2 = max(rss, MIN_RSS_SHARE * yty) / dof
+    var = np.diag(xtx_inv)[:-1] * sigma2
+    mixed = _between_tables(xtx_inv, beta, yty, hands, rank, tables) if tables is not None else None
+    if mixed is not None:  # each table one observation, with its own spread (a slow table, a drifting pace)
+        beta, var, dof = mixed
+        if dof == 0:  # too few tables to tell a co-player from a slow table: no evidence either way
+            return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
+    p = stats.t.sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
     ok = (counts >= 2) & (hands - counts >= 2) & (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS)
-    z = stats.norm.isf(np.clip(stats.t.sf(beta[:-1] / se, dof), 1e-300, P_MAX))
+    z = stats.norm.isf(np.clip(p, 1e-300, P_MAX))
     return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
             for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
+
+
+def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: int, rank: int,
+                    tables: tuple[np.ndarray, np.ndarray, np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """The co-players' coefficients, their variances and degrees of freedom with each table (set of co-players) as
+    one observation that has a spread of its own; None when every table holds about one hand (the hand-level fit is
+    then the same model). No degrees of freedom (0) when the actor sat at too few tables to tell a co-player's effect
+    from a slow table's.
+
+    The hand-level fit takes every hand as independent. Think times are not: a table can be slow as a whole (a
+    laggy connection, a long discussion) and a player's pace drifts over a session, and the hands of one table share
+    that. A co-player's effect is only seen between tables (who sits is the same within one), so the hands of a
+    table count as far fewer than their number, and honest pairs that sat at a few slow tables looked "slower
+    together" with z's of 4-9. Here each table's mean residual y_t over n_t hands has variance sigma^2 / n_t +
+    tau^2, with sigma^2 from the spread of hands within tables and tau^2, the tables' own, from DerSimonian and
+    Laird's moments (a meta-regression: Cochran's Q of the tables' means about the plain fit); the fit is weighted
+    by 1 / (sigma^2 / n_t + tau^2), its variances scaled by the tables' own scatter about it when that is larger
+    (Knapp and Hartung's adjustment, which holds its level with few tables) and read on a t with tables - rank
+    degrees of freedom. With tau^2 = 0 the coefficients are the plain fit's."""
+    n, mean, cols = tables
+    k = len(n)
+    dof_w = hands - k
+    if dof_w < 2:
+        return None  # a hand or so a table: the tables are the hands
+    dof_t = k - rank
+    if dof_t < MIN_TABLE_DOF:
+        return beta, np.full(len(beta) - 1, np.inf), 0
+    within = yty - float(n @ (mean * mean))
+    sigma2 = max(within, MIN_RSS_SHARE * yty) / dof_w
+    p = len(beta)
+    x = np.zeros((k, p))
+    np.put_along_axis(x, cols, 1.0, axis=1)
+    x[:, -1] = 1.0
+    q = float(n @ (mean - x @ beta) ** 2) / sigma2  # Cochran's Q about the plain (weights n_t / sigma^2) fit
+    g2 = (x * (n * n)[:, None]).T @ x
+    denom = (hands - float(np.trace(xtx_inv @ g2))) / sigma2
+    tau2 = max(q - dof_t, 0.0) / denom if denom > 0 else 0.0
+    w = 1.0 / (sigma2 / n + tau2)
+    m_inv = np.linalg.pinv((x * w[:, None]).T @ x, hermitian=True)
+    fit = m_inv @ (x.T @ (w * mean))
+    scatter = float(w @ (mean - x @ fit) ** 2) / dof_t
+    return fit, np.diag(m_inv)[:-1] * max(1.0, scatter), dof_t
 
 
 def _think(lk: pd.DataFrame) -> pd.DataFrame:

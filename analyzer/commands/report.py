@@ -216,8 +216,12 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     if found is None:
         raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
     if found.variant is None:
-        raise click.UsageError(f"hand {hand_id!r} ({found.file}:{found.line}) is not a readable record; "
-                               f"`analyzer validate` explains why")
+        from analyzer.problems import printable
+
+        why = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
+        more = f" (and {len(found.check.problems) - 3} more)" if len(found.check.problems) > 3 else ""
+        raise click.UsageError(printable(f"hand {hand_id!r} ({found.file}:{found.line}) is not a record a page can "
+                                         f"replay: {why or 'its shape is not a log record'}{more}"))
     decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples, store) if found.ok else None
     bar.phase("writing")
     try:

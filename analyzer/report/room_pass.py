@@ -7,7 +7,8 @@ of the evidence hands (the replayer). Each used to be its own read of the player
 Dask task a player whose filter was pickled by value for every task). :func:`read_players` reads each player's rows
 once and makes all four parts of it (:func:`player_piece`); the client then joins the pieces in the rows' order.
 With a Dask session whose workers share the spill (``PlayerSpill.session``), the pieces are made on the workers,
-one task a player (:func:`_piece_task`), in parallel; otherwise in this process, one player after another. The
+one task a player (:func:`_piece_task`), in parallel (tried again when the cluster loses work with a worker, as
+the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in this process, one player after another. The
 pieces, and so the page, are the same either way.
 """
 
@@ -157,16 +158,23 @@ def read_players(rows: ReportRows, plan: Plan) -> Iterator[Piece]:
     spill = rows.spill
     players = list(spill.files)
     if spill.session is not None and len(players) > 1:
+        from analyzer.analysis.execute import lost_retried
+
         client = spill.session.client
         view = spill.shared_view()
-        shared = client.scatter(plan, broadcast=True, hash=False)
-        run = uuid.uuid4().hex[:12]
-        futures = client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
-                             key=[f"{KEY_PREFIX}-{p}-{run}" for p in players])
-        try:
-            yield from client.gather(futures)
-        finally:
-            client.cancel(futures)
+
+        def attempt(_: int) -> list[Piece]:  # anew on each attempt: the plan scattered again, new keys
+            shared = client.scatter(plan, broadcast=True, hash=False)
+            run = uuid.uuid4().hex[:12]
+            futures = client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
+                                 key=[f"{KEY_PREFIX}-{p}-{run}" for p in players])
+            try:
+                return list(client.gather(futures))
+            finally:
+                client.cancel(futures)
+
+        # a worker lost while the pieces are read costs a new attempt, not the audit (execute.lost_retried)
+        yield from lost_retried(client, attempt)
         return
     columns = plan.columns()
     for player in players:

@@ -237,7 +237,10 @@ def _result_problems(rec: Record, out: Outcome, hand: str) -> list[Problem]:
     checks: list[tuple[str, Any, Any]] = [
         ("scores", res.scores, list(out.scores)),
         ("points", res.points, list(out.points)),
-        ("multipliers", res.multipliers, list(out.multipliers)),
+        # a 通 seat's entry is not compared: it covered nothing, so no factor applies to it (1 in this project's
+        # logs; another writer may put the table's factor there)
+        ("multipliers", None if res.multipliers is None else [
+            out.multipliers[s] if s in out.tong else m for s, m in enumerate(res.multipliers)], list(out.multipliers)),
         ("tong", None if res.tong is None else sorted(res.tong), list(out.tong)),
         ("dutou", None if res.dutou is None else sorted(res.dutou), list(out.dutou)),
         ("ranking", res.ranking, list(out.ranking)),

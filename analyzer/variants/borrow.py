@@ -369,6 +369,9 @@ class BorrowVariant(VariantBase):
                 return HandCheck(problems)
             lv = st.live_in_hand()
             if isinstance(a, Borrow):
+                if lv:  # the seed's named cheat, whatever else is wrong with the borrow: named first, counted
+                    flag("borrow-with-live", i, t, f"borrowed while holding live card(s) {cards_text(lv)} "
+                         f"(拿着活牌还借牌): a player with a live card must play one")
                 lender = st.next_holder(t)
                 if a.lender != lender or lender == t:
                     why = "a player cannot borrow from themselves" if a.lender == t else (
@@ -385,10 +388,8 @@ class BorrowVariant(VariantBase):
                     flag("bad-lend", i, t, f"{what}: the rules forbid lending the joker while the lender holds "
                          f"other cards ({cards_text(st.lendable(lender))})")
                     return HandCheck(problems)
-                if lv:
-                    # certain cheating, but the borrow itself is well defined: replay on so every one is counted
-                    flag("borrow-with-live", i, t, f"borrowed while holding live card(s) {cards_text(lv)} "
-                         f"(拿着活牌还借牌): a player with a live card must play one")
+                # a borrow with a live card in hand is certain cheating, but well defined: replay on so every one
+                # is counted
                 st.push(BORROW)
                 st.push(LEND + c)
                 continue
@@ -422,11 +423,13 @@ class BorrowVariant(VariantBase):
     def check_sequence(self, previous: HandCheck, rec: BorrowRecord) -> list[Problem]:
         prev: Outcome = previous.outcome
         loser = prev.players[prev.loser]
-        if player_of(rec, rec.dealer) == loser:
+        # the loser deals; a loser who left the table (the table keeps its id) cannot, and whoever deals then is
+        # the table's choice, not a rule the log can break
+        if player_of(rec, rec.dealer) == loser or loser not in rec.players:
             return []
-        where = f"seat {rec.players.index(loser)}" if loser in rec.players else "not at the table"
         return [Problem("bad-dealer", f"the dealer is seat {rec.dealer} ({player_of(rec, rec.dealer)}), but the "
-                        f"previous hand of table {rec.table_id} was lost by {loser} ({where}), who must deal",
+                        f"previous hand of table {rec.table_id} was lost by {loser} (seat {rec.players.index(loser)}), "
+                        f"who must deal",
                         hand_id=rec.hand_id, seat=rec.dealer, player=player_of(rec, rec.dealer))]
 
 

@@ -825,12 +825,15 @@ class HeiqiVariant(VariantBase):
             who = "nobody: all four passed" if bidder is None else f"seat {bidder}, the lowest bidder ({st.contract})"
             return add("bad-dealer-choice", f"the dealer is recorded as seat {rec.dealer}, but it is {who}",
                        rec.dealer)
-        if bidder is None:
-            if rec.buried is not None or rec.trump is not None or rec.tricks:
+        if bidder is None:  # a redeal: empty lists and a result of nothing (0 each) say the same as no field
+            if rec.buried or rec.trump is not None or rec.tricks:
                 return add("extra-actions", "all four passed, so the cards are dealt again: the hand has no "
                            "buried cards, trump or tricks")
-            if rec.result is not None:
-                return add("result-mismatch", "all four passed: the hand has no result")
+            res = rec.result
+            if res is not None and (any(res.settlement) or res.outcome is not None or any(
+                    getattr(res, f) for f in ("defender_points", "bottom_points", "bottom_factor"))):
+                return add("result-mismatch", "all four passed, so the cards are dealt again: the hand has no "
+                           "result, or a settlement of 0 for each seat and nothing else")
             return HandCheck(problems, st.outcome())
         for field_name in ("buried", "trump", "tricks"):
             if getattr(rec, field_name) is None:
