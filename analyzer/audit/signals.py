@@ -556,8 +556,8 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
                tables: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[str, str, float, float, float]]:
     """One actor's regression on its co-players, from its normal equations; with the actor's ``tables``
-    (:func:`_table_means`), a random effect of the table when its tables' means spread more than their hands
-    explain (:func:`_between_tables`)."""
+    (:func:`_table_means`), each table one observation with a spread of its own (:func:`_between_tables`), unless
+    its tables hold about a hand each (then the hand-level fit is that model)."""
     counts = np.diag(xtx)[:-1]
     rank = int(np.linalg.matrix_rank(xtx, hermitian=True))
     dof = hands - rank
