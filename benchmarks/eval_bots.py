@@ -7,7 +7,8 @@ Each player of a room keeps one fixed policy for the whole room (none of them th
 ``hoard`` (play the card farthest from the 7, cover the fewest points: blocks suits) and ``open`` (play the card
 nearest the 7, cover the fewest points: opens suits for everyone). Tables are four players drawn at random that sit
 for an exponential number of hands (mean ``run``); think times are lognormal. Nobody colludes, so every pair the
-audit flags or marks for review is a false alarm. Prints per room: hands, pairs, flagged, review, top score.
+audit flags or marks for review is a false alarm, and so is every player the player table flags. Prints per room:
+hands, pairs, flagged, review, top score, players flagged and the smallest player ``signal_q`` (a flag: <= 0.01).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     print(f"honest rooms of fixed-policy bots; load {os.getloadavg()[0]:.1f}")
-    print(f"{'room':<22}{'hands':>7}{'pairs':>7}{'flagged':>9}{'review':>8}{'top score':>11}")
+    print(f"{'room':<22}{'hands':>7}{'pairs':>7}{'flagged':>9}{'review':>8}{'top score':>11}"
+          f"{'players flagged':>17}{'least player q':>16}")
     with tempfile.TemporaryDirectory(prefix="eval-bots-") as tmp:
         for name, hands, players, seed, policies, run in ROOMS:
             log, out = Path(tmp) / f"room-{seed}.jsonl", Path(tmp) / f"out-{seed}"
@@ -84,9 +86,10 @@ def main() -> None:
                                 "--out", str(out), "--jobs", str(args.jobs)], capture_output=True, text=True)
             if r.returncode not in (0, 1):
                 raise SystemExit(f"audit failed ({r.returncode}): {r.stderr[-2000:]}")
-            pairs = pd.read_csv(out / "pairs.csv")
+            pairs, players = pd.read_csv(out / "pairs.csv"), pd.read_csv(out / "players.csv")
             print(f"{name:<22}{hands:>7}{len(pairs):>7}{int((pairs['verdict'] == 'flagged').sum()):>9}"
-                  f"{int((pairs['verdict'] == 'review').sum()):>8}{pairs['score'].max():>11.2f}")
+                  f"{int((pairs['verdict'] == 'review').sum()):>8}{pairs['score'].max():>11.2f}"
+                  f"{int(players['flag'].sum()):>17}{players['signal_q'].min():>16.3f}")
 
 
 if __name__ == "__main__":

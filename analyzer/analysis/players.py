@@ -32,6 +32,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 from scipy.stats import norm, spearmanr
+from scipy.stats import t as t_dist
 
 from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrices, rate_by
 
@@ -88,7 +89,13 @@ def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 
 def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFrame) -> tuple[str, int, float, int]:
-    """The co-player with the largest per-hand surplus together versus apart: (name, hands together, z, tested)."""
+    """The co-player with the largest per-hand surplus together versus apart: (name, hands together, z, tested).
+
+    Each table (the set of four at a hand) is one observation, its hands' surplus summed: who sits is the same for
+    every hand of a table, so a table's hands share whatever the table does to the surplus (how hard its games are,
+    how its players play), and compared hand by hand an honest player's few long sittings with someone read as a z
+    of 3-4. The z is the more cautious of the hand-by-hand one (Welch's) and the tables' (``_table_diff``, read on
+    a t with the fewer side's tables - 1 degrees of freedom: a few tables say little, however many hands)."""
     per_hand = pd.Series(excess).groupby(hand).sum()
     sat = seats.loc[seats.index.intersection(per_hand.index)]
     best = ("", 0, math.nan)
@@ -99,19 +106,42 @@ def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFram
     codes, others = pd.factorize(sat.to_numpy().ravel())
     values = per_hand.reindex(sat.index).to_numpy()
     grid = codes.reshape(sat.shape)
+    table = np.unique(np.sort(grid, axis=1), axis=0, return_inverse=True)[1].ravel()
+    t_sum, t_n = np.bincount(table, values), np.bincount(table).astype(np.float64)
+    at = np.zeros((len(t_n), len(others)), bool)  # who sat at each table
+    at[np.repeat(table, grid.shape[1]), grid.ravel()] = True
     for k, other in enumerate(others):
         if other == me:
             continue
-        mask = (grid == k).any(axis=1)
-        a, b = values[mask], values[~mask]
-        if len(a) < MIN_TOGETHER or len(b) < MIN_TOGETHER:
+        mask = at[:, k]
+        together = float(t_n[mask].sum())
+        if together < MIN_TOGETHER or float(t_n[~mask].sum()) < MIN_TOGETHER or mask.sum() < 2 or (~mask).sum() < 2:
             continue
         tested += 1
-        se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
-        z = (a.mean() - b.mean()) / se if se > 0 else 0.0
+        a, b = values[mask[table]], values[~mask[table]]  # hand by hand (Welch's)
+        hand_se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+        diff, table_var = _table_diff(t_sum[mask], t_n[mask], t_sum[~mask], t_n[~mask])
+        z = diff / hand_se if hand_se > 0 else 0.0
+        if table_var > 0:  # the tables' reading, on a t with as many degrees of freedom as the fewer tables allow
+            dof = int(min(mask.sum(), (~mask).sum())) - 1
+            z_tables = float(norm.isf(np.clip(t_dist.sf(diff / math.sqrt(table_var), dof), 1e-300, 1 - 1e-12)))
+            z = min(z, z_tables) if diff > 0 else max(z, z_tables)  # the more cautious of the two readings
         if not best[0] or z > best[2]:
-            best = (str(other), int(mask.sum()), float(z))
+            best = (str(other), int(together), float(z))
     return (*best, tested)
+
+
+def _table_diff(sum_a: np.ndarray, n_a: np.ndarray, sum_b: np.ndarray, n_b: np.ndarray) -> tuple[float, float]:
+    """The difference of two per-hand means whose hands come in tables (``sum_*``, ``n_*``: each table's total and
+    hands), and its variance from each side's tables' scatter (cluster-robust, with the small-sample factor
+    m / (m - 1) for m tables). With few tables this variance is itself noisy and can come out small by chance, so
+    the caller never takes less than the hand-by-hand one."""
+    var, mean = 0.0, []
+    for s, n in ((sum_a, n_a), (sum_b, n_b)):
+        m = s.sum() / n.sum()
+        var += float(((s - n * m) ** 2).sum()) / float(n.sum()) ** 2 * len(n) / (len(n) - 1)
+        mean.append(m)
+    return float(mean[0] - mean[1]), var
 
 
 def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
