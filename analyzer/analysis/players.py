@@ -135,7 +135,8 @@ def _table_diff(sum_a: np.ndarray, n_a: np.ndarray, sum_b: np.ndarray, n_b: np.n
     """The difference of two per-hand means whose hands come in tables (``sum_*``, ``n_*``: each table's total and
     hands), and its variance from each side's tables' scatter (cluster-robust, with the small-sample factor
     m / (m - 1) for m tables). With few tables this variance is itself noisy and can come out small by chance, so
-    the caller never takes less than the hand-by-hand one."""
+    the caller reads it on a t with the fewer side's tables - 1 degrees of freedom and keeps the more cautious of
+    that z and the hand-by-hand one."""
     var, mean = 0.0, []
     for s, n in ((sum_a, n_a), (sum_b, n_b)):
         m = s.sum() / n.sum()

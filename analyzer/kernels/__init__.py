@@ -98,8 +98,8 @@ def load_cached(dispatcher: Any, signature: tuple[Any, ...]) -> None:
     the exact type of the arguments later calls pass (else those calls go numba's usual way: slower,
     never wrong; ``tests/test_validate_raw.py`` checks that the validator's calls match).
     """
-    if signature in dispatcher.overloads:
-        return
+    if not hasattr(dispatcher, "overloads") or signature in dispatcher.overloads:
+        return  # loaded already, or no dispatcher at all (NUMBA_DISABLE_JIT, a test's stand-in): nothing to load
     cache = dispatcher._cache
     if not (hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")):
         dispatcher.compile(signature)  # another numba's internals: its usual way
