@@ -829,8 +829,11 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
             if item.table_key is not None and item.variant is None:
                 # a line that is no record ends the chain of the table it names (of every table when it names
                 # none): the next hand's dealer is not checked against a hand before it
-                for open_key in [k for k in tables if item.table_key in (k[1], ANY_TABLE)]:
-                    del tables[open_key]
+                if item.table_key == ANY_TABLE:
+                    tables.clear()
+                else:  # by key, not a scan of the open tables (a log of many bad lines stays linear)
+                    for name in variants:
+                        tables.pop((name, item.table_key), None)
             elif item.table_key is not None and item.variant is not None and not (
                     item.check.problems and item.check.problems[0].code in _COPIES):
                 # a hand replayed to its end (even past an illegal borrow) says who deals next; one that

@@ -149,8 +149,7 @@ def main() -> None:
                 log = Path(tmp) / f"{name}-{seed}.jsonl"
                 log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in recs))
                 pairs = audit(log, Path(tmp) / f"out-{name}-{seed}", args.jobs)
-                bad = [tuple(sorted(x)) == pair for x in pairs[["a", "b"]].to_numpy().tolist()]
-                is_pair = np.array(bad)
+                is_pair = np.array([tuple(sorted(x)) == pair for x in pairs[["a", "b"]].to_numpy().tolist()])
                 honest = pairs[~is_pair]
                 mine = pairs[is_pair].iloc[0]
                 think = honest[["think_ab_z", "think_ba_z"]].to_numpy(float)

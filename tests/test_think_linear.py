@@ -104,8 +104,8 @@ def test_think_statistics_added_batch_by_batch_equal_one_pass() -> None:
 def test_think_times_that_do_not_move_are_no_evidence() -> None:
     """A log whose times are placeholders (every action a second after the last) or a bot's fixed delay: the
     residuals are float rounding, and their t values once made every pair of such a room "slower together" with
-    z ~ 37 (43 of 106 pairs flagged in a 3,000-hand room). Those actors now give z = 0; the others' fits (which read
-    only their own times) are unchanged."""
+    z ~ 37 (42 of 106 pairs flagged in a 3,000-hand room, benchmarks/eval_timing.py). Those actors now give z = 0;
+    the others' fits (which read only their own times) are unchanged."""
     from analyzer.audit.signals import ThinkStats
 
     df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
