@@ -31,9 +31,8 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm, spearmanr
-from scipy.stats import t as t_dist
 
+from analyzer.analysis.dist import bh_adjust, norm_isf, norm_sf, spearman_rho, t_sf
 from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrices, rate_by
 
 Z_95 = 1.959964
@@ -61,7 +60,7 @@ def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
     ok = np.isfinite(think)
     rho = slope = math.nan
     if ok.sum() >= MIN_TIMED and np.ptp(diff[ok]) > 0 and np.ptp(think[ok]) > 0:
-        rho = float(spearmanr(diff[ok], think[ok]).statistic)
+        rho = spearman_rho(diff[ok], think[ok])
         slope = float(np.polyfit(diff[ok], think[ok], 1)[0])
     return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
 
@@ -124,7 +123,7 @@ def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFram
         z = diff / hand_se if hand_se > 0 else 0.0
         if table_var > 0:  # the tables' reading, on a t with as many degrees of freedom as the fewer tables allow
             dof = int(min(mask.sum(), (~mask).sum())) - 1
-            z_tables = float(norm.isf(np.clip(t_dist.sf(diff / math.sqrt(table_var), dof), 1e-300, 1 - 1e-12)))
+            z_tables = float(norm_isf(np.clip(t_sf(diff / math.sqrt(table_var), dof), 1e-300, 1 - 1e-12)))
             z = min(z, z_tables) if diff > 0 else max(z, z_tables)  # the more cautious of the two readings
         if not best[0] or z > best[2]:
             best = (str(other), int(together), float(z))
@@ -225,8 +224,8 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
     weight = out.attrs["ref_weight"]
     ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
     out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
-    p_level = norm.sf(out["level_z"].to_numpy(float))
-    p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm.sf(out["partner_z"].to_numpy(float)))
+    p_level = norm_sf(out["level_z"].to_numpy(float))
+    p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm_sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])
     p = np.minimum(1.0, 2.0 * np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0))
     p = np.where(np.isfinite(p), p, math.nan)
@@ -303,7 +302,5 @@ def _bh(p: np.ndarray) -> np.ndarray:
     out = np.full(len(p), math.nan)
     ok = np.isfinite(p)
     if ok.any():
-        from scipy.stats import false_discovery_control
-
-        out[ok] = false_discovery_control(p[ok], method="bh")
+        out[ok] = bh_adjust(p[ok])
     return out

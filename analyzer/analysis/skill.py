@@ -35,8 +35,8 @@ import numpy as np
 import orjson
 import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
-from scipy.stats import chi2
 
+from analyzer.analysis.dist import chi2_ppf
 from analyzer.kernels.rollout import MAX_OPTIONS
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 SKILL_MIN = 1e-3
 SKILL_MAX = 50.0  # per unit of normalised loss; beyond this the model is "always the best option"
 Z95 = 1.959964
-PROFILE_DROP = float(chi2.ppf(0.95, 1)) / 2.0  # 1.92: the 95% profile-likelihood interval
+PROFILE_DROP = chi2_ppf(0.95, 1) / 2.0  # 1.92: the 95% profile-likelihood interval
 #: At most this weight on the reference policy's losses: the rollouts' values always count, so a room
 #: whose players share a systematic error cannot teach the model that the error is good play.
 MAX_REF_WEIGHT = 0.75

@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 import pandas as pd
-from scipy.stats import mannwhitneyu
 
 from analyzer.cards import parse_card, scan
 from analyzer.logs import DEFAULT_MAX_LINE_BYTES
@@ -110,6 +109,8 @@ def illegal_borrows(problems: Iterable[Problem], borrows: dict[str, int] | None 
 def lending_favour(lends: Iterable[Lend]) -> pd.DataFrame:
     """Per unordered pair that lent to each other: how good their lends to each other were versus their
     lends to others (mean goodness, favour = the difference, one-sided Mann-Whitney p-value)."""
+    from scipy.stats import mannwhitneyu  # here: scipy.stats costs ~1 CPU-s to import, and only 借牌 needs it
+
     by_lender: dict[str, list[Lend]] = {}
     for x in lends:
         by_lender.setdefault(x.lender, []).append(x)

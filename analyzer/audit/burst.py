@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
+from analyzer.analysis.dist import NORM_PDF0, betabinom_pmf, chi2_ppf, norm_isf, norm_sf, rank_average
 from analyzer.analysis.skill import choice_probabilities, loss_matrices
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ def _logsumexp_rows(t: np.ndarray) -> np.ndarray:
 
 def _normal_scores(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of ``v`` as N(0, 1) quantiles, and as shares in (0, 1) (average ranks for ties)."""
-    q = (stats.rankdata(v, method="average") - 0.5) / len(v)
+    q = (rank_average(v) - 0.5) / len(v)
     return np.asarray(special.ndtri(q), np.float64), q  # stats.norm.ppf's own function, without its checks
 
 
@@ -246,7 +247,7 @@ def habit_variance(scores: pd.DataFrame) -> float:
     if len(ms) < MIN_HABIT_STRATA:
         return 0.0
     m2, v0 = np.square(ms), np.asarray(vs)
-    target = float(stats.chi2.ppf(0.5, 1))
+    target = chi2_ppf(0.5, 1)
 
     def excess(tau2: float) -> float:
         return float(np.median(m2 / (tau2 + v0))) - target
@@ -308,7 +309,7 @@ def _mean_look(x: np.ndarray, other: np.ndarray, strata: np.ndarray, habit_var: 
                 weak_q[j] += aq[j]
     z_var_all, q_var_all = z_all.var(), q_all.var()
     # the habit's shift in percentile units: a normal score's shift h moves a percentile by about h phi(0)
-    pdf0_sq = stats.norm.pdf(0.0) ** 2
+    pdf0_sq = NORM_PDF0 ** 2
     for j in np.flatnonzero(weak_n > 0):
         o = codes[j]
         fpc_all = (total - weak_n[j]) / max(total - 1, 1)
@@ -347,11 +348,11 @@ def _habit_count_logsf(above: np.ndarray, n_strong: int, n_weak: int, a: np.ndar
         if k <= 0:
             continue
         c = float(a[i] + b[i])
-        pmf_s = stats.betabinom.pmf(ks, n_strong, a[i], b[i]) if n_strong > 0 else np.ones(1)
-        p = stats.norm.sf(stats.norm.isf(a[i] / c) - h)
+        pmf_s = betabinom_pmf(ks, n_strong, a[i], b[i]) if n_strong > 0 else np.ones(1)
+        p = norm_sf(norm_isf(a[i] / c) - h)
         tail = 0.0
         for p_h, w_h in zip(p, w):
-            pmf = np.convolve(pmf_s, stats.betabinom.pmf(kw, n_weak, c * p_h, c * (1.0 - p_h)))
+            pmf = np.convolve(pmf_s, betabinom_pmf(kw, n_weak, c * p_h, c * (1.0 - p_h)))
             tail += w_h * float(pmf[k:].sum())
         # far out the sum underflows: the habit-free tail is then the (smaller, stricter) bound it cannot pass
         out[i] = math.log(min(tail, 1.0)) if tail > 0 else float(betabinom_logsf(np.array([k - 1]), n_strong + n_weak,

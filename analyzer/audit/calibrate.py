@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
+from analyzer.analysis.dist import bh_adjust, mad_normal, norm_isf, norm_logsf
 from analyzer.audit.burst import BURST_LOOKS
 
 #: Signals in the pair score (directed ones are combined over both directions). Total impact is
@@ -65,7 +66,7 @@ def empirical_null(z: pd.Series, weights: pd.Series | None = None) -> tuple[floa
     if len(z) < MIN_PAIRS_EMPIRICAL:
         return 0.0, 1.0
     med = float(np.median(z))
-    mad = float(stats.median_abs_deviation(z, scale="normal"))
+    mad = mad_normal(z.to_numpy(np.float64))
     return max(med, 0.0), max(mad, 1.0)
 
 
@@ -77,9 +78,9 @@ def z_of_logp(logp: np.ndarray | float) -> np.ndarray:
 def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
     """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2."""
     z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
-    log_one = stats.norm.logsf(np.maximum(z_ab, z_ba))
+    log_one = norm_logsf(np.maximum(z_ab, z_ba))
     log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
-    log_both = stats.norm.logsf((z_ab + z_ba) / np.sqrt(2))
+    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2))
     return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
 
 
@@ -121,9 +122,9 @@ def stouffer_variance(z: np.ndarray) -> float:
 
 
 def q_values(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control)."""
+    """Benjamini-Hochberg adjusted p-values (``analysis.dist.bh_adjust``, scipy.stats.false_discovery_control's)."""
     p = np.asarray(p, np.float64)
-    return stats.false_discovery_control(p, method="bh") if len(p) else p
+    return bh_adjust(p) if len(p) else p
 
 
 def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, n_signals: int = len(SCORE_SIGNALS)
@@ -136,7 +137,7 @@ def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, n_signals
     """
     log_p = np.asarray(log_p, np.float64)
     z = np.where(log_p < np.log(0.5), z_of_logp(log_p - np.log(2.0 * n_signals)), 0.0)
-    z_alpha = float(stats.norm.isf(alpha / (2.0 * n_signals)))
+    z_alpha = float(norm_isf(alpha / (2.0 * n_signals)))
     n = np.asarray(hands, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.where(z > 0, np.ceil(n * (z_alpha / np.where(z > 0, z, 1.0)) ** 2 - n), np.nan)
@@ -168,7 +169,7 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     out["favour_logp"] = log_combine_directions(out["favour_ab_z"].to_numpy(), out["favour_ba_z"].to_numpy())
     centre, scale = empirical_null(out["codev_z"])
     out["codev_null_scale"] = scale
-    out["codev_logp"] = stats.norm.logsf((out["codev_z"].to_numpy(np.float64) - centre) / scale)
+    out["codev_logp"] = norm_logsf((out["codev_z"].to_numpy(np.float64) - centre) / scale)
     # burst is calibrated already (each actor against its own hands with others), so no room null here. Each
     # of its two looks combines the two directions (sharing pairs favour each other in the same hands, so the
     # mean look's Stouffer sum over both directions is where they show), then the better look, x 2

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from analyzer.analysis.dist import norm_logsf
 #: Signals of the case file's table: (signal, column prefix of its per-direction z, unit of its effect).
 ROWS = (
     ("favour", "favour_{t}_z", None),
@@ -62,7 +62,7 @@ def signal_rows(row: pd.Series) -> list[dict[str, Any]]:
                 per_hand, se = row.get(f"burst_{tag}_above"), row.get(f"burst_{tag}_expected")
             elif unit == "ratio":
                 per_hand = row.get(f"think_{tag}_ratio")
-            logp = float(stats.norm.logsf(float(z)))
+            logp = float(norm_logsf(float(z)))
             out.append({"signal": name, "actor": actor, "partner": partner, "unit": unit,
                         "per_hand": _f(per_hand, 3), "se": _f(se, 3), "z": _f(z),
                         "log10_p": _f(logp / math.log(10), 3), "p": float(f"{math.exp(logp):.3g}"),

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
+from analyzer.analysis.dist import norm_isf, poisson_logsf, t_sf
 from analyzer.analysis.options import OptionArrays, option_arrays
 from analyzer.audit.burst import _burst, choice_weights, weighted_links
 
@@ -332,7 +333,7 @@ def codeviation_of(h: pd.DataFrame) -> pd.DataFrame:
     g = both.groupby(level=["pa", "pb"])
     out = pd.DataFrame({"both_deviated": g.size(), "observed": g["fav"].apply(lambda f: int((f == 2).sum())),
                         "expected": g["q"].sum()})
-    logp = stats.poisson.logsf(out["observed"] - 1, out["expected"].clip(lower=1e-12))
+    logp = poisson_logsf(out["observed"].to_numpy() - 1, out["expected"].clip(lower=1e-12).to_numpy())
     out["logp"] = np.where(out["observed"] > 0, logp, 0.0)
     out["p"] = np.exp(out["logp"])
     # the z of the tail computed from its logarithm: no ceiling however strong the case
@@ -574,9 +575,9 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
         beta, var, dof = mixed
         if dof == 0:  # too few tables to tell a co-player from a slow table: no evidence either way
             return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
-    p = stats.t.sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
+    p = t_sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
     ok = (counts >= 2) & (hands - counts >= 2) & (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS)
-    z = stats.norm.isf(np.clip(p, 1e-300, P_MAX))
+    z = norm_isf(np.clip(p, 1e-300, P_MAX))
     return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
             for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
 
