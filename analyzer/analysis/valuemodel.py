@@ -59,8 +59,8 @@ class Network:
         h = (x - self.mean) / self.std
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            blocks = [h[lo:lo + ROW_BLOCK] @ w for lo in range(0, len(h), ROW_BLOCK)]
-            h = (np.concatenate(blocks) if blocks else h @ w) + b
+            # the blocks as one stack: numpy runs the same (ROW_BLOCK x in) @ (in x out) product on each, in C
+            h = (h.reshape(-1, ROW_BLOCK, h.shape[1]) @ w).reshape(-1, w.shape[1]) + b
             if i < last:
                 np.maximum(h, 0.0, out=h)
         return h[:n]
