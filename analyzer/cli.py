@@ -87,12 +87,51 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: click's "no arguments: show the help" (an error since click 8.2), shown by click as help, not as an error.
+_HELP_ERRORS: tuple[type[Exception], ...] = tuple(
+    e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e is not None)
+
+
+class OneLineError(click.ClickException):
+    """A click error (a bad option or argument, a path that is not there, an unknown command) shown as every other
+    error is: one line, ``analyzer: error: why (analyzer COMMAND --help)``, with the error's own exit code."""
+
+    def __init__(self, error: click.ClickException) -> None:
+        super().__init__(error.format_message())
+        self.exit_code = error.exit_code
+        ctx = getattr(error, "ctx", None)
+        self.hint = f" ({ctx.command_path} --help)" if isinstance(error, click.UsageError) and ctx is not None else ""
+
+    def show(self, file: Any = None) -> None:
+        message = " ".join(self.format_message().split())  # one line, whatever the message held
+        click.echo(f"analyzer: error: {message}{self.hint}", err=True)
+
+
 class LazyGroup(click.Group):
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        """The group's own options parsed; an error in them is one line (:class:`OneLineError`)."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except OneLineError:
+            raise
+        except click.ClickException as e:
+            if isinstance(e, _HELP_ERRORS):  # bare ``analyzer``: click prints the help (click >= 8.2 by raising)
+                raise
+            raise OneLineError(e) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run a subcommand; the ways it can fail outside its own checks end with one line and a
-        documented exit code, never a traceback: Ctrl-C 130 (quietly), a read or write error 2."""
+        documented exit code, never a traceback: Ctrl-C 130 (quietly), a read or write error 2, a usage error
+        (click's) 2."""
         try:
             return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.ClickException as e:  # the subcommand's options or arguments, or an unknown subcommand
+            if isinstance(e, _HELP_ERRORS):
+                raise
+            raise OneLineError(e) from None
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated)
             raise click.exceptions.Exit(_interrupted(e)) from None
         except BrokenPipeError:  # the reader went away (`| head`): nothing more to say to it

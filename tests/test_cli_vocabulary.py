@@ -221,3 +221,29 @@ def test_a_folder_output_refuses_dash(tmp_path, monkeypatch) -> None:
         r = CliRunner().invoke(cli, [*command, str(ROOT / "samples" / "legal.jsonl"), "-o", "-"])
         assert r.exit_code == 2 and "standard output" in r.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,says", [
+    (["validate", "--jobs", "0", "samples/legal.jsonl"], "'--jobs'"),
+    (["validate", "/no/such/log.jsonl"], "/no/such/log.jsonl"),
+    (["audit"], "Missing argument"),
+    (["nosuch"], "No such command"),
+    (["--bogus"], "No such option"),
+    (["report", "samples/legal.jsonl", "--hand", "nosuch", "-o", "OUT/x.html"], "no hand 'nosuch'"),
+])
+def test_usage_and_path_errors_are_one_line(args: list[str], says: str, tmp_path) -> None:
+    """click's own errors (bad options, missing paths, unknown commands) read as every other error: one line,
+    ``analyzer: error: ...`` naming what is wrong and the help to read, exit 2."""
+    from conftest import ROOT
+
+    args = [a.replace("OUT", str(tmp_path)).replace("samples/", f"{ROOT}/samples/") for a in args]
+    r = CliRunner().invoke(cli, args)
+    lines = r.output.splitlines()
+    assert r.exit_code == 2 and len(lines) == 1, r.output
+    assert lines[0].startswith("analyzer: error: ") and says in lines[0] and lines[0].endswith("--help)"), lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_arguments_shows_the_help() -> None:
+    r = CliRunner().invoke(cli, [])
+    assert r.output.startswith("Usage: ") and "analyzer: error" not in r.output and "validate" in r.output
