@@ -165,13 +165,23 @@ def _bounded_repr(value: Any, budget: int, depth: int = 0) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         if value.bit_length() <= 200:  # up to ~60 digits: as written
             return str(value)
-        return f"<an integer of {len(str(abs(value))) if value.bit_length() < 14000 else 'thousands of'} digits>"
+        return f"<an integer of {len(str(abs(value))) if value.bit_length() < 13000 else 'thousands of'} digits>"
     return repr(value)[:budget]
 
 
 def _message(text: str, limit: int = 300) -> str:
     """A schema message cut short (it quotes whole values, which a hostile line makes huge)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Digits of an integer read as written; a longer one (beyond what Python converts) is read cut to this many: out of
+#: any range all the same, so the schema calls it so (bad-type), and messages show it as "an integer of thousands of
+#: digits", not Python's advice to raise its limit.
+MAX_INT_DIGITS = 4000
+
+
+def _any_int(text: str) -> int:
+    return int(text) if len(text) <= MAX_INT_DIGITS else int(text[:MAX_INT_DIGITS])
 
 
 def _no_constant(name: str) -> Any:
@@ -198,7 +208,7 @@ def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
                 seen.add(k)
         return out
 
-    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant), dups
+    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant, parse_int=_any_int), dups
 
 
 def duplicate_keys(data: bytes) -> list[str]:

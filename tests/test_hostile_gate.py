@@ -13,7 +13,7 @@ from conftest import legal_obj
 
 from analyzer.cli import cli
 from analyzer.logs import Line, generate_lines
-from analyzer.validate import check_lines, validate
+from analyzer.validate import check_lines, explain_line, validate
 from analyzer.rules import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules
 from analyzer.variants.bieqi import settle
 
@@ -77,7 +77,18 @@ def test_rule_options_out_of_bounds_are_bad_rules(rules: dict) -> None:
 
 def test_rule_option_with_an_int_of_thousands_of_digits_is_a_problem() -> None:
     line = orjson.dumps(legal_obj(5)).replace(b'"hand_id"', b'"rules":{"dutou_factor":' + b"9" * 5000 + b'},"hand_id"')
-    assert _codes(line) in (["bad-rules"], ["not-json"])
+    assert _codes(line) == ["bad-rules"]
+
+
+@pytest.mark.parametrize("field", ["seat", "ms"])
+def test_numbers_of_more_digits_than_python_converts_are_out_of_range(field: str) -> None:
+    """5,000 digits: beyond Python's int/str limit, still bad-type (out of range), and the message neither
+    prints the digits nor advises raising Python's limit."""
+    line = orjson.dumps(legal_obj(5)).replace(f'"{field}":'.encode(), f'"{field}":{"9" * 5000}'.encode() + b",\"x\":", 1)
+    _, problems = explain_line(line)
+    assert "bad-type" in [p.code for p in problems] and "not-json" not in [p.code for p in problems]
+    text = " ".join(p.message for p in problems)
+    assert "thousands of digits" in text and "set_int_max_str_digits" not in text and len(text) < 2000
 
 
 def test_the_largest_legal_rules_score_exactly_in_the_compiled_scorer() -> None:
