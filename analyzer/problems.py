@@ -31,7 +31,8 @@ CODES: dict[str, str] = {
     "bad-time": "`started_at` is not an RFC 3339 time",
     "bad-rules": "`rules` names an unknown option or an invalid value",
     # the hand itself
-    "bad-players": "not 4 distinct non-empty player ids (two that look alike once normalised count as the same)",
+    "bad-players": ("not 4 distinct non-empty player ids (two that look alike once normalised count as the same; "
+                    "one only of spaces or zero-width characters is empty)"),
     "bad-deal": "the deal is not the variant's cards, dealt in the right counts",
     "duplicate-hand-id": "the hand id was already used earlier in the input",
     "duplicate-deal": "the same deal, players and moves as an earlier hand: a copy of it under another id",
@@ -192,6 +193,15 @@ def lookalike_ids(ids: Sequence[str]) -> tuple[int, int] | None:
     if len(joined) <= _KEY_CACHED * 4:
         return _lookalike_cached(tuple(ids))
     return _lookalike(ids)
+
+
+def blank_id(ids: Sequence[str]) -> int | None:
+    """The first position of ``ids`` whose id is blank once normalised (only spaces, zero-width or other format
+    characters: :func:`id_key` is empty), or None. Such an id names nobody a person could see."""
+    for i, x in enumerate(ids):
+        if not (x.strip() if x.isascii() else id_key(x)):
+            return i
+    return None
 
 
 def _lookalike(ids: Sequence[str]) -> tuple[int, int] | None:

@@ -283,3 +283,15 @@ def test_the_invisible_characters_of_ids_cover_every_format_character() -> None:
     assert id_key("a\u034fb\ufe0f") == "ab" and id_key("a\u00e9") != "ae"  # blank marks go, letters stay
     long_id = "\u00e9" * 5000
     assert id_key(long_id + "\u200b ") == id_key("E\u0301" * 5000) == long_id  # not cached, the same key
+
+
+@pytest.mark.parametrize("blank", ["   ", "\u200b", "\u3000", " \u00ad "])
+def test_a_player_id_blank_once_normalised_is_bad_players(blank: str) -> None:
+    """Only spaces or zero-width characters: a non-empty string that names nobody a person could see."""
+    o = legal_obj(9)
+    o["players"][2] = blank
+    [item] = check_lines([Line("f.jsonl", 1, orjson.dumps(o))])
+    assert [p.code for p in item.check.problems] == ["bad-players"] and "seat 2" in item.check.problems[0].message
+    o["players"][2] = blank + "x"
+    [item] = check_lines([Line("f.jsonl", 1, orjson.dumps(o))])
+    assert item.check.problems == []

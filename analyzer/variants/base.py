@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Any, Literal, Protocol
 
 from analyzer.cards import format_card, pretty_card, scan
-from analyzer.problems import Problem, lookalike_ids, quote_ids
+from analyzer.problems import Problem, blank_id, lookalike_ids, printable, quote_ids
 
 Utility = Literal["zero-sum", "constant-sum", "general-sum"]
 
@@ -244,6 +244,10 @@ def players_problems(rec: Any) -> list[Problem]:
     """``bad-players`` when the record's player ids repeat, or when two of them look alike (the same once
     normalised: ``alice`` and ``ALICE``, ``café`` composed and decomposed, ``bob`` and ``bob `` or ``bob`` with a
     zero-width character): a log that seats two ids a person cannot tell apart hides who played."""
+    blank = blank_id(rec.players)
+    if blank is not None:
+        return [Problem("bad-players", f"player id {printable(repr(rec.players[blank]))} (seat {blank}) is blank once "
+                        f"normalised: it names nobody", hand_id=rec.hand_id)]
     same = lookalike_ids(rec.players)
     if same is None:
         return []
