@@ -49,8 +49,11 @@ class InputError(Exception):
     """A path that cannot be read at all (missing, not a log, unreadable)."""
 
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
+def expand_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]:
     """Files as given, folders as every ``*.jsonl`` / ``*.jsonl.gz`` below them (sorted), ``-`` as stdin.
+
+    A missing path or a link to no file is an :class:`InputError`, or with ``keep_missing`` kept in the list, where
+    reading it says why (``validate``: an io-error among the other problems, the other paths read).
 
     A file named twice (directly, through a folder, by a link, or as ``-`` with standard input
     redirected from it) is read once: its hands are not duplicates of themselves. Links to folders are
@@ -87,11 +90,16 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                 if f.is_file():
                     add(str(f))
                 elif f.is_symlink() and not f.exists():
+                    if keep_missing:
+                        out.append(str(f))
+                        continue
                     raise InputError(f"{f}: a link that leads to no file (broken, or a loop of links)")
                 else:  # a FIFO, socket or device named like a log: not read (a FIFO could wait forever), but said
                     _warn(f"{f}: not a regular file (a FIFO, socket or device); skipped (name it directly to read it)")
         elif path.exists():
             add(p)
+        elif keep_missing:
+            out.append(p)
         elif path.is_symlink():
             raise InputError(f"{p}: a link that leads to no file (broken, or a loop of links)")
         else:

@@ -571,6 +571,17 @@ class _Range:
     stop: int | None
 
 
+def _unreadable(name: str, e: BaseException) -> str:
+    """An io-error's message: why ``name`` cannot be read (a link to no file said so, not as errno's words)."""
+    import os
+
+    if isinstance(e, FileNotFoundError) and os.path.islink(name):
+        return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
+    if isinstance(e, OSError) and e.errno == 40:  # ELOOP: a loop of links
+        return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
+    return f"cannot read {name}: {e}"
+
+
 def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
              ranges: bool = False) -> Iterator[list[Line] | _Range | Checked]:
     """Raw lines in batches (``ranges``: a regular file as ranges of its bytes instead, read by whoever
@@ -603,7 +614,7 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
             if batch:
                 yield batch
                 batch = []
-            yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
+            yield Checked(name, 0, None, None, HandCheck([Problem("io-error", _unreadable(name, e), file=name)]))
         if batch:
             yield batch
 
@@ -885,7 +896,7 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
              on_problem: Callable[[Problem], None] | None = None) -> Summary:
     """Check every hand of the given files/folders: a bounded summary; ``on_problem`` sees every
     problem as it is found (so a caller can stream them out in constant memory)."""
-    files = expand_paths(paths)
+    files = expand_paths(paths, keep_missing=True)  # a missing path: an io-error among the problems
     summary = Summary()
     n_jobs = default_jobs(files) if jobs is None else jobs
     with _few_collections():

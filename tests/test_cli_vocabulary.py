@@ -225,7 +225,7 @@ def test_a_folder_output_refuses_dash(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.parametrize("args,says", [
     (["validate", "--jobs", "0", "samples/legal.jsonl"], "'--jobs'"),
-    (["validate", "/no/such/log.jsonl"], "/no/such/log.jsonl"),
+    (["audit", "/no/such/log.jsonl", "--out", "OUT/o"], "/no/such/log.jsonl"),
     (["audit"], "Missing argument"),
     (["nosuch"], "No such command"),
     (["--bogus"], "No such option"),

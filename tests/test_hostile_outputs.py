@@ -540,8 +540,11 @@ def test_a_link_loop_is_named_as_one(tmp_path: Path) -> None:
     a.symlink_to(b)
     b.symlink_to(a)
     r = _run("validate", str(a))
-    _clean_exit(r, 2)
+    _clean_exit(r, 2)  # validate: an io-error, and no hand read at all
     assert "a link that leads to no file" in r.output
+    r = _run("audit", str(a), "--out", str(tmp_path / "out"))
+    _clean_exit(r, 2)
+    assert "a link that leads to no file" in r.output and not (tmp_path / "out").exists()
 
 
 def test_report_audit_file_is_not_a_log_nor_the_page(tmp_path: Path) -> None:
@@ -634,9 +637,27 @@ def test_broken_links_inside_a_folder_are_named(tmp_path: Path) -> None:
     folder = tmp_path / "logs"
     _log(folder)
     (folder / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
-    r = _run("validate", str(folder))
+    r = _run("validate", str(folder))  # validate: an io-error naming it among the problems, the other logs read
+    _clean_exit(r, 1)
+    assert "gone.jsonl: [io-error] cannot read" in r.output and "a link that leads to no file" in r.output
+    assert "1 problems" in r.output and " 0 hands" not in r.output
+    r = _run("players", str(folder), "-o", str(tmp_path / "p.csv"))  # the others: no output from part of the input
     _clean_exit(r, 2)
-    assert "gone.jsonl: a link that leads to no file" in r.output
+    assert "gone.jsonl: a link that leads to no file" in r.output and not (tmp_path / "p.csv").exists()
+
+
+def test_validate_reads_every_path_it_can_and_names_the_missing_one(tmp_path: Path) -> None:
+    """A missing path among good ones is an io-error problem (exit 1, the page written), the good ones validated;
+    only missing paths: exit 2."""
+    folder = tmp_path / "logs"
+    _log(folder)
+    page = tmp_path / "v.html"
+    r = _run("validate", str(tmp_path / "nope.jsonl"), str(folder), "-o", str(page))
+    _clean_exit(r, 1)
+    assert "nope.jsonl: [io-error] cannot read" in r.output and "valid" in r.output and page.exists()
+    r = _run("validate", str(tmp_path / "nope.jsonl"))
+    _clean_exit(r, 2)
+    assert "nope.jsonl: [io-error]" in r.output and "0 hands" in r.output
 
 
 def test_player_ids_cannot_drive_the_terminal_from_the_players_table(tmp_path: Path) -> None:

@@ -175,10 +175,11 @@ def exit_on_read_errors(problems: Iterable[Problem]) -> None:
         raise click.exceptions.Exit(2)
 
 
-def resolve_paths(paths: Iterable[str]) -> list[str]:
-    """Expand files/folders/-; a missing path, or a decision store given where logs are expected, is a
-    usage error (exit 2). Paths in its messages are escaped (:func:`problems.printable`): a file name inside a
-    folder from elsewhere can neither drive the terminal nor forge a line."""
+def resolve_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]:
+    """Expand files/folders/-; a missing path (unless ``keep_missing``: then reading it says why, see
+    ``logs.expand_paths``), or a decision store given where logs are expected, is a usage error (exit 2). Paths in
+    its messages are escaped (:func:`problems.printable`): a file name inside a folder from elsewhere can neither
+    drive the terminal nor forge a line."""
     from analyzer.analysis.store import looks_like_store
     from analyzer.problems import printable
 
@@ -188,7 +189,7 @@ def resolve_paths(paths: Iterable[str]) -> list[str]:
             raise click.UsageError(f"{printable(p)} is a decision store or Parquet file, not a log: pass it as "
                                    f"--decisions {printable(p)}, with the logs it was written from")
     try:
-        found = expand_paths(paths)
+        found = expand_paths(paths, keep_missing=keep_missing)
     except InputError as e:
         raise click.UsageError(printable(str(e))) from e
     if not found:

@@ -52,7 +52,7 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
         # (~0.04 s of CPU and wall) for nothing; a user's own setting stands
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     html = out
-    files = resolve_paths(paths)
+    files = resolve_paths(paths, keep_missing=True)  # a missing path or broken link: an io-error, the rest read
     if html:
         refuse_inputs([html], files)
     bar = Progress("validate")
