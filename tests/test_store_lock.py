@@ -99,7 +99,7 @@ def test_decisions_into_a_store_being_written_is_exit_2_and_readers_keep_reading
         r = run_cli("decisions", str(room), str(more), "-o", str(store), *OPTS)
         clean_exit(r, 2)
         lines = [line for line in r.output.splitlines() if line.strip()]
-        assert lines == [f"decisions: {store} is being written by another run (`analyzer decisions`); nothing "
+        assert lines == [f"analyzer: error: {store} is being written by another run (`analyzer decisions`); nothing "
                          f"written: run again once it has ended"], r.output
         assert "new hands" not in r.output  # never a success message for rows that are not there
         # readers take no lock: the store as it was, without the hidden part

@@ -279,8 +279,9 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
 
 
 def fail(command: str, message: str) -> NoReturn:
-    """A clear one-line error on standard error and exit 2 (usage or input error)."""
-    click.echo(f"{command}: {message}", err=True)
+    """A clear one-line error on standard error, as every error is (``analyzer: error: why``), and exit 2 (usage or
+    input error). ``command``: the command failing (the line does not repeat it: the user ran it)."""
+    click.echo(f"analyzer: error: {message}", err=True)
     sys.exit(2)
 
 
