@@ -312,6 +312,21 @@ def test_options_that_are_not_options_are_exit_2_naming_the_store(store: Path, l
     code, out = _cli(*args)
     assert code == 2 and "options do not read as this analyzer writes them" in out and "Traceback" not in out, out
     assert command == "players" or (str(store) in out and not out_dir.exists())
+    assert "'[{x'" in out  # the text that does not read, as the row holds it
+
+
+def test_one_row_of_bad_options_is_named_by_its_hand(store: Path, tmp_path: Path) -> None:
+    """Among good rows, the one whose options do not read is named: its hand and move, and its text."""
+    def spoil(df: pd.DataFrame) -> pd.DataFrame:
+        df = df.copy()
+        df.loc[df.index[3], "options"] = "not json {"
+        return df
+
+    _edit_rows(store / PART, spoil)
+    bad = pd.read_parquet(store / PART).iloc[3]
+    code, out = _cli("players", str(store), "-o", str(tmp_path / "p.csv"))
+    assert code == 2 and f"hand {bad['hand_id']}, move {int(bad['action']) + 1}:" in out, out
+    assert "'not json {'" in out and not (tmp_path / "p.csv").exists()
 
 
 def _rename_players(df: pd.DataFrame) -> pd.DataFrame:

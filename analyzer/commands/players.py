@@ -48,6 +48,23 @@ FORMATS = ("table", "csv", "json")
 FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
 
 
+def _row_of(frame: pd.DataFrame, e: Exception) -> str:
+    """"hand H, move M: " of the row whose options text an OptionsError names (its first such row), else ""."""
+    import numpy as np
+    import pandas as pd
+
+    from analyzer.analysis.options import OptionsError
+    from analyzer.problems import printable
+
+    if not isinstance(e, OptionsError) or e.text is None or "options" not in frame or "hand_id" not in frame:
+        return ""
+    hit = np.flatnonzero(frame["options"].to_numpy(object) == e.text)
+    if not len(hit):
+        return ""
+    row = frame.iloc[int(hit[0])]
+    move = f", move {int(row['action']) + 1}" if "action" in frame and pd.notna(row["action"]) else ""
+    return printable(f"hand {row['hand_id']}{move}: ")
+
 def output_format(fmt: str | None, out: str | None) -> str:
     """The format to write: ``fmt`` (--format) when given, else the one ``out``'s name says (``.csv``, ``.json``),
     else the table. A --format other than the one a ``.csv`` / ``.json`` name says is a usage error: a file named
@@ -152,7 +169,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     try:
         table = player_table(frame, ref_weight=weight)
     except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
-        raise click.UsageError(f"not decision rows written by `analyzer decisions`: {e}") from e
+        raise click.UsageError(f"not decision rows written by `analyzer decisions`: {_row_of(frame, e)}{e}") from e
     if fmt == "csv":
         from analyzer.logs import csv_text  # ids that start like a formula get an apostrophe
 
