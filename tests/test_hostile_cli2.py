@@ -280,3 +280,12 @@ def test_a_fifo_inside_an_input_folder_is_named(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["validate", str(folder)])
     _clean_exit(r, 0)
     assert f"{folder / 'b.jsonl'}: not a regular file" in r.stderr and "7 hands, 7 valid" in r.stdout
+
+
+def test_report_of_a_hand_no_page_can_replay_says_where_and_why(tmp_path: Path) -> None:
+    """A hand whose deal is not the cards' (nothing to replay from) is refused with its file, line and problem."""
+    page = tmp_path / "h.html"
+    r = _run("report", str(PROBLEMS), "--hand", "planted-bad-deal", "-o", str(page))
+    _clean_exit(r, 2)
+    assert "cannot be replayed" in r.output and "problems.jsonl:2: [bad-deal]" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and not page.exists()

@@ -226,8 +226,11 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     bar.phase("writing")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
-    except ValueError as e:  # a hand no page can show: a usage error
-        raise click.UsageError(str(e)) from e
+    except ValueError as e:  # a hand no page can show: a usage error, with where it is and what the validator says
+        from analyzer.problems import printable
+
+        said = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
+        raise click.UsageError(printable(f"{e} ({found.file}:{found.line}{': ' + said if said else ''})")) from e
     bar.close()
     if again:
         click.echo(f"hand id {hand_id!r} is used {1 + len(again)} times; the page shows the first, {found.file}:"
