@@ -187,6 +187,7 @@ class LineReader:
     def __iter__(self) -> Iterator[Line]:
         f, name, max_line_bytes, stop = self.f, self.name, self.max_line_bytes, self.stop
         buf = f if isinstance(f, io.BufferedIOBase) else io.BufferedReader(f)  # type: ignore[arg-type,type-var]
+        peek = getattr(buf, "peek", None)
         n = 0
         pos = 0
         # the limit counts the line without its ending (LF or CRLF); the first read also takes room for a byte
@@ -213,6 +214,20 @@ class LineReader:
             self.count = n
             if raw and not raw.isspace():  # (what strip() would leave empty, without copying the line to see)
                 yield Line(name, n, raw.rstrip(b"\r\n"))
+            elif raw == b"\n" and peek is not None:  # a run of empty lines (a hostile gzip of them): passed in C
+                while True:
+                    ahead = peek(1 << 16)
+                    k = len(ahead) - len(ahead.lstrip(b"\n"))
+                    if stop is not None:
+                        k = min(k, stop - pos)  # lines that start past ``stop`` are the next range's
+                    if k <= 0:
+                        break
+                    buf.read(k)
+                    n += k
+                    pos += k
+                    self.count = n
+                    if k < len(ahead):
+                        break
         self.count = n
 
 

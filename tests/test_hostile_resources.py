@@ -196,3 +196,28 @@ def test_html_pages_isolate_ids_and_show_hidden_characters(tmp_path: Path) -> No
     vhtml = v.read_text(encoding="utf-8")
     assert "\u202e" not in "".join(re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', vhtml, re.DOTALL))
     assert "h\u2039U+202E\u203a" in vhtml
+
+
+def test_a_gzip_of_millions_of_empty_lines_is_read_quickly(tmp_path: Path) -> None:
+    """A 100 KB gzip that holds 100 million empty lines around a hand: the hand found with its line number, the
+    empty lines passed in bulk (a line at a time, this took minutes)."""
+    import gzip
+    import time
+
+    from analyzer.validate import validate
+
+    hand = orjson.dumps(legal_obj(1))
+    p = tmp_path / "blank.jsonl.gz"
+    with gzip.open(p, "wb", compresslevel=9) as f:
+        for _ in range(50):
+            f.write(b"\n" * 1_000_000)
+        f.write(hand + b"\n")
+        for _ in range(50):
+            f.write(b"\n" * 1_000_000)
+    t0 = time.process_time()
+    summary = validate([str(p)], jobs=1)
+    assert summary.hands == 1 and summary.valid_hands == 1
+    assert time.process_time() - t0 < 30  # ~1 s here; a line at a time ~200 s
+    from analyzer.logs import generate_lines
+
+    assert [x.line for x in generate_lines(str(p))] == [50_000_001]

@@ -315,7 +315,8 @@ def _awkward_bytes(rng: random.Random) -> bytes:
     lines over the limit (some far over), stray CRs, no LF at the end."""
     pieces = [b"\xef\xbb\xbf"] if rng.random() < 0.5 else []
     for _ in range(rng.randrange(1, 40)):
-        pieces.append(rng.choice([b"", b" ", b"\r", b"{}", b"ab", b"x" * rng.randrange(1, 30), b"\xef\xbb\xbf1"])
+        pieces.append(rng.choice([b"", b" ", b"\r", b"{}", b"ab", b"x" * rng.randrange(1, 30), b"\xef\xbb\xbf1",
+                                  b"\n" * rng.randrange(1, 20)])  # a run of empty lines (passed at once)
                       + rng.choice([b"\n", b"\r\n", b"\r\r\n"]))
     return b"".join(pieces)[: -rng.randrange(0, 3) or None]
 
