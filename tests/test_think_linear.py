@@ -237,3 +237,50 @@ def test_past_max_tables_an_actor_gets_the_plain_fit_and_keeps_no_tables(monkeyp
     for acc in (one, merged):
         got = acc.result().set_index(["actor", "other"]).sort_index()
         assert np.allclose(got["z"], want["z"], atol=1e-8)
+
+
+def test_an_actor_with_more_co_players_than_tables_reads_each_on_its_own() -> None:
+    """Long sittings in a big room: each actor sits at 12 tables with 15 co-players, so the joint fit has no
+    degrees of freedom left (it gave every pair z = 0). Each co-player is then read on its own (its tables against
+    the others): the colluders' slowness together shows, honest pairs stay quiet."""
+    from analyzer.audit import signals
+
+    for seed, together in ((0, 5), (2, 2)):
+        df = synthetic_room(players=16, hands=480, run=40, seed=seed)
+        seated = df.groupby("hand_id")[["p0", "p1", "p2", "p3"]].first()
+        both = seated.apply(lambda r: {"p00", "p01"} <= set(r), axis=1)
+        assert int(both.sum()) // 40 == together  # sittings of the two together
+        slow = df["hand_id"].map(both).to_numpy() & df["player"].isin(["p00", "p01"]).to_numpy()
+        room = df.assign(think_ms=df["think_ms"] * np.where(slow, 1.6, 1.0))
+        got = _think(links(room)).set_index(["actor", "other"])
+        pair = got.index.isin([("p00", "p01"), ("p01", "p00")])
+        assert got.loc[pair, "z"].min() > 5.0 and got.loc[~pair, "z"].max() < 3.5, got.sort_values("z").tail()
+        assert (got["z"] != 0).mean() > 0.6  # most pairs are read (2 tables with and 2 without)
+        with pytest.MonkeyPatch.context() as mp:  # the joint fit alone: no evidence for anyone
+            mp.setattr(signals, "_one_at_a_time",
+                       lambda n, mean, cols, p, s2, hands: (np.zeros(p), np.full(p - 1, np.inf), 0))
+            joint = _think(links(room))
+        assert (joint["z"] == 0).all()
+
+
+def test_the_think_directions_correlation_is_taken_out_of_both_sides() -> None:
+    """Both players of a pair carry the pace of the tables they shared, so an honest pair's two think z's go
+    together; 'both sides' divides their sum by sqrt(2 (1 + rho)), rho read from the room's pairs."""
+    from analyzer.audit.calibrate import MIN_PAIRS_EMPIRICAL, direction_correlation, log_combine_directions
+
+    rng = np.random.default_rng(5)
+    shared = rng.normal(size=400)
+    ab = np.sqrt(0.75) * shared + np.sqrt(0.25) * rng.normal(size=400)
+    ba = np.sqrt(0.75) * shared + np.sqrt(0.25) * rng.normal(size=400)
+    rho = direction_correlation(ab, ba)
+    assert 0.65 < rho < 0.85
+    assert direction_correlation(ab, rng.normal(size=400)) < 0.15
+    assert direction_correlation(ab[:MIN_PAIRS_EMPIRICAL - 1], ba[:MIN_PAIRS_EMPIRICAL - 1]) == 1.0
+    assert direction_correlation(np.zeros(400), ba) == 1.0  # no evidence either way: the directions as one
+    honest = log_combine_directions(ab, ba, rho=rho)
+    naive = log_combine_directions(ab, ba)
+    assert (honest >= naive - 1e-12).all()
+    # under the null the corrected p's are about uniform: few below 1%, where the naive 'both sides' gave many
+    assert (np.exp(honest) < 0.01).sum() <= 10 < (np.exp(naive) < 0.01).sum()
+    # a pair slower together both ways still reads strongly
+    assert log_combine_directions(np.array([6.0]), np.array([6.0]), rho=rho)[0] < np.log(1e-8)

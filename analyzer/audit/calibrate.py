@@ -75,12 +75,14 @@ def z_of_logp(logp: np.ndarray | float) -> np.ndarray:
     return -special.ndtri_exp(np.minimum(np.asarray(logp, np.float64), LOG_P_MAX))
 
 
-def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
-    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2."""
+def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray, rho: float = 0.0) -> np.ndarray:
+    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2. ``rho``: the
+    directions' correlation under the null (:func:`direction_correlation`); 'both sides' is their sum over its
+    standard deviation, sqrt(2 (1 + rho))."""
     z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
     log_one = norm_logsf(np.maximum(z_ab, z_ba))
     log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
-    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2))
+    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2.0 * (1.0 + rho)))
     return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
 
 
@@ -101,6 +103,25 @@ def burst_logp(pairs: pd.DataFrame) -> np.ndarray:
     mean = log_combine_directions(col("burst_ab_z_mean"), col("burst_ba_z_mean"))
     count = log_combine_directions(col("burst_ab_z_count"), col("burst_ba_z_count"))
     return np.minimum(np.minimum(mean, count) + np.log(BURST_LOOKS), 0.0)
+
+
+#: Directed signals whose two directions share noise under the null: think time, where both players' times carry
+#: the pace of the tables they shared (a laggy connection, a slow evening), so honest pairs' two z's go together
+#: (correlation ~0.75 across pairs under a lag per sitting) and their sum is wider than sqrt(2).
+SHARED_NOISE = ("think",)
+
+
+def direction_correlation(z_ab: np.ndarray, z_ba: np.ndarray) -> float:
+    """The room's correlation of a signal's two directions across its pairs (those with evidence both ways: a z of
+    exactly 0 is no evidence), counted upwards only (a negative estimate counts as 0; colluders only raise it); with
+    fewer than MIN_PAIRS_EMPIRICAL such pairs, 1 (the two directions taken as one: their mean)."""
+    z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
+    both = np.isfinite(z_ab) & np.isfinite(z_ba) & (z_ab != 0) & (z_ba != 0)
+    if both.sum() < MIN_PAIRS_EMPIRICAL:
+        return 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = float(np.corrcoef(z_ab[both], z_ba[both])[0, 1])
+    return float(np.clip(r, 0.0, 1.0)) if np.isfinite(r) else 1.0
 
 
 def stouffer_variance(z: np.ndarray) -> float:
@@ -158,7 +179,10 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
         out[f"{name}_null_scale"] = scale
         adj = [(z - centre) / scale for z in zs]
         out[f"{name}_ab_z_adj"], out[f"{name}_ba_z_adj"] = adj
-        out[f"{name}_logp"] = log_combine_directions(*adj)
+        rho = direction_correlation(adj[0], adj[1]) if name in SHARED_NOISE else 0.0
+        if name in SHARED_NOISE:
+            out[f"{name}_direction_rho"] = rho
+        out[f"{name}_logp"] = log_combine_directions(adj[0], adj[1], rho=rho)
     fav = [out[[f"{name}_{tag}_z_adj" for name in FAVOUR]].to_numpy(np.float64) for tag in ("ab", "ba")]
     var = stouffer_variance(np.concatenate(fav))
     out["favour_corr_factor"] = var / len(FAVOUR)  # 1 when the favour signals are uncorrelated

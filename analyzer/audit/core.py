@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.analysis.decisions import AUDIT_POLICY, DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES
-from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, VERDICTS, Alarm, calibrate, rank_pairs
+from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, SHARED_NOISE, VERDICTS, Alarm, calibrate, rank_pairs
 from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
@@ -266,6 +266,8 @@ def _pair_entry(row: pd.Series | _Record, look: str | None = None) -> dict[str, 
     signals: dict[str, Any] = {}
     for name in DIRECTED:
         entry: dict[str, Any] = {"p": _p(row[f"{name}_p"]), "null_scale": _num(row[f"{name}_null_scale"])}
+        if name in SHARED_NOISE:
+            entry["direction_rho"] = _num(row[f"{name}_direction_rho"])
         for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
             d: dict[str, Any] = {"actor": row[x], "partner": row[y], "z": _num(row[f"{name}_{tag}_z"])}
             if name == "think":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.audit.calibrate import DIRECTED
+from analyzer.audit.calibrate import DIRECTED, SHARED_NOISE
 
 _NUM = {"type": ["number", "null"]}
 _PROB = {"type": "number", "minimum": 0, "maximum": 1}
@@ -94,7 +94,10 @@ PAIR = _obj({
     "main_signal": {"type": "string"},
     "signals": _obj({
         **{name: _obj({"p": _PROB, "null_scale": _NUM, "ab": _directed(name == "think"),
-                       "ba": _directed(name == "think")}) for name in DIRECTED},
+                       "ba": _directed(name == "think"),
+                       **({"direction_rho": {**_NUM, "description": "the room's correlation of the two directions' z "
+                                             "(shared tables' pace); 'both sides' is their sum over sqrt(2 (1 + rho))"}}
+                          if name in SHARED_NOISE else {})}) for name in DIRECTED},
         "favour": _obj({"p": _PROB, "null_scale": _NUM, "corr_factor": {
                             **_NUM, "description": "variance of the Stouffer sum over its number of signals"},
                         "ab": _obj({"actor": {"type": "string"}, "partner": {"type": "string"}, "z": _NUM}),

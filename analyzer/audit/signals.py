@@ -571,12 +571,14 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
     sigma2 = max(rss, MIN_RSS_SHARE * yty) / dof
     var = np.diag(xtx_inv)[:-1] * sigma2
     mixed = _between_tables(xtx_inv, beta, yty, hands, rank, tables) if tables is not None else None
+    alone = False  # each co-player read on its own: its tables with and without it tell it apart
     if mixed is not None:  # each table one observation, with its own spread (a slow table, a drifting pace)
-        beta, var, dof = mixed
+        beta, var, dof, alone = mixed
         if dof == 0:  # too few tables to tell a co-player from a slow table: no evidence either way
             return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
     p = t_sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
-    ok = (counts >= 2) & (hands - counts >= 2) & (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS)
+    ok = (counts >= 2) & (hands - counts >= 2) & np.isfinite(var) & (
+        alone | (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS))
     z = norm_isf(np.clip(p, 1e-300, P_MAX))
     return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
             for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
@@ -584,7 +586,7 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
 
 def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: int, rank: int,
                     tables: tuple[np.ndarray, np.ndarray, np.ndarray]
-                    ) -> tuple[np.ndarray, np.ndarray, int] | None:
+                    ) -> tuple[np.ndarray, np.ndarray, int, bool] | None:
     """The co-players' coefficients, their variances and degrees of freedom with each table (set of co-players) as
     one observation that has a spread of its own; None when every table holds about one hand (the hand-level fit is
     then the same model). No degrees of freedom (0) when the actor sat at too few tables to tell a co-player's effect
@@ -599,21 +601,36 @@ def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: in
     Laird's moments (a meta-regression: Cochran's Q of the tables' means about the plain fit); the fit is weighted
     by 1 / (sigma^2 / n_t + tau^2), its variances scaled by the tables' own scatter about it when that is larger
     (Knapp and Hartung's adjustment, which holds its level with few tables) and read on a t with tables - rank
-    degrees of freedom. With tau^2 = 0 the coefficients are the plain fit's."""
+    degrees of freedom. With tau^2 = 0 the coefficients are the plain fit's. When the co-players outnumber what the
+    tables can tell apart (fewer than MIN_TABLE_DOF degrees of freedom left), each co-player is read on its own
+    (:func:`_one_at_a_time`)."""
     n, mean, cols = tables
     k = len(n)
     dof_w = hands - k
     if dof_w < 2:
         return None  # a hand or so a table: the tables are the hands
     dof_t = k - rank
-    if dof_t < MIN_TABLE_DOF:
-        return beta, np.full(len(beta) - 1, np.inf), 0
     within = yty - float(n @ (mean * mean))
     sigma2 = max(within, MIN_RSS_SHARE * yty) / dof_w
     p = len(beta)
+    if dof_t < MIN_TABLE_DOF:  # more co-players than tables can tell apart together: each one on its own
+        return (*_one_at_a_time(n, mean, cols, p, sigma2, hands), True)
     x = np.zeros((k, p))
     np.put_along_axis(x, cols, 1.0, axis=1)
     x[:, -1] = 1.0
+    fit, var = _random_tables(x, n, mean, sigma2, hands, dof_t, xtx_inv, beta)
+    return fit, var, dof_t, False
+
+
+def _random_tables(x: np.ndarray, n: np.ndarray, mean: np.ndarray, sigma2: float, hands: int, dof_t: int,
+                   xtx_inv: np.ndarray | None = None, beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The random-effects meta-regression of the tables' mean residuals ``mean`` (over ``n`` hands each, within
+    variance ``sigma2``) on the design ``x`` (tables x coefficients, the intercept last): the coefficients and their
+    Knapp-Hartung variances (but the intercept's). ``xtx_inv``, ``beta``: the plain fit's, when known (weights
+    n_t / sigma^2; the hand-level fit's, as a table's hands share its row)."""
+    if xtx_inv is None or beta is None:
+        xtx_inv = np.linalg.pinv((x * n[:, None]).T @ x, hermitian=True)
+        beta = xtx_inv @ (x.T @ (n * mean))
     q = float(n @ (mean - x @ beta) ** 2) / sigma2  # Cochran's Q about the plain (weights n_t / sigma^2) fit
     g2 = (x * (n * n)[:, None]).T @ x
     denom = (hands - float(np.trace(xtx_inv @ g2))) / sigma2
@@ -622,7 +639,29 @@ def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: in
     m_inv = np.linalg.pinv((x * w[:, None]).T @ x, hermitian=True)
     fit = m_inv @ (x.T @ (w * mean))
     scatter = float(w @ (mean - x @ fit) ** 2) / dof_t
-    return fit, np.diag(m_inv)[:-1] * max(1.0, scatter), dof_t
+    return fit, np.diag(m_inv)[:-1] * max(1.0, scatter)
+
+
+def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, sigma2: float, hands: int
+                   ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each co-player's coefficient on its own (tables with it against tables without it, the others' effects left
+    in the tables' spread), read on a t with tables - 2 degrees of freedom: for an actor who sat with more co-players
+    than tables (long sittings in a big room), where the joint fit has none. A co-player needs 2 tables with it and 2
+    without; too few tables in all (fewer than MIN_TABLE_DOF + 2): no evidence (0 degrees of freedom)."""
+    k = len(n)
+    fit, var = np.zeros(p), np.full(p - 1, np.inf)
+    dof = k - 2
+    if dof < MIN_TABLE_DOF:
+        return fit, var, 0
+    ones = np.ones(k)
+    for j in range(p - 1):
+        has = (cols == j).any(axis=1).astype(np.float64)
+        m = float(has.sum())
+        if m < 2 or k - m < 2:
+            continue
+        b, v = _random_tables(np.column_stack([has, ones]), n, mean, sigma2, hands, dof)
+        fit[j], var[j] = b[0], v[0]
+    return fit, var, dof
 
 
 def _think(lk: pd.DataFrame) -> pd.DataFrame:

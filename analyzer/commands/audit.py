@@ -170,7 +170,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     bar.phase("writing")
     with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
         atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
-        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale",))]
+        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
         # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
         atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
         atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
