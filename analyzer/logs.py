@@ -350,13 +350,41 @@ class OutputError(InputError):
 
 
 def is_special(path: str | os.PathLike[str]) -> bool:
-    """True for an existing path that is not a regular file or folder: a device (/dev/null), a FIFO, a socket.
-    Those are written to directly; replacing them with a regular file would break them."""
+    """True for an existing path that is not a regular file or folder: a device (/dev/null), a FIFO, a socket, or
+    a name of one of this process' open files (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``, whatever the
+    descriptor leads to: a redirect to a regular file too). Those are written to directly; replacing them with a
+    regular file would break them (and renaming over ``/dev/stdout`` would replace the system's link)."""
+    if descriptor_of(path) is not None:
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+_FD_NAME = re.compile(r"^/(?:dev/fd|proc/(?:self|thread-self|\d+)/fd)/(\d+)$")
+_STD_NAME = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor a path names when it is one of this process' open files (``/dev/stdout`` is 1, ``/dev/fd/3``
+    is 3, also through links to those names), else None. Read from the names alone: following the link would give
+    the file the descriptor leads to, e.g. the regular file standard output is redirected to."""
+    name = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # a chain of links, as the system follows them (a loop: not a descriptor)
+        if name in _STD_NAME:
+            return _STD_NAME[name]
+        m = _FD_NAME.match(name)
+        if m is not None:
+            pid = name.split("/")[2] if name.startswith("/proc/") else "self"
+            return int(m.group(1)) if pid in ("self", "thread-self", str(os.getpid())) else None
+        try:
+            link = os.readlink(name)
+        except OSError:  # not a link (or gone): the name is all there is
+            return None
+        name = os.path.normpath(os.path.join(os.path.dirname(name), link))
+    return None
 
 
 def check_not_input(target: str | os.PathLike[str], inputs: Iterable[str]) -> None:
@@ -396,6 +424,14 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
     target = Path(path)
     check_not_input(target, inputs)
     try:
+        fd = descriptor_of(target)
+        if fd is not None:  # one of our open files (-o - is /dev/stdout): written through it, where it stands
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    stream.flush()
+            with os.fdopen(os.dup(fd), "wb") as f:
+                yield f
+            return
         if is_special(target):
             with open(target, "wb") as f:
                 yield f

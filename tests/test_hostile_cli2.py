@@ -289,3 +289,50 @@ def test_report_of_a_hand_no_page_can_replay_says_where_and_why(tmp_path: Path) 
     _clean_exit(r, 2)
     assert "cannot be replayed" in r.output and "problems.jsonl:2: [bad-deal]" in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and not page.exists()
+
+
+# ------------------------------------------------------------ -o naming one of the process' own open files
+
+def test_descriptor_names_are_read_from_the_names_not_from_where_they_lead(tmp_path: Path) -> None:
+    from analyzer.logs import descriptor_of, is_special
+
+    assert [descriptor_of(p) for p in ("/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/7",
+                                       f"/proc/{os.getpid()}/fd/3")] == [1, 2, 1, 7, 3]
+    assert descriptor_of("/proc/1/fd/1") is None or os.getpid() == 1  # another process' descriptor: not ours
+    assert descriptor_of(tmp_path / "page.html") is None and descriptor_of("/dev/null") is None
+    (tmp_path / "to-out").symlink_to("/dev/stdout")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert descriptor_of(tmp_path / "to-out") == 1 and descriptor_of(tmp_path / "loop") is None
+    assert is_special("/dev/stdout") and is_special(tmp_path / "to-out") and not is_special(tmp_path / "loop")
+
+
+@pytest.mark.parametrize("target", ["/dev/fd/1", "link"])
+def test_an_output_named_by_standard_output_writes_into_its_redirect(tmp_path: Path, target: str) -> None:
+    """Standard output redirected to a regular file (``-o - > page.html``): the page is written through the
+    descriptor, into that file, and the command does not add its path after it. (It was written beside
+    ``/dev/stdout`` and renamed over it: the system's link replaced by a regular file, the redirect left empty.)"""
+    if target == "link":  # a link to the process' standard output: what `-o -` and /dev/stdout are
+        (tmp_path / "link").symlink_to("/proc/self/fd/1")
+        target = str(tmp_path / "link")
+    page = tmp_path / "page.html"
+    with open(page, "wb") as out:
+        r = subprocess.run([sys.executable, "-c", "from analyzer.cli import main; main()", "report", str(LEGAL),
+                            "--hand", "sample-plain", "-o", target], cwd=ROOT, stdout=out, stderr=subprocess.PIPE,
+                           timeout=300)
+    assert r.returncode == 0, r.stderr
+    body = page.read_bytes()
+    assert body.startswith(b"<!doctype html>") and body.rstrip().endswith(b"</html>"), body[-200:]
+    assert target.encode() not in body[-300:] and sorted(p.name for p in tmp_path.iterdir() if p.name != "link") == [
+        "page.html"]
+    table = tmp_path / "players.txt"
+    with open(table, "wb") as out:
+        r = subprocess.run([sys.executable, "-c", "from analyzer.cli import main; main()", "players", str(LEGAL),
+                            "--jobs", "1", "-o", target], cwd=ROOT, stdout=out, stderr=subprocess.PIPE, timeout=300)
+    assert r.returncode == 0 and b"skill" in table.read_bytes(), r.stderr
+
+
+def test_validate_refuses_its_page_on_standard_output() -> None:
+    """Standard output carries validate's problems: a page there too would be mixed into them."""
+    r = _run("validate", str(LEGAL), "-o", "-")
+    _clean_exit(r, 2)
+    assert "name a file for the page" in r.output

@@ -300,7 +300,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
     with Progress("report") as bar:  # closed on errors too: the message then has the line to itself
         if hand_id is not None:
             _write_hand(files, hand_id, out, lang, samples, max_samples, dd_samples, seed, max_line_bytes, bar, store)
-            click.echo(out)
+            _announce(out)
             return
         items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
         if player is not None:
@@ -337,4 +337,12 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
                    f"`analyzer validate` explains them", err=True)
-    click.echo(out)
+    _announce(out)
+
+
+def _announce(out: str) -> None:
+    """The page's path on standard output, unless the page itself went there (``-o -``)."""
+    from analyzer.logs import descriptor_of
+
+    if descriptor_of(out) != 1:
+        click.echo(out)

@@ -52,6 +52,12 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
         # (~0.04 s of CPU and wall) for nothing; a user's own setting stands
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     html = out
+    if html is not None:
+        from analyzer.logs import descriptor_of
+
+        if descriptor_of(html) == 1:
+            raise click.BadParameter("standard output carries the problems; name a file for the page (-o page.html)",
+                                     param_hint="-o")
     files = resolve_paths(paths, keep_missing=True)  # a missing path or broken link: an io-error, the rest read
     if html:
         refuse_inputs([html], files)
