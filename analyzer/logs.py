@@ -389,9 +389,20 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
 
 def check_not_input(target: str | os.PathLike[str], inputs: Iterable[str]) -> None:
     """Raise :class:`OutputError` when ``target`` is one of the input files or holds one (an output
-    never overwrites an input). ``inputs`` must be the expanded files (see :func:`expand_paths`)."""
+    never overwrites an input). ``inputs`` must be the expanded files (see :func:`expand_paths`); a folder among them
+    (a decision store read as a whole) may hold no output at all: its files are its own."""
     t = Path(target)
-    if not t.exists() or is_special(t):
+    if is_special(t):
+        return
+    folders = [i for i in inputs if i != "-" and os.path.isdir(i)]
+    if folders:
+        real = Path(os.path.realpath(t))
+        for d in folders:
+            folder = Path(os.path.realpath(d))
+            if real == folder or folder in real.parents:
+                raise OutputError(f"{target}: refusing to write inside {d}, an input (a decision store's folder "
+                                  f"holds its own files only)")
+    if not t.exists():
         return
     for i in inputs:
         if i == "-":  # standard input redirected from a file (``< log.jsonl``) is that file

@@ -512,3 +512,23 @@ def test_a_write_error_of_arrow_names_the_store_not_its_hidden_part(store: Path,
         w.add(_frame(log), ["new0"], ["0"])
     assert caught.value.filename == str(store) and caught.value.strerror == os.strerror(30)
     assert ".tmp" not in str(caught.value)
+
+
+def _digest(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("case", ["players-part", "players-meta", "players-decisions", "report", "audit"])
+def test_no_output_goes_inside_a_decision_store_read_as_input(store: Path, log: Path, tmp_path: Path, case: str) -> None:
+    """The store's files are its own: an output named inside it (one of its parts, its metadata, or a new file)
+    is refused before any work, and the store is left as it was (it was replaced, exit 0)."""
+    before = _digest(store)
+    part = sorted(p.name for p in store.glob("part-*.parquet"))[0]
+    args = {"players-part": ["players", str(store), "-o", str(store / part)],
+            "players-meta": ["players", str(store), "-o", str(store / "_common_metadata")],
+            "players-decisions": ["players", str(log), "--decisions", str(store), "-o", str(store / "t.csv")],
+            "report": ["report", str(log), "--decisions", str(store), "--player", "x", "-o", str(store / "p.html")],
+            "audit": ["audit", str(log), "--decisions", str(store), "--out", str(store)]}[case]
+    code, out = _cli(*args)
+    assert code == 2 and "refusing to write inside" in out and "Traceback" not in out, out
+    assert _digest(store) == before

@@ -72,7 +72,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
     files = resolve_paths(paths)
     out_dir = Path(out)
-    refuse_inputs([out_dir / n for n in OUTPUTS], files)
+    refuse_inputs([out_dir / n for n in OUTPUTS], [*files, *([store_path] if store_path else [])])
     # with --dask the cluster starts now, in the background, while this process imports the audit and reads the logs
     execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, prefork=AUDIT_PREFORK, start=True)
     try:

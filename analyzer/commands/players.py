@@ -133,7 +133,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
     logs = tuple(p for p in paths if p not in parquets)
     if out:  # the expanded inputs: a log found inside a folder counts too
-        refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else [])])
+        refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else []), *([store_path] if store_path else [])])
     try:
         weight = None if ref_weight == "auto" else float(ref_weight)
     except ValueError:

@@ -290,7 +290,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
         raise click.UsageError("give exactly one of --hand, --player, --pair")
     files = resolve_paths(paths)
-    refuse_inputs([out], files)
+    refuse_inputs([out], [*files, *([store_path] if store_path else [])])
     if audit_file and Path(audit_file).exists() and any(f != "-" and os.path.samefile(f, audit_file) for f in files):
         raise click.BadParameter(f"{audit_file} is one of the logs; give the audit.json that `analyzer audit` wrote",
                                  param_hint="--audit")
