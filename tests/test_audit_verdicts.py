@@ -65,6 +65,33 @@ def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
     assert set(out.loc[out["verdict"] != "clear", "a"]) <= set(out.loc[enough, "a"])
 
 
+def test_think_time_alone_is_review_at_most_and_counts_when_play_backs_it() -> None:
+    """Slower together has innocent causes: a pair whose only signal is think time (z 7 both ways) is for review,
+    never flagged, and says why; with a play signal that backs it (exact favour z 3.5) the same pair is flagged."""
+    from analyzer.audit.case import verdict_line
+
+    rng = np.random.default_rng(8)
+    n = 80
+    t = pd.DataFrame({"a": [f"a{i:02d}" for i in range(n)], "b": [f"b{i:02d}" for i in range(n)],
+                      "hands_together": [300] * n, "codev_z": 0.0})
+    for name in DIRECTED:
+        for tag in ("ab", "ba"):
+            t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n)
+    t.loc[0, ["think_ab_z", "think_ba_z"]] = 7.0  # chatty friends: slower together, nothing in the play
+    t.loc[0, [f"{name}_{tag}_z" for name in DIRECTED if name != "think" for tag in ("ab", "ba")]] = 0.0
+    t.loc[1, ["think_ab_z", "think_ba_z"]] = 7.0  # colluders: slower together and favouring each other
+    t.loc[1, [f"{name}_{tag}_z" for name in DIRECTED if name != "think" for tag in ("ab", "ba")]] = 0.0
+    t.loc[1, ["imm_marginal_ab_z", "imm_marginal_ba_z"]] = 3.5
+    out = calibrate(t, Alarm())
+    friends, colluders = out.iloc[0], out.iloc[1]
+    assert friends["main_signal"] == "think" and friends["p_value"] < 1e-5  # strong enough for the alarm ...
+    assert friends["verdict"] == "review" and bool(friends["corroboration_only"])  # ... but it is not raised
+    assert np.isnan(friends["hands_to_alarm"])
+    assert verdict_line(friends)["key"] == "verdict_review_corroboration"
+    assert colluders["verdict"] == "flagged" and not colluders["corroboration_only"]
+    assert verdict_line(colluders)["key"] == "verdict_flagged"
+
+
 def test_hands_to_alarm_follows_the_square_root_law() -> None:
     alpha, k = 1e-5, len(SCORE_SIGNALS)
     z_alpha = stats.norm.isf(alpha / (2 * k))

@@ -105,6 +105,13 @@ def burst_logp(pairs: pd.DataFrame) -> np.ndarray:
     return np.minimum(np.minimum(mean, count) + np.log(BURST_LOOKS), 0.0)
 
 
+#: Signals that corroborate but never raise the alarm alone: being slower together has innocent causes (friends who
+#: talk while they play, a shared room or connection; an independent simulator's honest "chatty friends", 1.4x slower
+#: together and playing as always, were flagged on think alone). A pair whose strongest signal is one of these is
+#: for review at most, unless a play signal backs it (its Bonferroni p over the play signals <= BACKING_P).
+CORROBORATING = ("think",)
+BACKING_P = 0.05
+
 #: Directed signals whose two directions share noise under the null: think time, where both players' times carry
 #: the pace of the tables they shared (a laggy connection, a slow evening), so honest pairs' two z's go together
 #: (correlation ~0.75 across pairs under a lag per sitting) and their sum is wider than sqrt(2).
@@ -218,10 +225,16 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     q = np.ones(len(out))
     q[enough.to_numpy()] = q_values(out["p_value"].to_numpy()[enough.to_numpy()])
     out["q_value"] = q
-    out["flagged"] = (out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr) & enough
+    play = [i for i, name in enumerate(SCORE_SIGNALS) if name not in CORROBORATING]
+    play_logp = (np.minimum(np.log(len(play)) + logs[:, play].min(axis=1), 0.0) if len(out)
+                 else np.zeros(0))
+    alone = np.isin(out["main_signal"].to_numpy(object), CORROBORATING) & (play_logp > np.log(BACKING_P))
+    out["corroboration_only"] = alone
+    out["flagged"] = (out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr) & enough & ~alone
     review = ~out["flagged"] & (out["q_value"] <= alarm.fdr) & enough
     out["verdict"] = np.where(out["flagged"], "flagged", np.where(review, "review", "clear"))
-    out["hands_to_alarm"] = hands_to_alarm(log_p, out["hands_together"].to_numpy(), alarm.alpha)
+    out["hands_to_alarm"] = np.where(alone, np.nan, hands_to_alarm(log_p, out["hands_together"].to_numpy(),
+                                                                    alarm.alpha))
     out.loc[out["flagged"], "hands_to_alarm"] = 0.0
     return out
 

@@ -135,5 +135,7 @@ def verdict_line(row: pd.Series) -> dict[str, Any]:
     """Why the pair has its verdict, as a label key and arguments (score, q, hands to the alarm)."""
     more = row.get("hands_to_alarm")
     more_s = "–" if more is None or not np.isfinite(more) else str(int(more))
-    return {"key": f"verdict_{row['verdict']}", "args": [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}",
-                                                          more_s]}
+    key = f"verdict_{row['verdict']}"
+    if row["verdict"] == "review" and bool(row.get("corroboration_only", False)):
+        key = "verdict_review_corroboration"  # slower together, nothing in the play: review, never the alarm
+    return {"key": key, "args": [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}", more_s]}

@@ -35,6 +35,11 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "verdict_review": "For review: score {0}, q = {1}. Among pairs marked for review at most about 5% are expected "
                           "to be honest, but the evidence is not yet strong enough for the alarm: at this effect, "
                           "about {2} more hands together would reach it.",
+        "verdict_review_corroboration": "For review: score {0}, q = {1}, on think time alone: they are slower "
+                                        "together, but nothing in their play favours each other. Being slower "
+                                        "together has innocent causes (talking while they play, a shared room or "
+                                        "connection), so think time never raises the alarm by itself; a play signal "
+                                        "must back it.",
         "verdict_clear": "Clear: score {0}, q = {1}. Nothing here stands out from the rest of the room.",
         "verdict_flagged_short": "flagged", "verdict_review_short": "review", "verdict_clear_short": "clear",
         "tiers_help": "Flagged: the alarm (a false alarm well under once in 10,000 honest pairs); the command exits 1. "
@@ -116,6 +121,9 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "verdict_flagged": "已标记：嫌疑分 {0}。p 值低于报警线，诚实搭档越过此线的机会远低于万分之一；q = {1}。",
         "verdict_review": "待复核：嫌疑分 {0}，q = {1}。待复核的搭档中预计至多约 5% 是诚实的，但证据还不足以报警："
                           "按目前的效应，大约再同桌 {2} 局即可达到报警线。",
+        "verdict_review_corroboration": "待复核：嫌疑分 {0}，q = {1}，仅凭思考时间：两人同桌时都更慢，但出牌中没有互相"
+                                        "照顾的迹象。同桌变慢可能另有无辜原因（边打边聊、同一房间或网络），因此思考时间"
+                                        "本身从不触发报警，必须有出牌方面的信号佐证。",
         "verdict_clear": "无异常：嫌疑分 {0}，q = {1}。与房间里其他搭档相比没有突出之处。",
         "verdict_flagged_short": "已标记", "verdict_review_short": "待复核", "verdict_clear_short": "无异常",
         "tiers_help": "已标记：报警（诚实搭档误报的机会远低于万分之一），命令以 1 退出。待复核：错误发现率分级"
