@@ -39,8 +39,11 @@ CACHE_VERSION = 5
 #: looks count a seat habit nobody could learn as one of the room's typical size, ``burst.habit_variance``; v11 was
 #: a variant tried and reverted, skipped so its cached results are never read back; v13: the room's habit spread read
 #: without the actors who stand out, ``burst.room_habit_variance``; v14: the think-time fit takes the tables' own
-#: spread as a random effect, ``signals._between_tables``, and flat times as no evidence, ``signals.FLAT_THINK``).
-METHOD_VERSION = 14
+#: spread as a random effect, ``signals._between_tables``, and flat times as no evidence, ``signals.FLAT_THINK``; v15: an
+#: actor with more co-players than tables reads each on its own, ``signals._one_at_a_time``, think's two directions
+#: combined over their room correlation, ``calibrate.direction_correlation``, and think alone never flags,
+#: ``calibrate.CORROBORATING``).
+METHOD_VERSION = 15
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:
