@@ -92,6 +92,17 @@ def _audit_file(tmp_path: Path, doc: object) -> str:
     return str(path)
 
 
+@pytest.mark.parametrize("case", [[], None, {"verdict": {"key": "verdict_flagged", "args": True}}, "NaN"])
+def test_report_audit_whose_case_file_is_not_the_audits_is_a_usage_error(tmp_path: Path, case: object) -> None:
+    """The pair page draws the entry's case file; one not of the shape `analyzer audit` writes (a list, null, a
+    verdict whose args are no list) made the page's script throw: refused, naming where."""
+    audit = _audit_file(tmp_path, {"pairs": [{"players": ["alice", "bob"], "hands_together": 1, "case": case}]})
+    r = _run("report", str(LEGAL), "--pair", "alice,bob", "--audit", audit, "-o", str(tmp_path / "p.html"))
+    _clean_exit(r, 2)
+    assert "pairs/0/case" in r.output and "not an audit file" in r.output, r.output
+    assert not (tmp_path / "p.html").exists()
+
+
 def _together(*ids: str) -> list[SimpleNamespace]:
     return [SimpleNamespace(hand_id=h) for h in ids]
 

@@ -157,6 +157,10 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
                    f"{printable(path)}", err=True)
         entry["evidence"] = evidence = evidence[:MAX_EVIDENCE_SHOWN]
     _shape_error(path, entry, _PAIR_SHAPE, f"pairs/{i}")
+    if "case" in entry:  # the page draws the case file as `analyzer audit` writes it: that shape or nothing
+        from analyzer.audit.schema import CASE
+
+        _shape_error(path, entry["case"], CASE, f"pairs/{i}/case")
     if entry.get("hands_together", 0) > len(together):
         raise click.BadParameter(
             printable(f"{path} says {a} and {b} sat together {entry['hands_together']} hands; the logs hold "
