@@ -93,15 +93,25 @@ class Problem:
         where = f"{self.file or '-'}:{self.line}" if self.line else (self.file or "-")  # a whole file's: no line
         parts = []
         if self.hand_id is not None:
-            parts.append(f"hand {self.hand_id}")
+            parts.append(f"hand {shown_id(self.hand_id)}")
         if self.trick is not None:  # counted from 1 for people too (``trick`` in JSON stays the 0-based index)
             parts.append(f"trick {self.trick + 1}")
         if self.action is not None:
             parts.append(f"move {self.action + 1}")
         if self.seat is not None:
-            parts.append(f"seat {self.seat}" + (f" ({self.player})" if self.player is not None else ""))
+            parts.append(f"seat {self.seat}" + (f" ({shown_id(self.player)})" if self.player is not None else ""))
         ctx = ", ".join(parts)
         return printable(f"{where}: {ctx + ': ' if ctx else ''}[{self.code}] {self.message}")
+
+
+#: The longest id (hand, player) a line or a page shows whole: a hostile log's 40 KB hand id, repeated in each of its
+#: problems, made a validation page of 200 MB from an 11 MB log. JSON output keeps every id whole.
+MAX_SHOWN_ID = 200
+
+
+def shown_id(text: str, limit: int = MAX_SHOWN_ID) -> str:
+    """An id (or message) as lines and pages show it: whole up to ``limit`` characters, else its start and its size."""
+    return text if len(text) <= limit else f"{text[:limit - 40]}... ({len(text):,} characters)"
 
 
 def path_text(name: str) -> str:

@@ -221,3 +221,25 @@ def test_a_gzip_of_millions_of_empty_lines_is_read_quickly(tmp_path: Path) -> No
     from analyzer.logs import generate_lines
 
     assert [x.line for x in generate_lines(str(p))] == [50_000_001]
+
+
+def test_long_hand_ids_are_cut_in_lines_and_pages_not_repeated_whole(tmp_path: Path) -> None:
+    """A 40 KB hand id with 20 problems: each text line and page row shows its start and its size (the page was
+    hundreds of times the log: each problem repeated the whole id); JSON keeps it whole."""
+    from analyzer.report.validation import write_validation_report
+    from analyzer.validate import validate
+
+    long_id = "H" * 40_000
+    o = legal_obj(2, long_id)
+    for act in o["actions"][:20]:
+        act["x"] = 1  # an extra field: one problem a move
+    log = tmp_path / "long.jsonl"
+    log.write_bytes(b"".join(orjson.dumps({**o, "hand_id": f"{long_id}-{i}"}) + b"\n" for i in range(10)))
+    said: list[str] = []
+    summary = validate([str(log)], jobs=1, on_problem=lambda p: said.append(p.format()))
+    assert summary.n_problems >= 200 and all(len(line) < 1000 for line in said)
+    assert "(40,002 characters)" in said[0]
+    assert summary.problems[0].hand_id == f"{long_id}-0"  # the data (JSON) keeps the id whole
+    page = tmp_path / "v.html"
+    write_validation_report(page, [str(log)], summary)
+    assert page.stat().st_size < log.stat().st_size  # was ~20x the log

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from analyzer.logs import decoder, generate_lines
-from analyzer.problems import CODES, Problem, path_text
+from analyzer.problems import CODES, Problem, path_text, shown_id
 from analyzer.report.common import render_page, write_page
 from analyzer.report.views import hand_data
 from analyzer.validate import Summary
@@ -18,6 +18,8 @@ from analyzer.validate import Summary
 #: Problem rows listed on the page, and hands embedded for replay; the counts cover everything.
 MAX_PROBLEM_ROWS = 5000
 MAX_REPLAYED_HANDS = 300
+#: The longest problem message a row shows whole.
+MAX_MESSAGE = 2000
 
 
 def _replayable(files: Sequence[str], problems: Sequence[Problem],
@@ -66,10 +68,14 @@ def write_validation_report(path: str | os.PathLike[str], files: Sequence[str], 
     keys = list(hands)
     index = {k: i for i, k in enumerate(keys)}
     shown = summary.problems[:MAX_PROBLEM_ROWS]
-    rows = [{"file": None if p.file is None else path_text(p.file), "line": p.line, "hand_id": p.hand_id,
+    # ids and messages cut to a readable size (problems.shown_id): a hostile log's long ids, repeated in every
+    # problem of their hand, would make the page hundreds of times the log
+    rows = [{"file": None if p.file is None else path_text(p.file), "line": p.line,
+             "hand_id": None if p.hand_id is None else shown_id(p.hand_id),
              "action": p.action, "trick": p.trick,
              "step": steps.get(id(p), p.action), "seat": p.seat,
-             "player": p.player, "code": p.code, "message": path_text(p.message), "h": index.get((p.file or "", p.line or 0))}
+             "player": None if p.player is None else shown_id(p.player), "code": p.code,
+             "message": shown_id(path_text(p.message), MAX_MESSAGE), "h": index.get((p.file or "", p.line or 0))}
             for p in shown]
     counts = summary.by_code or Counter(p.code for p in summary.problems)  # the summary keeps only the first
     total = max(summary.n_problems, len(summary.problems))
