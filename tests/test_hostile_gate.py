@@ -295,3 +295,24 @@ def test_a_player_id_blank_once_normalised_is_bad_players(blank: str) -> None:
     o["players"][2] = blank + "x"
     [item] = check_lines([Line("f.jsonl", 1, orjson.dumps(o))])
     assert item.check.problems == []
+
+
+def test_id_keys_drop_format_and_blank_characters_at_c_speed() -> None:
+    """The look-alike key drops format (Cf) and blank characters through a translate table (one question a distinct
+    character; an id that NFKC expands 18-fold, U+FDFA, cost 4x more asked a character at a time): the same keys."""
+    import random
+    import unicodedata
+
+    from analyzer.problems import _BLANK, _key
+
+    def reference(text: str) -> str:
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+        return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf" and _BLANK.match(ch) is None).strip()
+
+    rng = random.Random(3)
+    pool = ["a", "B", "é", "e\u0301", "\u200b", "\u00ad", "\u3164", "\ufe0f", "\u2060", " ", "\u3000", "ﬁ", "Ａ",
+            "\U000e0041", "\u202e", "\u034f", "ß", "\ufdfa", "漢"]
+    for _ in range(500):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 12)))
+        assert _key(text) == reference(text), repr(text)
+    assert len(_key("\ufdfa" * 50_000)) == 18 * 50_000
