@@ -715,3 +715,23 @@ def test_an_output_name_near_the_limit_is_written(command: str, tmp_path: Path) 
     r = _run(*args, "-o", str(tmp_path / name))
     _clean_exit(r, 0)
     assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_standard_streams_appended_to_an_input_are_refused(tmp_path: Path, stream: str) -> None:
+    """``analyzer validate log >> log`` read its own problem lines back as new lines of the log, without end: a
+    standard stream that is one of the inputs is a usage error before anything is read."""
+    import subprocess
+    import sys
+
+    log = _log(tmp_path / "logs")
+    before = log.read_bytes()
+    with open(log, "ab") as f:
+        kw = {"stdout": f, "stderr": subprocess.PIPE} if stream == "stdout" else {"stdout": subprocess.PIPE, "stderr": f}
+        r = subprocess.run([sys.executable, "-c", "from analyzer.cli import main; main()", "validate", str(log)],
+                           timeout=120, **kw)
+    assert r.returncode == 2
+    grown = log.read_bytes()
+    assert grown.startswith(before) and len(grown) - len(before) < 400  # at most the one error line (on stderr)
+    if stream == "stdout":
+        assert grown == before and b"is one of the inputs" in r.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -194,7 +195,36 @@ def resolve_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]
         raise click.UsageError(printable(str(e))) from e
     if not found:
         raise click.UsageError(f"no *.jsonl or *.jsonl.gz files under: {printable(' '.join(paths))}")
+    _refuse_streams_into(found)
     return found
+
+
+def _refuse_streams_into(files: list[str]) -> None:
+    """A usage error when standard output or error is one of the input files (``analyzer validate log >> log``: the
+    problems it writes were read back as new lines of the log, without end; nothing writes into its input)."""
+    from analyzer.problems import printable
+
+    streams: dict[tuple[int, int], str] = {}
+    for fd, what in ((1, "standard output"), (2, "standard error")):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            streams[(st.st_dev, st.st_ino)] = what
+    if not streams:
+        return
+    for f in files:
+        if f == "-":
+            continue
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        name = streams.get((st.st_dev, st.st_ino))
+        if name is not None:
+            raise click.UsageError(f"{printable(f)} is one of the inputs and {name} is written into it; "
+                                   f"send {name} elsewhere")
 
 
 def progress(label: str) -> Callable[[int], None] | None:
