@@ -518,7 +518,7 @@ def _digest(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-@pytest.mark.parametrize("case", ["players-part", "players-meta", "players-decisions", "report", "audit"])
+@pytest.mark.parametrize("case", ["players-part", "players-meta", "players-decisions", "report", "audit", "one-part"])
 def test_no_output_goes_inside_a_decision_store_read_as_input(store: Path, log: Path, tmp_path: Path, case: str) -> None:
     """The store's files are its own: an output named inside it (one of its parts, its metadata, or a new file)
     is refused before any work, and the store is left as it was (it was replaced, exit 0)."""
@@ -528,7 +528,8 @@ def test_no_output_goes_inside_a_decision_store_read_as_input(store: Path, log: 
             "players-meta": ["players", str(store), "-o", str(store / "_common_metadata")],
             "players-decisions": ["players", str(log), "--decisions", str(store), "-o", str(store / "t.csv")],
             "report": ["report", str(log), "--decisions", str(store), "--player", "x", "-o", str(store / "p.html")],
-            "audit": ["audit", str(log), "--decisions", str(store), "--out", str(store)]}[case]
+            "audit": ["audit", str(log), "--decisions", str(store), "--out", str(store)],
+            "one-part": ["players", str(store / part), "-o", str(store / "_common_metadata")]}[case]
     code, out = _cli(*args)
     assert code == 2 and "refusing to write inside" in out and "Traceback" not in out, out
     assert _digest(store) == before

@@ -133,7 +133,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
     logs = tuple(p for p in paths if p not in parquets)
     if out:  # the expanded inputs: a log found inside a folder counts too
-        refuse_inputs([out], [*parquets, *(resolve_paths(logs) if logs else []), *([store_path] if store_path else [])])
+        # a part given alone belongs to its store's folder: the folder's files are inputs too
+        stores = [str(Path(p).parent) for p in parquets if p.endswith(".parquet") and looks_like_store(str(Path(p).parent))]
+        refuse_inputs([out], [*parquets, *stores, *(resolve_paths(logs) if logs else []),
+                              *([store_path] if store_path else [])])
     try:
         weight = None if ref_weight == "auto" else float(ref_weight)
     except ValueError:
