@@ -335,6 +335,8 @@ def test_an_output_named_by_standard_output_writes_into_its_redirect(tmp_path: P
     assert body.startswith(b"<!doctype html>") and body.rstrip().endswith(b"</html>"), body[-200:]
     assert target.encode() not in body[-300:] and sorted(p.name for p in tmp_path.iterdir() if p.name != "link") == [
         "page.html"]
+    if target == "/dev/fd/1":
+        return  # the players table through a link, below: the same writer
     table = tmp_path / "players.txt"
     with open(table, "wb") as out:
         r = subprocess.run([sys.executable, "-c", "from analyzer.cli import main; main()", "players", str(LEGAL),
