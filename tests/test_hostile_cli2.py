@@ -349,3 +349,12 @@ def test_validate_refuses_its_page_on_standard_output() -> None:
     r = _run("validate", str(LEGAL), "-o", "-")
     _clean_exit(r, 2)
     assert "name a file for the page" in r.output
+
+
+@pytest.mark.parametrize("lines,why", [(b"", "the input holds no hands"), (b"{not json\n", "the problems above")])
+def test_audit_without_a_valid_hand_says_why(tmp_path: Path, lines: bytes, why: str) -> None:
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(lines)
+    r = _run("audit", str(log), "--out", str(tmp_path / "out"))
+    _clean_exit(r, 2)
+    assert f"analyzer: error: no valid hands to analyse ({why}" in r.output and not (tmp_path / "out").exists()

@@ -165,7 +165,9 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         click.echo(f"... and {len(result.problems) - 20} more problems (all in audit.json)", err=True)
     audit = result.result
     if audit["valid_hands"] == 0 and not _certain_cheats(audit):  # proven cheating is an audit's finding, valid or not
-        click.echo("analyzer: error: no valid hands to analyse (the problems above; `analyzer validate` lists them all)", err=True)
+        why = ("the problems above; `analyzer validate` lists them all" if result.problems
+               else "the input holds no hands")
+        click.echo(f"analyzer: error: no valid hands to analyse ({why})", err=True)
         sys.exit(2)
     bar.phase("writing")
     with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
