@@ -226,7 +226,7 @@ def blank_id(ids: Sequence[str]) -> int | None:
     """The first position of ``ids`` whose id is blank once normalised (only spaces, zero-width or other format
     characters: :func:`id_key` is empty), or None. Such an id names nobody a person could see."""
     for i, x in enumerate(ids):
-        if not (x.strip() if x.isascii() else id_key(x)):
+        if not id_key(x):
             return i
     return None
 

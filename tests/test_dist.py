@@ -51,10 +51,11 @@ def test_betabinomial_pmf_equals_scipy() -> None:
 
 
 @pytest.mark.parametrize("values", [[3.0, 1.0, 2.0], [1, 1, 1, 1], [2, 1, 2, 1, 3, 2], list(range(50))[::-1],
-                                    RNG.integers(0, 5, 300).tolist(), RNG.normal(size=301).tolist(), [4.0]])
+                                    RNG.integers(0, 5, 300).tolist(), RNG.normal(size=301).tolist(), [4.0],
+                                    [1.0, float("nan"), 2.0]])
 def test_average_ranks_equal_scipy(values: list[float]) -> None:
     v = np.asarray(values)
-    assert np.array_equal(dist.rank_average(v), stats.rankdata(v, method="average"))
+    assert np.array_equal(dist.rank_average(v), stats.rankdata(v, method="average"), equal_nan=True)
 
 
 def test_spearman_equals_scipy() -> None:

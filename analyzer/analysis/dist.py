@@ -67,6 +67,8 @@ def betabinom_pmf(k: np.ndarray, n: float, a: float, b: float) -> np.ndarray:
 def rank_average(v: np.ndarray) -> np.ndarray:
     """Ranks 1..n of ``v``, ties given their average rank (``scipy.stats.rankdata(v, method="average")``)."""
     v = np.asarray(v).ravel()
+    if v.dtype.kind == "f" and np.isnan(v).any():  # scipy's nan_policy="propagate": no ranks at all
+        return np.full(len(v), np.nan)
     order = np.argsort(v, kind="mergesort")
     sorted_v = v[order]
     starts = np.flatnonzero(np.r_[True, sorted_v[1:] != sorted_v[:-1]])  # the first place of each distinct value

@@ -54,12 +54,12 @@ class OptionArrays:
 
 class OptionsError(ValueError):
     """``options`` texts that are not the analysis' options (a list of objects with a card and four values each):
-    rows from outside this analyzer, e.g. a decision store changed after it was written. ``row``: the first such
-    text's place among those read, ``text`` the text itself (a caller with the rows names its hand and move)."""
+    rows from outside this analyzer, e.g. a decision store changed after it was written. ``text``: the first such
+    text (a caller with the rows names its hand and move)."""
 
-    def __init__(self, message: str, row: int | None = None, text: str | None = None) -> None:
+    def __init__(self, message: str, text: str | None = None) -> None:
         super().__init__(message)
-        self.row, self.text = row, text
+        self.text = text
 
 
 def option_arrays(texts: Sequence[str | None], keys: tuple[str, ...] = ()) -> OptionArrays:
@@ -76,9 +76,9 @@ def option_arrays(texts: Sequence[str | None], keys: tuple[str, ...] = ()) -> Op
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
         row, why = _first_bad(texts, keys)
         text = texts[row] if row is not None else None
-        shown = f"; the {row + 1}th row's options begin {str(text)[:60]!r}" if row is not None else ""
+        shown = f"; row {row + 1} of those read has options beginning {str(text)[:60]!r}" if row is not None else ""
         raise OptionsError(f"the decision rows' options do not read as this analyzer writes them "
-                           f"({why or f'{type(e).__name__}: {str(e)[:200]}'}){shown}", row, text) from e
+                           f"({why or f'{type(e).__name__}: {str(e)[:200]}'}){shown}", text) from e
 
 
 def _first_bad(texts: Sequence[str | None], keys: tuple[str, ...]) -> tuple[int | None, str]:
