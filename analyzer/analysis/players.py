@@ -16,7 +16,7 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
   predicted matches of the true-deal best, per 100 decisions) and ``dd_z`` its z. Honest players
   of a higher level also beat the model a little (their own judgement is better than ours), so
   ``level_z`` compares ``dd_z`` with honest players of the same fitted level: a robust regression of
-  dd_z on log skill across the room (scikit-learn's Huber regressor, which few cheaters cannot pull),
+  dd_z on log skill across the room (Huber's, :mod:`analyzer.analysis.robust`, which few cheaters cannot pull),
   residuals scaled by their robust spread, widened as a prediction interval where the curve is
   extrapolated (a lone expert above the room's levels). ``partner``/``partner_z``: the co-player with
   whom the player's surplus is largest compared with the hands without them (per-hand Welch z).
@@ -73,10 +73,10 @@ def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
     if ok.sum() < MIN_PEERS:  # too few peers for a level curve: the model's own z
         out[ok] = dd_z[ok]
         return out
-    from sklearn.linear_model import HuberRegressor
+    from analyzer.analysis.robust import huber_line
 
-    reg = HuberRegressor().fit(x[ok, None], dd_z[ok])
-    r = dd_z - reg.predict(x[:, None])
+    intercept, slope, _ = huber_line(x[ok], dd_z[ok])
+    r = dd_z - (intercept + slope * x)
     spread = max(1.0, 1.4826 * float(np.median(np.abs(r[ok] - np.median(r[ok])))))
     # a prediction interval, not the curve's value alone: a player far above (or below) the room's
     # levels sits where the curve is extrapolated, and a lone expert must not read as a cheater

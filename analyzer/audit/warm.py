@@ -71,8 +71,7 @@ def warm_reasons() -> None:
     """Load, in this process, the kernel the shown rows' reasons are scored with (``strategy.score``, as
     :func:`analyzer.analysis.reasons.fill_reasons` does at the audit's end). Where the analysis runs on Dask
     workers, the command's own process never loaded it, and its first reason waited ~0.75 s for numba (its first
-    kernel in that process) while every worker was idle. Then scikit-learn's robust regression, which the player
-    table's join imports on its first use (``analysis.players._level_z``): ~0.3 s more the workers would wait for."""
+    kernel in that process) while every worker was idle."""
     from analyzer.strategy import score
     from analyzer.variants.bieqi import DEFAULT_RULES, VARIANT, State
 
@@ -80,7 +79,6 @@ def warm_reasons() -> None:
     deal = VARIANT.deal_masks(rec, [])
     if deal is not None:
         score(State(deal, rec.rules or DEFAULT_RULES))
-    import sklearn.linear_model  # noqa: F401
 
 
 def warm_reasons_soon() -> threading.Thread:
