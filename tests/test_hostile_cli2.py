@@ -358,3 +358,19 @@ def test_audit_without_a_valid_hand_says_why(tmp_path: Path, lines: bytes, why: 
     r = _run("audit", str(log), "--out", str(tmp_path / "out"))
     _clean_exit(r, 2)
     assert f"analyzer: error: no valid hands to analyse ({why}" in r.output and not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- output names that would drive a terminal
+
+@pytest.mark.parametrize("command", ["report", "decisions", "simulate"])
+def test_an_output_name_with_control_characters_is_echoed_escaped(tmp_path: Path, command: str) -> None:
+    """A name given with an escape sequence (here one that would clear the screen) is printed escaped, whatever line
+    echoes it: the page's path (report), the store's (decisions), the log's (simulate)."""
+    name = str(tmp_path / "out\x1b[2J")
+    args = {"report": ["report", str(LEGAL), "--hand", "sample-plain", "-o", name + ".html", *FAST],
+            "decisions": ["decisions", str(LEGAL), "-o", name, *FAST],
+            "simulate": ["simulate", "--hands", "2", "--players", "4", "-o", name + ".jsonl"]}[command]
+    r = _analyzer(*args)
+    assert r.returncode == 0, r.stderr
+    said = r.stdout + r.stderr
+    assert b"\x1b" not in said and b"out\\x1b[2J" in said

@@ -32,6 +32,7 @@ from analyzer.commands.common import (
     samples_option,
     seed_option,
 )
+from analyzer.problems import printable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +133,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
                                      execution=execution)
         with open_output(target, inputs=files) as f:
             frame.to_parquet(f, index=False)
-        click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {out}"
+        click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {printable(str(out))}"
                    + (f"; {n_bad} invalid hand(s) left out" if n_bad else ""), err=True)
         sys.exit(0)
     problems: list[Problem] = []
@@ -186,7 +187,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
         bad = {(p.file, p.line) for p in problems}
         for p in problems[:20]:
             click.echo(p.format(), err=True)
-        click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {out}"
+        click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {printable(str(out))}"
                    + (f" ({reused[0]} hands already there)" if reused[0] else "")
                    + (f"; {len(bad)} invalid hand(s) left out" if bad else "")
                    + (f"; {sum(others.values())} hand(s) of {', '.join(sorted(others))} left out: only hands of "

@@ -29,6 +29,7 @@ from analyzer.commands.common import (
     seed_option,
     store_settings,
 )
+from analyzer.problems import printable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +133,6 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
     the decisions, as without --audit, and says that its measures are not evidence of collusion)."""
     if path is None:
         return None
-    from analyzer.problems import printable
     from analyzer.validate import _short, load_strict
 
     try:
@@ -220,8 +220,6 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     if found is None:
         raise click.BadParameter(f"no hand {hand_id!r} in the input", param_hint="--hand")
     if found.variant is None:
-        from analyzer.problems import printable
-
         why = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
         more = f" (and {len(found.check.problems) - 3} more)" if len(found.check.problems) > 3 else ""
         raise click.UsageError(printable(f"hand {hand_id!r} ({found.file}:{found.line}) is not a record a page can "
@@ -231,25 +229,22 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
     except ValueError as e:  # a hand no page can show: a usage error, with where it is and what the validator says
-        from analyzer.problems import printable
-
         said = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
         raise click.UsageError(printable(f"{e} ({found.file}:{found.line}{': ' + said if said else ''})")) from e
     bar.close()
     if again:
-        click.echo(f"hand id {hand_id!r} is used {1 + len(again)} times; the page shows the first, {found.file}:"
-                   f"{found.line} (also at {', '.join(again[:3])}{', ...' if len(again) > 3 else ''})", err=True)
+        click.echo(printable(f"hand id {hand_id!r} is used {1 + len(again)} times; the page shows the first, "
+                             f"{found.file}:{found.line} (also at {', '.join(again[:3])}{', ...' if len(again) > 3 else ''})"),
+                   err=True)
     if not found.ok:
-        click.echo(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they happen; "
-                   f"its replay ends where the validator's does", err=True)
+        click.echo(printable(f"hand {hand_id!r} has {len(found.check.problems)} problem(s), marked where they "
+                             f"happen; its replay ends where the validator's does"), err=True)
 
 
 def _once(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
     """A click callback: the option's one value (None when not given); given twice it is a usage error, not the last
     value kept without a word (a page shows one hand, one player or one pair)."""
     if len(value) > 1:
-        from analyzer.problems import printable
-
         shown = ", ".join(repr(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
         what = {"hand_id": "hand", "audit_file": "audit file"}.get(param.name or "", param.name)
         raise click.BadParameter(printable(f"given {len(value)} times ({shown}); give it once: a page shows one "
@@ -349,4 +344,4 @@ def _announce(out: str) -> None:
     from analyzer.logs import descriptor_of
 
     if descriptor_of(out) != 1:
-        click.echo(out)
+        click.echo(printable(out))  # a path given with control characters does not drive the terminal

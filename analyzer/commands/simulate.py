@@ -18,6 +18,7 @@ from analyzer.commands.common import (
     refuse_inputs,
     seed_option,
 )
+from analyzer.problems import printable
 from analyzer.simulate import simulator, simulators
 
 #: The standard room's defaults (analyzer.simulate.room.Options), repeated so --help imports no
@@ -101,7 +102,7 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
 
     with Progress("simulate") as bar:  # simulating and writing go together, record by record
         n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
-    click.echo(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else ""), err=True)
+    click.echo(printable(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else "")), err=True)
     sys.exit(0)
 
 
