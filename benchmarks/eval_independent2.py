@@ -81,7 +81,8 @@ def summary(name: str, truth: dict, audit: dict, players: list[dict]) -> None:
     print(f"  true pairs: {'; '.join(shown) or 'none'}")
     print(f"  honest pairs flagged: {len(flagged)}{': ' + '; '.join(flagged) if flagged else ''}; review: "
           f"{len(review)}{': ' + '; '.join(review) if review else ''}; top honest score {top:.2f}")
-    print(f"  players flagged: {', '.join(r['player'] + (' (cheater)' if r['player'] in cheaters else ' (HONEST)') for r in marked) or 'none'}"
+    named = ", ".join(r["player"] + (" (cheater)" if r["player"] in cheaters else " (HONEST)") for r in marked)
+    print(f"  players flagged: {named or 'none'}"
           + "".join(f"; lone cheater {c}: q {next((r['signal_q'] for r in players if r['player'] == c), 'absent')}"
                     for c in lone), flush=True)
 
