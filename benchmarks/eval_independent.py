@@ -48,6 +48,20 @@ def audit(log: Path, jobs: int) -> dict:
         return json.loads((Path(out) / "audit.json").read_text())
 
 
+def honest_marked(pairs: list[dict], true: set[tuple[str, ...]], friends: set[tuple[str, ...]]
+                  ) -> tuple[list[str], list[str]]:
+    """The honest pairs (not in ``true``) flagged and those for review, each said as names (friends marked), score and
+    main signal."""
+    honest = [p for p in pairs if tuple(sorted(p["players"])) not in true]
+
+    def said(p: dict) -> str:
+        return (f"{'+'.join(p['players'])}{' (friends)' if tuple(sorted(p['players'])) in friends else ''} "
+                f"{p['score']:.1f} {p['main_signal']}")
+
+    return ([said(p) for p in honest if p["verdict"] == "flagged"],
+            [said(p) for p in honest if p["verdict"] == "review"])
+
+
 def summary(name: str, truth: dict, a: dict) -> None:
     pairs = a["pairs"]
     rank = {tuple(sorted(p["players"])): i + 1 for i, p in enumerate(pairs)}
@@ -62,14 +76,7 @@ def summary(name: str, truth: dict, a: dict) -> None:
         p = by.get(k)
         shown.append(f"{'+'.join(k)} {p['verdict']} {p['score']:.1f} rank {rank[k]} ({p['main_signal']}, "
                      f"{p['hands_together']} h)" if p else f"{'+'.join(k)} not audited")
-    honest = [p for p in pairs if tuple(sorted(p["players"])) not in true]
-
-    def said(p: dict) -> str:
-        return (f"{'+'.join(p['players'])}{' (friends)' if tuple(sorted(p['players'])) in friends else ''} "
-                f"{p['score']:.1f} {p['main_signal']}")
-
-    flagged = [said(p) for p in honest if p["verdict"] == "flagged"]
-    review = [said(p) for p in honest if p["verdict"] == "review"]
+    flagged, review = honest_marked(pairs, true, friends)
     print(f"{name}: {a['hands']} hands, {len(pairs)} pairs")
     print(f"  true pairs: {'; '.join(shown) or 'none (honest room)'}")
     print(f"  honest flagged: {len(flagged)}{': ' + '; '.join(flagged) if flagged else ''}")

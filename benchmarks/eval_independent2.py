@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from eval_independent import honest_marked  # benchmarks/ is the script's folder: on the path
+
 ROOT = Path(__file__).resolve().parents[1]
 ROOMS = ("honest_search_twins:11", "honest_mirror:11", "honest_clones:11", "blockers:11", "honest_highcover:12",
          "coll_behind:11", "coll_signal:11", "coll_sacrifice:11", "coll_oneway:11", "coll_late:11",
@@ -66,15 +68,8 @@ def summary(name: str, truth: dict, audit: dict, players: list[dict]) -> None:
                          f"{p['hands_together']} h)")
         else:
             shown.append(f"{'+'.join(k)} not audited")
-    honest = [p for p in pairs if tuple(sorted(p["players"])) not in true]
-
-    def said(p: dict) -> str:
-        return (f"{'+'.join(p['players'])}{' (friends)' if tuple(sorted(p['players'])) in friends else ''} "
-                f"{p['score']:.1f} {p['main_signal']}")
-
-    flagged = [said(p) for p in honest if p["verdict"] == "flagged"]
-    review = [said(p) for p in honest if p["verdict"] == "review"]
-    top = max((p["score"] for p in honest), default=0.0)
+    flagged, review = honest_marked(pairs, true, friends)
+    top = max((p["score"] for p in pairs if tuple(sorted(p["players"])) not in true), default=0.0)
     marked = [r for r in players if r["flag"] == "True"]
     lone = [c["player"] for c in truth.get("cheaters", [])]
     print(f"{name}: {audit['hands']} hands, {len(pairs)} pairs")
