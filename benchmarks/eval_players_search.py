@@ -2,7 +2,7 @@
 who see hidden cards: rooms of the independent simulator (benchmarks/independent_sim.py), cut to their first 500 /
 1,000 / 2,400 hands.
 
-    python benchmarks/eval_players_search.py                       # the default rooms below (~10 min on 2 cores)
+    python benchmarks/eval_players_search.py                       # the default rooms below (~40 min the first time)
     python benchmarks/eval_players_search.py --rooms honest_friends:1 peek_all:1 --cuts 1000,2400
     PYTHONPATH=/other/checkout python benchmarks/eval_players_search.py   # the same rooms read by other code
 
@@ -39,9 +39,11 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_ROOMS = ("honest_friends:1", "honest_friends:2", "honest_friends:3", "honest_chatty:2", "honest_casual:3",
-                 "honest_longtables:1", "share:1", "cover_only:1", "peek_all:1", "peek_one:1", "peek_half:1",
-                 "peek_heur:1")
+DEFAULT_ROOMS = ("honest_friends:1", "honest_friends:2", "honest_friends:4", "honest_friends:5", "honest_friends:6",
+                 "honest_chatty:3", "honest_chatty:4", "honest_casual:1", "honest_casual:3", "honest_longtables:1",
+                 "honest_longtables:2", "honest_mentor:1", "honest_club:1", "honest_habits:1", "share:1", "share:2",
+                 "cover_only:1", "trio:1", "block:1", "peek_all:1", "peek_all:2", "peek_half:1", "peek_half:2",
+                 "peek_heur:1", "peek_heur:2", "peek_one:1", "peek_one:2")
 PEEK_STYLES = ("peek_all", "peek_one", "peek_half", "peek_heur")
 PEEKERS = 2
 
@@ -182,6 +184,34 @@ def role(truth: dict, player: str) -> str:
     return "search" if kind.startswith("lookahead") else "honest"
 
 
+def by_kind(frame: pd.DataFrame, player: str) -> dict[str, float]:
+    """The player's true-deal surplus z on covers and on plays, predicted by one fit over all their decisions and
+    (where the code has it) by the fits kind by kind (``players._signal_fits``)."""
+    from analyzer.analysis import players
+    from analyzer.analysis.skill import choice_probabilities, fit_choice, loss_matrices
+
+    from analyzer.analysis.options import option_arrays
+
+    rows = frame[frame["player"] == player].reset_index(drop=True)
+    parsed = option_arrays(rows["options"].tolist(), ("loss", "loss_ref", "loss_dd"))
+    losses, chosen = loss_matrices(rows, parsed=parsed)
+    own, ref, dd = losses["loss"], losses["loss_ref"], losses["loss_dd"]
+    pooled = fit_choice(own, ref, chosen)
+    fits = {"one fit": (np.full(len(rows), pooled.a), np.full(len(rows), pooled.b))}
+    if hasattr(players, "_signal_fits"):
+        fits["by kind"] = players._signal_fits(own, ref, chosen, players._strata(rows, parsed), pooled)
+    has = np.isfinite(dd).any(axis=1) & (np.where(np.isfinite(dd), dd, 0) > 0).any(axis=1)
+    best = np.argmin(dd, axis=1)
+    cover = (rows["kind"] == "cover").to_numpy()
+    out = {}
+    for name, (a, b) in fits.items():
+        p = choice_probabilities(own, ref, a, b)[np.arange(len(rows)), best]
+        excess, var = np.where(has, (chosen == best) - p, 0.0), np.where(has, p * (1 - p), 0.0)
+        for kind, m in (("covers", cover), ("plays", ~cover)):
+            out[f"{name}: {kind}"] = float(excess[m].sum() / np.sqrt(var[m].sum()))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rooms", nargs="+", default=list(DEFAULT_ROOMS))
@@ -189,6 +219,8 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=2400)
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "eval_players_search")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--by-kind", action="store_true",
+                    help="also each search bot's and cheater's surplus z on covers and on plays (whole rooms)")
     args = ap.parse_args()
     from analyzer.analysis.players import player_table
 
@@ -207,6 +239,12 @@ def main() -> None:
             print(show[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"), flush=True)
             for _, r in t.iterrows():
                 rows.append({"room": spec, "cut": cut, **{c: r[c] for c in cols}})
+        if args.by_kind:
+            whole = frame.drop(columns="_n")
+            for p in sorted(str(p) for p in whole["player"].unique() if role(truth, str(p)) != "honest"):
+                z = by_kind(whole, p)
+                print(f"   {p} ({role(truth, p)}) true-deal surplus z: "
+                      + ", ".join(f"{k} {v:+.2f}" for k, v in z.items()))
     all_ = pd.DataFrame(rows)
     print("\nsummary over rooms and cuts (level_z mean / max, flagged / players)")
     for (rl, cut), g in all_.assign(kind=all_["role"].str.replace(r":.*", "", regex=True)).groupby(["role", "cut"]):

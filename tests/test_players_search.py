@@ -14,25 +14,27 @@ import orjson
 import pandas as pd
 import pytest
 
-from analyzer.analysis.dist import t_sf
+from analyzer.analysis.dist import norm_sf
 from analyzer.analysis.players import (
-    MIN_DECISIONS,
     _signal_fits,
     _strata,
     player_table,
     player_table_by_player,
 )
+from analyzer.analysis.options import option_arrays
 from analyzer.analysis.skill import choice_probabilities, fit_choice, loss_matrices
 
+KEYS = ("loss", "loss_ref", "loss_dd")
 CARDS = [r + s for s in "SHDC" for r in "A23456789TJQK"]
-ZERO = [0.0] * 4
+ZERO = [0.0] * 4  # rollouts' per-seat values sum to zero (every deal's scores do); the learned model's need not
+MODEL = [1.5, -0.25, 0.5, 0.0]
 
 
 def _room(seed: int, players: dict[str, tuple[float, float, float]], hands: int = 240, per_hand: int = 10
           ) -> pd.DataFrame:
     """Decision rows of ``players`` (name -> sharpness on V for covers, for plays (inf: always the best), share of
     decisions where the true-deal best is picked), four at a hand, ``per_hand`` decisions a hand; the last three of a
-    hand valued by rollouts (``samples_used`` > 0)."""
+    hand valued by rollouts (their per-seat values sum to zero)."""
     rng = np.random.default_rng(seed)
     names = list(players)
     rows = []
@@ -55,11 +57,11 @@ def _room(seed: int, players: dict[str, tuple[float, float, float]], hands: int 
                 c = int(rng.choice(k, p=w / w.sum()))
             cards = rng.choice(52, k, replace=False)
             kind = "cover" if cover else "play"
-            opts = [{"card": CARDS[cards[i]], "kind": kind, "ev": ZERO, "ev_dd": ZERO, "loss": float(own.max() - own[i]),
+            ev = ZERO if j >= per_hand - 3 else MODEL
+            opts = [{"card": CARDS[cards[i]], "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": float(own.max() - own[i]),
                      "loss_dd": float(true.max() - true[i]), "loss_ref": float(ref.max() - ref[i])} for i in range(k)]
             rows.append({"hand_id": f"h{h:04d}", "action": j, "seat": seat, "player": seated[seat],
-                         **{f"p{q}": seated[q] for q in range(4)}, "kind": kind,
-                         "samples_used": 8 if j >= per_hand - 3 else 0, "chosen": CARDS[cards[c]],
+                         **{f"p{q}": seated[q] for q in range(4)}, "kind": kind, "chosen": CARDS[cards[c]],
                          "options": orjson.dumps(opts).decode(), "regret": float(own.max() - own[c]),
                          "think_ms": math.nan, "difficulty": 0.0})
     return pd.DataFrame(rows)
@@ -71,11 +73,12 @@ HONEST = {f"h{i}": (s, s, 0.0) for i, s in enumerate([0.5, 1.0, 1.5, 2.0, 3.0, 4
 def _kind_z(frame: pd.DataFrame, player: str, stratified: bool) -> tuple[float, float]:
     """The player's true-deal surplus z on covers and on plays, predicted by the per-kind fits or by one fit."""
     rows = frame[frame["player"] == player].reset_index(drop=True)
-    losses, chosen = loss_matrices(rows)
+    parsed = option_arrays(rows["options"].tolist(), KEYS)
+    losses, chosen = loss_matrices(rows, parsed=parsed)
     own, ref, dd = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     pooled = fit_choice(own, ref, chosen)
     if stratified:
-        a, b = _signal_fits(own, ref, chosen, _strata(rows), pooled)
+        a, b = _signal_fits(own, ref, chosen, _strata(rows, parsed), pooled)
     else:
         a, b = np.full(len(rows), pooled.a), np.full(len(rows), pooled.b)
     best = np.argmin(dd, axis=1)
@@ -97,18 +100,25 @@ def test_a_player_sharp_on_covers_and_loose_on_plays_is_predicted_kind_by_kind()
 
 
 def test_strata_are_cover_or_play_times_model_or_rollouts() -> None:
-    frame = pd.DataFrame({"kind": ["play", "cover", "play", "cover"], "samples_used": [0, 0, 8, 8]})
-    assert _strata(frame).tolist() == [0, 2, 1, 3]
-    assert _strata(frame.drop(columns=["kind", "samples_used"])).tolist() == [0, 0, 0, 0]  # older rows: one kind
+    """From the options alone (what every path of the table reads): their kind, and rollouts' zero-sum values."""
+    def text(kind: str, ev: list[float], spaced: bool = False) -> str:
+        opts = [{"card": c, "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": 0.0, "loss_dd": 0.0} for c in ("2S", "3S")]
+        return orjson.dumps(opts).decode().replace(":", ": ") if spaced else orjson.dumps(opts).decode()
+    texts = [text("play", MODEL), text("cover", MODEL), text("play", [3.01, -1.0, -1.0, -1.0]),
+             text("cover", ZERO, spaced=True), "[]", text("play", [1.0, 0.0, -1.0, 0.03])]
+    frame = pd.DataFrame({"options": texts})
+    assert _strata(frame, option_arrays(texts, KEYS)).tolist() == [0, 2, 1, 3, 0, 0]
 
 
 def test_a_kind_with_few_decisions_keeps_the_players_fit_over_all() -> None:
     frame = _room(2, HONEST, hands=60)
     rows = frame[frame["player"] == "h3"].reset_index(drop=True)
-    losses, chosen = loss_matrices(rows)
+    parsed = option_arrays(rows["options"].tolist(), KEYS)
+    losses, chosen = loss_matrices(rows, parsed=parsed)
     own, ref = losses["loss"], losses["loss_ref"]
     pooled = fit_choice(own, ref, chosen)
-    strata = _strata(rows)
+    strata = _strata(rows, parsed)
+    assert len(np.unique(strata)) == 4
     a, b = _signal_fits(own, ref, chosen, strata, pooled)
     for s in np.unique(strata):
         m = strata == s
@@ -121,18 +131,13 @@ def test_a_kind_with_few_decisions_keeps_the_players_fit_over_all() -> None:
 @pytest.mark.parametrize("seed", [3, 4])
 def test_honest_players_of_every_kind_are_not_flagged_and_a_peeker_is(seed: int) -> None:
     """Honest players of many levels, two split players (a fixed cover rule, loose plays) and a peeker that picks the
-    true-deal best on 60% of its decisions: only the peeker is flagged, by its level."""
+    true-deal best on 60% of its decisions: only the peeker is flagged, by its level (its p is the level's)."""
     players = {**HONEST, "split": (math.inf, 0.3, 0.0), "split2": (math.inf, 1.0, 0.0), "peeker": (2.0, 2.0, 0.6)}
     table = player_table(_room(seed, players)).set_index("player")
     honest = table.drop(index="peeker")
     assert not honest["flag"].any(), honest[["level_z", "signal_q"]]
     assert table.loc["peeker", "flag"] and table.loc["peeker", "level_z"] > 3, table.loc["peeker"]
-    # the level's p is read on a t with the peers less the curve's two parameters as degrees of freedom (x 2: the
-    # stronger of the level and partner parts), wider than the normal's
-    peers = int((table["decisions"] >= MIN_DECISIONS).sum())
-    p_level = min(1.0, 2.0 * float(t_sf(table.loc["peeker", "level_z"], peers - 2)))
-    assert table.loc["peeker", "signal_p"] == pytest.approx(p_level, rel=1e-9)
-    assert p_level > 2.0 * float(t_sf(table.loc["peeker", "level_z"], 1e9))
+    assert table.loc["peeker", "signal_p"] == pytest.approx(2.0 * float(norm_sf(table.loc["peeker", "level_z"])))
 
 
 def test_the_table_player_by_player_is_the_whole_tables() -> None:

@@ -22,8 +22,7 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
   residuals scaled by their robust spread, widened as a prediction interval where the curve is
   extrapolated (a lone expert above the room's levels). ``partner``/``partner_z``: the co-player with
   whom the player's surplus is largest compared with the hands without them (per-hand Welch z).
-  ``signal_p``: one-sided p of the stronger of the two (the level's on a t with the peers - 2 degrees of
-  freedom: the curve and its spread are estimated from them; Bonferroni over the two and over
+  ``signal_p``: one-sided p of the stronger of the two (Bonferroni over the two and over
   co-players); ``signal_q``: Benjamini-Hochberg over the players; ``flag``: q <= FLAG_Q.
 """
 
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.analysis.dist import bh_adjust, norm_isf, norm_sf, spearman_rho, t_sf
+from analyzer.analysis.options import OptionArrays, option_arrays
 from analyzer.analysis.skill import Choice, Fit, choice_probabilities, fit_choice, fit_weight, loss_matrices, rate_by
 
 Z_95 = 1.959964
@@ -47,6 +47,8 @@ FLAG_Q = 0.01
 #: Decisions of one kind (cover / play, valued by the learned model / by rollouts) a player needs before the signal's
 #: prediction fits that kind on its own; fewer, and the player's fit over all decisions predicts them
 MIN_STRATUM = 30
+#: Per-seat values that sum to within this of zero are rollouts' (four seats, each rounded to 0.01 in the texts)
+ZERO_SUM = 0.025
 #: Weight of the reference policy's judgement in the loss the headline is measured in (its yardstick on
 #: the reference set): 0 (default) = the evaluator's values alone; None = fitted on the room
 #: (analysis.skill.fit_weight). Any weight lets players who copy the heuristic catch up with a search
@@ -71,13 +73,20 @@ def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
     return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
 
 
-def _strata(frame: pd.DataFrame) -> np.ndarray:
-    """Each row's kind of decision for the signal's prediction: cover or play, times valued by the learned model or
-    by rollouts (``samples_used`` > 0: the endgame under ``--policy model``, every decision under the rollout
-    policies). Rows without the columns are one kind."""
+def _strata(frame: pd.DataFrame, parsed: OptionArrays) -> np.ndarray:
+    """Each row's kind of decision for the signal's prediction, from its options (the columns every path of the
+    table reads): cover or play (the options' ``kind``), times valued by rollouts or by the learned model. Rollouts
+    average final scores over deals, and every deal's four scores sum to zero, so their per-seat values do (to the
+    texts' rounding, ZERO_SUM); the model predicts each seat apart (under ``--policy model`` the rollouts are the
+    endgame's). A row without options, or options without ``kind``, is a play valued by the model."""
     n = len(frame)
-    cover = (frame["kind"].astype(str).to_numpy() == "cover") if "kind" in frame else np.zeros(n, bool)
-    rolled = (frame["samples_used"].to_numpy() > 0) if "samples_used" in frame else np.zeros(n, bool)
+    cover = frame["options"].astype(str).str.contains(r'"kind"\s*:\s*"cover"', regex=True).to_numpy(bool)
+    rolled = np.zeros(n, bool)
+    has = parsed.count > 0
+    if has.any():
+        off = np.abs(parsed.ev.sum(axis=1)) if len(parsed.ev) else np.zeros(0)
+        worst = np.maximum.reduceat(off, parsed.start[has]) if len(off) else np.zeros(0)
+        rolled[has] = worst <= ZERO_SUM
     return cover.astype(np.int64) * 2 + rolled.astype(np.int64)
 
 
@@ -191,7 +200,8 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    losses, chosen = loss_matrices(frame)  # each row's options parsed once
+    parsed = option_arrays(frame["options"].tolist(), ("loss", "loss_ref", "loss_dd"))  # each row's options parsed once
+    losses, chosen = loss_matrices(frame, parsed=parsed)
     own, ref, dd_losses = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     n = len(frame)
     ar = np.arange(n)
@@ -210,7 +220,7 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     order = np.argsort(players, kind="stable")
     keys, starts = np.unique(players[order], return_index=True)
     groups = {str(k): order[a:b] for k, a, b in zip(keys, starts, list(starts[1:]) + [n])}
-    strata = _strata(frame)
+    strata = _strata(frame, parsed)
     a_row, b_row = np.zeros(n), np.zeros(n)
     for p, i in groups.items():
         a_row[i], b_row[i] = _signal_fits(own[i], ref[i], chosen[i], strata[i], rated[p][1])
@@ -263,11 +273,7 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
     weight = out.attrs["ref_weight"]
     ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
     out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
-    # the level curve is fitted on the room's players: read as a prediction interval is, on a t with as many degrees
-    # of freedom as the peers leave the curve's two parameters (the spread is estimated from those same peers)
-    peers = int(ok.sum())
-    p_level = t_sf(out["level_z"].to_numpy(float), peers - 2) if peers >= MIN_PEERS else norm_sf(
-        out["level_z"].to_numpy(float))
+    p_level = norm_sf(out["level_z"].to_numpy(float))
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm_sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])
     p = np.minimum(1.0, 2.0 * np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0))
