@@ -13,7 +13,9 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
   i.e. its loss is 0), ``mean_loss`` (normalised), ``mean_regret`` (points) with its 95% interval.
 - The signal. A player who sees hidden cards picks the option that is best *on the true deal* more
   often than their own-information skill predicts. ``dd_excess``: that surplus (observed minus
-  predicted matches of the true-deal best, per 100 decisions) and ``dd_z`` its z. Honest players
+  predicted matches of the true-deal best, per 100 decisions) and ``dd_z`` its z; predicted by the player's
+  model fitted on each kind of decision apart (cover / play, valued by the learned model / by rollouts,
+  :func:`_signal_fits`: one sharpness for all read a search player's rule-sharp covers as surplus). Honest players
   of a higher level also beat the model a little (their own judgement is better than ours), so
   ``level_z`` compares ``dd_z`` with honest players of the same fitted level: a robust regression of
   dd_z on log skill across the room (Huber's, :mod:`analyzer.analysis.robust`, which few cheaters cannot pull),
@@ -33,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from analyzer.analysis.dist import bh_adjust, norm_isf, norm_sf, spearman_rho, t_sf
-from analyzer.analysis.skill import Fit, choice_probabilities, fit_weight, loss_matrices, rate_by
+from analyzer.analysis.options import OptionArrays, option_arrays
+from analyzer.analysis.skill import Choice, Fit, choice_probabilities, fit_choice, fit_weight, loss_matrices, rate_by
 
 Z_95 = 1.959964
 MIN_TIMED = 5  # decisions with think times needed before think time is set against difficulty
@@ -41,6 +44,11 @@ MIN_PEERS = 8  # players (with MIN_DECISIONS) needed to calibrate against the ro
 MIN_DECISIONS = 50
 MIN_TOGETHER = 15  # hands with and without a co-player before comparing the two
 FLAG_Q = 0.01
+#: Decisions of one kind (cover / play, valued by the learned model / by rollouts) a player needs before the signal's
+#: prediction fits that kind on its own; fewer, and the player's fit over all decisions predicts them
+MIN_STRATUM = 30
+#: Per-seat values that sum to within this of zero are rollouts' (four seats, each rounded to 0.01 in the texts)
+ZERO_SUM = 0.025
 #: Weight of the reference policy's judgement in the loss the headline is measured in (its yardstick on
 #: the reference set): 0 (default) = the evaluator's values alone; None = fitted on the room
 #: (analysis.skill.fit_weight). Any weight lets players who copy the heuristic catch up with a search
@@ -63,6 +71,44 @@ def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
         rho = spearman_rho(diff[ok], think[ok])
         slope = float(np.polyfit(diff[ok], think[ok], 1)[0])
     return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
+
+
+def _strata(frame: pd.DataFrame, parsed: OptionArrays) -> np.ndarray:
+    """Each row's kind of decision for the signal's prediction, from its options (the columns every path of the
+    table reads): cover or play (the options' ``kind``), times valued by rollouts or by the learned model. Rollouts
+    average final scores over deals, and every deal's four scores sum to zero, so their per-seat values do (to the
+    texts' rounding, ZERO_SUM); the model predicts each seat apart (under ``--policy model`` the rollouts are the
+    endgame's). A row without options, or options without ``kind``, is a play valued by the model."""
+    n = len(frame)
+    cover = frame["options"].astype(str).str.contains(r'"kind"\s*:\s*"cover"', regex=True).to_numpy(bool)
+    rolled = np.zeros(n, bool)
+    has = parsed.count > 0
+    if has.any():
+        off = np.abs(parsed.ev.sum(axis=1)) if len(parsed.ev) else np.zeros(0)
+        worst = np.maximum.reduceat(off, parsed.start[has]) if len(off) else np.zeros(0)
+        rolled[has] = worst <= ZERO_SUM
+    return cover.astype(np.int64) * 2 + rolled.astype(np.int64)
+
+
+def _signal_fits(own: np.ndarray, ref: np.ndarray, chosen: np.ndarray, strata: np.ndarray,
+                 pooled: Choice) -> tuple[np.ndarray, np.ndarray]:
+    """One player's choice model (a, b per row) behind the signal's prediction: fitted on each kind of decision
+    (:func:`_strata`) with MIN_STRATUM or more decisions, the fit over all of them (``pooled``) elsewhere.
+
+    One sharpness for every decision underfits a player who is sharper on some kinds than on others (a search
+    player whose covers follow a fixed rule, a player the rollouts' values describe better than the model's): the
+    model then spreads the sharp kind's choices over options the player never picks, and where the player's rule
+    is better than our evaluator its hits of the true-deal best read as surplus. Every input is the player's own
+    information (the options' values and the heuristic's preferences), so a finer fit cannot learn the hidden
+    cards: what a player who sees them gains on the true deal stays surplus."""
+    a = np.full(len(own), pooled.a)
+    b = np.full(len(own), pooled.b)
+    for s in np.unique(strata):
+        m = strata == s
+        if m.sum() >= MIN_STRATUM and m.sum() < len(own):
+            c = fit_choice(own[m], ref[m], chosen[m])
+            a[m], b[m] = c.a, c.b
+    return a, b
 
 
 def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -154,7 +200,8 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    losses, chosen = loss_matrices(frame)  # each row's options parsed once
+    parsed = option_arrays(frame["options"].tolist(), ("loss", "loss_ref", "loss_dd"))  # each row's options parsed once
+    losses, chosen = loss_matrices(frame, parsed=parsed)
     own, ref, dd_losses = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     n = len(frame)
     ar = np.arange(n)
@@ -166,12 +213,17 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     chosen_loss = own[ar, chosen]  # match rate and mean loss: the evaluator's own view, as the rows say
     # the true-deal view: which option was best on the real cards, and how likely the player's own
     # fitted model (the two-direction fit behind the rating: it describes heuristic players' choices,
-    # which the values alone misjudge, so an honest steady player's hits are predicted, not "excess")
-    # made it
+    # which the values alone misjudge, so an honest steady player's hits are predicted, not "excess";
+    # fitted on each kind of decision apart, _signal_fits) made it
     has_dd = np.isfinite(dd_losses).any(axis=1) & (np.where(np.isfinite(dd_losses), dd_losses, 0) > 0).any(axis=1)
     dd_best = np.argmin(dd_losses, axis=1)
-    a_row = np.array([rated[p][1].a for p in players])
-    b_row = np.array([rated[p][1].b for p in players])
+    order = np.argsort(players, kind="stable")
+    keys, starts = np.unique(players[order], return_index=True)
+    groups = {str(k): order[a:b] for k, a, b in zip(keys, starts, list(starts[1:]) + [n])}
+    strata = _strata(frame, parsed)
+    a_row, b_row = np.zeros(n), np.zeros(n)
+    for p, i in groups.items():
+        a_row[i], b_row[i] = _signal_fits(own[i], ref[i], chosen[i], strata[i], rated[p][1])
     p_dd = choice_probabilities(own, ref, a_row, b_row)[ar, dd_best]
     hit = (chosen == dd_best).astype(float)
     excess = np.where(has_dd, hit - p_dd, 0.0)
@@ -182,9 +234,6 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
         seats = seating.drop_duplicates("hand_id").set_index("hand_id")[[f"p{s}" for s in range(4)]].astype(str)
     hands_all = pd.Series(seats.to_numpy().ravel()).value_counts()
     names = sorted(set(players.tolist()) | (set(hands_all.index) if seating is not None else set()))
-    order = np.argsort(players, kind="stable")
-    keys, starts = np.unique(players[order], return_index=True)
-    groups = {str(k): order[a:b] for k, a, b in zip(keys, starts, list(starts[1:]) + [n])}
     hand_ids = frame["hand_id"].astype(str).to_numpy()
     regret = frame["regret"].to_numpy(float)
     think = frame["think_ms"].to_numpy(float)
