@@ -77,7 +77,11 @@ def summary(name: str, truth: dict, audit: dict, players: list[dict]) -> None:
     print(f"  honest pairs flagged: {len(flagged)}{': ' + '; '.join(flagged) if flagged else ''}; review: "
           f"{len(review)}{': ' + '; '.join(review) if review else ''}; top honest score {top:.2f}")
     named = ", ".join(r["player"] + (" (cheater)" if r["player"] in cheaters else " (HONEST)") for r in marked)
-    print(f"  players flagged: {named or 'none'}"
+    honest_q = [(float(r["signal_q"]), r["player"]) for r in players
+                if r["player"] not in cheaters and r["signal_q"] not in ("", "nan")]
+    least = min(honest_q, default=None)
+    print(f"  players flagged: {named or 'none'}; smallest honest player q "
+          f"{f'{least[0]:.3g} ({least[1]})' if least else 'none'}"
           + "".join(f"; lone cheater {c}: q {next((r['signal_q'] for r in players if r['player'] == c), 'absent')}"
                     for c in lone), flush=True)
 
