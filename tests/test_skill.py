@@ -244,3 +244,26 @@ def test_the_skill_scale_curve_is_the_models_mean_expected_loss(weight: float) -
     empty = loss.copy()
     empty[5] = np.inf  # a decision without options: the model is undefined there
     assert np.isnan(skill._curve(Reference(empty, ref, "test"), weight)[1]).all()
+
+
+def test_a_fit_started_elsewhere_finds_the_same_optimum() -> None:
+    """``fit_choice(start=...)`` (the player table's kind-by-kind fits start from the player's pooled fit): the
+    likelihood is convex, so any start reaches the optimum the default start reaches."""
+    from analyzer.analysis.skill import fit_choice
+
+    rng = np.random.default_rng(3)
+    n, k = 400, 5
+    loss = np.abs(rng.normal(0.0, 1.0, (n, k)))
+    loss[np.arange(n), rng.integers(0, k, n)] = 0.0
+    ref = np.abs(rng.normal(0.0, 1.0, (n, k)))
+    loss[rng.random((n, k)) < 0.2] = np.inf  # fewer options in some rows
+    loss[:, 0] = np.where(np.isfinite(loss[:, 0]), loss[:, 0], 0.0)
+    z = np.where(np.isfinite(loss), -(1.7 * loss + 0.6 * ref), -np.inf)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    chosen = (p.cumsum(axis=1) < rng.random(n)[:, None]).sum(axis=1)
+    base = fit_choice(loss, ref, chosen)
+    assert 1.0 < base.a < 2.5 and 0.2 < base.b < 1.1  # near the model that made the choices
+    for start in ((0.0, 0.0), (base.a, base.b), (8.0, 3.0), (float("nan"), 1.0)):
+        got = fit_choice(loss, ref, chosen, start=start)
+        assert abs(got.a - base.a) < 1e-5 and abs(got.b - base.b) < 1e-5, start

@@ -80,7 +80,9 @@ def _strata(frame: pd.DataFrame, parsed: OptionArrays) -> np.ndarray:
     texts' rounding, ZERO_SUM); the model predicts each seat apart (under ``--policy model`` the rollouts are the
     endgame's). A row without options, or options without ``kind``, is a play valued by the model."""
     n = len(frame)
-    cover = frame["options"].astype(str).str.contains(r'"kind"\s*:\s*"cover"', regex=True).to_numpy(bool)
+    # the value "cover" is written nowhere else in the options (their keys, numbers and card codes): a substring
+    # test, with or without spaces around the colon
+    cover = np.fromiter(('"cover"' in str(t) for t in frame["options"].tolist()), bool, count=n)
     rolled = np.zeros(n, bool)
     has = parsed.count > 0
     if has.any():
@@ -106,7 +108,7 @@ def _signal_fits(own: np.ndarray, ref: np.ndarray, chosen: np.ndarray, strata: n
     for s in np.unique(strata):
         m = strata == s
         if m.sum() >= MIN_STRATUM and m.sum() < len(own):
-            c = fit_choice(own[m], ref[m], chosen[m])
+            c = fit_choice(own[m], ref[m], chosen[m], start=(pooled.a, pooled.b))
             a[m], b[m] = c.a, c.b
     return a, b
 
