@@ -100,19 +100,7 @@ def peek_room(style: str, seed: int, out: Path, hands: int) -> None:
                         hs[s], cs[s] = set(unseen[i:i + n_h]), unseen[i + n_h:i + n_h + n_c]
                         i += n_h + n_c
                 for o in opts:
-                    h = g.copy()
-                    h.hands, h.covered = [set(x) for x in hs], [list(x) for x in cs]
-                    h.push(kind, o)
-                    while not h.done():
-                        kk, oo = h.options()
-                        if len(oo) == 1:
-                            c = oo[0]
-                        elif kk == "cover":
-                            c = min(oo, key=lambda c: sim.cover_cost(h, h.turn, c, h.hands[h.turn]))
-                        else:
-                            c = max(oo, key=lambda c: sim.play_value(h, h.turn, c, h.hands[h.turn]))
-                        h.push(kk, c)
-                    tot[o] += sim.settle(h.covered, h.last7, h.lastact)["scores"][me]
+                    tot[o] += sim.greedy_playout(g, hs, cs, kind, o)[me]
             m = max(tot.values())
             return self.rng.choice([o for o in opts if tot[o] == m])
 

@@ -309,23 +309,28 @@ class Player:
                     cs[s] = unseen[i:i + ncov[s]]
                     i += ncov[s]
             for o in opts:
-                h = g.copy()
-                h.hands = [set(x) for x in hs]
-                h.covered = [list(x) for x in cs]
-                h.push(kind, o)
-                while not h.done():
-                    kk, oo = h.options()
-                    if len(oo) == 1:
-                        c = oo[0]
-                    elif kk == "cover":
-                        c = min(oo, key=lambda c: cover_cost(h, h.turn, c, h.hands[h.turn]))
-                    else:
-                        c = max(oo, key=lambda c: play_value(h, h.turn, c, h.hands[h.turn]))
-                    h.push(kk, c)
-                r = settle(h.covered, h.last7, h.lastact)
-                tot[o] += r["scores"][me]
+                tot[o] += greedy_playout(g, hs, cs, kind, o)[me]
         m = max(tot.values())
         return rng.choice([o for o in opts if tot[o] == m])
+
+
+def greedy_playout(g, hs, cs, kind, o):
+    """Final scores of the game ``g`` on the deal of hands ``hs`` and covers ``cs`` after option ``o`` (of ``kind``),
+    everyone then playing greedily (the lookahead's rollout)."""
+    h = g.copy()
+    h.hands = [set(x) for x in hs]
+    h.covered = [list(x) for x in cs]
+    h.push(kind, o)
+    while not h.done():
+        kk, oo = h.options()
+        if len(oo) == 1:
+            c = oo[0]
+        elif kk == "cover":
+            c = min(oo, key=lambda c: cover_cost(h, h.turn, c, h.hands[h.turn]))
+        else:
+            c = max(oo, key=lambda c: play_value(h, h.turn, c, h.hands[h.turn]))
+        h.push(kk, c)
+    return settle(h.covered, h.last7, h.lastact)["scores"]
 
 
 # ----------------------------------------------------------------------------- colluding decisions
