@@ -24,8 +24,9 @@ judgement (``loss_ref``: the strategy features' preference, normalised the same 
 
 from __future__ import annotations
 
-import math
 import functools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -260,35 +261,31 @@ def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray,
     n = len(losses)
     if n == 0:
         return Choice(math.nan, math.nan, np.full((2, 2), math.nan), 0)
-    fin, x, y = _padded(losses, ref_losses)
+    fin, x, y = (np.ascontiguousarray(v) for v in _padded(losses, ref_losses))
     ar = np.arange(n)
     cx, cy = float(x[ar, chosen].sum()), float(y[ar, chosen].sum())
     has_ref = bool(np.any(y != 0))  # rows without the policy's losses: b cannot be told, keep it 0
     hi = np.array([SKILL_MAX, SKILL_MAX if has_ref else 0.0])
 
-    # the model last evaluated: a step taken is evaluated (``value``), then differentiated at the same point
-    last: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
+    # the model's sums at the point last evaluated (one compiled pass over the options: kernels.choice): a step
+    # taken is evaluated (``value``), then differentiated at the same point
+    last: dict[tuple[float, float], tuple[float, float, float, float, float, float]] = {}
+    fit_terms = _fit_terms()
 
-    def policy(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def terms(t: np.ndarray) -> tuple[float, float, float, float, float, float]:
         key = (float(t[0]), float(t[1]))
         if key not in last:
             last.clear()
-            last[key] = _policy(fin, x, y, *key)
+            last[key] = fit_terms(x, y, fin, *key)
         return last[key]
 
     def value(t: np.ndarray) -> float:
-        _, lz = policy(t)
-        return float(t[0] * cx + t[1] * cy + lz.sum())
+        return float(t[0] * cx + t[1] * cy + terms(t)[0])
 
     def derivatives(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p, _ = policy(t)
-        px, py = p * x, p * y
-        mx, my = px.sum(1), py.sum(1)
-        g = np.array([cx - mx.sum(), cy - my.sum()])
+        _, ex, ey, hxx, hxy, hyy = terms(t)
         # the observed information: the sum over decisions of the covariance of (loss, ref) under the model
-        hxy = float(((px * y).sum(1) - mx * my).sum())
-        h = np.array([[float(((px * x).sum(1) - mx * mx).sum()), hxy], [hxy, float(((py * y).sum(1) - my * my).sum())]])
-        return g, h
+        return np.array([cx - ex, cy - ey]), np.array([[hxx, hxy], [hxy, hyy]])
 
     t = np.array([0.5, 0.5 if has_ref else 0.0])
     if start is not None and all(math.isfinite(v) for v in start):
@@ -328,6 +325,14 @@ def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray,
     else:
         cov = np.linalg.pinv(h)
     return Choice(float(t[0]), float(t[1]), cov, n)
+
+
+def _fit_terms() -> Callable[..., tuple[float, float, float, float, float, float]]:
+    """The compiled sums of the model at a point (``kernels.choice.fit_terms``), loaded once a process."""
+    from analyzer.kernels import choice
+
+    choice.ready("fit_terms")
+    return choice.fit_terms  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=1)

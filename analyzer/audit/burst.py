@@ -55,8 +55,6 @@ CHOICE_WEIGHT_FLOOR = 0.25
 #: decisions whichever way the room is chunked (the fit stays a sum over chunks), at 1 / FIT_EVERY of the cost; two
 #: parameters per player need far fewer decisions than a player has.
 FIT_EVERY = 4
-#: Decisions per block when the grid's log-likelihoods are summed (bounds the memory: block x grid x options).
-_GRID_BLOCK = 256
 
 
 #: The options' keys the choice weights read (``skill.loss_matrices``).
@@ -79,31 +77,19 @@ def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups:
     """Per group (the acting player) the log-likelihood of its choices under P(k) ∝ exp(-(a loss_k + b ref_k))
     at every (a, b) of CHOICE_GRID x CHOICE_GRID (columns a-major): sums, so chunks add up.
 
-    Decisions are taken by their number of options n (only the finite ones: the rows are padded to 13, most
-    decisions have 2-4), in blocks, so the grid's exponentials are n per decision, not 13; a decision with one
-    option adds 0 (its choice is certain)."""
+    One compiled pass over the rows (``kernels.choice.grid_loglik``): each decision's exponentials are its n offered
+    options' (the rows are padded to 13, most decisions have 2-4), not 13; a decision with one option adds 0 (its
+    choice is certain)."""
+    from analyzer.kernels import choice
+
     g = len(CHOICE_GRID)
     out = np.zeros((n_groups, g * g))
-    fin = np.isfinite(loss)
-    x = np.where(fin, loss, 0.0)
-    y = np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
-    ar = np.arange(len(x))
-    cx, cy = x[ar, chosen], y[ar, chosen]
-    n_opt = fin.sum(axis=1)
-    order = np.argsort(~fin, axis=1, kind="stable")  # each row's finite options first, in their order
-    a_grid = CHOICE_GRID[None, :, None, None]
-    b_grid = CHOICE_GRID[None, None, :, None]
-    for n in np.unique(n_opt[n_opt > 1]):
-        rows = np.flatnonzero(n_opt == n)
-        for lo in range(0, len(rows), _GRID_BLOCK):
-            r = rows[lo:lo + _GRID_BLOCK]
-            cols = order[r, :n]
-            xs, ys = x[r[:, None], cols], y[r[:, None], cols]
-            z = -(a_grid * xs[:, None, None, :] + b_grid * ys[:, None, None, :])  # (m, g, g, n)
-            top = z.max(axis=3)
-            lse = top + np.log(np.exp(z - top[..., None]).sum(axis=3))
-            ll = -(a_grid[..., 0] * cx[r, None, None] + b_grid[..., 0] * cy[r, None, None]) - lse
-            np.add.at(out, groups[r], ll.reshape(len(r), g * g))
+    fin = np.ascontiguousarray(np.isfinite(loss))
+    x = np.ascontiguousarray(np.where(fin, loss, 0.0))
+    y = np.ascontiguousarray(np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0))
+    choice.ready("grid_loglik")
+    choice.grid_loglik(x, y, fin, np.asarray(chosen, np.int64), np.asarray(groups, np.int64),
+                       CHOICE_GRID.astype(np.float64), out)
     return out
 
 
