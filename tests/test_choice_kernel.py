@@ -125,3 +125,15 @@ def test_a_fresh_process_loads_the_choice_kernels_from_the_cache():
     subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     assert out.stdout.strip() == "[(True, 1), (True, 1)]"
+
+
+def test_indices_out_of_range_are_an_error_not_a_read_past_the_arrays():
+    loss, ref, chosen = _rows(3, 10)
+    bad = chosen.copy()
+    bad[4] = 13
+    with pytest.raises(IndexError, match="chosen"):
+        choice_loglik(loss, ref, bad, np.zeros(10, np.int64), 1)
+    with pytest.raises(IndexError, match="groups"):
+        choice_loglik(loss, ref, chosen, np.full(10, 2, np.int64), 2)
+    with pytest.raises(IndexError, match="groups"):
+        choice_loglik(loss, ref, chosen, np.zeros(9, np.int64), 1)

@@ -87,9 +87,13 @@ def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups:
     fin = np.ascontiguousarray(np.isfinite(loss))
     x = np.ascontiguousarray(np.where(fin, loss, 0.0))
     y = np.ascontiguousarray(np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0))
+    chosen, groups = np.asarray(chosen, np.int64), np.asarray(groups, np.int64)
+    # the kernel indexes without bounds checks: an index out of range is an error here, as numpy's would be
+    for name, v, top in (("chosen", chosen, x.shape[1]), ("groups", groups, n_groups)):
+        if len(v) != len(x) or (len(v) and (int(v.min()) < 0 or int(v.max()) >= top)):
+            raise IndexError(f"choice_loglik: {name} out of range for {len(x)} rows")
     choice.ready("grid_loglik")
-    choice.grid_loglik(x, y, fin, np.asarray(chosen, np.int64), np.asarray(groups, np.int64),
-                       CHOICE_GRID.astype(np.float64), out)
+    choice.grid_loglik(x, y, fin, chosen, groups, CHOICE_GRID.astype(np.float64), out)
     return out
 
 
