@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from analyzer.cards import BIG_JOKER, FULL_DECK, format_card, parse_card, scan
@@ -364,10 +364,11 @@ KINDS = ["borrow-with-live", "wrong-lender", "card-not-held", "empty-hand-acts",
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), kind=st.sampled_from(KINDS))
+@example(seed=2_317_014_337, kind="bad-lend")  # 20 hands from here held no joker borrow to plant it on (random run)
 def test_each_planted_problem_is_caught_at_its_action(seed: int, kind: str) -> None:
     rng = random.Random(seed)
     planted = None
-    for k in range(20):  # a random hand may have no place for this kind (no borrow of the joker, say)
+    for k in range(400):  # a random hand may have no place for this kind (a borrow of the joker is rare)
         planted = _plant(random_record(seed + k), kind, rng)
         if planted:
             break
