@@ -103,11 +103,11 @@ def _table(level: list[float], partner_z: list[float], tested: list[int]) -> pd.
 def test_a_part_not_read_is_not_counted_in_the_bonferroni() -> None:
     """The signal's p is the stronger part's, times the parts read: a player with no co-player compared has the
     level part alone (not doubled); a player with both has twice the stronger (the partner's already times the
-    co-players compared); a player with neither has none."""
+    co-players compared); a player with neither has p 1, as before (one of the players BH counts)."""
     t = room_columns(_table([3.0, 3.0, math.nan, 1.0], [math.nan, 1.0, 3.5, 3.5], [0, 5, 4, 4])).set_index("player")
     assert t.loc["p0", "signal_p"] == pytest.approx(float(norm_sf(3.0)))
     assert t.loc["p1", "signal_p"] == pytest.approx(2.0 * float(norm_sf(3.0)))
     assert t.loc["p2", "signal_p"] == pytest.approx(4.0 * float(norm_sf(3.5)))
     assert t.loc["p3", "signal_p"] == pytest.approx(2.0 * 4.0 * float(norm_sf(3.5)))
     none = room_columns(_table([math.nan], [math.nan], [0]))
-    assert math.isnan(none["signal_p"].iloc[0]) and not none["flag"].iloc[0]
+    assert none["signal_p"].iloc[0] == 1.0 and not none["flag"].iloc[0]

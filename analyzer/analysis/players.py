@@ -311,10 +311,11 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm_sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])
     # Bonferroni over the parts read: a player with no co-player to compare (too few hands with or without each)
-    # has the level part alone, and its p is not doubled for a test that was not made
+    # has the level part alone, and its p is not doubled for a test that was not made; a player with neither
+    # part keeps p 1 (a hypothesis among the players that BH counts, as before)
     parts = np.isfinite(both).sum(axis=0)
     least = np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0)
-    p = np.where(parts > 0, np.minimum(1.0, parts * np.where(parts > 0, least, 0.0)), math.nan)
+    p = np.where(parts > 0, np.minimum(1.0, parts * np.where(parts > 0, least, 0.0)), 1.0)
     out["signal_p"] = p
     out["signal_q"] = _bh(p)
     out["flag"] = (out["signal_q"] <= FLAG_Q).fillna(False).astype(bool)
