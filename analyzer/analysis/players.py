@@ -17,12 +17,13 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
   model fitted on each kind of decision apart (cover / play, valued by the learned model / by rollouts,
   :func:`_signal_fits`: one sharpness for all read a search player's rule-sharp covers as surplus). Honest players
   of a higher level also beat the model a little (their own judgement is better than ours), so
-  ``level_z`` compares ``dd_z`` with honest players of the same fitted level: a robust regression of
-  dd_z on log skill across the room (Huber's, :mod:`analyzer.analysis.robust`, which few cheaters cannot pull),
-  residuals scaled by their robust spread, widened as a prediction interval where the curve is
+  ``level_z`` compares the surplus with honest players of the same fitted level: a robust regression of
+  dd_excess on log skill across the room (Huber's, :mod:`analyzer.analysis.robust`, which few cheaters cannot
+  pull), each residual read against its own sampling error and the honest players' spread between them (a
+  random-effects reading, :func:`_level_z`), widened as a prediction interval where the curve is
   extrapolated (a lone expert above the room's levels). ``partner``/``partner_z``: the co-player with
   whom the player's surplus is largest compared with the hands without them (per-hand Welch z).
-  ``signal_p``: one-sided p of the stronger of the two (Bonferroni over the two and over
+  ``signal_p``: one-sided p of the stronger of the two (Bonferroni over the parts read and over
   co-players); ``signal_q``: Benjamini-Hochberg over the players; ``flag``: q <= FLAG_Q.
 """
 
@@ -113,26 +114,54 @@ def _signal_fits(own: np.ndarray, ref: np.ndarray, chosen: np.ndarray, strata: n
     return a, b
 
 
-def _level_z(dd_z: np.ndarray, skill: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """dd_z against honest players of the same fitted level: residual of a robust fit of dd_z on log
-    skill over the room, over the residuals' robust spread (at least 1, the spread of a true z)."""
-    out = np.full(len(dd_z), math.nan)
+def _level_z(excess: np.ndarray, skill: np.ndarray, ok: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
+    """The true-deal surplus against honest players of the same fitted level: each player's surplus (``excess``,
+    per 100 decisions, with its sampling standard error ``se`` from the model's binomial variance) less a robust
+    line of the room's surplus on log skill, over the spread an honest player of that level shows there.
+
+    Honest players stray from the curve by more than their sampling error: each one's judgement beats or misses
+    the model by a margin of its own, the same in every decision, so that part (``tau``, :func:`_between`) does
+    not shrink with decisions. A residual is read against sqrt(tau^2 + se^2) (a random-effects reading), widened
+    as a prediction interval where the curve is extrapolated (a lone expert above or below the room's levels must
+    not read as a cheater). Without ``se`` (every se 1: ``excess`` is then ``dd_z``) this is the former reading:
+    the dd_z residual over max(1, its robust spread), widened alike; it scaled the between-player part by each
+    player's own se, so a player with fewer decisions than its peers was read against their larger z."""
+    out = np.full(len(excess), math.nan)
+    se = np.ones(len(excess)) if se is None else se
     x = np.log(np.clip(skill, 1e-3, None))
     if ok.sum() < MIN_PEERS:  # too few peers for a level curve: the model's own z
-        out[ok] = dd_z[ok]
+        out[ok] = excess[ok] / se[ok]
         return out
     from analyzer.analysis.robust import huber_line
 
-    intercept, slope, _ = huber_line(x[ok], dd_z[ok])
-    r = dd_z - (intercept + slope * x)
-    spread = max(1.0, 1.4826 * float(np.median(np.abs(r[ok] - np.median(r[ok])))))
-    # a prediction interval, not the curve's value alone: a player far above (or below) the room's
-    # levels sits where the curve is extrapolated, and a lone expert must not read as a cheater
+    intercept, slope, _ = huber_line(x[ok], excess[ok])
+    r = excess - (intercept + slope * x)
+    tau = _between(r[ok], se[ok])
     xs = x[ok]
     sxx = float(((xs - xs.mean()) ** 2).sum())
     lever = 1.0 / len(xs) + ((x - xs.mean()) ** 2 / sxx if sxx > 0 else np.zeros(len(x)))
-    out[ok] = r[ok] / (spread * np.sqrt(1.0 + lever[ok]))
+    # the curve's own error at the player's level: a typical peer's spread times the leverage
+    typical = tau * tau + float(np.median(se[ok] ** 2))
+    out[ok] = r[ok] / np.sqrt(tau * tau + se[ok] ** 2 + typical * lever[ok])
     return out
+
+
+def _between(r: np.ndarray, se: np.ndarray) -> float:
+    """The between-player spread ``tau`` of residuals ``r`` with sampling errors ``se``: the smallest tau >= 0 with
+    which r / sqrt(tau^2 + se^2) has a robust spread (1.4826 x median absolute deviation) of at most 1."""
+    def spread(tau: float) -> float:
+        u = r / np.sqrt(tau * tau + se * se)
+        return 1.4826 * float(np.median(np.abs(u - np.median(u))))
+
+    if spread(0.0) <= 1.0:
+        return 0.0
+    lo, hi = 0.0, 1.4826 * float(np.median(np.abs(r - np.median(r)))) + float(se.max())
+    while spread(hi) > 1.0:  # the bracket: widened until the standardised spread is 1 or less
+        lo, hi = hi, 2.0 * hi
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if spread(mid) > 1.0 else (lo, mid)
+    return hi
 
 
 def _partner_z(excess: np.ndarray, hand: np.ndarray, me: str, seats: pd.DataFrame) -> tuple[str, int, float, int]:
@@ -261,6 +290,7 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
             "regret_hi": mean + half if k > 1 else math.nan,
             "dd_excess": 100.0 * float(excess[i].sum()) / dd_n if dd_n else math.nan,
             "dd_z": float(excess[i].sum()) / sd if sd > 0 else math.nan,
+            "_se": 100.0 * sd / dd_n if dd_n and sd > 0 else math.nan,
             "partner": partner, "partner_hands": together, "partner_z": pz, "_tested": tested,
             "mean_think_ms": mt, "think_difficulty_rho": rho, "think_ms_per_difficulty": slope,
         })
@@ -273,17 +303,23 @@ def room_columns(out: pd.DataFrame) -> pd.DataFrame:
     """The room-wide columns (level z, signal p and q, flag) of the per-player table of
     ``player_table(..., room=False)``, and the final order."""
     weight = out.attrs["ref_weight"]
-    ok = (out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy())
-    out["level_z"] = _level_z(out["dd_z"].to_numpy(float), out["skill"].to_numpy(float), ok)
+    se = out["_se"].to_numpy(float)
+    ok = ((out["decisions"] >= MIN_DECISIONS).to_numpy() & np.isfinite(out["dd_z"].to_numpy(float))
+          & np.isfinite(se) & np.isfinite(out["dd_excess"].to_numpy(float)))
+    out["level_z"] = _level_z(out["dd_excess"].to_numpy(float), out["skill"].to_numpy(float), ok, se)
     p_level = norm_sf(out["level_z"].to_numpy(float))
     p_partner = np.minimum(1.0, out["_tested"].clip(lower=1).to_numpy() * norm_sf(out["partner_z"].to_numpy(float)))
     both = np.vstack([p_level, p_partner])
-    p = np.minimum(1.0, 2.0 * np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0))
-    p = np.where(np.isfinite(p), p, math.nan)
+    # Bonferroni over the parts read: a player with no co-player to compare (too few hands with or without each)
+    # has the level part alone, and its p is not doubled for a test that was not made; a player with neither
+    # part keeps p 1 (a hypothesis among the players that BH counts, as before)
+    parts = np.isfinite(both).sum(axis=0)
+    least = np.nanmin(np.where(np.isnan(both), np.inf, both), axis=0)
+    p = np.where(parts > 0, np.minimum(1.0, parts * np.where(parts > 0, least, 0.0)), 1.0)
     out["signal_p"] = p
     out["signal_q"] = _bh(p)
     out["flag"] = (out["signal_q"] <= FLAG_Q).fillna(False).astype(bool)
-    out = out.drop(columns="_tested")[list(COLUMNS)]
+    out = out.drop(columns=["_tested", "_se"])[list(COLUMNS)]
     out.attrs["ref_weight"] = weight
     return out.sort_values(["skill", "player"], ascending=[False, True], ignore_index=True, na_position="last")
 
