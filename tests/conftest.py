@@ -11,14 +11,14 @@ import orjson
 import pytest
 from hypothesis import settings
 
+from analyzer.logs import format_record
+from analyzer.variants.bieqi import Record, make_record, play_random, random_deal
+
 # Property tests draw their examples from a fixed seed (derandomized) and keep no database of past failures: the suite
 # runs the same examples on every machine and every run, as every other random choice here takes a seed. A failure
 # found once is then found every time, until fixed (or pinned with @example).
 settings.register_profile("seeded", derandomize=True, database=None)
 settings.load_profile("seeded")
-
-from analyzer.logs import format_record
-from analyzer.variants.bieqi import Record, make_record, play_random, random_deal
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
