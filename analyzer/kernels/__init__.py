@@ -117,3 +117,19 @@ def load_cached(dispatcher: Any, signature: tuple[Any, ...]) -> None:
         dispatcher.compile(signature)  # a hit: numba's own cache-hit path; a miss: its compiler, in full
     finally:
         del cache.load_overload
+
+
+class Ready:
+    """Loads a module's kernels by name, once a process each (:func:`load_cached`): ``Ready(globals(), SIGNATURES)``
+    then ``ready("kernel", ...)`` before the kernels' first calls; ``signatures`` maps each name to its exact
+    argument types."""
+
+    def __init__(self, namespace: dict[str, Any], signatures: dict[str, tuple[Any, ...]]) -> None:
+        self.namespace, self.signatures = namespace, signatures
+        self.loaded: set[str] = set()
+
+    def __call__(self, *names: str) -> None:
+        for name in names:
+            if name not in self.loaded:
+                load_cached(self.namespace[name], self.signatures[name])
+                self.loaded.add(name)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, types
 
 from analyzer.cards import NUM_CARDS, RANKS_PER_SUIT, SEVEN_OF_SPADES
-from analyzer.kernels import load_cached
+from analyzer.kernels import Ready
 from analyzer.kernels.jsonkeys import read_string
 from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.kernels.tables import NEXT, RANK_OF, SUIT_OF, apply, mask_points
@@ -427,15 +427,8 @@ SIGNATURES = {
     "settle_hands": (_I64_2D, _BOOL_2D, _I64, _I64, _I64_2D, _I64_2D, _I64_2D, _I64_2D, _I64),
     "check_hands": (_BYTES, _I64, _BYTES, _BYTES, _BYTES, _I64, _I64, _I64, _I64_2D, _BOOL_2D),
 }
-_loaded: set[str] = set()
-
-
-def _ready(*names: str) -> None:
-    """Load the named kernels for the calls below, once a process (from numba's cache when it holds them)."""
-    for name in names:
-        if name not in _loaded:
-            load_cached(globals()[name], SIGNATURES[name])
-            _loaded.add(name)
+#: Loads the named kernels for the calls below, once a process (from numba's cache when it holds them).
+_ready = Ready(globals(), SIGNATURES)
 
 
 # --------------------------------------------------------------------------- the fast path over records

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-from analyzer.kernels import load_cached
+from analyzer.kernels import Ready
 
 
 @njit(cache=True, nogil=True)
@@ -116,12 +116,5 @@ SIGNATURES = {
     "fit_terms": (_F2, _F2, _B2, types.float64, types.float64),
     "grid_loglik": (_F2, _F2, _B2, _array(types.int64, 1), _array(types.int64, 1), _array(types.float64, 1), _F2),
 }
-_loaded: set[str] = set()
-
-
-def ready(*names: str) -> None:
-    """Load the named kernels, once a process (from numba's cache when it holds them)."""
-    for name in names:
-        if name not in _loaded:
-            load_cached(globals()[name], SIGNATURES[name])
-            _loaded.add(name)
+#: Loads the named kernels, once a process (from numba's cache when it holds them).
+ready = Ready(globals(), SIGNATURES)
