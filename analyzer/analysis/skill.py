@@ -235,9 +235,12 @@ class Choice:
     decisions: int
 
 
-def _padded(loss: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    fin = np.isfinite(loss)
-    return fin, np.where(fin, loss, 0.0), np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+def padded(loss: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The choice model's inputs of padded decision rows: the offered options (finite losses), the losses and the
+    reference losses with 0 where padded or missing (C-contiguous, as the compiled sums of ``kernels.choice`` take)."""
+    fin = np.ascontiguousarray(np.isfinite(loss))
+    x = np.ascontiguousarray(np.where(fin, loss, 0.0))
+    return fin, x, np.ascontiguousarray(np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0))
 
 
 def _policy(fin: np.ndarray, x: np.ndarray, y: np.ndarray | float, a: float | np.ndarray, b: float | np.ndarray
@@ -261,7 +264,7 @@ def fit_choice(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray,
     n = len(losses)
     if n == 0:
         return Choice(math.nan, math.nan, np.full((2, 2), math.nan), 0)
-    fin, x, y = (np.ascontiguousarray(v) for v in _padded(losses, ref_losses))
+    fin, x, y = padded(losses, ref_losses)
     ar = np.arange(n)
     cx, cy = float(x[ar, chosen].sum()), float(y[ar, chosen].sum())
     has_ref = bool(np.any(y != 0))  # rows without the policy's losses: b cannot be told, keep it 0
@@ -379,7 +382,7 @@ def expected_loss(refset: Reference, a: float, b: float, weight: float = 0.0) ->
 @functools.lru_cache(maxsize=8)
 def _yardstick(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The reference set's padded losses and its yardstick, made once (every player's rating reads them)."""
-    fin, x, y = _padded(refset.loss, refset.ref)
+    fin, x, y = padded(refset.loss, refset.ref)
     return fin, x, y, (1.0 - weight) * x + weight * y
 
 
@@ -390,7 +393,7 @@ def _curve(refset: Reference, weight: float) -> tuple[np.ndarray, np.ndarray]:
 
     The model at sensitivity s is a softmax of -s x yardstick over each decision's options; the grid is
     evaluated a block of sensitivities at a time over the options alone (no padding: ~4 of 13 columns)."""
-    fin, x, y = _padded(refset.loss, refset.ref)
+    fin, x, y = padded(refset.loss, refset.ref)
     yard = (1.0 - weight) * x + weight * y
     logs = np.linspace(math.log(SKILL_MIN), math.log(SKILL_MAX), _GRID)
     counts = fin.sum(1)
@@ -453,5 +456,5 @@ def rate_by(losses: np.ndarray, ref_losses: np.ndarray, chosen: np.ndarray, grou
 
 def choice_probabilities(losses: np.ndarray, ref_losses: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each option's probability under the two-direction model (per-row a, b; inf padding gets 0)."""
-    fin, x, y = _padded(losses, ref_losses)
+    fin, x, y = padded(losses, ref_losses)
     return _policy(fin, x, y, np.asarray(a, float)[:, None], np.asarray(b, float)[:, None])[0]

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import special
 
 from analyzer.analysis.dist import NORM_PDF0, betabinom_pmf, chi2_ppf, norm_isf, norm_sf, rank_average
-from analyzer.analysis.skill import choice_probabilities, loss_matrices
+from analyzer.analysis.skill import choice_probabilities, loss_matrices, padded
 
 if TYPE_CHECKING:
     from analyzer.analysis.options import OptionArrays
@@ -84,9 +84,7 @@ def choice_loglik(loss: np.ndarray, ref: np.ndarray, chosen: np.ndarray, groups:
 
     g = len(CHOICE_GRID)
     out = np.zeros((n_groups, g * g))
-    fin = np.ascontiguousarray(np.isfinite(loss))
-    x = np.ascontiguousarray(np.where(fin, loss, 0.0))
-    y = np.ascontiguousarray(np.where(fin, np.nan_to_num(ref, nan=0.0, posinf=0.0, neginf=0.0), 0.0))
+    fin, x, y = padded(loss, ref)
     chosen, groups = np.asarray(chosen, np.int64), np.asarray(groups, np.int64)
     # the kernel indexes without bounds checks: an index out of range is an error here, as numpy's would be
     for name, v, top in (("chosen", chosen, x.shape[1]), ("groups", groups, n_groups)):
