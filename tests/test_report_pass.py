@@ -194,3 +194,70 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
     assert on_dask.read_bytes() == here.read_bytes()
     page = here.read_bytes()
     assert f"s-player-{players - 1}".encode() in page and b"s-hand-0" in page  # the sections, the evidence hands
+
+
+def test_the_audit_hands_over_its_final_entries_before_it_reads_the_rows_shown(sharing_room: Path) -> None:
+    """``run_audit(on_entries=...)`` is called once, with the pairs' entries (their evidence read) and the players'
+    entries audit.json ends with, and the players' spill; read here (no Dask session), nothing is read ahead."""
+    from analyzer.report.audit import _plan, read_ahead
+
+    calls: list[tuple[dict, object]] = []
+    got: list[object] = []
+
+    def on_entries(entries: dict, spill: object) -> None:
+        calls.append((entries, spill))
+        got.append(read_ahead(entries, spill))  # type: ignore[arg-type]
+
+    with run_audit([str(sharing_room)], slim=True, on_entries=on_entries, **KW) as a:  # type: ignore[arg-type]
+        assert len(calls) == 1
+        entries, spill = calls[0]
+        assert entries["pairs"] == a.result["pairs"] and entries["players"] == a.result["players"]
+        assert any(p.get("evidence") for p in entries["pairs"])  # the evidence is in
+        assert a.rows is not None and spill is a.rows.spill
+        assert got == [None]  # no workers: the page reads the spill itself
+        assert _plan(entries) == _plan(a.result) and _plan(a.result).hands
+
+
+@pytest.mark.slow
+def test_the_pieces_read_ahead_are_the_pages(sharing_room: Path, cluster: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cluster whose workers share the spill, the pieces started when the audit's entries are made are the ones
+    the page gathers (no task submitted again) and the page is byte for byte the in-process one; a read ahead of
+    another plan is cancelled and the pieces read anew."""
+    import dataclasses
+
+    import distributed
+
+    from analyzer.report import room_pass
+    from analyzer.report.audit import read_ahead
+
+    ahead: list[room_pass.Reading | None] = []
+    with distributed.Client(cluster), run_audit(
+            [str(sharing_room)], slim=True, **KW,  # type: ignore[arg-type]
+            on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
+            execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
+        assert a.rows is not None and a.places is not None and a.rows.spill.session is not None
+        assert len(ahead) == 1 and ahead[0] is not None
+        reading = ahead[0]
+        assert len(reading.futures) == len(a.rows.spill.files) > 1
+        wanted = {str(e["hand_id"]) for p in a.result["pairs"] for e in p.get("evidence", [])}
+        records = list(a.places.records(wanted))
+        submitted: list[int] = []
+        real = room_pass._pieces_on
+        monkeypatch.setattr(room_pass, "_pieces_on", lambda *args, **kw: submitted.append(1) or real(*args, **kw))
+        pages = {}
+        for name, given in (("ahead", reading), ("other", dataclasses.replace(
+                reading, plan=dataclasses.replace(reading.plan, max_points=7), futures=list(reading.futures)))):
+            (tmp_path / name).mkdir()
+            pages[name] = write_audit_report(tmp_path / name, a.result, decisions=a.report_rows, records=records,
+                                             players=a.players, ahead=given).read_bytes()
+            assert len(submitted) == (name == "other")  # the other plan's pieces are not the page's: read anew
+        spill = a.rows.spill
+        session, spill.session = spill.session, None
+        try:
+            (tmp_path / "here").mkdir()
+            here = write_audit_report(tmp_path / "here", a.result, decisions=a.report_rows, records=records,
+                                      players=a.players).read_bytes()
+        finally:
+            spill.session = session
+    assert pages["ahead"] == here == pages["other"]

@@ -487,12 +487,20 @@ def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], 
     return pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
 
 
-def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
-               top: int = DEFAULT_TOP) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+#: Called by :func:`audit_rows` with audit.json's ``pairs`` and ``players`` entries (as ``{"pairs": ..., "players":
+#: ...}``, final: the evidence read) and the players' spill, before the rows shown are read from it: what reads the
+#: spill after the audit (its report) can start its reads on the workers then, while the audit finishes.
+OnEntries = Callable[[dict[str, Any], PlayerSpill], None]
+
+
+def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(), top: int = DEFAULT_TOP,
+               on_entries: OnEntries | None = None
+               ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The audit.json dict (without input bookkeeping), the pair table, the player table and the rows shown
     (``analysis.reasons.shown_rows``: a frame indexed by the rows' places, with their texts) from rows passed
     through ``acc``: the pair signals' sums, then the players' spill, read one player or a few rows at a time
-    (the evidence's candidates, each player's rows for the table, the shown rows), never all at once."""
+    (the evidence's candidates, each player's rows for the table, the shown rows), never all at once.
+    ``on_entries``: see :data:`OnEntries` (called when there are rows)."""
     from analyzer.analysis.reasons import PLAYER_WORST
 
     spill = acc.players
@@ -581,6 +589,9 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         players, worst = early.join(pairs)
     else:
         players = player_table(parts(), seating, pairs)
+    player_entries = [_player_entry(r, partners) for _, r in players.iterrows()]
+    if on_entries is not None and acc.rows:
+        on_entries({"pairs": entries, "players": player_entries}, spill)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}
@@ -595,7 +606,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                   "score_signals": list(SCORE_SIGNALS)},
         "verdicts": {v: sum(e["verdict"] == v for e in entries) for v in VERDICTS},
         "room": room,
-        "players": [_player_entry(r, partners) for _, r in players.iterrows()],
+        "players": player_entries,
         "pairs": entries,
     }
     return result, pairs, players, shown
@@ -606,14 +617,16 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
               execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
-              on_phase: Callable[[str], None] | None = None, slim: bool = False) -> Audit:
+              on_phase: Callable[[str], None] | None = None, slim: bool = False,
+              on_entries: OnEntries | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
 
     ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
     decision store whose rows are reused for the hands it holds (it must come from these logs and
     the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
     analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
-    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start.
+    ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start;
+    ``on_entries`` when the pairs' and players' entries are made (:data:`OnEntries`).
 
     The rows pass once, batch by batch (:class:`analyzer.audit.rows.AuditRows`): the pair signals and a
     per-player spill on disk take what they need, so no step holds every decision's options.
@@ -685,7 +698,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         seating = pd.DataFrame(seating_rows, columns=list(SEATING_COLUMNS))
         del seating_rows
         acc.players.seq_of = seq_of
-        result, pairs, players, shown = audit_rows(acc, seating, alarm=alarm, top=top)
+        result, pairs, players, shown = audit_rows(acc, seating, alarm=alarm, top=top, on_entries=on_entries)
         if slim:  # the rows shown, with their texts; the report reads the others from the spill
             df = shown
             rows: SpilledRows | None = SpilledRows(acc.players, shown)

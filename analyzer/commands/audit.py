@@ -36,6 +36,7 @@ from analyzer.commands.common import (
 
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
+    from analyzer.report.room_pass import Reading
 
 OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 
@@ -126,6 +127,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     from analyzer.audit.core import run_audit
     from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
     from analyzer.progress import Progress, count_lines
+    from analyzer.report.audit import read_ahead
 
     outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
     store, settings = None, None
@@ -139,11 +141,15 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
         bar.phase("reading")
         total = count_lines(files)
+    # with Dask workers that share the players' spill, the report's reads of it start on them as soon as the pairs
+    # and players are known, while this process reads the rows shown, fills their reasons and writes the other files
+    ahead: list[Reading | None] = []
     try:
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=top,
                            alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
                            on_progress=bar.phase("analysing", total), on_phase=bar.start,
                            execution=execution, store=store, settings=settings,
+                           on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
                            slim=True)  # the report needs the texts of the rows it shows only
     except (StoreError, DaskUnavailable) as e:
         bar.close()
@@ -176,7 +182,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
         atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
         atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
-        _report(tmp, audit, result, files, lang, max_line_bytes)
+        _report(tmp, audit, result, files, lang, max_line_bytes, ahead[-1] if ahead else None)
     bar.close()
     from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line
 
@@ -209,10 +215,11 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
 
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
-            max_line_bytes: int) -> None:
+            max_line_bytes: int, ahead: Reading | None = None) -> None:
     """report.html by the report pages; the evidence hands are read again from the inputs (their lines only; not from
     an input that cannot be read twice, ``logs.read_once``: stdin, a named pipe, ``<(zcat ...)``). A line that no
-    longer holds the hand analysed there raises ``logs.ChangedInput`` (exit 2; the output set is not written)."""
+    longer holds the hand analysed there raises ``logs.ChangedInput`` (exit 2; the output set is not written).
+    ``ahead``: the page's reads of the spill started during the audit (``report.audit.read_ahead``)."""
     from analyzer.logs import read_once
     from analyzer.report.audit import write_audit_report
     from analyzer.validate import generate_valid
@@ -225,7 +232,7 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
         records = generate_valid(files, max_line_bytes=max_line_bytes)
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
-                           players=result.players)
+                           players=result.players, ahead=ahead)
 
 
 def _certain_cheats(audit: dict[str, Any]) -> int:

@@ -13,12 +13,12 @@ from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.hand import hand_store
 from analyzer.report.pair import evidence_hands, pair_data
 from analyzer.report.player import Room, player_section
-from analyzer.report.room_pass import Piece, Plan, joined, read_players
+from analyzer.report.room_pass import Piece, Plan, Reading, joined, read_players, start_reading
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analyzer.audit.rows import ReportRows, SpilledRows
+    from analyzer.audit.rows import PlayerSpill, ReportRows, SpilledRows
 
 #: Pairs (beyond the flagged ones) whose collusion table is computed and evidence hands embedded;
 #: the rest keep their audit entry only, so a big room's page stays small and opens fast.
@@ -86,9 +86,33 @@ def _add_reasons(rows: SpilledRows, facts: list[dict[str, Any]]) -> None:
         f["worst"] = [{**w, "reasons": str(next(reasons) or "")} for w in f["worst"]]
 
 
+def _ranked(audit: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], set[int]]:
+    """The pairs in the page's order and the places of those shown in detail (not clear, or among the first
+    :data:`DETAIL_PAIRS`)."""
+    pairs = sorted(audit["pairs"], key=_rank_key)
+    return pairs, {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
+
+
+def _plan(audit: Mapping[str, Any]) -> Plan:
+    """What the page reads of each player's rows: from audit.json's ``pairs`` (their evidence) and ``players``."""
+    pairs, top = _ranked(audit)
+    return Plan(players=frozenset(str(p["player"]) for p in audit["players"]),
+                pairs=tuple((str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)),
+                hands=frozenset(set().union(*(evidence_hands({"evidence": list(pairs[i].get("evidence") or [])})
+                                              for i in top)) if top else set()),
+                max_points=AUDIT_PLAYER_POINTS)
+
+
+def read_ahead(entries: Mapping[str, Any], spill: PlayerSpill) -> Reading | None:
+    """The page's reads of the players' spill started on its Dask workers now (when they share it), from the
+    audit's pairs and players entries (``audit.core.OnEntries``): :func:`write_audit_report` given the result as
+    ``ahead`` gathers them. None when the spill is read here."""
+    return start_reading(spill, _plan(entries))
+
+
 def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
                        decisions: pd.DataFrame | ReportRows | None = None, records: Iterable[Any] | None = None,
-                       lang: str = "en", players: pd.DataFrame | None = None) -> Path:
+                       lang: str = "en", players: pd.DataFrame | None = None, ahead: Reading | None = None) -> Path:
     """Write ``out_dir/report.html`` from the audit.json object ``analyzer audit`` made (its schema:
     :mod:`analyzer.audit.schema`); returns the path.
 
@@ -101,7 +125,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     been emptied; and it reads each player's rows once (:func:`analyzer.report.room_pass.read_players`: on the Dask
     workers when they share the spill), keeping of them the player's section, its regret and think times (the room's
     figures) and its rows in the top pairs' hands together and in the evidence hands, so a spill's rows are never
-    all in memory.
+    all in memory. ``ahead``: those reads started earlier (:func:`read_ahead`), used when they are of this page's plan.
     """
     import pandas as pd
 
@@ -109,8 +133,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
 
     rows = FrameRows(decisions) if isinstance(decisions, pd.DataFrame) else decisions
     has_rows = rows is not None and len(rows) > 0 and not (isinstance(decisions, pd.DataFrame) and decisions.empty)
-    pairs = sorted(audit["pairs"], key=_rank_key)
-    top = {i for i, p in enumerate(pairs) if p["verdict"] != "clear"} | set(range(min(DETAIL_PAIRS, len(pairs))))
+    pairs, top = _ranked(audit)
     player_ids: list[str] = []
     sections: list[dict[str, Any]] = []
     together = shown = None
@@ -118,12 +141,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         # each player's rows read once (on the Dask workers when they share the audit's spill): its section's own
         # figures, the room's regret and think times, its rows in the top pairs' hands together and in the evidence
         # hands (the evidence of a pair with its audit entry is the entry's: known before any row is read)
-        plan = Plan(players=frozenset(str(p["player"]) for p in audit["players"]),
-                    pairs=tuple((str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)),
-                    hands=frozenset(set().union(*(evidence_hands({"evidence": list(pairs[i].get("evidence") or [])})
-                                                  for i in top)) if top else set()),
-                    max_points=AUDIT_PLAYER_POINTS)
-        pieces = list(read_players(rows, plan))
+        pieces = list(read_players(rows, _plan(audit), ahead))
         together = joined([p.together for p in pieces])
         shown = joined([p.shown for p in pieces])
         if isinstance(rows, SpilledRows):  # the texts of the rows shown: the spill's pieces leave them out

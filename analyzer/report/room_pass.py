@@ -9,7 +9,9 @@ once and makes all four parts of it (:func:`player_piece`); the client then join
 With a Dask session whose workers share the spill (``PlayerSpill.session``), the pieces are made on the workers,
 one task a player (:func:`_piece_task`), in parallel (tried again when the cluster loses work with a worker, as
 the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in this process, one player after another. The
-pieces, and so the page, are the same either way.
+pieces, and so the page, are the same either way. The audit command starts these tasks as soon as the audit's pairs and
+players are known (:func:`start_reading`, from ``audit.core``'s ``on_entries``), so the workers make the pieces while
+the audit's own client reads the rows shown, fills their reasons and writes its other outputs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from analyzer.report.player import SECTION_COLUMNS, player_facts
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analyzer.audit.rows import ReportRows
+    from analyzer.audit.rows import PlayerSpill, ReportRows
 
 #: The per-row texts: the spill's pieces leave them out; they come from the rows shown (``SpilledRows.shown``).
 TEXTS = ("options", "reasons")
@@ -142,9 +144,50 @@ def _piece_task(view: Any, player: str, plan: Plan) -> Piece:
     return player_piece(part, plan)
 
 
-def read_players(rows: ReportRows, plan: Plan) -> Iterator[Piece]:
+@dataclass
+class Reading:
+    """The pieces' tasks of a plan, started ahead on the workers (:func:`start_reading`): :func:`read_players`
+    gathers them when it is given the same plan and the spill holds the same players, else reads anew."""
+
+    plan: Plan
+    players: tuple[str, ...]
+    futures: list[Any]
+
+
+#: Dask priority of the tasks :func:`start_reading` starts: below the default (0) of the reads the audit waits for
+#: meanwhile (its rows shown), which so run first; the pieces take the workers' time the audit's client spends alone.
+AHEAD_PRIORITY = -1
+
+
+def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int = 0) -> list[Any]:
+    """One task a player on the spill's Dask workers: their pieces' futures (the plan scattered once, new keys)."""
+    client = spill.session.client
+    view = spill.shared_view()
+    shared = client.scatter(plan, broadcast=True, hash=False)
+    run = uuid.uuid4().hex[:12]
+    return list(client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
+                           priority=priority, key=[f"{KEY_PREFIX}-{p}-{run}" for p in players]))
+
+
+def _on_workers(spill: PlayerSpill) -> bool:
+    """Whether the pieces of ``spill`` are read on Dask workers (a session whose workers share it; two players or
+    more)."""
+    return spill.session is not None and len(spill.files) > 1
+
+
+def start_reading(spill: PlayerSpill, plan: Plan) -> Reading | None:
+    """The pieces of ``plan`` started on the spill's Dask workers now, at a low priority (:data:`AHEAD_PRIORITY`),
+    to be gathered by :func:`read_players`; None when they are not read there (nothing started)."""
+    if not _on_workers(spill):
+        return None
+    players = list(spill.files)
+    return Reading(plan, tuple(players), _pieces_on(spill, players, plan, AHEAD_PRIORITY))
+
+
+def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> Iterator[Piece]:
     """Every player's piece, players in the order the rows hold them (a frame's first appearances, the spill's
-    players): one Dask task a player when the rows are a spill whose workers share it, else here."""
+    players): one Dask task a player when the rows are a spill whose workers share it, else here. ``ahead``: the
+    same pieces started earlier (:func:`start_reading`), gathered when they are of this plan and these players."""
     import pandas as pd
 
     from analyzer.audit.rows import FrameRows, SpilledRows
@@ -157,17 +200,17 @@ def read_players(rows: ReportRows, plan: Plan) -> Iterator[Piece]:
     assert isinstance(rows, SpilledRows)
     spill = rows.spill
     players = list(spill.files)
-    if spill.session is not None and len(players) > 1:
+    if ahead is not None and (ahead.plan != plan or ahead.players != tuple(players) or not _on_workers(spill)):
+        if spill.session is not None:  # of another plan: not used
+            spill.session.client.cancel(ahead.futures)
+        ahead = None
+    if _on_workers(spill):
         from analyzer.analysis.execute import lost_retried
 
         client = spill.session.client
-        view = spill.shared_view()
 
-        def attempt(_: int) -> list[Piece]:  # anew on each attempt: the plan scattered again, new keys
-            shared = client.scatter(plan, broadcast=True, hash=False)
-            run = uuid.uuid4().hex[:12]
-            futures = client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
-                                 key=[f"{KEY_PREFIX}-{p}-{run}" for p in players])
+        def attempt(k: int) -> list[Piece]:  # anew on a new attempt: the plan scattered again, new keys
+            futures = ahead.futures if (k == 0 and ahead is not None) else _pieces_on(spill, players, plan)
             try:
                 return list(client.gather(futures))
             finally:
