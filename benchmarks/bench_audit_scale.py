@@ -1,7 +1,7 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
-[--dask [--dask-sizes 4000 16000] [--against TREE]]``
+[--dask [--dask-sizes 4000 16000] [--dask-pairs 3] [--against TREE]]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
 split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
 and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the
@@ -23,7 +23,9 @@ on the speed-up (cores x the 1-worker wall time / the 2-worker CPU time), and wh
 processes against one (``machine_speedup``: one-second bursts of pure-Python work, and of the audit's own decision
 analysis, one process and two in turn; on a virtual machine whose two cores share a physical core or a busy host this
 is well under 2, and no program's 2-worker run can beat it by much). The machine's load average is printed with each
-run: CPU time and wall time both suffer when other jobs share the cores.
+run: CPU time and wall time both suffer when other jobs share the cores. ``--dask-pairs N`` runs each size's
+1-worker and 2-worker audits N times in turn and prints each pair's speed-up and their median: on a shared virtual
+machine the same run's wall time drifts by 20-40% over minutes, so one pair can land on either side of the goal.
 """
 
 from __future__ import annotations
@@ -361,6 +363,9 @@ def main() -> None:
                     help="with --dask: another checkout of the repository (e.g. `git worktree add /tmp/old main`); its "
                          "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared machine)")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--dask-pairs", type=int, default=1,
+                    help="with --dask: the 1-worker and 2-worker runs of each size this many times in turn; the "
+                         "speed-up of each pair and their median (a shared machine's speed drifts between runs)")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     ap.add_argument("--policy", choices=["strategy", "model", "fast"], default=None,
                     help="the audit's evaluator (--policy of the audit; default: the audit's own, AUDIT_POLICY)")
@@ -420,10 +425,18 @@ def main() -> None:
     if args.dask or args.dask_only:
         for n in (args.dask_sizes or sizes[:1]):
             log = cut(src if n <= max(sizes) else room(args.cache, args.players, n, args.seed), n, args.cache)
-            for w in (1, 2):
-                show(f"--dask local, {w} worker(s)", n,
-                     audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
-            dask_split(n, rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)])
+            speedups = []
+            for _ in range(max(1, args.dask_pairs)):  # each pair back to back: the drift hits both runs alike
+                for w in (1, 2):
+                    show(f"--dask local, {w} worker(s)", n,
+                         audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
+                one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
+                dask_split(n, one, two)
+                speedups.append(one["wall"] / two["wall"])
+            if len(speedups) > 1:
+                print(f"{n} hands, 2 workers / 1 worker over {len(speedups)} pairs: median x"
+                      f"{statistics.median(speedups):.2f} (goal x1.7; each: "
+                      f"{', '.join(f'x{x:.2f}' for x in speedups)})", flush=True)
             print(f"  {describe_machine(warm)}", flush=True)
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             n = sizes[0]
