@@ -689,6 +689,22 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
+def shut_down(pool: Any) -> None:
+    """``pool.shutdown(wait=True, cancel_futures=True)`` of a ``ProcessPoolExecutor``, also when a signal stopped
+    its start: the command's handler for SIGTERM and SIGHUP raises (``cli.Terminated``) in the main thread, and
+    when that lands in ``pool.submit`` while it starts the pool's manager thread, it interrupts ``Thread.start``
+    waiting for the new thread to say it runs. That thread then runs, but joining it before it has said so raises
+    RuntimeError ("cannot join thread before it is started"), which replaced the signal's clean exit with an
+    internal error. The thread is given up to 5 s to start, and the shutdown done again."""
+    try:
+        pool.shutdown(wait=True, cancel_futures=True)
+    except RuntimeError:
+        started = getattr(getattr(pool, "_executor_manager_thread", None), "_started", None)
+        if started is None or not started.wait(5.0):
+            raise
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def ignore_sigint() -> None:
     """A pool worker's start: Ctrl-C is left to the parent, which stops the workers quietly (no traceback from each
     worker); and the worker ends itself once its parent is gone (:func:`_end_with_parent`)."""
@@ -803,7 +819,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         while pending:
             yield done(pending.popleft())
     finally:  # on an interrupt or an early stop: drop queued work rather than finish it
-        pool.shutdown(wait=True, cancel_futures=True)
+        shut_down(pool)
 
 
 #: Problems that make a hand a copy of an earlier one (inserted first by :func:`generate_checked`).

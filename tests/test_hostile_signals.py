@@ -138,3 +138,67 @@ def test_the_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
     while any(_alive(k) for k in kids):
         assert time.monotonic() < deadline, "the workers outlived their parent"
         time.sleep(0.05)
+
+
+class _Stop(Exception):
+    """What the command's SIGTERM handler raises (``cli.Terminated``), here raised by hand."""
+
+
+def _interrupted_pool() -> object:
+    """A process pool whose first ``submit`` was stopped by a signal handler raising inside ``Thread.start`` of the
+    pool's manager thread: the thread is on its way but has not said it runs (it waits for a gate that opens when
+    someone waits for it to start), and ``submit`` raised. This is the state a SIGTERM landing in ``pool.submit``
+    left the audit's pool in (an internal error, exit 3, in one full-suite run)."""
+    import _thread
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    real_start = threading.Thread.start
+
+    class Gated(threading.Event):
+        def __init__(self, gate: threading.Event) -> None:
+            super().__init__()
+            self.gate = gate
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.gate.set()
+            return super().wait(timeout)
+
+    def interrupted(thread: threading.Thread) -> None:
+        gate = threading.Event()
+        thread._started = Gated(gate)  # type: ignore[attr-defined]
+        with threading._active_limbo_lock:  # type: ignore[attr-defined]
+            threading._limbo[thread] = thread  # type: ignore[attr-defined]
+
+        def run() -> None:
+            gate.wait()
+            thread._bootstrap()  # type: ignore[attr-defined]
+
+        _thread.start_new_thread(run, ())
+        raise _Stop
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    threading.Thread.start = interrupted  # type: ignore[method-assign]
+    try:
+        with pytest.raises(_Stop):
+            pool.submit(abs, -1)
+    finally:
+        threading.Thread.start = real_start  # type: ignore[method-assign]
+    return pool
+
+
+def test_a_pool_stopped_while_it_started_shuts_down() -> None:
+    """``validate.shut_down`` (the validator's and the analysis' pools): the interrupted pool's shutdown, which joined
+    the manager thread before it said it runs and raised RuntimeError over the signal, waits for it and ends the
+    pool's workers."""
+    from analyzer.validate import shut_down
+
+    control = _interrupted_pool()
+    with pytest.raises(RuntimeError, match="before it is started"):
+        control.shutdown(wait=True, cancel_futures=True)  # type: ignore[attr-defined]
+    shut_down(control)
+    pool = _interrupted_pool()
+    processes = list(pool._processes.values())  # type: ignore[attr-defined]
+    assert processes
+    shut_down(pool)
+    assert not any(p.is_alive() for p in processes)

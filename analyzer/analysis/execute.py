@@ -196,7 +196,7 @@ class Execution:
 def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from analyzer.validate import ignore_sigint
+    from analyzer.validate import ignore_sigint, shut_down
 
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)  # Ctrl-C is the parent's to handle
     try:
@@ -208,7 +208,7 @@ def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R
         while pending:
             yield pending.popleft().result()
     finally:  # on an error (or a consumer that stops early) the batches not started are dropped
-        pool.shutdown(wait=True, cancel_futures=True)
+        shut_down(pool)
 
 
 class DaskUnavailable(RuntimeError):
