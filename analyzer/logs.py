@@ -167,6 +167,8 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
     f = _open(path)
     try:
         yield from LineReader(f, "<stdin>" if path == "-" else path, max_line_bytes)
+    except zlib.error as e:  # a gzip stream whose compressed data is broken: a read error like any other
+        raise gzip.BadGzipFile(f"broken compressed data ({e})") from None
     finally:
         if f is not sys.stdin.buffer:
             f.close()
