@@ -48,3 +48,27 @@ def test_every_command_names_a_gzip_of_broken_data(tmp_path: Path, command: list
     clean_exit(r, 2)
     assert f"{bad}" in r.output and "broken compressed data" in r.output
     assert not out.exists()
+
+
+def test_players_of_a_store_without_parts_is_its_empty_table(tmp_path: Path) -> None:
+    """A store fed a day of no standard hand holds no part (decisions exits 0 for it): players of that store, as
+    PATH or as --decisions alone, writes the empty table and exits 0, as for logs of no valid hand (was exit 3,
+    an IndexError on no frames)."""
+    from conftest import SAMPLES
+
+    store = tmp_path / "store"
+    clean_exit(run_cli("decisions", str(SAMPLES / "heiqi-sample.jsonl"), "-o", str(store), *FAST), 0)
+    assert not list(store.glob("part-*"))
+    for args in ([str(store)], ["--decisions", str(store)]):
+        out = tmp_path / "players.csv"
+        r = run_cli("players", *args, "-o", str(out))
+        clean_exit(r, 0)
+        assert out.read_text().startswith("player,skill,") and len(out.read_text().splitlines()) == 1
+
+
+def test_players_of_a_folder_named_parquet_without_decision_files_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "day.parquet"
+    (folder / "sub").mkdir(parents=True)
+    r = run_cli("players", str(folder))
+    clean_exit(r, 2)
+    assert "no *.parquet files" in r.output and str(folder) in r.output
