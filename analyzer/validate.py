@@ -647,7 +647,8 @@ def _range_lines(r: _Range, max_line_bytes: int) -> tuple[list[Line], int]:
             f.seek(r.start - 1)
             if f.read(1) != b"\n":  # inside a line: it started in the range before, which reads it
                 while (piece := f.readline(1 << 16)) and not piece.endswith(b"\n"):
-                    pass
+                    if r.stop is not None and f.tell() >= r.stop:  # the line goes on past the range: no line
+                        return [], 0  # starts in it (else each range of a hostile line of GBs read it to its end)
         reader = LineReader(f, r.file, max_line_bytes, stop=None if r.stop is None else r.stop - f.tell(),
                             first_line=r.start == 0)
         lines = list(reader)
