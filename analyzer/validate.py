@@ -188,9 +188,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
+def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) -> tuple[Any, list[str]]:
     """The line parsed by the standard library (slow, exact): numbers of any size up to Python's
-    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win).
+    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win);
+    ``holders``, when given, receives the object each of those keys was first found repeated in.
 
     Raises ``ValueError`` for anything that is not JSON (NaN and Infinity included), ``RecursionError``
     when it nests too deeply."""
@@ -205,10 +206,26 @@ def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
             for k, _ in items:
                 if k in seen and k not in dups:
                     dups.append(k)
+                    if holders is not None:
+                        holders.append(out)
                 seen.add(k)
         return out
 
     return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant, parse_int=_any_int), dups
+
+
+def _paths_to(obj: Any, wanted: list[dict[str, Any]]) -> list[list[Any]]:
+    """Where in ``obj`` each of the ``wanted`` objects (found by identity) is: its JSON path."""
+    found: dict[int, list[Any]] = {}
+    ids = {id(w) for w in wanted}
+    stack: list[tuple[Any, list[Any]]] = [(obj, [])]
+    while stack and len(found) < len(ids):
+        node, path = stack.pop()
+        if id(node) in ids:
+            found.setdefault(id(node), path)
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack.extend((v, [*path, k]) for k, v in items if isinstance(v, (dict, list)))
+    return [found.get(id(w), []) for w in wanted]
 
 
 def duplicate_keys(data: bytes) -> list[str]:
@@ -229,10 +246,11 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
+    holders: list[dict[str, Any]] = []  # the objects holding a repeated key, to say where they are
     try:
         obj = orjson.loads(data)
         try:  # a line on the slow path already: exactness over speed (ints beyond 64 bits as written, repeated keys)
-            obj, dups = load_strict(data)
+            obj, dups = load_strict(data, holders)
         except (ValueError, RecursionError):
             dups = []
     except (orjson.JSONDecodeError, RecursionError) as e:
@@ -242,7 +260,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
-            obj, dups = load_strict(data)
+            obj, dups = load_strict(data, holders)
         except RecursionError:
             return None, [Problem("not-json", "the line is not JSON: it nests values too deeply")]
         except ValueError as e2:
@@ -276,8 +294,9 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     if not isinstance(variant, str) or variant not in registry():
         known = ", ".join(sorted(registry()))
         return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
-    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object; "
-                                       f"readers disagree on which value counts") for k in dups]
+    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object "
+                                       f"({_where(where)}); readers disagree on which value counts", where)
+                               for k, where in zip(dups, _paths_to(obj, holders))]
     # the schema's errors, at most MAX_SCHEMA_ERRORS of them (a line of 500,000 bad items would otherwise cost seconds
     # and gigabytes before the first 20 are said), in the line's order (array places as numbers: move 2 before 10)
     found = list(itertools.islice(_validator(variant).iter_errors(obj), MAX_SCHEMA_ERRORS + 1))

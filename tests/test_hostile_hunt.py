@@ -147,3 +147,21 @@ def test_a_range_inside_a_line_of_many_ranges_reads_no_further_than_its_end(tmp_
     monkeypatch.undo()
     s = validate([str(log)], jobs=2)
     assert (s.hands, s.valid_hands, [(p.code, p.line) for p in s.problems]) == (2, 1, [("line-too-long", 1)])
+
+
+@pytest.mark.parametrize(("field", "where", "action"), [(b'"card":"', "$.actions[4]", 4), (b'"scores":', "$.result", None),
+                                                        (b'"hand_id":', "$", None)])
+def test_a_repeated_key_is_named_with_its_place_and_move(field: bytes, where: str, action: int | None) -> None:
+    """A key twice in an action's object named only the hand: the problem now gives the object's place and, in an
+    action, its move (the standard: file, line, hand and action)."""
+    from analyzer.logs import Line
+    from analyzer.validate import check_lines
+
+    line = orjson.dumps(legal_obj(12, "h12"))
+    k = -1
+    for _ in range(5 if field == b'"card":"' else 1):  # the fifth action's card
+        k = line.index(field, k + 1)
+    line = line[:k] + field.rstrip(b'"') + b'"2C",' + line[k:]
+    [item] = check_lines([Line("x.jsonl", 1, line)])
+    [p] = [p for p in item.check.problems if p.code == "duplicate-key"]
+    assert (p.hand_id, p.action) == ("h12", action) and f"({where})" in p.message
