@@ -165,3 +165,22 @@ def test_a_repeated_key_is_named_with_its_place_and_move(field: bytes, where: st
     [item] = check_lines([Line("x.jsonl", 1, line)])
     [p] = [p for p in item.check.problems if p.code == "duplicate-key"]
     assert (p.hand_id, p.action) == ("h12", action) and f"({where})" in p.message
+
+
+def test_a_link_to_a_folder_inside_an_input_folder_is_said_not_skipped_silently(tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Links to folders are not followed (a link back up would loop), but the logs below one were left out without a
+    word: the command ran on part of the input. Now each is named in a warning, as a FIFO inside a folder is."""
+    from analyzer.logs import expand_paths
+
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "archive" / "old.jsonl").write_bytes(_lines(2))
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "new.jsonl").write_bytes(_lines(1, 5))
+    (top / "march").symlink_to(tmp_path / "archive")
+    (top / "loop").symlink_to(top)
+    assert expand_paths([str(top)]) == [str(top / "new.jsonl")]
+    err = capsys.readouterr().err
+    assert f"{top / 'march'}: a link to a folder; not followed" in err and f"{top / 'loop'}: a link" in err
+    assert len(err.splitlines()) == 2
