@@ -258,6 +258,8 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         # called out of range (bad-type), not "not JSON". Only then: it costs more than all the rest.
         if "number" not in str(e):
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
+            if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
+                why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
             obj, dups = load_strict(data, holders)

@@ -184,3 +184,16 @@ def test_a_link_to_a_folder_inside_an_input_folder_is_said_not_skipped_silently(
     err = capsys.readouterr().err
     assert f"{top / 'march'}: a link to a folder; not followed" in err and f"{top / 'loop'}: a link" in err
     assert len(err.splitlines()) == 2
+
+
+def test_a_file_of_lone_cr_line_ends_says_so(tmp_path: Path) -> None:
+    """CR alone parts no JSON Lines records: the file is one line, whose "unexpected content after document at
+    column 3081" did not say why; the problem now names the line ends."""
+    log = tmp_path / "mac.jsonl"
+    log.write_bytes(_lines(3).replace(b"\n", b"\r"))
+    s = validate([str(log)])
+    assert [(p.code, p.line) for p in s.problems] == [("not-json", 1)]
+    assert "parted by CR alone" in s.problems[0].message
+    crlf = tmp_path / "dos.jsonl"
+    crlf.write_bytes(_lines(3).replace(b"\n", b"\r\n"))
+    assert validate([str(crlf)]).valid_hands == 3
