@@ -57,8 +57,9 @@ def expand_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]:
 
     A file named twice (directly, through a folder, by a link, or as ``-`` with standard input
     redirected from it) is read once: its hands are not duplicates of themselves. Links to folders are
-    not followed (no loops), each said in a warning line on standard error. Inside a folder, an entry named like a log that is not a regular file (a FIFO,
-    socket or device) is skipped with a warning line on standard error; given directly, it is read."""
+    not followed (no loops), each said in a warning line on standard error. Inside a folder, an entry named
+    like a log that is not a regular file (a FIFO, socket or device) is skipped with a warning line on standard
+    error; given directly, it is read."""
     out: list[str] = []
     seen: set[tuple[int, int]] = set()
 
