@@ -241,7 +241,8 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz"
+        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
+                "input, decompress it first: zcat LOG.gz | analyzer ...)"
                 if data.startswith(b"\x1f\x8b") else "")
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):

@@ -197,3 +197,10 @@ def test_a_file_of_lone_cr_line_ends_says_so(tmp_path: Path) -> None:
     crlf = tmp_path / "dos.jsonl"
     crlf.write_bytes(_lines(3).replace(b"\n", b"\r\n"))
     assert validate([str(crlf)]).valid_hands == 3
+
+
+def test_gzip_data_under_a_plain_name_or_on_standard_input_says_how_to_read_it() -> None:
+    from analyzer.validate import explain_line
+
+    _, [p] = explain_line(gzip.compress(_lines(1))[:40])
+    assert p.code == "not-utf8" and "ends in .gz" in p.message and "zcat" in p.message
