@@ -204,3 +204,20 @@ def test_gzip_data_under_a_plain_name_or_on_standard_input_says_how_to_read_it()
 
     _, [p] = explain_line(gzip.compress(_lines(1))[:40])
     assert p.code == "not-utf8" and "ends in .gz" in p.message and "zcat" in p.message
+
+
+def test_a_failure_on_rows_computed_from_the_logs_is_a_bug_not_a_users_store(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows the command computed itself cannot be "not decision rows written by `analyzer decisions`": a failure on
+    them (as the LAPACK one above was) is exit 3, the analyzer's bug, not exit 2 blaming the input."""
+    import analyzer.analysis.players as players
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("SVD did not converge")
+
+    monkeypatch.setattr(players, "player_table", broken)
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(_lines(2))
+    r = run_cli("players", str(log), *FAST)
+    assert r.exit_code != 2 and isinstance(r.exception, ValueError)
+    assert "not decision rows" not in r.output

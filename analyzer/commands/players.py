@@ -176,6 +176,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     try:
         table = player_table(frame, ref_weight=weight)
     except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
+        if not parquets and store_path is None:  # every row computed here from the logs: a bug (exit 3), not input
+            raise
         raise click.UsageError(f"not decision rows written by `analyzer decisions`: {_row_of(frame, e)}{e}") from e
     if fmt == "csv":
         from analyzer.logs import csv_text  # ids that start like a formula get an apostrophe
