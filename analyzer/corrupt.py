@@ -268,7 +268,8 @@ def duplicate_key(hand: dict[str, Any], rng: random.Random) -> Planted | None:
     line = _dump(hand)
     key = rng.choice([b'"hand_id":', b'"card":', b'"seat":'])
     k = line.index(key)
-    return line[:k] + key + b'"x",' + line[k:], "duplicate-key", None
+    # a standard hand's first "card" and "seat" keys are its first action's
+    return line[:k] + key + b'"x",' + line[k:], "duplicate-key", None if key == b'"hand_id":' else 0
 
 
 #: problem code -> planter for hostile corruptions (the property tests use these and PLANTERS)

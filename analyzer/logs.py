@@ -57,8 +57,9 @@ def expand_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]:
 
     A file named twice (directly, through a folder, by a link, or as ``-`` with standard input
     redirected from it) is read once: its hands are not duplicates of themselves. Links to folders are
-    not followed (no loops). Inside a folder, an entry named like a log that is not a regular file (a FIFO,
-    socket or device) is skipped with a warning line on standard error; given directly, it is read."""
+    not followed (no loops), each said in a warning line on standard error. Inside a folder, an entry named
+    like a log that is not a regular file (a FIFO, socket or device) is skipped with a warning line on standard
+    error; given directly, it is read."""
     out: list[str] = []
     seen: set[tuple[int, int]] = set()
 
@@ -140,8 +141,13 @@ def _logs_below(folder: Path) -> list[Path]:
     def fail(e: OSError) -> None:
         raise InputError(f"{e.filename}: cannot list the folder: {e.strerror}")
 
-    return sorted((Path(root) / n for root, _, names in os.walk(folder, onerror=fail)
-                   for n in names if n.endswith(LOG_SUFFIXES)), key=natural_order)
+    found = []
+    for root, dirs, names in os.walk(folder, onerror=fail):
+        found += [Path(root) / n for n in names if n.endswith(LOG_SUFFIXES)]
+        for d in sorted(dirs):  # not followed, but said: the logs below it are not read
+            if os.path.islink(os.path.join(root, d)):
+                _warn(f"{Path(root) / d}: a link to a folder; not followed (name it directly to read its logs)")
+    return sorted(found, key=natural_order)
 
 
 def natural_order(path: Path) -> tuple[tuple[tuple[int, str], ...], ...]:
@@ -167,6 +173,8 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
     f = _open(path)
     try:
         yield from LineReader(f, "<stdin>" if path == "-" else path, max_line_bytes)
+    except zlib.error as e:  # a gzip stream whose compressed data is broken: a read error like any other
+        raise gzip.BadGzipFile(f"broken compressed data ({e})") from None
     finally:
         if f is not sys.stdin.buffer:
             f.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import sys
+import zlib
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
@@ -36,7 +37,7 @@ def count_lines(files: Iterable[str], limit: int = COUNT_LIMIT_BYTES) -> int | N
                     seen += len(chunk)
                     if seen > limit:
                         return None
-        except (OSError, EOFError, ValueError):
+        except (OSError, EOFError, ValueError, zlib.error):
             return None  # the command reports the unreadable file itself
     return total
 

@@ -188,9 +188,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
+def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) -> tuple[Any, list[str]]:
     """The line parsed by the standard library (slow, exact): numbers of any size up to Python's
-    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win).
+    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win);
+    ``holders``, when given, receives the object each of those keys was first found repeated in.
 
     Raises ``ValueError`` for anything that is not JSON (NaN and Infinity included), ``RecursionError``
     when it nests too deeply."""
@@ -205,10 +206,26 @@ def load_strict(data: bytes | str) -> tuple[Any, list[str]]:
             for k, _ in items:
                 if k in seen and k not in dups:
                     dups.append(k)
+                    if holders is not None:
+                        holders.append(out)
                 seen.add(k)
         return out
 
     return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant, parse_int=_any_int), dups
+
+
+def _paths_to(obj: Any, wanted: list[dict[str, Any]]) -> list[list[Any]]:
+    """Where in ``obj`` each of the ``wanted`` objects (found by identity) is: its JSON path."""
+    found: dict[int, list[Any]] = {}
+    ids = {id(w) for w in wanted}
+    stack: list[tuple[Any, list[Any]]] = [(obj, [])]
+    while stack and len(found) < len(ids):
+        node, path = stack.pop()
+        if id(node) in ids:
+            found.setdefault(id(node), path)
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        stack.extend((v, [*path, k]) for k, v in items if isinstance(v, (dict, list)))
+    return [found.get(id(w), []) for w in wanted]
 
 
 def duplicate_keys(data: bytes) -> list[str]:
@@ -224,15 +241,17 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz"
+        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
+                "input, decompress it first: zcat LOG.gz | analyzer ...)"
                 if data.startswith(b"\x1f\x8b") else "")
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
+    holders: list[dict[str, Any]] = []  # the objects holding a repeated key, to say where they are
     try:
         obj = orjson.loads(data)
         try:  # a line on the slow path already: exactness over speed (ints beyond 64 bits as written, repeated keys)
-            obj, dups = load_strict(data)
+            obj, dups = load_strict(data, holders)
         except (ValueError, RecursionError):
             dups = []
     except (orjson.JSONDecodeError, RecursionError) as e:
@@ -240,9 +259,11 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         # called out of range (bad-type), not "not JSON". Only then: it costs more than all the rest.
         if "number" not in str(e):
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
+            if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
+                why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
-            obj, dups = load_strict(data)
+            obj, dups = load_strict(data, holders)
         except RecursionError:
             return None, [Problem("not-json", "the line is not JSON: it nests values too deeply")]
         except ValueError as e2:
@@ -276,8 +297,9 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     if not isinstance(variant, str) or variant not in registry():
         known = ", ".join(sorted(registry()))
         return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
-    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object; "
-                                       f"readers disagree on which value counts") for k in dups]
+    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object "
+                                       f"({_where(where)}); readers disagree on which value counts", where)
+                               for k, where in zip(dups, _paths_to(obj, holders))]
     # the schema's errors, at most MAX_SCHEMA_ERRORS of them (a line of 500,000 bad items would otherwise cost seconds
     # and gigabytes before the first 20 are said), in the line's order (array places as numbers: move 2 before 10)
     found = list(itertools.islice(_validator(variant).iter_errors(obj), MAX_SCHEMA_ERRORS + 1))
@@ -647,7 +669,8 @@ def _range_lines(r: _Range, max_line_bytes: int) -> tuple[list[Line], int]:
             f.seek(r.start - 1)
             if f.read(1) != b"\n":  # inside a line: it started in the range before, which reads it
                 while (piece := f.readline(1 << 16)) and not piece.endswith(b"\n"):
-                    pass
+                    if r.stop is not None and f.tell() >= r.stop:  # the line goes on past the range: no line
+                        return [], 0  # starts in it (else each range of a hostile line of GBs read it to its end)
         reader = LineReader(f, r.file, max_line_bytes, stop=None if r.stop is None else r.stop - f.tell(),
                             first_line=r.start == 0)
         lines = list(reader)

@@ -30,6 +30,7 @@ players.csv and audit.json, the HTML player page), so a figure reads the same ev
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -70,7 +71,13 @@ def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
     rho = slope = math.nan
     if ok.sum() >= MIN_TIMED and np.ptp(diff[ok]) > 0 and np.ptp(think[ok]) > 0:
         rho = spearman_rho(diff[ok], think[ok])
-        slope = float(np.polyfit(diff[ok], think[ok], 1)[0])
+        # on the difficulties divided by their largest: under rules of huge factors they can be as small as 1e-308,
+        # whose squares polyfit's scaling takes as 0 (a NaN fit, LAPACK failing); a slope that overflows says nothing
+        top = float(np.abs(diff[ok]).max())
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.RankWarning)  # nearly equal difficulties: a poor fit
+            fit = float(np.polyfit(diff[ok] / top, think[ok], 1)[0]) / top
+        slope = fit if math.isfinite(fit) else math.nan
     return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
 
 

@@ -168,10 +168,16 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
                              execution=execution_for(resolve_paths(logs), jobs, dask_address), store=store)[0]
         sources.add_frame(f"the logs ({' '.join(logs)})", rows)
     frames = sources.frames
+    if not frames:  # only stores without a part (a day of no standard hand): their empty table, as for such logs
+        from analyzer.analysis.decisions import analyse
+
+        frames = [analyse([])]
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     try:
         table = player_table(frame, ref_weight=weight)
     except (KeyError, ValueError, TypeError, IndexError) as e:  # rows that are not decision rows
+        if not parquets and store_path is None:  # every row computed here from the logs: a bug (exit 3), not input
+            raise
         raise click.UsageError(f"not decision rows written by `analyzer decisions`: {_row_of(frame, e)}{e}") from e
     if fmt == "csv":
         from analyzer.logs import csv_text  # ids that start like a formula get an apostrophe
@@ -224,9 +230,13 @@ class DecisionSources:
             if (p / COMMON).exists():
                 self.add_store(path, open_decision_store("players", path))
                 return
-            for f in sorted(p.rglob("*.parquet")):  # a folder of decision files (no store's metadata)
-                if not f.is_dir():
-                    self.add(str(f))
+            files = [f for f in sorted(p.rglob("*.parquet")) if not f.is_dir()]
+            if not files:  # as a folder of no logs is: nothing there to read
+                from analyzer.problems import printable
+
+                raise click.UsageError(f"no *.parquet files (and no decision store) under: {printable(path)}")
+            for f in files:  # a folder of decision files (no store's metadata)
+                self.add(str(f))
             return
         if (p.parent / COMMON).exists() and p.name.startswith("part-") and _regular(path):  # a part of a store
             store = open_decision_store("players", str(p.parent))
