@@ -115,6 +115,22 @@ def test_report_audit_without_pairs_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "p.html").exists()
 
 
+@pytest.mark.parametrize(("key", "value"), [("format", "another-tool"), ("version", 99), ("version", "1")])
+def test_report_audit_of_another_format_or_version_is_a_usage_error(tmp_path: Path, key: str, value: object) -> None:
+    """A file that says it is not this audit's format, or another version of it, is refused, naming the key; one of
+    this format and version (or that does not say) is read."""
+    pairs = [{"players": ["alice", "bob"], "hands_together": 1}]
+    audit = _audit_file(tmp_path, {"format": "bieqi-audit", "version": 1, "pairs": pairs, key: value})
+    r = _run("report", str(LEGAL), "--pair", "alice,bob", "--audit", audit, "-o", str(tmp_path / "p.html"))
+    _clean_exit(r, 2)
+    assert f"at {key}" in r.output and "not an audit file" in r.output, r.output
+    assert not (tmp_path / "p.html").exists()
+    for doc in ({"format": "bieqi-audit", "version": 1, "pairs": pairs}, {"pairs": pairs}):
+        audit = _audit_file(tmp_path, doc)
+        r = _run("report", str(LEGAL), "--pair", "alice,bob", "--audit", audit, "-o", str(tmp_path / "p.html"))
+        _clean_exit(r, 0)
+
+
 def test_audit_entry_missing_pair_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from analyzer.commands.report import _audit_entry
 

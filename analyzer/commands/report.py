@@ -107,6 +107,16 @@ _AUDIT_SHAPE: dict[str, Any] = {"type": "object", "required": ["pairs"], "proper
         "players": _PAIR_SHAPE["properties"]["players"]}}}}}
 
 
+def _audit_shape() -> dict[str, Any]:
+    """:data:`_AUDIT_SHAPE` with the file's ``format`` and ``version`` as the audit's contract has them, when the file
+    gives them (another tool's file, or a later version of this one's, is not read as this one's)."""
+    from analyzer.audit.schema import audit_schema
+
+    contract = audit_schema()["properties"]
+    return {**_AUDIT_SHAPE, "properties": {**_AUDIT_SHAPE["properties"], "format": contract["format"],
+                                           "version": contract["version"]}}
+
+
 def _shape_error(path: str, doc: Any, schema: dict[str, Any], where: str = "") -> None:
     """A usage error (--audit) when ``doc`` does not have ``schema``'s shape, naming where."""
     import jsonschema
@@ -143,7 +153,7 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
         raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
     if dups:
         raise click.BadParameter(f"{path}: key {dups[0]!r} appears twice in one object", param_hint="--audit")
-    _shape_error(path, audit, _AUDIT_SHAPE)
+    _shape_error(path, audit, _audit_shape())
     found = next(((i, p) for i, p in enumerate(audit["pairs"]) if sorted(p["players"]) == sorted([a, b])), None)
     del audit  # only the pair's entry is kept (a big audit's other pairs are freed now)
     if found is None:
