@@ -22,9 +22,11 @@ distributed = pytest.importorskip("distributed")
 FAST = ("--samples", "2", "--dd-samples", "1", "--seed", "3")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def cluster() -> Iterator[Any]:
-    """A LocalCluster of two single-threaded worker processes, each under a nanny that restarts it when it dies."""
+    """A LocalCluster of two single-threaded worker processes, each under a nanny that restarts it when it dies; one a
+    case (a module's cluster waited for the worker an earlier case ended, and under a full suite's load a nanny once
+    gave up restarting it: "Only 1/2 workers arrived after 120")."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=logging.CRITICAL) as cl:
         yield cl
@@ -74,7 +76,7 @@ def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, sin
     marker = str(tmp_path / "died")
     plugin = _die_once(after, marker)
     with distributed.Client(cluster.scheduler_address, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)  # a worker an earlier case ended is back
+        client.wait_for_workers(2, timeout=120)
         client.register_plugin(plugin)
         try:
             out = tmp_path / "out"
