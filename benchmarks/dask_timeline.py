@@ -6,7 +6,9 @@ Run: ``python benchmarks/dask_timeline.py LOG --jobs N [--out DIR] [--json OUT.j
 since the start, the client's CPU s), and reads the LocalCluster scheduler's task stream and each worker's CPU before
 the cluster closes. Prints each span's wall and client CPU, when the first batch started, the longest player-table
 task, the workers' CPU, how long each worker waited, and the floor the run's CPU puts on its wall on this machine's
-cores (``floor_of_wall``); ``--json`` keeps the marks and the tasks. The machine's load is printed too: walls of runs
+cores (``floor_of_wall``), and what the command's process received from the network (MB, by the task whose results
+it gathered, or by message kind); ``--json`` keeps the marks and the tasks (key, worker, start, stop, bytes of the
+result). The machine's load is printed too: walls of runs
 at different loads do not compare (run trees in turn, and more than once).
 """
 
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from typing import Any
 
 SPANS = (("start: imports, until the map starts", "imports", "map start"),
@@ -42,7 +46,7 @@ def main() -> None:
         args += ["--out", tempfile.mkdtemp(prefix="dask-timeline-")]
     t0 = time.monotonic()
     marks: list[tuple[str, float, float]] = []
-    tasks: list[tuple[str, str, float, float]] = []
+    tasks: list[tuple[str, str, float, float, int]] = []
     cpu: dict[str, float] = {}
     epoch = time.time() - (time.monotonic() - t0)
 
@@ -74,6 +78,7 @@ def main() -> None:
     stream.StreamedSignals._table = span("table", stream.StreamedSignals._table)  # type: ignore[method-assign]
     on_dask.DaskSignals._burst = span("burst", on_dask.DaskSignals._burst)  # type: ignore[method-assign]
     session_map, dask_client, close_client = execute._session_map, execute.dask_client, execute.close_client
+    received = _count_received()
     streams: list[Any] = []
 
     def timed_map(*a: Any, **k: Any) -> Any:
@@ -104,7 +109,7 @@ def main() -> None:
                 for ss in r.get("startstops", []):
                     if ss["action"] == "compute":
                         tasks.append((str(r["key"]), r["worker"], round(ss["start"] - epoch, 3),
-                                      round(ss["stop"] - epoch, 3)))
+                                      round(ss["stop"] - epoch, 3), int(r.get("nbytes") or 0)))
         close_client(client)
 
     execute._session_map, execute.dask_client, execute.close_client = timed_map, client_with_stream, close_reading
@@ -115,12 +120,13 @@ def main() -> None:
         pass
     mark("end")
     report_marks(marks, tasks, cpu)
+    report_received(received)
     if dump:
         with open(dump, "w") as f:
             json.dump({"marks": marks, "tasks": tasks, "workers_cpu": cpu}, f)
 
 
-def report_marks(marks: list[tuple[str, float, float]], tasks: list[tuple[str, str, float, float]],
+def report_marks(marks: list[tuple[str, float, float]], tasks: list[tuple[str, str, float, float, int]],
                  cpu: dict[str, float]) -> None:
     first = {n: (w, c) for n, w, c in reversed(marks)}  # each mark's first time
     last = {n: (w, c) for n, w, c in marks}
@@ -143,8 +149,48 @@ def report_marks(marks: list[tuple[str, float, float]], tasks: list[tuple[str, s
                       list(cpu.values()), tasks)
 
 
+def _label(msg: Any) -> str:
+    """What a message received is: the prefix of the first key whose data it carries (a gather's answer, a
+    scatter), else its ``op``."""
+    for m in msg if isinstance(msg, list) else [msg]:
+        if isinstance(m, dict):
+            data = m.get("data")
+            if isinstance(data, dict) and data:
+                return re.sub(r"-[0-9a-f]{8}-[0-9a-f-]+$|-[0-9a-f]{12}(-\d+)?$", "", str(next(iter(data))))
+            return str(m.get("op") or m.get("status") or "other")
+    return "other"
+
+
+def _count_received() -> Counter[str]:
+    """Bytes of every message this process decodes from the network (``distributed.protocol.loads``: what its client
+    gathers, what its scheduler hears), by :func:`_label`; ``"@n:"`` keys count the messages."""
+    from distributed import protocol
+    from distributed.protocol import core as protocol_core
+
+    got: Counter[str] = Counter()
+    loads = protocol_core.loads
+
+    def counted(frames: Any, *a: Any, **k: Any) -> Any:
+        msg = loads(frames, *a, **k)
+        label = _label(msg)
+        got[label] += sum(memoryview(f).nbytes for f in frames)
+        got["@n:" + label] += 1
+        return msg
+
+    protocol_core.loads = protocol.loads = counted
+    return got
+
+
+def report_received(got: Counter[str], top: int = 8) -> None:
+    sizes = {k: v for k, v in got.items() if not k.startswith("@n:")}
+    print(f"the client's process received {sum(sizes.values()) / 1e6:.1f} MB in {sum(got[f'@n:{k}'] for k in sizes)} "
+          f"messages; the largest kinds:")
+    for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {k:40} {v / 1e6:8.2f} MB in {got['@n:' + k]} messages")
+
+
 def floor_of_wall(start: float, end: float, client_cpu: float, workers_cpu: list[float],
-                  tasks: list[tuple[str, str, float, float]]) -> None:
+                  tasks: list[tuple[str, str, float, float, int]]) -> None:
     """Where the workers waited, and the least wall time the run's CPU allows on this machine's cores: nothing runs
     on the workers before the first batch starts, and after it the workers' CPU and the client's own (its analysis of
     the results, the scheduler in its event loop) share the cores, and no worker is faster than its own CPU. A 2-worker

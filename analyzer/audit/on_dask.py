@@ -43,9 +43,12 @@ from analyzer.audit.stream import (
 
 #: Results merged by one task of the tree (adjacent ones, in chunk order).
 FANIN = 8
-#: At most this many results of a pass are gathered and merged here (the tree's last two levels): each is a chunk's
-#: sums (sized by the chunk's pairs and hands, not the room's), so the client holds a few MB at most.
-LOCAL_PARTS = FANIN * FANIN
+#: At most this many results of a pass are gathered and merged here (the tree's last level); more are merged on the
+#: workers first, in the same groups. Each chunk's result holds sums sized by its pairs (with 64 players every chunk
+#: sees most of the room's ~4,000 directed pairs), so gathering every chunk's made the client receive ~0.4 MB a chunk
+#: and pass: ~380 MB at 16,000 hands (63 chunks) when it was ``FANIN * FANIN``; one level merged on the workers cuts
+#: that to ~70 MB and the client's CPU by ~15% (docs/scale.md), the same sums to the last bit (the same groups).
+LOCAL_PARTS = FANIN
 #: Parts of the room's actors a worker for the burst statistic's tasks (:meth:`DaskSignals._burst`): a few, so a worker
 #: busy with a player-table task when they come does not hold the last one up.
 BURST_PARTS = 3
@@ -286,9 +289,9 @@ class DaskSignals(StreamedSignals):
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one
-        result; the last levels (from at most :data:`LOCAL_PARTS` results) are merged here, in the same groups by
-        the same call (the same sums): a pass then ends with one gather, not with tasks that each wait for a free
-        worker (the player table's tasks share them) and then for their results."""
+        result; the last level (from at most :data:`LOCAL_PARTS` results) is merged here, in the same groups by
+        the same call (the same sums): a pass then ends with one gather of a few results, not with a last task that
+        waits for a free worker (the player table's tasks share them) and then for its result."""
         while len(parts) > LOCAL_PARTS:
             groups = [parts[i:i + FANIN] for i in range(0, len(parts), FANIN)]
             many = [g for g in groups if len(g) > 1]
