@@ -135,8 +135,12 @@ def main():
     ap.add_argument("--rooms", default=",".join(ROOMS))
     ap.add_argument("--cache", default="/tmp/indep3")
     ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--seed", type=int, help="one seed for every size instead of 11 (1,000) / 31 (3,000)")
     ap.add_argument("--json", help="write all results here too")
     a = ap.parse_args()
+    if a.seed is not None:
+        for n in [int(x) for x in a.sizes.split(",")]:
+            SEEDS[n] = a.seed
     results = []
     for n in [int(x) for x in a.sizes.split(",")]:
         for room in a.rooms.split(","):
