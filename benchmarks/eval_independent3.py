@@ -32,7 +32,7 @@ def run(cmd, ok=(0,), **kw):
     env = dict(os.environ, PYTHONPATH=ROOT)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
     if r.returncode not in ok:
-        sys.exit("failed (%d): %s\n%s%s" % (r.returncode, " ".join(cmd), r.stdout[-2000:], r.stderr[-2000:]))
+        sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
     return r
 
 
@@ -42,12 +42,12 @@ def analyzer(*args, ok=(0,)):
 
 def prepare(room, n, cache, fresh):
     seed = SEEDS.get(n, 7 + n)
-    base = os.path.join(cache, "%s-%d-s%d" % (room, n, seed))
+    base = os.path.join(cache, f"{room}-{n}-s{seed}")
     log = base + ".jsonl.gz"
     if not os.path.exists(log) or fresh:
         run(["nice", "-n", "19", sys.executable, SIM, "--room", room, "--hands", str(n),
              "--seed", str(seed), "--out", log])
-    out = os.path.join(cache, "out", "%s-%d-s%d" % (room, n, seed))
+    out = os.path.join(cache, "out", f"{room}-{n}-s{seed}")
     os.makedirs(out, exist_ok=True)
     aud = os.path.join(out, "audit")
     pls = os.path.join(out, "players.json")
@@ -56,7 +56,7 @@ def prepare(room, n, cache, fresh):
         v = analyzer("validate", "--format", "json", log, ok=(0, 1))
         vj = json.loads(v.stdout)
         if vj["n_problems"]:
-            sys.exit("%s: validator problems %s" % (log, vj["problem_counts"]))
+            sys.exit("{}: validator problems {}".format(log, vj["problem_counts"]))
         store = os.path.join(out, "store")
         if fresh or not os.path.exists(store):
             analyzer("decisions", log, "-o", store)
@@ -126,7 +126,7 @@ def evaluate(room, n, cache, fresh):
 
 
 def fmt(x, d=2):
-    return "-" if x is None else ("%.*f" % (d, x))
+    return "-" if x is None else f"{x:.{d}f}"
 
 
 def main():
@@ -146,45 +146,41 @@ def main():
         for room in a.rooms.split(","):
             r = evaluate(room, n, a.cache, a.fresh)
             results.append(r)
-            print("== %s, %d hands (seed %d): %d pairs (%d honest, %d with a cheater)%s"
-                  % (room, n, SEEDS.get(n, 7 + n), r["pairs"], r["n_honest"], r["n_mixed"],
-                     "  [%.0f s]" % r["secs"] if r["secs"] > 1 else ""))
+            took = f"  [{r['secs']:.0f} s]" if r["secs"] > 1 else ""
+            print(f"== {room}, {n} hands (seed {SEEDS.get(n, 7 + n)}): {r['pairs']} pairs ({r['n_honest']} honest, "
+                  f"{r['n_mixed']} with a cheater){took}")
             for t in r["true"]:
-                print("  TRUE %-9s %-11s %-8s score %7s rank %4s  together %4d (colluding %d)  %s"
-                      % ("+".join(t["pair"]), t["style"], t["verdict"], fmt(t["score"]), t["rank"],
-                         t["together"], t["on"], t.get("signal") or ""))
+                print(f"  TRUE {'+'.join(t['pair']):9} {t['style']:11} {t['verdict']:8} score {fmt(t['score']):>7} "
+                      f"rank {t['rank']!s:>4}  together {t['together']:4d} (colluding {t['on']})  {t.get('signal') or ''}")
             for f in r["friends"]:
-                print("  FRIENDS %-9s %-8s score %7s rank %4s together %d"
-                      % ("+".join(f["pair"]), f["verdict"], fmt(f["score"]), f["rank"], f["together"]))
+                print(f"  FRIENDS {'+'.join(f['pair']):9} {f['verdict']:8} score {fmt(f['score']):>7} "
+                      f"rank {f['rank']!s:>4} together {f['together']}")
             hon = [x for x in r["alarms"] if x["kind"] == "honest"]
             mix = [x for x in r["alarms"] if x["kind"] != "honest"]
-            print("  false alarms: honest pairs flagged %d, review %d; pairs with one cheater flagged %d, review %d"
-                  % (sum(x["verdict"] == "flagged" for x in hon), sum(x["verdict"] == "review" for x in hon),
-                     sum(x["verdict"] == "flagged" for x in mix), sum(x["verdict"] == "review" for x in mix)))
+            print(f"  false alarms: honest pairs flagged {sum(x['verdict'] == 'flagged' for x in hon)}, review "
+                  f"{sum(x['verdict'] == 'review' for x in hon)}; pairs with one cheater flagged "
+                  f"{sum(x['verdict'] == 'flagged' for x in mix)}, review {sum(x['verdict'] == 'review' for x in mix)}")
             for x in r["alarms"]:
-                print("    ALARM %-9s %-12s %-8s score %6s rank %3s together %4d signal %s%s"
-                      % ("+".join(x["pair"]), x["kind"] + ("/friend" if x["friend"] else ""), x["verdict"],
-                         fmt(x["score"]), x["rank"], x["together"], x["signal"],
-                         ""))
+                kind = x["kind"] + ("/friend" if x["friend"] else "")
+                print(f"    ALARM {'+'.join(x['pair']):9} {kind:12} {x['verdict']:8} score {fmt(x['score']):>6} "
+                      f"rank {x['rank']!s:>3} together {x['together']:4d} signal {x['signal']}")
             fp = r["flagged_players"]
-            print("  players flagged: %s" % (", ".join("%s(%s, p=%.2g)" % (x["player"], x["role"], x["p"] or 0)
+            print("  players flagged: %s" % (", ".join("{}({}, p={:.2g})".format(x["player"], x["role"], x["p"] or 0)
                                                      for x in fp) or "none"))
-            for l in r["lone"]:
-                print("  LONE %s flag %s p %s q %s skill %s dd_z %s level_z %s"
-                      % (l["player"], l["flag"], fmt(l["p"], 4), fmt(l["q"], 3), fmt(l["skill"]),
-                         fmt(l["dd_z"]), fmt(l["level_z"])))
-            print("  top 3: %s" % "; ".join("%s %s %.2f" % ("+".join(k), v, s) for k, v, s in r["top"]))
+            for lone in r["lone"]:
+                print(f"  LONE {lone['player']} flag {lone['flag']} p {fmt(lone['p'], 4)} q {fmt(lone['q'], 3)} "
+                      f"skill {fmt(lone['skill'])} dd_z {fmt(lone['dd_z'])} level_z {fmt(lone['level_z'])}")
+            print("  top 3: {}".format("; ".join("{} {} {:.2f}".format("+".join(k), v, s) for k, v, s in r["top"])))
             sys.stdout.flush()
     # summary
     print("\nSUMMARY")
-    print("%-15s %5s  %-60s  %s  %s" % ("room", "hands", "true pairs verdict/score/rank", "honest FA (flag/rev)",
-                                         "players flagged"))
+    print(f"{'room':15} {'hands':>5}  {'true pairs verdict/score/rank':60}  honest FA (flag/rev)  players flagged")
     for r in results:
-        tp = "; ".join("%s %.1f #%s" % (t["verdict"][:4], t["score"] or 0, t["rank"]) for t in r["true"]) or "-"
+        tp = "; ".join("{} {:.1f} #{}".format(t["verdict"][:4], t["score"] or 0, t["rank"]) for t in r["true"]) or "-"
         hon = [x for x in r["alarms"] if x["kind"] == "honest"]
-        fa = "%d/%d" % (sum(x["verdict"] == "flagged" for x in hon), sum(x["verdict"] == "review" for x in hon))
-        fp = ",".join("%s:%s" % (x["player"], x["role"]) for x in r["flagged_players"]) or "-"
-        print("%-15s %5d  %-60s  %-20s  %s" % (r["room"], r["n"], tp, fa, fp))
+        fa = f"{sum(x['verdict'] == 'flagged' for x in hon)}/{sum(x['verdict'] == 'review' for x in hon)}"
+        fp = ",".join("{}:{}".format(x["player"], x["role"]) for x in r["flagged_players"]) or "-"
+        print(f"{r['room']:15} {r['n']:5d}  {tp:60}  {fa:20}  {fp}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1, default=str)

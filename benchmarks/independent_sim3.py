@@ -395,7 +395,7 @@ class Bot:
             ws = [math.exp((v - mx) / max(temp, 1e-6)) for v in vals]
             t = rng.random() * sum(ws)
             i = 0
-            for i, w in enumerate(ws):
+            for i, w in enumerate(ws):  # noqa: B007  (i is read after the loop)
                 t -= w
                 if t <= 0:
                     break
@@ -619,7 +619,7 @@ def honest_mix(rng, n, mix):
     kinds = [m[1] for m in mix]
     w = np.array([m[0] for m in mix], float)
     w /= w.sum()
-    for i in range(n):
+    for _i in range(n):
         k = kinds[rng.choices(range(len(kinds)), weights=w)[0]]
         out.append(k)
     return out
@@ -681,7 +681,7 @@ def build_room(name, seed):
     players = []
     kinds = honest_mix(rng, n, cfg["mix"])
     for i in range(n):
-        pid = "u%02d" % (i + 1) if name.startswith("honest") else "p%02d" % (i + 1)
+        pid = f"u{i + 1:02d}" if name.startswith("honest") else f"p{i + 1:02d}"
         pace = {}
         if cfg.get("laggy"):
             pace = {"p_lag": float(nprng.choice([0.01, 0.03, 0.06])),
@@ -743,7 +743,7 @@ def form_tables(rng, players, links, friends, cfg, session):
     groups = []
     taken = set()
     if cfg.get("ring"):
-        ring = [l for l in links if l.style == "rotating"]
+        ring = [link for link in links if link.style == "rotating"]
         A, B = ring[0].a, ring[0].b
         C = ring[1].b
         u = rng.random()
@@ -757,11 +757,11 @@ def form_tables(rng, players, links, friends, cfg, session):
         for x in (A, B, C):
             if not any(x in g for g in groups):
                 groups.append([x])
-    for l in links:
-        if l.style == "rotating":
+    for link in links:
+        if link.style == "rotating":
             continue
-        groups.append([l.a, l.b])
-        taken |= {l.a, l.b}
+        groups.append([link.a, link.b])
+        taken |= {link.a, link.b}
     for a, b in friends:
         groups.append([a, b])
         taken |= {a, b}
@@ -779,7 +779,6 @@ def form_tables(rng, players, links, friends, cfg, session):
     rng.shuffle(pool)
     pool.sort(key=lambda g: -len(g))
     tables = []
-    cur = []
     # pairs first into tables with room; put at most one pair-group per table where possible
     ntab = seated_n // 4
     tabs = [[] for _ in range(ntab)]
@@ -807,9 +806,9 @@ def play_hand(rng, table_players, byid, links, hand_progress, room_progress, tab
     st = State(masks, first)
     seat_of = {pid: i for i, pid in enumerate(table_players)}
     active = []
-    for l in links:
-        if l.a in seat_of and l.b in seat_of:
-            active.append((l, l.decide_on()))
+    for link in links:
+        if link.a in seat_of and link.b in seat_of:
+            active.append((link, link.decide_on()))
     actions = []
     t = rng.uniform(1200, 3500)  # deal animation
     while st.n < 52:
@@ -823,13 +822,13 @@ def play_hand(rng, table_players, byid, links, hand_progress, room_progress, tab
             ctx = {"full": True, "samples": pl.bot.samples}
             if pl.bot.rng.random() < 0.30:
                 ctx = {"planner_like": True}
-        for l, on in active:
-            if pid in (l.a, l.b):
-                other = l.b if pid == l.a else l.a
-                c2 = l.ctx_for(pid, st, seat, seat_of[other], opts, is_play, on)
+        for link, on in active:
+            if pid in (link.a, link.b):
+                other = link.b if pid == link.a else link.a
+                c2 = link.ctx_for(pid, st, seat, seat_of[other], opts, is_play, on)
                 if c2:
                     ctx = c2
-                    if l.style == "occasional" and len(opts) > 1:
+                    if link.style == "occasional" and len(opts) > 1:
                         extra = rng.uniform(300, 1800)
         # temperature drift
         if pl.temp1 != pl.temp0:
@@ -850,7 +849,7 @@ def play_hand(rng, table_players, byid, links, hand_progress, room_progress, tab
         t += pl.think_ms(len(opts), gap, is_play, hand_progress, extra)
         actions.append((seat, kind, c, t))
     scores, tong, dutou = settle(st.pts, st.ncov, st.last7)
-    return deal, actions, scores, st.pts, tong, dutou, t, [(l, on) for l, on in active]
+    return deal, actions, scores, st.pts, tong, dutou, t, [(link, on) for link, on in active]
 
 
 def simulate(name, hands, seed, out):
@@ -882,8 +881,8 @@ def simulate(name, hands, seed, out):
                     acts.append({"seat": seat, "kind": kind, "card": code(c), "ms": ms})
                 started = base + timedelta(seconds=tclock)
                 rec = {"variant": "bieqi", "format": "bieqi-log", "version": 1,
-                       "hand_id": "%s-%d-s%03d-t%02d-%03d" % (name, seed, session, ti, k),
-                       "table_id": "%s-t%02d" % (name, ti),
+                       "hand_id": f"{name}-{seed}-s{session:03d}-t{ti:02d}-{k:03d}",
+                       "table_id": f"{name}-t{ti:02d}",
                        "started_at": started.isoformat(timespec="seconds"),
                        "players": list(tp),
                        "deal": [[code(c) for c in sorted(h, key=lambda x: (x // 13, x % 13))] for h in deal],
@@ -895,18 +894,18 @@ def simulate(name, hands, seed, out):
         clock = max(r[0] for r in recs) + rng.uniform(120, 1800)
     recs.sort(key=lambda x: x[0])
     recs = recs[:hands]
-    lstat = {id(l): [0, 0] for l in links}
+    lstat = {id(link): [0, 0] for link in links}
     for _, rec, act in recs:
         tp = rec["players"]
         for i in range(4):
             for j in range(i + 1, 4):
                 key = tuple(sorted((tp[i], tp[j])))
                 together[key] = together.get(key, 0) + 1
-        for l, on in act:
-            lstat[id(l)][0] += 1
-            lstat[id(l)][1] += int(on)
-    for l in links:
-        l.hands_together, l.colluding_hands = lstat[id(l)]
+        for link, on in act:
+            lstat[id(link)][0] += 1
+            lstat[id(link)][1] += int(on)
+    for link in links:
+        link.hands_together, link.colluding_hands = lstat[id(link)]
     opener = gzip.open if out.endswith(".gz") else open
     tmp = out + ".tmp"
     with opener(tmp, "wt", encoding="utf-8") as f:
@@ -916,10 +915,10 @@ def simulate(name, hands, seed, out):
     truth = {
         "room": name, "seed": seed, "hands": hands, "description": cfg["desc"],
         "players": {p.pid: p.truth() for p in players},
-        "colluding_pairs": [{"players": sorted([l.a, l.b]), "style": l.style,
-                             "hands_together": l.hands_together, "colluding_hands": l.colluding_hands,
-                             **({"feeder": l.kw["feeder"]} if "feeder" in l.kw else {})}
-                            for l in links],
+        "colluding_pairs": [{"players": sorted([link.a, link.b]), "style": link.style,
+                             "hands_together": link.hands_together, "colluding_hands": link.colluding_hands,
+                             **({"feeder": link.kw["feeder"]} if "feeder" in link.kw else {})}
+                            for link in links],
         "lone_cheaters": lone,
         "friend_pairs": [{"players": sorted(f), "hands_together": together.get(tuple(sorted(f)), 0)}
                          for f in friends],
@@ -948,7 +947,7 @@ def main():
     a = ap.parse_args()
     if a.list:
         for k, v in ROOMS.items():
-            print("%-15s %s" % (k, v["desc"]))
+            print(f"{k:15} {v['desc']}")
         return
     if not a.room or not a.out:
         ap.error("--room and --out are required")
