@@ -284,3 +284,33 @@ def test_the_think_directions_correlation_is_taken_out_of_both_sides() -> None:
     assert (np.exp(honest) < 0.01).sum() <= 10 < (np.exp(naive) < 0.01).sum()
     # a pair slower together both ways still reads strongly
     assert log_combine_directions(np.array([6.0]), np.array([6.0]), rho=rho)[0] < np.log(1e-8)
+
+
+def test_each_co_player_on_its_own_is_its_own_random_effects_fit() -> None:
+    """``_one_at_a_time`` fits every co-player at once by the two-column design's closed forms: the same coefficients
+    and variances as ``_random_tables`` of each co-player's design (its tables' indicator and the intercept), and no
+    evidence for a co-player with fewer than 2 tables with it or without it."""
+    from analyzer.audit.signals import MIN_TABLE_DOF, _one_at_a_time, _random_tables
+
+    rng = np.random.default_rng(3)
+    read = skipped = 0
+    for _ in range(120):
+        k, p = int(rng.integers(2, 40)), int(rng.integers(4, 30))
+        cols = np.array([rng.choice(p - 1, 3, replace=False) for _ in range(k)])
+        n = rng.integers(1, 60, k).astype(float)
+        # a slow co-player 0, and tables of their own spread (tau^2 > 0 in some draws, 0 in others)
+        mean = rng.normal(size=k) * rng.uniform(0.01, 2.0) + (cols == 0).any(axis=1) * rng.uniform(0.0, 1.0)
+        sigma2, hands = float(rng.uniform(0.05, 3.0)), int(n.sum())
+        fit, var, dof = _one_at_a_time(n, mean, cols, p, sigma2, hands)
+        assert dof == (k - 2 if k - 2 >= MIN_TABLE_DOF else 0)
+        for j in range(p - 1):
+            has = (cols == j).any(axis=1).astype(np.float64)
+            if dof == 0 or min(has.sum(), k - has.sum()) < 2:
+                assert fit[j] == 0.0 and var[j] == np.inf
+                skipped += 1
+                continue
+            b, v = _random_tables(np.column_stack([has, np.ones(k)]), n, mean, sigma2, hands, dof)
+            assert fit[j] == pytest.approx(b[0], rel=1e-9, abs=1e-12)
+            assert var[j] == pytest.approx(v[0], rel=1e-9)
+            read += 1
+    assert read > 500 and skipped > 100  # both kinds of co-player met

@@ -647,20 +647,46 @@ def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, si
     """Each co-player's coefficient on its own (tables with it against tables without it, the others' effects left
     in the tables' spread), read on a t with tables - 2 degrees of freedom: for an actor who sat with more co-players
     than tables (long sittings in a big room), where the joint fit has none. A co-player needs 2 tables with it and 2
-    without; too few tables in all (fewer than MIN_TABLE_DOF + 2): no evidence (0 degrees of freedom)."""
+    without; too few tables in all (fewer than MIN_TABLE_DOF + 2): no evidence (0 degrees of freedom).
+
+    :func:`_random_tables` of each co-player's design (its tables' indicator and the intercept), for every co-player
+    at once: with two columns the fits have closed forms (a co-player's coefficient is the weighted mean of its
+    tables less that of the others), so the room's actors x co-players fits are a few array operations each actor,
+    not a Python loop of small solves (the same figures to rounding, ``tests/test_think_linear.py``)."""
     k = len(n)
     fit, var = np.zeros(p), np.full(p - 1, np.inf)
     dof = k - 2
     if dof < MIN_TABLE_DOF:
         return fit, var, 0
-    ones = np.ones(k)
-    for j in range(p - 1):
-        has = (cols == j).any(axis=1).astype(np.float64)
-        m = float(has.sum())
-        if m < 2 or k - m < 2:
-            continue
-        b, v = _random_tables(np.column_stack([has, ones]), n, mean, sigma2, hands, dof)
-        fit[j], var[j] = b[0], v[0]
+    has = np.zeros((p - 1, k))  # co-player x table: 1 where the co-player sat at the table
+    has[cols, np.arange(k)[:, None]] = 1.0
+    m = has.sum(axis=1)
+    ok = np.flatnonzero((m >= 2) & (k - m >= 2))
+    if not len(ok):
+        return fit, var, dof
+    h = has[ok]
+
+    def line(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per co-player, the fit of ``mean`` on (its indicator, 1) with table weights ``w`` (co-players x tables,
+        or tables): its coefficient and intercept, and the inverse normal matrix' first diagonal element."""
+        w = np.broadcast_to(w, h.shape)
+        with_ = (w * h).sum(axis=1)
+        all_ = w.sum(axis=1)
+        u, v = (w * h) @ mean, w @ mean
+        intercept = (v - u) / (all_ - with_)  # the tables without it
+        return u / with_ - intercept, intercept, all_ / (with_ * (all_ - with_))
+
+    b, c, _ = line(n)  # the plain fit (weights n_t / sigma^2)
+    q = ((mean - b[:, None] * h - c[:, None]) ** 2) @ n / sigma2  # Cochran's Q about it
+    with_, all_ = h @ n, float(n.sum())
+    nn_with, nn_all = h @ (n * n), float(n @ n)
+    trace = (all_ * nn_with - 2.0 * with_ * nn_with + with_ * nn_all) / (with_ * (all_ - with_))
+    denom = (hands - trace) / sigma2
+    tau2 = np.where(denom > 0, np.maximum(q - dof, 0.0) / np.where(denom > 0, denom, 1.0), 0.0)
+    w = 1.0 / (sigma2 / n[None, :] + tau2[:, None])
+    b, c, inv00 = line(w)
+    scatter = (w * (mean - b[:, None] * h - c[:, None]) ** 2).sum(axis=1) / dof
+    fit[ok], var[ok] = b, inv00 * np.maximum(1.0, scatter)
     return fit, var, dof
 
 
