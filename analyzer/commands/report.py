@@ -51,10 +51,16 @@ def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_sampl
         return None
     from analyzer.analysis.decisions import analyse
 
+    if store is not None and not any(_has_decisions(it) for it in items):
+        store = None  # a page of hands that have no decision rows (信阳黑七, 借牌): no store holds any, none is read
     if store is not None:
         from analyzer.analysis.store import StoreError, collect_rows
 
         st, settings = store
+        if not st.hands:  # what `decisions` writes for logs of no standard hand: "other logs" would mislead
+            fail("report", f"{st.path} is an empty decision store: it holds no hand (the logs it was written from had "
+                           f"no hand of standard 憋七); leave out --decisions to analyse this page's hands, or write "
+                           f"the store from these logs (analyzer decisions LOGS -o STORE)")
         if not any(str(it.hand_id) in st.hands for it in items):
             fail("report", f"{st.path} holds none of the hands of this page: it was written from other logs")
         try:
@@ -72,6 +78,14 @@ def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_sampl
         kw["max_samples"] = max_samples
     tick = bar.phase("analysing", len(items)) if bar is not None else None
     return analyse(items, on_progress=tick, **kw)
+
+
+def _has_decisions(item: Checked) -> bool:
+    """Whether the hand's game has a decision analysis (a store can hold its rows)."""
+    from analyzer.variants import registry
+
+    game = registry().get(item.variant or "")
+    return game is not None and game.offers.decisions is not None
 
 
 def _players_of(item: Checked) -> list[str]:
