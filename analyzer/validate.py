@@ -31,9 +31,10 @@ from analyzer.logs import (
     expand_paths,
     generate_lines,
 )
-from analyzer.problems import Problem
+from analyzer.problems import IdSpellings, Problem
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
+from analyzer.variants.record import MAX_ID_LENGTH
 
 MAX_SHAPE_PROBLEMS = 20
 #: Tables whose last hand is remembered for the next hand's cross-hand check (the oldest are forgotten).
@@ -54,6 +55,9 @@ class Checked:
     #: set with ``variant``: a 64-bit hash of the deal, the seated players and the moves (:func:`deal_key`), so a copy
     #: of a hand under another id is found (``duplicate-deal``)
     deal_key: int | None = None
+    #: the record's player ids, for the cross-hand check of ids that look alike (``validate``'s ``lookalike-ids``);
+    #: kept when the record is dropped
+    players: list[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +106,22 @@ def _validator(variant: str) -> Any:
     return Draft202012Validator(variant_schema(variant))
 
 
+#: The record's fields that hold ids (``id-too-long`` past ``MAX_ID_LENGTH`` characters).
+_ID_FIELDS = ("hand_id", "table_id", "players")
+
+
+def cut_id(text: str) -> str:
+    """An id of a line that is refused for its length (``id-too-long``), as the line's problems carry it: whole up to
+    ``MAX_ID_LENGTH`` characters, else its start, its length and a digest of it (two long ids that start alike stay
+    apart), so its problems do not repeat it whole (20 problems of a 1 MB id were 20 MB of JSON)."""
+    if len(text) <= MAX_ID_LENGTH:
+        return text
+    import hashlib
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{text[:64]}... ({len(text):,} characters) sha256:{digest}"
+
+
 def _schema_code(err: Any) -> str:
     path = list(err.absolute_path)
     top = path[0] if path else None
@@ -114,6 +134,8 @@ def _schema_code(err: Any) -> str:
     if err.validator == "pattern" or (err.validator in ("minLength", "maxLength") and isinstance(err.schema, dict)
                                       and str(err.schema.get("description", "")).startswith("Card code")):
         return "bad-card"
+    if top in _ID_FIELDS and err.validator == "maxLength":
+        return "id-too-long"
     if top == "players" and err.validator in ("minItems", "maxItems", "minLength"):
         return "bad-players"
     if top == "deal" and err.validator in ("minItems", "maxItems"):
@@ -273,7 +295,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
     if not isinstance(obj, dict):
         return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
-    hand_id = obj.get("hand_id") if isinstance(obj.get("hand_id"), str) else None
+    hand_id = cut_id(obj["hand_id"]) if isinstance(obj.get("hand_id"), str) else None
 
     def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
         p = Problem(code, msg, hand_id=hand_id)
@@ -286,7 +308,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
                 p.seat = seat
                 if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
-                    p.player = players[seat]
+                    p.player = cut_id(players[seat])
         return p
 
     if obj.get("format") != "bieqi-log":
@@ -319,6 +341,9 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             if code == "missing-field":
                 missing = err.message.split("'")[1] if "'" in err.message else err.message
                 msg = f"{_where(path)} lacks the required field {missing!r}"
+            elif code == "id-too-long":
+                msg = (f"{_where(path)} is an id of {len(err.instance):,} characters; an id may hold at most "
+                       f"{MAX_ID_LENGTH} (it would be repeated in every output that names it)")
             elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
                 msg = f"{_where(path)}: {_message(err.message)}"
             else:
@@ -570,7 +595,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             v = variants[rec.__struct_config__.tag]
             tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
             item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
-                           checks[k], v.name, tkey, deal_key(rec))
+                           checks[k], v.name, tkey, deal_key(rec), rec.players)
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
             # no record, so no replay: the table it names (if it names one) has no loser to check the next dealer by
@@ -940,12 +965,19 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     files = expand_paths(paths, keep_missing=True)  # a missing path: an io-error among the problems
     summary = Summary()
     n_jobs = default_jobs(files) if jobs is None else jobs
+    spellings = IdSpellings()
     with _few_collections():
         for item in generate_checked(files, max_line_bytes=max_line_bytes, jobs=n_jobs, keep_records=False):
+            found = item.check.problems
             if item.line:
                 summary.hands += 1
                 summary.valid_hands += item.ok
-            for p in item.check.problems:
+                if not (found and found[0].code in _COPIES):  # a copy's ids are the first's: said once, there
+                    # ids that look like an earlier hand's: said, but the hand stays valid (it replays; the other
+                    # commands analyse it, its ids as written)
+                    players = None if any(p.code == "bad-players" for p in found) else item.players  # said there
+                    found = found + spellings.check(item.file, item.line, item.hand_id, players)
+            for p in found:
                 summary.add(p)
                 if on_problem is not None:
                     on_problem(p)

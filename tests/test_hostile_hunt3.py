@@ -1,0 +1,230 @@
+"""Hostile inputs of a third hunt over the commands (ids that look alike across hands, ids of hundreds of KB, empty
+decision stores, odd standard inputs): each a clear problem or error naming the file, never a traceback, never an
+output many times its input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import ROOT, SAMPLES, clean_exit, legal_obj, run_cli
+
+from analyzer.problems import CODES
+from analyzer.validate import cut_id, validate
+from analyzer.variants.record import MAX_ID_LENGTH
+
+FAST = ["--samples", "1", "--dd-samples", "0"]
+
+
+def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
+    obj = legal_obj(seed, hand_id)
+    if players is not None:
+        obj["players"] = players
+    obj.update(fields)
+    return orjson.dumps(obj) + b"\n"
+
+
+def _log(path: Path, hands: list[bytes]) -> Path:
+    path.write_bytes(b"".join(hands))
+    return path
+
+
+# --------------------------------------------------------------------------- ids that look alike across hands
+
+def test_a_lookalike_player_id_in_a_later_hand_is_said_once_naming_both_spellings(tmp_path: Path) -> None:
+    """`A1`, then full-width `Ａ1` (NFKC), `a1` (case) and `A\\u200d1` (a zero-width joiner) at other tables: each new
+    spelling is one `lookalike-ids` problem at the first hand that uses it, with file, line, hand, seat and player,
+    naming both spellings and where the first was; the hands stay valid (they replay)."""
+    spellings = ["A1", "Ａ1", "A1", "a1", "Ａ1", "A\u200d1"]
+    log = _log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
+    s = validate([str(log)])
+    assert (s.hands, s.valid_hands) == (6, 6)
+    said = [(p.code, p.line, p.hand_id, p.seat, p.player) for p in s.problems]
+    assert said == [("lookalike-ids", 2, "h1", 0, "Ａ1"), ("lookalike-ids", 4, "h3", 0, "a1"),
+                    ("lookalike-ids", 6, "h5", 0, "A\u200d1")]
+    assert all(p.file == str(log) and f"'A1' of the hand at {log}:1" in p.message for p in s.problems)
+    assert "'A\\u200d1'" in s.problems[2].message  # the invisible joiner shown, so the two spellings read apart
+    assert "lookalike-ids" in CODES
+
+
+def test_composed_and_decomposed_accents_across_hands_are_told_apart_in_the_message(tmp_path: Path) -> None:
+    log = _log(tmp_path / "room.jsonl", [_hand(1, "h1", ["cafe\u0301", "p2", "p3", "p4"]),
+                                         _hand(2, "h2", ["p2", "caf\u00e9", "p3", "p4"])])
+    (p,) = validate([str(log)]).problems
+    assert (p.code, p.line, p.seat, p.player) == ("lookalike-ids", 2, 1, "caf\u00e9")
+    assert "'caf\\xe9'" in p.message and "'cafe\\u0301'" in p.message  # drawn alike, so shown as code points
+
+
+def test_lookalike_hand_ids_are_said_and_copies_are_not_said_twice(tmp_path: Path) -> None:
+    """Hand ids `h1` and full-width `Ｈ1` are two hands nobody can tell apart in a report: said. A copy of a hand
+    under a lookalike id is a `duplicate-deal` already, and an id used again a `duplicate-hand-id`: not said again."""
+    log = _log(tmp_path / "room.jsonl", [_hand(1, "h1"), _hand(2, "Ｈ1"), _hand(1, "H1"), _hand(3, "h1")])
+    s = validate([str(log)])
+    assert [(p.code, p.line) for p in s.problems] == [("lookalike-ids", 2), ("duplicate-deal", 3),
+                                                      ("duplicate-hand-id", 4)]
+    assert "hand id 'Ｈ1' looks like hand id 'h1'" in s.problems[0].message and s.problems[0].seat is None
+
+
+def test_distinct_ids_and_one_spelling_throughout_say_nothing(tmp_path: Path) -> None:
+    log = _log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", ["Alice", "bob", "ｃｈｅｎ", "dong"]) for s in range(4)]
+               + [_hand(9, "h9", ["Alicia", "bob2", "chen2", "dong2"])])
+    s = validate([str(log)])
+    assert (s.valid_hands, s.n_problems) == (5, 0)
+
+
+def test_validate_says_lookalikes_in_text_and_json_and_exits_1(tmp_path: Path) -> None:
+    log = _log(tmp_path / "room.jsonl", [_hand(1, "h1", ["A1", "p2", "p3", "p4"]),
+                                         _hand(2, "h2", ["Ａ1", "p2", "p3", "p4"])])
+    r = run_cli("validate", str(log))
+    clean_exit(r, 1)
+    assert f"{log}:2: hand h2, seat 0 (Ａ1): [lookalike-ids] player id 'Ａ1' looks like player id 'A1'" in r.output
+    assert "2 hands, 2 valid, 1 problems" in r.output
+    r = run_cli("validate", str(log), "--format", "json")
+    clean_exit(r, 1)
+    doc = json.loads(r.output)
+    assert doc["valid_hands"] == 2 and doc["problem_counts"] == {"lookalike-ids": 1}
+    assert (doc["problems"][0]["line"], doc["problems"][0]["player"], doc["problems"][0]["move"]) == (2, "Ａ1", None)
+
+
+# --------------------------------------------------------------------------- ids of hundreds of KB
+
+@pytest.mark.parametrize("field", ["hand_id", "table_id", "player"])
+def test_an_id_past_the_bound_refuses_its_line_naming_the_field(tmp_path: Path, field: str) -> None:
+    long = "x" * (MAX_ID_LENGTH + 1)
+    hand = (_hand(1, long) if field == "hand_id" else _hand(1, "h1", table_id=long) if field == "table_id"
+            else _hand(1, "h1", ["p1", "p2", long, "p4"]))
+    log = _log(tmp_path / "log.jsonl", [hand, _hand(2, "ok")])
+    s = validate([str(log)])
+    assert (s.hands, s.valid_hands) == (2, 1)
+    (p,) = s.problems
+    where = {"hand_id": "$.hand_id", "table_id": "$.table_id", "player": "$.players[2]"}[field]
+    assert (p.code, p.line) == ("id-too-long", 1)
+    assert p.message.startswith(f"{where} is an id of 257 characters; an id may hold at most 256")
+    assert p.hand_id == (cut_id(long) if field == "hand_id" else "h1")
+
+
+def test_an_id_at_the_bound_is_valid(tmp_path: Path) -> None:
+    at = "y" * MAX_ID_LENGTH
+    log = _log(tmp_path / "log.jsonl", [_hand(1, at, ["p1", at, "p3", "p4"], table_id=at)])
+    assert validate([str(log)]).valid_hands == 1
+
+
+def test_every_id_a_record_may_hold_is_shown_whole_in_text() -> None:
+    from analyzer.problems import Problem
+
+    at = "z" * MAX_ID_LENGTH
+    line = Problem("not-live", "m", file="f", line=3, hand_id=at, action=0, seat=1, player=at).format()
+    assert line == f"f:3: hand {at}, move 1, seat 1 ({at}): [not-live] m"
+
+
+def test_the_cut_form_of_a_long_id_is_short_and_keeps_two_ids_apart() -> None:
+    a, b = "H" * 200_000 + "a", "H" * 200_000 + "b"
+    assert cut_id(a) != cut_id(b) and len(cut_id(a)) < 120
+    assert cut_id(a).startswith("H" * 64 + "... (200,001 characters) sha256:")
+    assert cut_id("short") == "short"
+
+
+def test_the_published_schemas_bound_the_ids() -> None:
+    schema = json.loads((ROOT / "schemas" / "log-v1-bieqi.schema.json").read_text(encoding="utf-8"))
+    props = schema["$defs"]["Record"]["properties"]
+    assert props["hand_id"]["maxLength"] == props["players"]["items"]["maxLength"] == MAX_ID_LENGTH
+    assert props["table_id"]["anyOf"][0]["maxLength"] == MAX_ID_LENGTH
+
+
+@pytest.fixture(scope="module")
+def huge_ids(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """12 hands whose player ids (and every third hand id) are 200 KB: a 4.4 MB log that made a 49 MB audit.json
+    and a 60 MB page."""
+    big = "P" * 200_000
+    hands = [_hand(s, "H" * 200_000 + str(s) if s % 3 == 0 else f"h{s}",
+                   [big + "x", "p2", "p3", big + "y" if s % 2 == 0 else "p4"]) for s in range(12)]
+    return _log(tmp_path_factory.mktemp("huge") / "big.jsonl", hands)
+
+
+def test_validate_of_huge_ids_writes_a_small_report(huge_ids: Path, tmp_path: Path) -> None:
+    r = run_cli("validate", str(huge_ids), "--format", "json", "-o", str(tmp_path / "page.html"))
+    clean_exit(r, 1)
+    doc = json.loads(r.output)
+    assert doc["valid_hands"] == 0 and set(doc["problem_counts"]) == {"id-too-long"}
+    size = huge_ids.stat().st_size
+    assert len(r.output) < size // 100 and (tmp_path / "page.html").stat().st_size < size // 4
+
+
+@pytest.mark.parametrize("command", [["audit", "-o", "{o}"], ["decisions", "-o", "{o}"], ["players", "-o", "{o}.csv"]])
+def test_the_analysing_commands_never_write_huge_ids(huge_ids: Path, tmp_path: Path, command: list[str]) -> None:
+    out = tmp_path / "out"
+    args = [a.replace("{o}", str(out)) for a in command]
+    r = run_cli(args[0], str(huge_ids), *args[1:], *FAST)
+    clean_exit(r, 2 if command[0] == "audit" else 0)  # no valid hand: audit has nothing to audit
+    written = sum(f.stat().st_size for f in tmp_path.rglob("*") if f.is_file())
+    assert written < 100_000 and len(r.output) < 100_000
+    assert "PPPPPPPPPP" * 100 not in r.output
+
+
+# --------------------------------------------------------------------------- report --decisions of an empty store
+
+@pytest.fixture(scope="module")
+def empty_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A decision store of logs without a hand of standard 憋七: what `decisions` writes for such a day (no part)."""
+    store = tmp_path_factory.mktemp("stores") / "empty"
+    clean_exit(run_cli("decisions", str(SAMPLES / "heiqi-sample.jsonl"), "-o", str(store), *FAST), 0)
+    assert not list(store.glob("part-*"))
+    return store
+
+
+@pytest.mark.parametrize("page", [["--player", "alice"], ["--pair", "alice,bob"], ["--hand", "sample-tong"]])
+def test_report_with_an_empty_store_says_it_is_empty(empty_store: Path, tmp_path: Path, page: list[str]) -> None:
+    out = tmp_path / "page.html"
+    r = run_cli("report", str(SAMPLES / "legal.jsonl"), "--decisions", str(empty_store), *page, "-o", str(out))
+    clean_exit(r, 2)
+    assert f"{empty_store} is an empty decision store: it holds no hand" in r.output
+    assert "leave out --decisions" in r.output and "other logs" not in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("store", ["empty", "full"])
+def test_a_hand_page_of_a_game_without_decisions_ignores_the_store(empty_store: Path, tmp_path: Path,
+                                                                   store: str) -> None:
+    """A 信阳黑七 or 借牌 hand has no decision rows in any store: its page is written as without --decisions (was
+    exit 2: "holds none of the hands of this page: it was written from other logs")."""
+    path = empty_store
+    if store == "full":
+        path = tmp_path / "full"
+        clean_exit(run_cli("decisions", str(SAMPLES / "legal.jsonl"), "-o", str(path), *FAST), 0)
+    for log in ("heiqi-sample.jsonl", "borrow-sample.jsonl"):
+        hand = json.loads((SAMPLES / log).read_text(encoding="utf-8").splitlines()[0])["hand_id"]
+        out = tmp_path / f"{log}.html"
+        r = run_cli("report", str(SAMPLES / log), "--decisions", str(path), "--hand", hand, "-o", str(out))
+        clean_exit(r, 0)
+        assert out.stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- odd standard inputs
+
+def _analyzer(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, timeout=120,
+                          **kw)
+
+
+def test_a_folder_given_as_a_descriptor_is_read_as_a_folder(tmp_path: Path) -> None:
+    """`analyzer validate /dev/fd/3 3< somedir`: the folder is read as a folder named directly (its logs), never a
+    traceback. (`- < somedir` cannot be helped: CPython stops before any code runs, docs/design.md.)"""
+    import os
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        r = _analyzer("validate", f"/dev/fd/{fd}", pass_fds=(fd,))
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert f"no *.jsonl or *.jsonl.gz files under: /dev/fd/{fd}" in r.stderr
+        _log(folder / "a.jsonl", [_hand(1, "h1")])
+        r = _analyzer("validate", f"/dev/fd/{fd}", pass_fds=(fd,))
+        assert r.returncode == 0 and "1 hands, 1 valid, 0 problems" in r.stdout
+    finally:
+        os.close(fd)
