@@ -258,6 +258,30 @@ def duplicate_keys(data: bytes) -> list[str]:
         return []
 
 
+def _encoding_hint(data: bytes) -> str:
+    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
+    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
+    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
+    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
+    nuls = data.count(0)
+    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
+        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
+    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
+        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
+        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
+    if not data.isascii():
+        try:
+            data.decode("gb18030")
+        except UnicodeDecodeError:
+            return ""
+        return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
+    return ""
+
+
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
     """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
     try:
@@ -265,7 +289,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     except UnicodeDecodeError as e:
         hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
                 "input, decompress it first: zcat LOG.gz | analyzer ...)"
-                if data.startswith(b"\x1f\x8b") else "")
+                if data.startswith(b"\x1f\x8b") else _encoding_hint(data))
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
@@ -283,6 +307,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
             if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
                 why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
+            why += _encoding_hint(data)
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
             obj, dups = load_strict(data, holders)

@@ -228,3 +228,28 @@ def test_a_folder_given_as_a_descriptor_is_read_as_a_folder(tmp_path: Path) -> N
         assert r.returncode == 0 and "1 hands, 1 valid, 0 problems" in r.stdout
     finally:
         os.close(fd)
+
+
+# --------------------------------------------------------------------------- logs in another text encoding
+
+@pytest.mark.parametrize(("encoding", "said"), [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32"),
+                                                ("gb18030", "GB18030")])
+def test_a_log_in_another_text_encoding_is_named_with_how_to_convert_it(tmp_path: Path, encoding: str,
+                                                                        said: str) -> None:
+    """A server that writes UTF-16 (Windows), UTF-32 or GBK: every line a problem as before, each now saying what
+    the text looks like and how to convert it (was "invalid start byte" on the first line and "unexpected
+    character" on the others, which did not say why)."""
+    text = "".join(_hand(s, f"h{s}", ["张三", "p2", "p3", "p4"]).decode() for s in range(3))
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(text.encode(encoding))
+    s = validate([str(log)])
+    assert s.valid_hands == 0 and s.n_problems == s.hands >= 3  # little-endian: the last line ending's NULs too
+    assert all("iconv -f " in p.message and said in p.message for p in s.problems), [p.message for p in s.problems]
+    assert f"iconv -f {said} -t UTF-8" in s.problems[0].message
+
+
+def test_a_latin1_line_gets_no_encoding_guess(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(_hand(1, "h1", ["alic\u00e9", "p2", "p3", "p4"]).decode().encode("latin-1"))
+    (p,) = validate([str(log)]).problems
+    assert p.code == "not-utf8" and "iconv" not in p.message
