@@ -253,3 +253,29 @@ def test_a_latin1_line_gets_no_encoding_guess(tmp_path: Path) -> None:
     log.write_bytes(_hand(1, "h1", ["alic\u00e9", "p2", "p3", "p4"]).decode().encode("latin-1"))
     (p,) = validate([str(log)]).problems
     assert p.code == "not-utf8" and "iconv" not in p.message
+
+
+# --------------------------------------------------------------------------- simulate --truth -
+
+def test_simulate_truth_dash_is_standard_output_not_a_file_named_dash(tmp_path: Path) -> None:
+    """`--truth -` wrote a file named "-" in the current folder (while `-o -` is standard output everywhere)."""
+    log = tmp_path / "room.jsonl"
+    r = _analyzer("simulate", "--hands", "2", "--players", "4", "-o", str(log), "--truth", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert set(json.loads(r.stdout)) >= {"colluding_pairs", "players", "seed"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["room.jsonl"]
+
+
+@pytest.mark.parametrize(("out", "truth"), [("-", "-"), ("/dev/stdout", "/dev/fd/1")])
+def test_simulate_refuses_the_log_and_its_truth_in_one_stream(tmp_path: Path, out: str, truth: str) -> None:
+    r = _analyzer("simulate", "--hands", "2", "--players", "4", "-o", out, "--truth", truth, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    assert "the same descriptor as --out" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_truth_ending_in_a_slash_is_a_usage_error(tmp_path: Path) -> None:
+    r = run_cli("simulate", "--hands", "2", "--players", "4", "-o", str(tmp_path / "r.jsonl"), "--truth",
+                str(tmp_path / "t") + "/")
+    clean_exit(r, 2)
+    assert "a folder (it ends in '/')" in r.output and list(tmp_path.iterdir()) == []
