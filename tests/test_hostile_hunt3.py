@@ -279,3 +279,65 @@ def test_simulate_truth_ending_in_a_slash_is_a_usage_error(tmp_path: Path) -> No
                 str(tmp_path / "t") + "/")
     clean_exit(r, 2)
     assert "a folder (it ends in '/')" in r.output and list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- decision rows with huge ids; loose files
+
+@pytest.fixture(scope="module")
+def legal_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("legal") / "store"
+    clean_exit(run_cli("decisions", str(SAMPLES / "legal.jsonl"), "-o", str(store), *FAST), 0)
+    return store
+
+
+def _renamed_part(part: Path, to: Path, old: str, new: str) -> Path:
+    """The part with player ``old`` renamed ``new`` in every id column (the metadata kept: the hands are the same)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(part)
+    meta = table.schema.metadata
+    for name in ("player", "p0", "p1", "p2", "p3"):
+        i = table.column_names.index(name)
+        table = table.set_column(i, name, pc.replace_substring(table.column(i), old, new))
+    pq.write_table(table.replace_schema_metadata(meta), to)
+    return to
+
+
+@pytest.mark.parametrize("how", ["store", "--decisions", "file"])
+def test_decision_rows_with_an_id_past_the_bound_are_refused(legal_store: Path, tmp_path: Path, how: str) -> None:
+    """A store's part or a decision file made elsewhere with a 200 KB player id: refused, naming the file and column
+    (`players STORE` wrote the id into its table; the logs' gate does not see rows read without logs)."""
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(legal_store, store)
+    (part,) = store.glob("part-*.parquet")
+    _renamed_part(part, part, "alice", "Z" * 200_000)
+    if how == "file":
+        loose = tmp_path / "loose"
+        loose.mkdir()
+        shutil.move(str(part), loose / "day.parquet")
+        args = [str(loose / "day.parquet")]
+    else:
+        args = [str(store)] if how == "store" else ["--decisions", str(store)]
+    out = tmp_path / "players.csv"
+    r = run_cli("players", *args, "-o", str(out))
+    clean_exit(r, 2)
+    assert "'player'" in r.output and "an id of 200,000 characters" in r.output and "at most 256" in r.output
+    assert not out.exists()
+
+
+def test_a_decision_file_in_a_plain_folder_takes_outputs_beside_it(legal_store: Path, tmp_path: Path) -> None:
+    """A decision file among other files (the current folder) is no store: `players day.parquet -o players.csv`
+    beside it was refused ("refusing to write inside ., an input"); a part inside its store still is."""
+    import shutil
+
+    (part,) = legal_store.glob("part-*.parquet")
+    shutil.copy(part, tmp_path / "day.parquet")
+    r = run_cli("players", str(tmp_path / "day.parquet"), "-o", str(tmp_path / "players.csv"))
+    clean_exit(r, 0)
+    assert (tmp_path / "players.csv").read_text().startswith("player,skill,")
+    r = run_cli("players", str(part), "-o", str(legal_store / "players.csv"))
+    clean_exit(r, 2)
+    assert "refusing to write inside" in r.output and not (legal_store / "players.csv").exists()
