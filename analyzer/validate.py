@@ -273,12 +273,13 @@ def _encoding_hint(data: bytes) -> str:
     if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
         name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
         return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
-    if not data.isascii():
+    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
         try:
-            data.decode("gb18030")
+            text = data.decode("gb18030")
         except UnicodeDecodeError:
             return ""
-        return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
+        if text.isprintable():
+            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
     return ""
 
 

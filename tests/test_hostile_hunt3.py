@@ -341,3 +341,24 @@ def test_a_decision_file_in_a_plain_folder_takes_outputs_beside_it(legal_store: 
     r = run_cli("players", str(part), "-o", str(legal_store / "players.csv"))
     clean_exit(r, 2)
     assert "refusing to write inside" in r.output and not (legal_store / "players.csv").exists()
+
+
+def test_binary_lines_get_no_encoding_guess(tmp_path: Path) -> None:
+    """Random bytes that happen to decode as GB18030 are not called GBK text: only a line that starts as a record."""
+    import random
+
+    rng = random.Random(5)
+    lines = [bytes(rng.randrange(0x81, 0xff) for _ in range(2 * rng.randrange(1, 40))) for _ in range(200)]
+    assert sum(1 for x in lines if _decodes(x, "gb18030")) > 50  # many would have been guessed
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    s = validate([str(log)])
+    assert s.n_problems == 200 and not [p for p in s.problems if "GB18030" in p.message]
+
+
+def _decodes(data: bytes, encoding: str) -> bool:
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
