@@ -654,6 +654,8 @@ def _unreadable(name: str, e: BaseException) -> str:
         return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
     if isinstance(e, OSError) and e.errno == 40:  # ELOOP: a loop of links
         return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:  # the name once ("[Errno 36] ...: 'NAME'")
+        return f"cannot read {name}: {e.strerror}"
     return f"cannot read {name}: {e}"
 
 

@@ -362,3 +362,24 @@ def _decodes(data: bytes, encoding: str) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- a path whose name is too long
+
+def test_validate_reports_a_name_too_long_among_the_others(tmp_path: Path) -> None:
+    """A path the system refuses to look up (ENAMETOOLONG) stopped the whole run with exit 2 before any path was read,
+    where a missing one is an io-error among the others (README): now the same, the name said once."""
+    long = str(tmp_path / ("x" * 300 + ".jsonl"))
+    missing = str(tmp_path / "missing.jsonl")
+    r = run_cli("validate", str(SAMPLES / "legal.jsonl"), long, missing)
+    clean_exit(r, 1)
+    assert f"{long}: [io-error] cannot read {long}: File name too long\n" in r.output
+    assert f"{missing}: [io-error] cannot read {missing}: No such file or directory\n" in r.output
+    assert "7 hands, 7 valid, 2 problems" in r.output
+
+
+def test_other_commands_name_a_path_too_long_as_a_usage_error(tmp_path: Path) -> None:
+    long = str(tmp_path / ("x" * 300 + ".jsonl"))
+    r = run_cli("players", str(SAMPLES / "legal.jsonl"), long)
+    clean_exit(r, 2)
+    assert f"{long}: File name too long" in r.output

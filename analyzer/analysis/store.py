@@ -72,9 +72,12 @@ def looks_like_store(path: str | os.PathLike[str]) -> bool:
     file is opened to look: a pipe or FIFO (``<(cat log)``, ``/dev/stdin``) is not, since reading its first bytes
     would take them from the log (and opening a FIFO nobody writes to any more would wait forever)."""
     p = Path(path)
-    if p.is_dir():
-        return (p / COMMON).is_file() or any(p.glob("*.parquet"))
-    if not p.is_file():
+    try:
+        if p.is_dir():
+            return (p / COMMON).is_file() or any(p.glob("*.parquet"))
+        if not p.is_file():
+            return False
+    except OSError:  # a name too long, a folder that cannot be listed: no store; reading it will say why
         return False
     try:
         with open(p, "rb") as f:
