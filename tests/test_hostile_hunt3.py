@@ -412,3 +412,17 @@ def test_lookalike_hand_ids_are_found_however_the_work_is_spread(ranged_log: Pat
 def test_lookalike_player_ids_are_found_however_the_work_is_spread(ranged_log: Path) -> None:
     said = [(p.line, p.seat, p.player) for p in validate([str(ranged_log)], jobs=2).problems if p.seat is not None]
     assert said == [(2901, 0, "P5A")]
+
+
+# --------------------------------------------------------------------------- report --audit of a device
+
+def test_report_audit_reads_a_device_no_further_than_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--audit /dev/zero`: the size check looked at the file's size (0 for a device) and then read it whole: 23 GB
+    before the kernel killed the command. Now it reads at most the cap, then refuses."""
+    import analyzer.commands.report as report
+
+    monkeypatch.setattr(report, "MAX_AUDIT_BYTES", 1 << 20)
+    out = tmp_path / "pair.html"
+    r = run_cli("report", str(SAMPLES / "legal.jsonl"), "--pair", "alice,bob", "--audit", "/dev/zero", "-o", str(out))
+    clean_exit(r, 2)
+    assert "/dev/zero is larger than 1 MB" in r.output and not out.exists()

@@ -160,9 +160,15 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
     from analyzer.validate import _short, load_strict
 
     try:
+        too_big = click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
         if Path(path).stat().st_size > MAX_AUDIT_BYTES:
-            raise click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
-        audit, dups = load_strict(Path(path).read_bytes())
+            raise too_big
+        with open(path, "rb") as f:  # bounded: a device or pipe has no size to look at first (/dev/zero: 23 GB, killed)
+            data = f.read(MAX_AUDIT_BYTES + 1)
+        if len(data) > MAX_AUDIT_BYTES:
+            raise too_big
+        audit, dups = load_strict(data)
+        del data
     except (OSError, ValueError, RecursionError) as e:
         raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
     if dups:
