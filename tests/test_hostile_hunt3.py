@@ -426,3 +426,15 @@ def test_report_audit_reads_a_device_no_further_than_the_cap(tmp_path: Path, mon
     r = run_cli("report", str(SAMPLES / "legal.jsonl"), "--pair", "alice,bob", "--audit", "/dev/zero", "-o", str(out))
     clean_exit(r, 2)
     assert "/dev/zero is larger than 1 MB" in r.output and not out.exists()
+
+
+# --------------------------------------------------------------------------- audit --alpha at its bound
+
+def test_audit_summary_does_not_claim_the_default_false_alarm_rate_for_another_alpha(tmp_path: Path) -> None:
+    """`--alpha 1` flags every pair, and the summary still said "a false alarm well under once in 10,000 honest
+    pairs"; it now says the chance the threshold allows."""
+    r = run_cli("audit", str(SAMPLES / "legal.jsonl"), "-o", str(tmp_path / "a"), "--alpha", "1", "--fdr", "1",
+                "--min-hands", "1", *FAST)
+    clean_exit(r, 1)
+    assert "FLAGGED" in r.output and "well under once in 10,000" not in r.output
+    assert "flagged: p <= 1, each honest pair flagged with a chance of up to ~1, above the default's 1e-05" in r.output
