@@ -375,8 +375,9 @@ def _check_id_lengths(part: Path, name: str, col: Any) -> None:
     longest = pc.max(lengths).as_py()
     if longest is not None and longest > MAX_ID_LENGTH:
         at = pc.index(lengths, longest).as_py()
-        raise _bad_part(part, name, f"holds an id of {longest:,} characters on row {at} (a log's ids hold at most "
-                                    f"{MAX_ID_LENGTH})")
+        raise StoreError(f"{part}: column {name!r} holds an id of {longest:,} characters on row {at}; a log's ids "
+                         f"hold at most {MAX_ID_LENGTH} (longer ones are refused, id-too-long), so these rows are of no "
+                         f"hand a log can hold: write the store again from its logs")
 
 
 def _check_values(part: Path, table: Any) -> None:
