@@ -268,12 +268,13 @@ class IdSpellings:
     that uses that spelling. An id costs one dict entry (~120 bytes; ~1 us a hand): the first spelling's text is kept
     only when it differs from its key (``Alice``, ``Ａ1``), a plain one (``alice``) being its own key."""
 
-    __slots__ = ("_hands", "_players", "_names", "_file", "_number", "_said", "_exact")
+    __slots__ = ("_hands", "_players", "_names", "_numbers", "_file", "_number", "_said", "_exact")
 
     def __init__(self) -> None:
         self._hands: dict[int, int | tuple[str, int]] = {}  # hash of the key -> where (file number, line) [, spelling]
         self._players: dict[int, int | tuple[str, int]] = {}
         self._names: list[str] = []
+        self._numbers: dict[str, int] = {}  # file -> its place in ``_names``
         self._file: str | None = None  # the file of the last hand, and its number in ``_names``
         self._number = 0
         self._said: set[tuple[bool, str]] = set()  # (a player's?, spelling) already reported
@@ -283,11 +284,11 @@ class IdSpellings:
         """The ``lookalike-ids`` problems of one hand (its hand id, and its players' ids by seat)."""
         if file is not self._file:
             self._file = file
-            if file in self._names:
-                self._number = self._names.index(file)
-            else:
-                self._number = len(self._names)
+            number = self._numbers.get(file)
+            if number is None:  # by a dict: a folder of 100,000 files costs no search a file
+                number = self._numbers[file] = len(self._names)
                 self._names.append(file)
+            self._number = number
         place = self._number << 40 | line
         found = []
         if hand_id is not None:

@@ -438,3 +438,16 @@ def test_audit_summary_does_not_claim_the_default_false_alarm_rate_for_another_a
     clean_exit(r, 1)
     assert "FLAGGED" in r.output and "well under once in 10,000" not in r.output
     assert "flagged: p <= 1, each honest pair flagged with a chance of up to ~1, above the default's 1e-05" in r.output
+
+
+def test_lookalikes_across_many_files_name_the_first_file() -> None:
+    """The first spelling's place is kept by file number (a dict of the files: a folder of 100,000 files costs no search
+    a file)."""
+    from analyzer.problems import IdSpellings
+
+    watch = IdSpellings()
+    for k in range(20_000):
+        assert watch.check(f"day-{k}.jsonl", 1, f"h{k}", [f"p{k}", "q", "r", "s"]) == []
+    (p,) = watch.check("late.jsonl", 7, "h-new", ["P123", "q", "r", "s"])
+    assert (p.file, p.line, p.seat) == ("late.jsonl", 7, 0)
+    assert "player id 'P123' looks like player id 'p123' of the hand at day-123.jsonl:1" in p.message
