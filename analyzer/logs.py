@@ -6,6 +6,7 @@ than the limit is skipped without being parsed and reported.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -86,6 +87,14 @@ def expand_paths(paths: Iterable[str], keep_missing: bool = False) -> list[str]:
                 out.append(p)
             continue
         path = Path(p)
+        try:
+            os.stat(p)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # too long a name, no permission on the way
+                if keep_missing:
+                    out.append(p)  # reading it says why, the other paths read (validate: an io-error)
+                    continue
+                raise InputError(f"{p}: {e.strerror or e}") from None
         if path.is_dir():
             for f in _logs_below(path):
                 if f.is_file():

@@ -30,12 +30,16 @@ CODES: dict[str, str] = {
     "bad-card": "a card code names no card",
     "bad-time": "`started_at` is not an RFC 3339 time",
     "bad-rules": "`rules` names an unknown option or an invalid value",
+    "id-too-long": "a hand, table or player id longer than 256 characters (an id is repeated in every output that "
+                   "names it)",
     # the hand itself
     "bad-players": ("not 4 distinct non-empty player ids (two that look alike once normalised count as the same; "
                     "one only of spaces or zero-width characters is empty)"),
     "bad-deal": "the deal is not the variant's cards, dealt in the right counts",
     "duplicate-hand-id": "the hand id was already used earlier in the input",
     "duplicate-deal": "the same deal, players and moves as an earlier hand: a copy of it under another id",
+    "lookalike-ids": ("a hand or player id spelled otherwise than an earlier hand's that looks the same once normalised "
+                      "(one player under two spellings, or two a reader cannot tell apart); the hand stays valid"),
     "first-action": "the first action is not the 7 of spades played by its holder",
     "out-of-turn": "an action by a seat whose turn it is not",
     "card-not-held": "an action with a card that is not in the actor's hand",
@@ -105,8 +109,10 @@ class Problem:
 
 
 #: The longest id (hand, player) a line or a page shows whole: a hostile log's 40 KB hand id, repeated in each of its
-#: problems, made a validation page of 200 MB from an 11 MB log. JSON output keeps every id whole.
-MAX_SHOWN_ID = 200
+#: problems, made a validation page of 200 MB from an 11 MB log. Every id a record may hold (at most 256 characters,
+#: ``variants.record.MAX_ID_LENGTH``) is shown whole, and JSON keeps it whole; a line refused for a longer one carries
+#: it cut (``validate.cut_id``).
+MAX_SHOWN_ID = 256
 
 
 def shown_id(text: str, limit: int = MAX_SHOWN_ID) -> str:
@@ -254,3 +260,81 @@ def quote_ids(a: str, b: str) -> tuple[str, str]:
     if unicodedata.normalize("NFC", qa) == unicodedata.normalize("NFC", qb):  # canonically equivalent: drawn alike
         qa, qb = (f"'{x.encode('ascii', 'backslashreplace').decode()}'" for x in (a, b))
     return qa, qb
+
+
+class IdSpellings:
+    """The cross-hand check of ids that look alike (``lookalike-ids``): the first spelling of each id as a person reads
+    it (:func:`id_key`), per kind (hands, players), and one problem for each other spelling of it, at the first hand
+    that uses that spelling. An id costs one dict entry (~120 bytes; ~1 us a hand): the first spelling's text is kept
+    only when it differs from its key (``Alice``, ``Ａ1``), a plain one (``alice``) being its own key."""
+
+    __slots__ = ("_hands", "_players", "_names", "_numbers", "_file", "_number", "_said", "_exact")
+
+    def __init__(self) -> None:
+        self._hands: dict[int, int | tuple[str, int]] = {}  # hash of the key -> where (file number, line) [, spelling]
+        self._players: dict[int, int | tuple[str, int]] = {}
+        self._names: list[str] = []
+        self._numbers: dict[str, int] = {}  # file -> its place in ``_names``
+        self._file: str | None = None  # the file of the last hand, and its number in ``_names``
+        self._number = 0
+        self._said: set[tuple[bool, str]] = set()  # (a player's?, spelling) already reported
+        self._exact: set[str] = set()  # player ids seen as written: a room's players come back hand after hand
+
+    def check(self, file: str, line: int, hand_id: str | None, players: Sequence[str] | None) -> list[Problem]:
+        """The ``lookalike-ids`` problems of one hand (its hand id, and its players' ids by seat)."""
+        if file is not self._file:
+            self._file = file
+            number = self._numbers.get(file)
+            if number is None:  # by a dict: a folder of 100,000 files costs no search a file
+                number = self._numbers[file] = len(self._names)
+                self._names.append(file)
+            self._number = number
+        place = self._number << 40 | line
+        found = []
+        if hand_id is not None:
+            if hand_id.isascii():  # the usual id, inline (~1 us a hand in all)
+                key = hand_id.strip().lower()
+                h = hash(key)
+                if h not in self._hands:
+                    self._hands[h] = place if key == hand_id else (hand_id, place)
+                    said = None
+                else:
+                    said = self._see(self._hands, False, hand_id, place)
+            else:
+                said = self._see(self._hands, False, hand_id, place)
+            if said is not None:
+                found.append(Problem("lookalike-ids", f"hand id {said[0]} looks like hand id {said[1]} of the hand at "
+                                     f"{said[2]} (the same once normalised): two hands a reader cannot tell apart",
+                                     file=file, line=line, hand_id=hand_id))
+        if players is None or self._exact.issuperset(players):
+            return found
+        for seat, x in enumerate(players):
+            if x in self._exact:
+                continue
+            said = self._see(self._players, True, x, place)
+            if said is None:
+                if len(self._exact) < 1 << 20:  # bounded (a log of a new player each hand)
+                    self._exact.add(x)
+                continue
+            found.append(Problem("lookalike-ids", f"player id {said[0]} looks like player id {said[1]} of the hand at "
+                                 f"{said[2]} (the same once normalised): one player under two spellings, or two "
+                                 f"players a reader cannot tell apart; the other commands count them as two players",
+                                 file=file, line=line, hand_id=hand_id, seat=seat, player=x))
+        return found
+
+    def _see(self, first: dict[int, int | tuple[str, int]], player: bool, x: str,
+             place: int) -> tuple[str, str, str] | None:
+        """(this spelling, the first one, where that was: quoted for a message) when ``x`` is a new spelling of an id
+        seen before; else None (and ``x`` remembered when its id is new)."""
+        key = x.strip().lower() if x.isascii() else id_key(x)
+        h = hash(key)
+        got = first.get(h)
+        if got is None:
+            first[h] = place if x == key else (x, place)
+            return None
+        was, where = (key, got) if isinstance(got, int) else got
+        if was == x or (player, x) in self._said:
+            return None
+        self._said.add((player, x))
+        a, b = quote_ids(x, was)
+        return a, b, f"{self._names[where >> 40]}:{where & ((1 << 40) - 1)}"

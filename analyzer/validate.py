@@ -31,9 +31,10 @@ from analyzer.logs import (
     expand_paths,
     generate_lines,
 )
-from analyzer.problems import Problem
+from analyzer.problems import IdSpellings, Problem
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
+from analyzer.variants.record import MAX_ID_LENGTH
 
 MAX_SHAPE_PROBLEMS = 20
 #: Tables whose last hand is remembered for the next hand's cross-hand check (the oldest are forgotten).
@@ -54,6 +55,9 @@ class Checked:
     #: set with ``variant``: a 64-bit hash of the deal, the seated players and the moves (:func:`deal_key`), so a copy
     #: of a hand under another id is found (``duplicate-deal``)
     deal_key: int | None = None
+    #: the record's player ids, for the cross-hand check of ids that look alike (``validate``'s ``lookalike-ids``);
+    #: kept when the record is dropped
+    players: list[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +106,22 @@ def _validator(variant: str) -> Any:
     return Draft202012Validator(variant_schema(variant))
 
 
+#: The record's fields that hold ids (``id-too-long`` past ``MAX_ID_LENGTH`` characters).
+_ID_FIELDS = ("hand_id", "table_id", "players")
+
+
+def cut_id(text: str) -> str:
+    """An id of a line that is refused for its length (``id-too-long``), as the line's problems carry it: whole up to
+    ``MAX_ID_LENGTH`` characters, else its start, its length and a digest of it (two long ids that start alike stay
+    apart), so its problems do not repeat it whole (20 problems of a 1 MB id were 20 MB of JSON)."""
+    if len(text) <= MAX_ID_LENGTH:
+        return text
+    import hashlib
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{text[:64]}... ({len(text):,} characters) sha256:{digest}"
+
+
 def _schema_code(err: Any) -> str:
     path = list(err.absolute_path)
     top = path[0] if path else None
@@ -114,6 +134,8 @@ def _schema_code(err: Any) -> str:
     if err.validator == "pattern" or (err.validator in ("minLength", "maxLength") and isinstance(err.schema, dict)
                                       and str(err.schema.get("description", "")).startswith("Card code")):
         return "bad-card"
+    if top in _ID_FIELDS and err.validator == "maxLength":
+        return "id-too-long"
     if top == "players" and err.validator in ("minItems", "maxItems", "minLength"):
         return "bad-players"
     if top == "deal" and err.validator in ("minItems", "maxItems"):
@@ -236,6 +258,31 @@ def duplicate_keys(data: bytes) -> list[str]:
         return []
 
 
+def _encoding_hint(data: bytes) -> str:
+    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
+    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
+    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
+    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
+    nuls = data.count(0)
+    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
+        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
+    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
+        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
+        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
+    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
+        try:
+            text = data.decode("gb18030")
+        except UnicodeDecodeError:
+            return ""
+        if text.isprintable():
+            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
+    return ""
+
+
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
     """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
     try:
@@ -243,7 +290,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     except UnicodeDecodeError as e:
         hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
                 "input, decompress it first: zcat LOG.gz | analyzer ...)"
-                if data.startswith(b"\x1f\x8b") else "")
+                if data.startswith(b"\x1f\x8b") else _encoding_hint(data))
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
@@ -261,6 +308,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
             if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
                 why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
+            why += _encoding_hint(data)
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
             obj, dups = load_strict(data, holders)
@@ -273,7 +321,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
     if not isinstance(obj, dict):
         return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
-    hand_id = obj.get("hand_id") if isinstance(obj.get("hand_id"), str) else None
+    hand_id = cut_id(obj["hand_id"]) if isinstance(obj.get("hand_id"), str) else None
 
     def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
         p = Problem(code, msg, hand_id=hand_id)
@@ -286,7 +334,7 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
                 p.seat = seat
                 if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
-                    p.player = players[seat]
+                    p.player = cut_id(players[seat])
         return p
 
     if obj.get("format") != "bieqi-log":
@@ -319,6 +367,9 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             if code == "missing-field":
                 missing = err.message.split("'")[1] if "'" in err.message else err.message
                 msg = f"{_where(path)} lacks the required field {missing!r}"
+            elif code == "id-too-long":
+                msg = (f"{_where(path)} is an id of {len(err.instance):,} characters; an id may hold at most "
+                       f"{MAX_ID_LENGTH} (it would be repeated in every output that names it)")
             elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
                 msg = f"{_where(path)}: {_message(err.message)}"
             else:
@@ -570,7 +621,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             v = variants[rec.__struct_config__.tag]
             tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
             item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
-                           checks[k], v.name, tkey, deal_key(rec))
+                           checks[k], v.name, tkey, deal_key(rec), rec.players)
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
             # no record, so no replay: the table it names (if it names one) has no loser to check the next dealer by
@@ -603,6 +654,8 @@ def _unreadable(name: str, e: BaseException) -> str:
         return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
     if isinstance(e, OSError) and e.errno == 40:  # ELOOP: a loop of links
         return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:  # the name once ("[Errno 36] ...: 'NAME'")
+        return f"cannot read {name}: {e.strerror}"
     return f"cannot read {name}: {e}"
 
 
@@ -940,12 +993,19 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     files = expand_paths(paths, keep_missing=True)  # a missing path: an io-error among the problems
     summary = Summary()
     n_jobs = default_jobs(files) if jobs is None else jobs
+    spellings = IdSpellings()
     with _few_collections():
         for item in generate_checked(files, max_line_bytes=max_line_bytes, jobs=n_jobs, keep_records=False):
+            found = item.check.problems
             if item.line:
                 summary.hands += 1
                 summary.valid_hands += item.ok
-            for p in item.check.problems:
+                if not (found and found[0].code in _COPIES):  # a copy's ids are the first's: said once, there
+                    # ids that look like an earlier hand's: said, but the hand stays valid (it replays; the other
+                    # commands analyse it, its ids as written)
+                    players = None if any(p.code == "bad-players" for p in found) else item.players  # said there
+                    found = found + spellings.check(item.file, item.line, item.hand_id, players)
+            for p in found:
                 summary.add(p)
                 if on_problem is not None:
                     on_problem(p)

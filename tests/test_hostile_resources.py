@@ -225,9 +225,9 @@ def test_a_gzip_of_millions_of_empty_lines_is_read_quickly(tmp_path: Path) -> No
 
 def test_long_hand_ids_are_cut_in_lines_and_pages_not_repeated_whole(tmp_path: Path) -> None:
     """A 40 KB hand id with 20 problems: each text line and page row shows its start and its size (the page was
-    hundreds of times the log: each problem repeated the whole id); JSON keeps it whole."""
+    hundreds of times the log: each problem repeated the whole id); JSON carries it cut too (id-too-long)."""
     from analyzer.report.validation import write_validation_report
-    from analyzer.validate import validate
+    from analyzer.validate import cut_id, validate
 
     long_id = "H" * 40_000
     o = legal_obj(2, long_id)
@@ -239,7 +239,8 @@ def test_long_hand_ids_are_cut_in_lines_and_pages_not_repeated_whole(tmp_path: P
     summary = validate([str(log)], jobs=1, on_problem=lambda p: said.append(p.format()))
     assert summary.n_problems >= 200 and all(len(line) < 1000 for line in said)
     assert "(40,002 characters)" in said[0]
-    assert summary.problems[0].hand_id == f"{long_id}-0"  # the data (JSON) keeps the id whole
+    # an id past the format's bound (id-too-long) is carried in the data (JSON) as its start, size and digest
+    assert summary.problems[0].hand_id == cut_id(f"{long_id}-0") != cut_id(f"{long_id}-1")
     page = tmp_path / "v.html"
     write_validation_report(page, [str(log)], summary)
     assert page.stat().st_size < log.stat().st_size  # was ~20x the log

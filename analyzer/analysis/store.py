@@ -72,9 +72,12 @@ def looks_like_store(path: str | os.PathLike[str]) -> bool:
     file is opened to look: a pipe or FIFO (``<(cat log)``, ``/dev/stdin``) is not, since reading its first bytes
     would take them from the log (and opening a FIFO nobody writes to any more would wait forever)."""
     p = Path(path)
-    if p.is_dir():
-        return (p / COMMON).is_file() or any(p.glob("*.parquet"))
-    if not p.is_file():
+    try:
+        if p.is_dir():
+            return (p / COMMON).is_file() or any(p.glob("*.parquet"))
+        if not p.is_file():
+            return False
+    except OSError:  # a name too long, a folder that cannot be listed: no store; reading it will say why
         return False
     try:
         with open(p, "rb") as f:
@@ -356,6 +359,27 @@ def _changed(part: Path, what: str) -> StoreError:
                       f"(`analyzer decisions LOGS --out NEW_STORE`)")
 
 
+#: The columns of a decision row that hold ids: at most ``MAX_ID_LENGTH`` characters, as in a log (``id-too-long``), so
+#: a part made elsewhere cannot put a 200 KB id into every output that names it.
+_ID_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3")
+
+
+def _check_id_lengths(part: Path, name: str, col: Any) -> None:
+    import pyarrow.compute as pc
+
+    from analyzer.variants.record import MAX_ID_LENGTH
+
+    if not len(col):
+        return
+    lengths = pc.utf8_length(col)
+    longest = pc.max(lengths).as_py()
+    if longest is not None and longest > MAX_ID_LENGTH:
+        at = pc.index(lengths, longest).as_py()
+        raise StoreError(f"{part}: column {name!r} holds an id of {longest:,} characters on row {at}; a log's ids "
+                         f"hold at most {MAX_ID_LENGTH} (longer ones are refused, id-too-long), so these rows are of no "
+                         f"hand a log can hold: write the store again from its logs")
+
+
 def _check_values(part: Path, table: Any) -> None:
     """Every number finite (think_ms may be NaN) and at least its ``_BOUNDS``; seats 0-3, n_options at most
     ``MAX_OPTIONS``, ranks below n_options, scales above 0. A column's least and greatest values first (two
@@ -369,6 +393,8 @@ def _check_values(part: Path, table: Any) -> None:
     cols: dict[str, Any] = {}
     for name in table.column_names:
         if table.schema.field(name).type not in (pa.int64(), pa.float64()):  # texts (numbers were cast to these)
+            if name in _ID_COLUMNS:
+                _check_id_lengths(part, name, table.column(name))
             continue
         x = table.column(name).to_numpy()
         cols[name] = x

@@ -79,14 +79,14 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
     return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
                         type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
                         default=default, show_default=default is not None, help=help,
-                        callback=folder_out if folder else _file_out)
+                        callback=folder_out if folder else file_out)
 
 
 #: Where ``-o -`` writes: standard output, as a device (written directly, never through a temporary file).
 STDOUT_PATH = "/dev/stdout"
 
 
-def _file_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def file_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A file output: ``-`` is standard output (a file named ``-`` would surprise: ``./-`` names one)."""
     value = not_empty(ctx, param, value)
     if value is not None and value.endswith(("/", os.sep)):  # "out/" means a folder: a file named "out" would surprise

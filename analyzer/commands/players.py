@@ -42,6 +42,8 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 SETTINGS_OPTIONS = {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")}
 #: Those of them that hold text (the others hold numbers).
 TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
+#: Of them, the ids: at most ``MAX_ID_LENGTH`` characters each, as in a log.
+ID_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3")
 #: The output formats; the first is the default of an output whose name does not say.
 FORMATS = ("table", "csv", "json")
 #: An output name's ending (lower case) -> the format a file of that name holds.
@@ -121,7 +123,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
 
     from analyzer.analysis.execute import Settings
     from analyzer.analysis.players import MEANING, player_table
-    from analyzer.analysis.store import looks_like_store
+    from analyzer.analysis.store import COMMON, looks_like_store
     from analyzer.collector import settle
 
     settle()  # the imports are done: out of every collection from now on
@@ -133,8 +135,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
     logs = tuple(p for p in paths if p not in parquets)
     if out:  # the expanded inputs: a log found inside a folder counts too
-        # a part given alone belongs to its store's folder: the folder's files are inputs too
-        stores = [str(Path(p).parent) for p in parquets if p.endswith(".parquet") and looks_like_store(str(Path(p).parent))]
+        # a part given alone belongs to its store's folder: the folder's files are inputs too (a folder is a store by
+        # its metadata file: one that merely holds a decision file, the current folder say, takes outputs)
+        stores = [str(Path(p).parent) for p in parquets if p.endswith(".parquet") and (Path(p).parent / COMMON).is_file()]
         refuse_inputs([out], [*parquets, *stores, *(resolve_paths(logs) if logs else []),
                               *([store_path] if store_path else [])])
     try:
@@ -395,3 +398,10 @@ def _check_kinds(path: str, frame: pd.DataFrame) -> None:
         if not ok:
             raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: its column {c!r} holds "
                                    f"{kind} values, expected {'text' if c in TEXT_COLUMNS else 'numbers'}")
+        if c in ID_COLUMNS and len(col):
+            from analyzer.variants.record import MAX_ID_LENGTH
+
+            longest = int(col.str.len().max())
+            if longest > MAX_ID_LENGTH:  # a log's ids are bounded (id-too-long): so are a decision file's
+                raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: its column {c!r} holds "
+                                       f"an id of {longest:,} characters (a log's ids hold at most {MAX_ID_LENGTH})")

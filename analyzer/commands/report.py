@@ -51,10 +51,16 @@ def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_sampl
         return None
     from analyzer.analysis.decisions import analyse
 
+    if store is not None and not any(_has_decisions(it) for it in items):
+        store = None  # a page of hands that have no decision rows (信阳黑七, 借牌): no store holds any, none is read
     if store is not None:
         from analyzer.analysis.store import StoreError, collect_rows
 
         st, settings = store
+        if not st.hands:  # what `decisions` writes for logs of no standard hand: "other logs" would mislead
+            fail("report", f"{st.path} is an empty decision store: it holds no hand (the logs it was written from had "
+                           f"no hand of standard 憋七); leave out --decisions to analyse this page's hands, or write "
+                           f"the store from these logs (analyzer decisions LOGS -o STORE)")
         if not any(str(it.hand_id) in st.hands for it in items):
             fail("report", f"{st.path} holds none of the hands of this page: it was written from other logs")
         try:
@@ -72,6 +78,14 @@ def analyse_if_available(items: list[Checked], samples: int, seed: int, dd_sampl
         kw["max_samples"] = max_samples
     tick = bar.phase("analysing", len(items)) if bar is not None else None
     return analyse(items, on_progress=tick, **kw)
+
+
+def _has_decisions(item: Checked) -> bool:
+    """Whether the hand's game has a decision analysis (a store can hold its rows)."""
+    from analyzer.variants import registry
+
+    game = registry().get(item.variant or "")
+    return game is not None and game.offers.decisions is not None
 
 
 def _players_of(item: Checked) -> list[str]:
@@ -146,9 +160,15 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
     from analyzer.validate import _short, load_strict
 
     try:
+        too_big = click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
         if Path(path).stat().st_size > MAX_AUDIT_BYTES:
-            raise click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
-        audit, dups = load_strict(Path(path).read_bytes())
+            raise too_big
+        with open(path, "rb") as f:  # bounded: a device or pipe has no size to look at first (/dev/zero: 23 GB, killed)
+            data = f.read(MAX_AUDIT_BYTES + 1)
+        if len(data) > MAX_AUDIT_BYTES:
+            raise too_big
+        audit, dups = load_strict(data)
+        del data
     except (OSError, ValueError, RecursionError) as e:
         raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
     if dups:

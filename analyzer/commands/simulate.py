@@ -11,7 +11,7 @@ import orjson
 
 from analyzer.commands.common import (
     FiniteFloatRange,
-    not_empty,
+    file_out,
     counted,
     help_epilog,
     out_option,
@@ -66,8 +66,8 @@ def _default(name: str) -> str:
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
 @out_option("The room's log (.jsonl or .jsonl.gz).")
-@click.option("--truth", type=click.Path(dir_okay=False), default=None, callback=not_empty,
-              help="Where to write the truth (JSON).")
+@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=file_out,
+              help="Where to write the truth (JSON; - for standard output).")
 @seed_option
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
@@ -85,6 +85,11 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
             raise click.UsageError(f"--option {item!r}: use the command's own --{name} option")
         options[name] = _number(value)
     if truth is not None:
+        from analyzer.logs import descriptor_of
+
+        if descriptor_of(truth) is not None and descriptor_of(truth) == descriptor_of(out):  # `-o - --truth -`
+            raise click.UsageError(f"--truth {truth}: the same descriptor as --out; the log and its truth would be mixed "
+                                   f"in one stream")
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
         if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
             raise click.UsageError(f"--truth {truth}: the same file as --out")

@@ -19,6 +19,12 @@ CARD_DESCRIPTION = "Card code: rank A23456789TJQK (or 10) then suit SHDC (or ♠
 #: (bad-type), so no report, sum or compiled kernel ever meets a number it cannot hold.
 MAX_INT = 2**53 - 1
 
+#: The longest id (hand, table, player) a record may hold, in characters: far above real ids (a UUID is 36, a hex
+#: SHA-256 64, an e-mail address at most 254), and short enough that an id repeated in every output that names it
+#: (audit.json's pairs and evidence, CSVs, pages, decision rows) cannot make the outputs many times the log: 12 hands
+#: of 200 KB ids made a 49 MB audit.json and a 60 MB page from a 4.4 MB log. Longer is a problem (``id-too-long``).
+MAX_ID_LENGTH = 256
+
 # A code is 2 or 3 characters ("10S"): checked while decoding (cheap), so a deal whose codes are split at
 # the wrong places ("7", "S8S", ...) never reaches the compiled check, which reads the codes joined.
 Card = Annotated[str, Meta(min_length=2, max_length=3, description=CARD_DESCRIPTION)]
@@ -38,11 +44,11 @@ class HandHeader(msgspec.Struct, tag_field="variant", forbid_unknown_fields=True
 
     format: Annotated[Literal["bieqi-log"], Meta(description="Always \"bieqi-log\"")]
     version: Annotated[Literal[1], Meta(description="Log format version")]
-    hand_id: Annotated[str, Meta(min_length=1, description="Unique across the files given")]
-    table_id: Annotated[str, Meta(description="Hands with the same table id were played at one table, in order")] \
-        | None = None
+    hand_id: Annotated[str, Meta(min_length=1, max_length=MAX_ID_LENGTH, description="Unique across the files given")]
+    table_id: Annotated[str, Meta(max_length=MAX_ID_LENGTH, description="Hands with the same table id were played at "
+                                                                        "one table, in order")] | None = None
     started_at: Annotated[datetime, Meta(tz=True, description="RFC 3339 time the hand started")] | None = None
-    players: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(
+    players: Annotated[list[Annotated[str, Meta(min_length=1, max_length=MAX_ID_LENGTH)]], Meta(
         min_length=4, max_length=4, description="4 distinct player ids in turn order (index = seat)")]
 
 
