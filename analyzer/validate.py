@@ -701,7 +701,10 @@ def _results(checked: list[Checked]) -> tuple[Any, ...]:
     small objects would cost the parent more than the checking saves."""
     extra = {k: (c.table_key, c.check.problems, c.check.outcome, c.record)
              for k, c in enumerate(checked) if c.check.problems or c.table_key is not None}
-    return [c.hand_id for c in checked], [c.variant for c in checked], [c.deal_key for c in checked], extra
+    # the players of every record, for validate's cross-hand check of lookalike ids (a room's ids repeat hand after
+    # hand, so the pickle holds each once and refers to it after)
+    return ([c.hand_id for c in checked], [c.variant for c in checked], [c.deal_key for c in checked], extra,
+            [c.players for c in checked])
 
 
 def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -> tuple[Any, ...]:
@@ -745,18 +748,18 @@ def _check_range(r: _Range, max_line_bytes: int, batch_size: int) -> tuple[Any, 
 
 def _unpack(file: str, numbers: array, result: tuple[Any, ...], base: int = 0) -> list[Checked]:
     """Checked lines from ``_results``; ``base``: the lines of the file before their range."""
-    ids, variants, keys, extra = result
+    ids, variants, keys, extra, players = result
     out = []
-    for k, (n, hand_id, variant, key) in enumerate(zip(numbers, ids, variants, keys)):
+    for k, (n, hand_id, variant, key, seated) in enumerate(zip(numbers, ids, variants, keys, players)):
         n += base
         e = extra.get(k)
         if e is None:
-            out.append(Checked(file, n, hand_id, None, HandCheck([]), variant, None, key))
+            out.append(Checked(file, n, hand_id, None, HandCheck([]), variant, None, key, seated))
         else:
             table_key, problems, outcome, record = e
             for p in problems:
                 p.line = n
-            out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key, key))
+            out.append(Checked(file, n, hand_id, record, HandCheck(problems, outcome), variant, table_key, key, seated))
     return out
 
 

@@ -408,7 +408,6 @@ def test_lookalike_hand_ids_are_found_however_the_work_is_spread(ranged_log: Pat
     assert players == [(2901, 0, "P5A")]
 
 
-@pytest.mark.xfail(strict=True, reason="the workers' results (validate._results/_unpack) do not carry the players yet")
 def test_lookalike_player_ids_are_found_however_the_work_is_spread(ranged_log: Path) -> None:
     said = [(p.line, p.seat, p.player) for p in validate([str(ranged_log)], jobs=2).problems if p.seat is not None]
     assert said == [(2901, 0, "P5A")]
