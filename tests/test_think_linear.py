@@ -314,3 +314,24 @@ def test_each_co_player_on_its_own_is_its_own_random_effects_fit() -> None:
             assert var[j] == pytest.approx(v[0], rel=1e-9)
             read += 1
     assert read > 500 and skipped > 100  # both kinds of co-player met
+
+
+def test_each_co_player_on_its_own_in_blocks_is_the_same() -> None:
+    """Co-players fitted a block at a time (a big room's actor: the co-players x tables arrays bounded) give the
+    figures of one block."""
+    from analyzer.audit import signals
+
+    rng = np.random.default_rng(8)
+    k, p = 60, 40
+    cols = np.array([rng.choice(p - 1, 3, replace=False) for _ in range(k)])
+    n = rng.integers(1, 30, k).astype(float)
+    mean = rng.normal(size=k)
+    whole = signals._one_at_a_time(n, mean, cols, p, 0.7, int(n.sum()))
+    assert signals.BLOCK_CELLS // k >= p
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(signals, "BLOCK_CELLS", 5 * k)  # 5 co-players a block
+        blocks = signals._one_at_a_time(n, mean, cols, p, 0.7, int(n.sum()))
+    assert np.isfinite(whole[1]).sum() > 20
+    np.testing.assert_allclose(blocks[0], whole[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(blocks[1], whole[1], rtol=1e-12)
+    assert blocks[2] == whole[2]

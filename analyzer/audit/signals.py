@@ -658,13 +658,29 @@ def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, si
     dof = k - 2
     if dof < MIN_TABLE_DOF:
         return fit, var, 0
-    has = np.zeros((p - 1, k))  # co-player x table: 1 where the co-player sat at the table
-    has[cols, np.arange(k)[:, None]] = 1.0
-    m = has.sum(axis=1)
+    seated = np.unique(np.arange(k)[:, None] * p + cols)  # (table, co-player) once each
+    m = np.bincount(seated % p, minlength=p)[:p - 1]  # tables with each co-player
     ok = np.flatnonzero((m >= 2) & (k - m >= 2))
-    if not len(ok):
-        return fit, var, dof
-    h = has[ok]
+    step = max(1, BLOCK_CELLS // k)  # co-players a block: its arrays of co-players x tables stay a few MB
+    for at in range(0, len(ok), step):
+        js = ok[at:at + step]
+        h = np.zeros((len(js), k))  # co-player x table: 1 where the co-player sat at the table
+        where = np.full(p - 1, -1)
+        where[js] = np.arange(len(js))
+        t, s = np.nonzero(where[cols] >= 0)
+        h[where[cols[t, s]], t] = 1.0
+        fit[js], var[js] = _tables_with(h, n, mean, sigma2, hands, dof)
+    return fit, var, dof
+
+
+#: Cells (co-players x tables) of one block of :func:`_one_at_a_time`'s fits.
+BLOCK_CELLS = 1 << 19
+
+
+def _tables_with(h: np.ndarray, n: np.ndarray, mean: np.ndarray, sigma2: float, hands: int, dof: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_random_tables` of each row's design (``h``: co-players x tables, 1 where it sat; and the intercept):
+    each co-player's coefficient and its Knapp-Hartung variance, by the two-column design's closed forms."""
 
     def line(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per co-player, the fit of ``mean`` on (its indicator, 1) with table weights ``w`` (co-players x tables,
@@ -686,8 +702,7 @@ def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, si
     w = 1.0 / (sigma2 / n[None, :] + tau2[:, None])
     b, c, inv00 = line(w)
     scatter = (w * (mean - b[:, None] * h - c[:, None]) ** 2).sum(axis=1) / dof
-    fit[ok], var[ok] = b, inv00 * np.maximum(1.0, scatter)
-    return fit, var, dof
+    return b, inv00 * np.maximum(1.0, scatter)
 
 
 def _think(lk: pd.DataFrame) -> pd.DataFrame:
