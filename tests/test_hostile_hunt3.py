@@ -437,6 +437,31 @@ def test_audit_summary_does_not_claim_the_default_false_alarm_rate_for_another_a
     clean_exit(r, 1)
     assert "FLAGGED" in r.output and "well under once in 10,000" not in r.output
     assert "flagged: p <= 1, each honest pair flagged with a chance of up to ~1, above the default's 1e-05" in r.output
+    # the flagged pairs' case lines in audit.json say the run's alarm, not the default's rate
+    audit = json.loads((tmp_path / "a" / "audit.json").read_text())
+    lines = [p["case"]["verdict"] for p in audit["pairs"] if p["verdict"] == "flagged" and p.get("case")]
+    assert lines and all(v["key"] == "verdict_flagged_alpha" and v["args"][3] == "1" for v in lines)
+
+
+def test_the_flagged_case_line_names_a_laxer_alarm_and_the_default_keeps_its_rate() -> None:
+    """The pair's verdict line: the default alarm keeps its measured rate; a laxer one is said as the chance it allows,
+    in both languages (the page draws both from the same labels)."""
+    import pandas as pd
+
+    from analyzer.audit.calibrate import DEFAULT_ALPHA
+    from analyzer.audit.case import verdict_line
+    from analyzer.commands.audit import DEFAULT_ALPHA as COMMAND_DEFAULT
+    from analyzer.report.case_labels import CASE_LABELS as LABELS
+
+    assert COMMAND_DEFAULT == DEFAULT_ALPHA
+    row = pd.Series({"verdict": "flagged", "score": 9.0, "q_value": 1e-6, "hands_to_alarm": None})
+    assert verdict_line(row)["key"] == verdict_line(row, DEFAULT_ALPHA)["key"] == "verdict_flagged"
+    lax = verdict_line(row, 0.01)
+    assert lax["key"] == "verdict_flagged_alpha" and lax["args"][3] == "0.01"
+    for lang in ("en", "zh"):
+        assert "{3}" in LABELS[lang]["verdict_flagged_alpha"] and "{0}" in LABELS[lang]["tiers_help_alpha"]
+    review = pd.Series({"verdict": "review", "score": 3.0, "q_value": 0.01, "hands_to_alarm": 40})
+    assert verdict_line(review, 0.01)["key"] == "verdict_review"
 
 
 def test_lookalikes_across_many_files_name_the_first_file() -> None:

@@ -140,7 +140,8 @@ def test_audit_ranks_flagged_first_and_reads_the_alarm(tmp_path: Path, audit_run
     pairs = data["audit"]["pairs"]
     assert pairs[0]["verdict"] == "flagged" and tuple(sorted(pairs[0]["players"])) == tuple(sorted(audit_run.planted))
     assert [p["score"] for p in pairs[1:]] == sorted((p["score"] for p in pairs[1:]), reverse=True)
-    assert data["audit"]["alarm"] == alarm_line(audit) == {"score": audit["alarm"]["score"]}
+    assert data["audit"]["alarm"] == alarm_line(audit) == {"score": audit["alarm"]["score"],
+                                                           "alpha": audit["alarm"]["alpha"], "fdr": audit["alarm"]["fdr"]}
     assert audit["alarm"]["score"] == pytest.approx(5.0)  # -log10 of the default alpha, 1e-5
     assert alarm_line({}) is None
 

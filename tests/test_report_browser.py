@@ -218,6 +218,23 @@ def test_validation_page_shows_the_hand_up_to_the_failing_action(page: object, s
     assert_no_injection(page)
 
 
+def test_the_tiers_help_says_a_laxer_alarm_as_the_chance_it_allows(page: object, tmp_path: Path,
+                                                                     audit_run: AuditRun) -> None:
+    """The measured false-alarm rate (well under one in 10,000 honest pairs) is the default alarm's: an audit run with
+    a laxer --alpha says its own threshold instead."""
+    for alpha, want, unwanted in ((1e-5, "well under once in 10,000 honest pairs", "this run"),
+                                  (0.01, "this run's alarm, p ≤ 0.01", None)):
+        audit = {**audit_run.audit, "alarm": {**audit_run.audit["alarm"], "alpha": alpha}}
+        out = tmp_path / f"a{alpha:g}"
+        out.mkdir()
+        write_audit_report(out, audit, decisions=audit_run.decisions, records=audit_run.records)
+        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        help_text = page.locator("[data-role=tiers-help]")  # type: ignore[attr-defined]
+        expect(help_text).to_contain_text(want)
+        if unwanted:
+            assert unwanted not in help_text.inner_text()
+
+
 def test_big_audit_opens(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
     """The 10,000-hand audit page opens whole (its load time is measured by benchmarks/bench_report.py:
     a shared machine's clock makes no assertion)."""

@@ -50,12 +50,16 @@ LOG_P_MAX = math.log1p(-1e-12)
 VERDICTS = ("flagged", "review", "clear")
 
 
+#: The per-pair alarm threshold whose false-alarm rate docs/audit.md measured (well under one in 10,000 honest pairs).
+DEFAULT_ALPHA = 1e-5
+
+
 @dataclass(frozen=True, slots=True)
 class Alarm:
     """When a pair is flagged (p <= alpha), or marked for review (q <= fdr); both need min_hands.
     The default alpha gives well under one false alarm per 10,000 honest pairs (a per-pair p of 1e-5)."""
 
-    alpha: float = 1e-5
+    alpha: float = DEFAULT_ALPHA
     fdr: float = 0.05
     min_hands: int = 10
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.analysis.dist import norm_logsf
+from analyzer.audit.calibrate import DEFAULT_ALPHA
 #: Signals of the case file's table: (signal, column prefix of its per-direction z, unit of its effect).
 ROWS = (
     ("favour", "favour_{t}_z", None),
@@ -131,11 +132,16 @@ def lead(row: pd.Series) -> dict[str, Any]:
     return {"key": f"lead_{told}", "signal": main, "told_by": told, "actor": actor, "partner": partner, "args": args}
 
 
-def verdict_line(row: pd.Series) -> dict[str, Any]:
-    """Why the pair has its verdict, as a label key and arguments (score, q, hands to the alarm)."""
+def verdict_line(row: pd.Series, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:
+    """Why the pair has its verdict, as a label key and arguments (score, q, hands to the alarm; and the alarm's
+    ``alpha`` when it is above the default, whose false-alarm rate the flagged line would otherwise claim)."""
     more = row.get("hands_to_alarm")
     more_s = "–" if more is None or not np.isfinite(more) else str(int(more))
     key = f"verdict_{row['verdict']}"
+    args = [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}", more_s]
     if row["verdict"] == "review" and bool(row.get("corroboration_only", False)):
         key = "verdict_review_corroboration"  # slower together, nothing in the play: review, never the alarm
-    return {"key": key, "args": [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}", more_s]}
+    elif row["verdict"] == "flagged" and alpha > DEFAULT_ALPHA:  # a laxer alarm than the one measured
+        key = "verdict_flagged_alpha"
+        args.append(f"{alpha:.2g}")
+    return {"key": key, "args": args}

@@ -554,7 +554,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
-            e["case"] = {"lead": lead(row), "verdict": verdict_line(row), "evidence_actors": who,
+            e["case"] = {"lead": lead(row), "verdict": verdict_line(row, alarm.alpha), "evidence_actors": who,
                          "signals": signal_rows(row), "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room)}
         entries.append(e)
     if pending:

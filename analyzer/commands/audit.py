@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 
-
-#: The per-pair alarm threshold whose false-alarm rate docs/audit.md measured (well under one in 10,000 honest pairs).
+#: The alarm's default threshold, ``analyzer.audit.calibrate.DEFAULT_ALPHA`` (not imported: the command's options load
+#: before its layers and numpy; a test holds the two equal), whose false-alarm rate docs/audit.md measured.
 DEFAULT_ALPHA = 1e-5
 
 

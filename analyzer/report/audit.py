@@ -44,9 +44,14 @@ def _rank_key(pair: Mapping[str, Any]) -> tuple[int, float, float]:
 
 def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
     """The alarm as a horizontal line ``{"score": x}`` at the score a p-value of alpha gives (audit.json's
-    ``alarm.score``); None when there is none."""
-    score = _number(audit.get("alarm", {}).get("score"))
-    return None if score is None else {"score": score}
+    ``alarm.score``), with its ``alpha`` and ``fdr`` when audit.json gives them (the tiers' help says a laxer alarm
+    than the default as the chance it allows); None when there is none."""
+    alarm = audit.get("alarm", {})
+    score = _number(alarm.get("score"))
+    if score is None:
+        return None
+    given = {k: _number(alarm.get(k)) for k in ("alpha", "fdr")}
+    return {"score": score, **{k: v for k, v in given.items() if v is not None}}
 
 
 def _room(rows: ReportRows, pieces: list[Piece], table: pd.DataFrame | None) -> Room:

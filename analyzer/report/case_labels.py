@@ -32,6 +32,9 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                       "often than chance.",
         "verdict_flagged": "Flagged: score {0}. The p-value is below the alarm, which an honest pair crosses well under "
                            "once in 10,000; q = {1}.",
+        "verdict_flagged_alpha": "Flagged: score {0}. The p-value is below this run's alarm (p ≤ {3}), which an honest "
+                                 "pair crosses with a chance of up to about {3}, not the default's well under once in "
+                                 "10,000; q = {1}.",
         "verdict_review": "For review: score {0}, q = {1}. Among pairs marked for review at most about 5% are expected "
                           "to be honest, but the evidence is not yet strong enough for the alarm: at this effect, "
                           "about {2} more hands together would reach it.",
@@ -45,6 +48,10 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "tiers_help": "Flagged: the alarm (a false alarm well under once in 10,000 honest pairs); the command exits 1. "
                       "Review: a false-discovery tier (Benjamini-Hochberg q ≤ 0.05 over this room): worth a person's "
                       "look, at most ~5% of them expected to be honest; it does not change the exit code.",
+        "tiers_help_alpha": "Flagged: this run's alarm, p ≤ {0} (an honest pair crosses it with a chance of up to about "
+                            "{0}; the default, 1e-5, well under once in 10,000); the command exits 1. Review: a "
+                            "false-discovery tier (Benjamini-Hochberg q ≤ {1} over this room): worth a person's look; it "
+                            "does not change the exit code.",
         "hands_to_alarm": "more hands together to reach the alarm",
         "outcomes": "Results together and apart",
         "outcomes_help": "The two players' scores added up, per hand; {0} hands together, {1} player-hands apart. "
@@ -119,6 +126,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "lead_think": "{1} 在桌时，{0} 的思考时间（按难度折算）是平时的 ×{2}（共同桌 {3} 局）；普通搭档约为 ×1.00。",
         "lead_codev": "在同桌的 {2} 局中，{0} 和 {1} 都付出代价互相照顾的次数超过了偶然。",
         "verdict_flagged": "已标记：嫌疑分 {0}。p 值低于报警线，诚实搭档越过此线的机会远低于万分之一；q = {1}。",
+        "verdict_flagged_alpha": "已标记：嫌疑分 {0}。p 值低于本次运行的报警线（p ≤ {3}），诚实搭档越过此线的机会最高约为 "
+                                 "{3}，而不是默认报警线的远低于万分之一；q = {1}。",
         "verdict_review": "待复核：嫌疑分 {0}，q = {1}。待复核的搭档中预计至多约 5% 是诚实的，但证据还不足以报警："
                           "按目前的效应，大约再同桌 {2} 局即可达到报警线。",
         "verdict_review_corroboration": "待复核：嫌疑分 {0}，q = {1}，仅凭思考时间：两人同桌时都更慢，但出牌中没有互相"
@@ -128,6 +137,9 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "verdict_flagged_short": "已标记", "verdict_review_short": "待复核", "verdict_clear_short": "无异常",
         "tiers_help": "已标记：报警（诚实搭档误报的机会远低于万分之一），命令以 1 退出。待复核：错误发现率分级"
                       "（本房间 Benjamini-Hochberg q ≤ 0.05），值得人工查看，其中预计至多约 5% 是诚实的；不影响退出码。",
+        "tiers_help_alpha": "已标记：本次运行的报警线 p ≤ {0}（诚实搭档越过它的机会最高约为 {0}；默认的 1e-5 远低于万分之一），"
+                            "命令以 1 退出。待复核：错误发现率分级（本房间 Benjamini-Hochberg q ≤ {1}），值得人工查看；"
+                            "不影响退出码。",
         "hands_to_alarm": "达到报警线还需同桌局数",
         "outcomes": "同桌与不同桌时的成绩",
         "outcomes_help": "两人得分之和（每局）；同桌 {0} 局，不同桌 {1} 人局。普通搭档：本房间任意两名玩家合计得分的平均值，"

@@ -8,6 +8,8 @@ const LANG_KEY = "bieqi-report-lang";
 const SUITS = "♠♥♦♣";
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const COVER = 52;
+/* The audit's default alarm (analyzer.audit.calibrate.DEFAULT_ALPHA), whose false-alarm rate the tiers' help states. */
+const DEFAULT_ALPHA = 1e-5;
 
 /* A dictionary's own entry for a key that comes from the data (an id, a code, a stored language):
    never one of Object.prototype's members ("constructor", "toString", "__proto__" ...). */
@@ -737,13 +739,21 @@ function renderPair(root, p) {
 
 // --------------------------------------------------------------------------- audit overview
 
+/* The tiers' help: the measured false-alarm rate is the default alarm's (1e-5); a laxer one is said as the chance it
+   allows. */
+function tiersHelp(alarm) {
+  const alpha = alarm && typeof alarm.alpha === "number" ? alarm.alpha : null;
+  if (alpha === null || alpha <= DEFAULT_ALPHA) return t("tiers_help");
+  return t("tiers_help_alpha", Number(alpha.toPrecision(2)), alarm.fdr);
+}
+
 function renderAudit(root, audit) {
   const pairs = audit.pairs;
   const flagged = pairs.filter((p) => p.flagged);
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
     stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
     stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
-    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: t("tiers_help") }));
+    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
