@@ -261,7 +261,7 @@ def test_the_commands_own_options_are_not_simulator_options(tmp_path: Path, name
 
 
 @pytest.mark.parametrize("mix", ["novice:nan", "novice:inf,expert:1", "novice:-1,expert:1", "novice:1e308,expert:1e308",
-                                 "novice:0", "wizard:1", "novice:x"])
+                                 "novice:0", "wizard:1", "novice:x", "novice:1,novice:1"])
 def test_skill_mix_refused_with_a_reason(mix: str) -> None:
     from analyzer.simulate.players import parse_skill_mix
 

@@ -114,7 +114,8 @@ samples_option = click.option(
     help="Hidden-hand deals per decision, at least (own-information estimate); one default for every command.")
 max_samples_option = click.option(
     "--max-samples", type=click.IntRange(min=1, max=MAX_COUNT), default=MAX_SAMPLES, show_default=True,
-    help="Adaptive sampling: up to this many deals where the chosen option is close to the best.")
+    help="Adaptive sampling: up to this many deals where the chosen option is close to the best (below --samples: "
+         "--samples).")
 dd_samples_option = click.option(
     "--dd-samples", type=click.IntRange(min=0, max=MAX_COUNT), default=DD_SAMPLES, show_default=True,
     help="Rollouts per option on the true deal (0: none; with the deterministic default policy one is exact); "

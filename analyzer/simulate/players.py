@@ -48,6 +48,8 @@ def parse_skill_mix(text: str) -> dict[str, float]:
         name, _, share = part.partition(":")
         if name not in LEVELS:
             raise ValueError(f"unknown skill level {name!r} in {text!r}; levels: {', '.join(LEVELS)}")
+        if name in mix:  # a second share of one level would replace the first silently
+            raise ValueError(f"skill level {name!r} is given twice in {text!r}")
         try:
             mix[name] = float(share)
         except ValueError:
