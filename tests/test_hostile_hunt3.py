@@ -77,6 +77,26 @@ def test_distinct_ids_and_one_spelling_throughout_say_nothing(tmp_path: Path) ->
     assert (s.valid_hands, s.n_problems) == (5, 0)
 
 
+def test_audit_warns_of_lookalike_ids_and_keeps_the_hands(tmp_path: Path) -> None:
+    """The audit says the ids that look like an earlier hand's (warnings on stderr, audit.json's ``lookalike_ids``:
+    counted, the first shown as validate's problems), and keeps the hands: they are valid, analysed with their ids
+    as written, and no hand is counted invalid; a log without lookalikes has a count of 0."""
+    spellings = ["A1", "Ａ1", "A1", "a1"]
+    log = _log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
+    r = run_cli("audit", str(log), "-o", str(tmp_path / "a"), *FAST)
+    clean_exit(r, 0)
+    assert f"warning: {log}:2: player id 'Ａ1' looks like player id 'A1'" in r.output
+    audit = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert (audit["valid_hands"], audit["invalid_hands"], audit["problems"]) == (4, 0, [])
+    looks = audit["lookalike_ids"]
+    assert looks["count"] == 2 and [(p["line"], p["player"], p["code"]) for p in looks["shown"]] == [
+        (2, "Ａ1", "lookalike-ids"), (4, "a1", "lookalike-ids")]
+    assert {"A1", "Ａ1", "a1"} <= {p["player"] for p in audit["players"]}  # three players, as written
+    plain = _log(tmp_path / "plain.jsonl", [_hand(s, f"h{s}") for s in range(3)])
+    clean_exit(run_cli("audit", str(plain), "-o", str(tmp_path / "b"), *FAST), 0)
+    assert json.loads((tmp_path / "b" / "audit.json").read_text())["lookalike_ids"] == {"count": 0, "shown": []}
+
+
 def test_validate_says_lookalikes_in_text_and_json_and_exits_1(tmp_path: Path) -> None:
     log = _log(tmp_path / "room.jsonl", [_hand(1, "h1", ["A1", "p2", "p3", "p4"]),
                                          _hand(2, "h2", ["Ａ1", "p2", "p3", "p4"])])

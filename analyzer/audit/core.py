@@ -29,7 +29,7 @@ from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes,
 from analyzer.audit.signals import SignalOptions
 from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, PlayerSpill, SpilledRows, SpillView
 from analyzer.logs import expand_paths, read_once, record_hash
-from analyzer.problems import Problem
+from analyzer.problems import IdSpellings, Problem
 from analyzer.validate import Checked, generate_checked
 from analyzer.variants import registry
 
@@ -612,6 +612,10 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     return result, pairs, players, shown
 
 
+#: The ``lookalike-ids`` warnings audit.json shows (all are counted).
+MAX_LOOKALIKES = 100
+
+
 def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_samples: int = DEFAULT_DD_SAMPLES, seed: int = 0,
               policy: str = AUDIT_POLICY,
               alarm: Alarm = Alarm(), signal_options: SignalOptions = SignalOptions(), top: int = DEFAULT_TOP,
@@ -655,11 +659,20 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     kept = bool(once)  # the rows' reasons kept from the analysis
     places = Places(kw.get("max_line_bytes"), once=["<stdin>" if f == "-" else f for f in once])
 
+    spellings = IdSpellings()
+    lookalikes: list[Problem] = []
+    looked = Counter[str]()
+
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
         for item in generate_checked(files, **kw):
             for section in sections.values():
                 section.add(item)
+            if item.ok:  # ids that look like an earlier hand's (as validate says them): warnings, the hand kept
+                for p in spellings.check(item.file, item.line, item.hand_id, item.players):
+                    looked["lookalike-ids"] += 1
+                    if len(lookalikes) < MAX_LOOKALIKES:
+                        lookalikes.append(p)
             if item.ok:
                 read["valid"] += 1
                 places.note(item)
@@ -719,6 +732,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         acc.players.session = acc.session = None
         session.close()
     try:
+        result["lookalike_ids"] = {"count": looked["lookalike-ids"], "shown": [p.to_dict() for p in lookalikes]}
         return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
                        skipped, sections, games, samples, dd_samples, seed, policy)
     except BaseException:
@@ -746,8 +760,9 @@ def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, s
             for e in p["evidence"]:
                 e["reasons"] = text.get((str(e["hand_id"]), int(e["action"])), e.get("reasons", ""))
     invalid = len({(p.file, p.line) for p in problems if p.line})
+    looks = result.pop("lookalike_ids", {"count": 0, "shown": []})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
-              "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems],
+              "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems], "lookalike_ids": looks,
               "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():

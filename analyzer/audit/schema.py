@@ -159,6 +159,10 @@ def audit_schema() -> dict[str, Any]:
                      ),
         "options": {"type": "object"},
         "problems": {"type": "array", "items": {"type": "object"}},
+        "lookalike_ids": _obj({
+            "count": {**_COUNT, "description": "valid hands' ids spelled otherwise than an earlier hand's that look "
+                      "the same once normalised (validate's lookalike-ids); the hands are kept, their ids as written"},
+            "shown": {"type": "array", "items": {"type": "object"}, "description": "the first 100, as problems"}}),
         "players": {"type": "array", "items": PLAYER},
         "pairs": {"type": "array", "items": PAIR},
         **_sections(),

@@ -174,6 +174,13 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     if len(result.problems) > 20:
         click.echo(f"... and {len(result.problems) - 20} more problems (all in audit.json)", err=True)
     audit = result.result
+    from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line
+
+    looks = audit.get("lookalike_ids", {})
+    for shown in looks.get("shown", [])[:5]:  # warnings: the hands stay in the audit, their ids as written
+        click.echo(printable(f"warning: {shown['file']}:{shown['line']}: {shown['message']}"), err=True)
+    if looks.get("count", 0) > 5:
+        click.echo(f"... and {looks['count'] - 5} more ids that look like others (lookalike_ids in audit.json)", err=True)
     if audit["valid_hands"] == 0 and not _certain_cheats(audit):  # proven cheating is an audit's finding, valid or not
         why = ("the problems above; `analyzer validate` lists them all" if result.problems
                else "the input holds no hands")
@@ -188,7 +195,6 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
         _report(tmp, audit, result, files, lang, max_line_bytes, ahead[-1] if ahead else None)
     bar.close()
-    from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
