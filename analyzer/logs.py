@@ -189,6 +189,16 @@ def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> I
             f.close()
 
 
+#: Bytes of one too-long line the reader skips, looking for its end, before it gives the file up (:class:`NoLineEnd`;
+#: at least 4x the line limit): a line that never ends (``/dev/zero``) was read for ever.
+SKIP_CAP = 1 << 30
+
+
+class NoLineEnd(ValueError):
+    """A line that runs on past :data:`SKIP_CAP` bytes: the rest of its file is not read (an io-error, the other
+    files read)."""
+
+
 class LineReader:
     """The non-blank lines of an open binary stream from where it stands, numbered from 1 (too-long ones
     with ``data=None``). ``stop``: only the lines that start within that many bytes of the start (a range
@@ -222,9 +232,14 @@ class LineReader:
                     raw = raw[len(BOM):]
             size = len(raw) - (2 if raw.endswith(b"\r\n") else 1 if raw.endswith(b"\n") else 0)
             if size > max_line_bytes:
+                skipped, cap = len(raw), max(SKIP_CAP, 4 * max_line_bytes)
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line without keeping it
                     raw = buf.readline(1 << 16)
                     pos += len(raw)
+                    skipped += len(raw)
+                    if skipped > cap:  # a line that never ends (/dev/zero, a file of no line ends): give up the file
+                        raise NoLineEnd(f"line {n} runs on past {cap:,} bytes without a line end (a device such as "
+                                        f"/dev/zero, or a file that is not lines of JSON); the rest of it is not read")
                 self.count = n
                 yield Line(name, n, None)
                 continue

@@ -495,3 +495,29 @@ def test_lookalikes_across_many_files_name_the_first_file() -> None:
     (p,) = watch.check("late.jsonl", 7, "h-new", ["P123", "q", "r", "s"])
     assert (p.file, p.line, p.seat) == ("late.jsonl", 7, 0)
     assert "player id 'P123' looks like player id 'p123' of the hand at day-123.jsonl:1" in p.message
+
+
+# --------------------------------------------------------------------------- a line that never ends
+
+def test_a_line_that_never_ends_gives_the_file_up_with_an_io_error(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`validate /dev/zero` read for ever (one line with no end, skipped as too long while looking for its end). A
+    too-long line is now skipped for at most ``SKIP_CAP`` bytes (4x the line limit at least); past it the rest of the
+    file is given up with an io-error, the hands before it checked and the other files read."""
+    from analyzer import logs
+
+    monkeypatch.setattr(logs, "SKIP_CAP", 1 << 16)
+    log = tmp_path / "junk.jsonl"
+    log.write_bytes(_hand(1, "h1") + _hand(2, "h2") + b"x" * (1 << 19))  # 512 KB after the hands, no line end
+    ok = _log(tmp_path / "ok.jsonl", [_hand(3, "h3")])
+    s = validate([str(log), str(ok)], max_line_bytes=1 << 12)
+    assert (s.hands, s.valid_hands) == (3, 3)
+    (p,) = s.problems
+    assert p.code == "io-error" and p.file == str(log) and "line 3 runs on past 65,536 bytes" in p.message
+    zero = validate(["/dev/zero", str(ok)], max_line_bytes=1 << 12)  # ends (it read for ever)
+    assert [p.code for p in zero.problems] == ["io-error"] and zero.valid_hands == 1
+    assert "/dev/zero" in zero.problems[0].message
+    # a long line that does end is still one `line-too-long` hand, the lines after it read
+    log.write_bytes(_hand(1, "h1") + b"x" * 9000 + b"\n" + _hand(2, "h2"))
+    s = validate([str(log)], max_line_bytes=1 << 12)
+    assert (s.hands, s.valid_hands) == (3, 2) and [p.code for p in s.problems] != ["io-error"]
