@@ -661,19 +661,18 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
 
     spellings = IdSpellings()
     lookalikes: list[Problem] = []
-    looked = Counter[str]()
 
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
         for item in generate_checked(files, **kw):
             for section in sections.values():
                 section.add(item)
-            if item.ok:  # ids that look like an earlier hand's (as validate says them): warnings, the hand kept
+            if item.ok:
+                # ids that look like an earlier hand's (as validate says them): warnings, the hand kept
                 for p in spellings.check(item.file, item.line, item.hand_id, item.players):
-                    looked["lookalike-ids"] += 1
+                    read["lookalike-ids"] += 1
                     if len(lookalikes) < MAX_LOOKALIKES:
                         lookalikes.append(p)
-            if item.ok:
                 read["valid"] += 1
                 places.note(item)
                 yield item
@@ -732,7 +731,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         acc.players.session = acc.session = None
         session.close()
     try:
-        result["lookalike_ids"] = {"count": looked["lookalike-ids"], "shown": [p.to_dict() for p in lookalikes]}
+        result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in lookalikes]}
         return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
                        skipped, sections, games, samples, dd_samples, seed, policy)
     except BaseException:
