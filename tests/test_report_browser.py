@@ -235,6 +235,28 @@ def test_the_tiers_help_says_a_laxer_alarm_as_the_chance_it_allows(page: object,
             assert unwanted not in help_text.inner_text()
 
 
+def test_the_audit_page_lists_lookalike_ids_as_text(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
+    """audit.json's lookalike_ids: the page says how many and lists the first, each id drawn as text (a hostile
+    spelling stays text); without any, no such box."""
+    evil = "Ａ<img src=x onerror=alert(7)>"
+    shown = [{"file": "room.jsonl", "line": 2, "hand_id": "h2", "seat": 0, "player": evil, "code": "lookalike-ids",
+              "message": f"player id {evil!r} looks like player id 'A<img src=x onerror=alert(7)>' of the hand at "
+                         "room.jsonl:1 (the same once normalised)"}]
+    for looks, rows in (({"count": 3, "shown": shown}, 1), ({"count": 0, "shown": []}, 0)):
+        out = tmp_path / f"l{rows}"
+        out.mkdir()
+        write_audit_report(out, {**audit_run.audit, "lookalike_ids": looks}, decisions=audit_run.decisions,
+                           records=audit_run.records)
+        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        expect(page.locator("[data-role=pair-row]").first).to_be_attached()  # type: ignore[attr-defined]
+        found = page.locator("[data-role=lookalike-row]")  # type: ignore[attr-defined]
+        expect(found).to_have_count(rows)
+        if rows:
+            assert evil in found.first.inner_text() and "room.jsonl:2" in found.first.inner_text()
+            assert "3" in page.locator("section", has=found.first).locator("p").first.inner_text()  # type: ignore[attr-defined]
+        assert_no_injection(page)
+
+
 def test_big_audit_opens(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
     """The 10,000-hand audit page opens whole (its load time is measured by benchmarks/bench_report.py:
     a shared machine's clock makes no assertion)."""

@@ -42,6 +42,10 @@ def _rank_key(pair: Mapping[str, Any]) -> tuple[int, float, float]:
             -effect if effect is not None else 0.0)
 
 
+#: The ``lookalike-ids`` warnings of audit.json the page lists (it says how many there are in all).
+LOOKALIKES_SHOWN = 20
+
+
 def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
     """The alarm as a horizontal line ``{"score": x}`` at the score a p-value of alpha gives (audit.json's
     ``alarm.score``), with its ``alpha`` and ``fdr`` when audit.json gives them (the tiers' help says a laxer alarm
@@ -179,6 +183,11 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
                    "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }
+    looks = audit.get("lookalike_ids") or {}
+    if looks.get("count"):  # ids that look like an earlier hand's: the first few, as the validation page shows problems
+        overview["lookalikes"] = {"count": looks["count"], "shown": [
+            {k: p.get(k) for k in ("file", "line", "hand_id", "seat", "player", "code", "message")}
+            for p in looks.get("shown", [])[:LOOKALIKES_SHOWN]]}
     page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": sections, "hand": hands},
                        data={"audit": overview, "hand_ids": hand_ids, "player_ids": player_ids})
     path = Path(out_dir) / "report.html"

@@ -739,6 +739,16 @@ function renderPair(root, p) {
 
 // --------------------------------------------------------------------------- audit overview
 
+/* Ids that look like an earlier hand's once normalised (audit.json's lookalike_ids): warnings, the hands kept. */
+function lookalikesBox(looks) {
+  const rows = looks.shown.map((p) => el("tr", { dataset: { role: "lookalike-row" } },
+    td(raw(`${p.file || "-"}:${p.line || 0}`, "mono")), td(p.hand_id == null ? "–" : raw(p.hand_id)),
+    td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : raw(p.player))),
+    td(trEl(p.message, p.code))));
+  return box(t("lookalikes"), el("p", { class: "muted", text: t("lookalikes_help", looks.count) }),
+    table([[t("where")], [t("hand")], [t("seat")], [t("message")]], rows));
+}
+
 /* The tiers' help: the measured false-alarm rate is the default alarm's (1e-5); a laxer one is said as the chance it
    allows. */
 function tiersHelp(alarm) {
@@ -754,6 +764,7 @@ function renderAudit(root, audit) {
     stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
     stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
     el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }));
+  if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
