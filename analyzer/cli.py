@@ -14,22 +14,14 @@ from typing import Any
 
 import click
 
+from analyzer import stopping
 from analyzer.logs import InputError
+from analyzer.stopping import Terminated
 
 #: Exit codes of every command: 0 all well, 1 problems found (or pairs flagged), 2 a usage, read or
 #: write error, 3 an internal error (a bug in the analyzer: one line and the traceback on standard error),
 #: 130 interrupted (Ctrl-C); 143 / 129 stopped by SIGTERM / SIGHUP (128 + the signal, as a shell says it).
 EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (a job scheduler's stop, ``timeout``, a closed terminal), raised in the main thread like
-    Ctrl-C's KeyboardInterrupt so the same clean-up runs: no partial output, no temporary file or folder left, the
-    worker processes stopped. Its exit code is 128 + the signal."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.exit_code = 128 + signum
 
 
 def _stop_signals_unwind() -> dict[int, Any]:
@@ -46,12 +38,22 @@ def _stop_signals_unwind() -> dict[int, Any]:
         return replaced
 
     def stop(signum: int, frame: Any) -> None:
+        stopping.note(signum)  # kept also when CPython swallows the exception (analyzer.stopping)
         raise Terminated(signum)
 
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
             replaced[sig] = signal.signal(sig, stop)
+    if replaced:
+        before = sys.unraisablehook
+
+        def quiet(unraisable: Any) -> None:  # a stop swallowed in a callback: noted, the command stops at its outputs
+            if not isinstance(unraisable.exc_value, Terminated):
+                before(unraisable)
+
+        sys.unraisablehook = quiet
+        replaced[-1] = before  # put back by _stop_signals_back
     return replaced
 
 
@@ -60,7 +62,11 @@ def _stop_signals_back(replaced: dict[int, Any]) -> None:
     import signal
 
     for sig, handler in replaced.items():
-        signal.signal(sig, handler)
+        if sig == -1:
+            sys.unraisablehook = handler
+        else:
+            signal.signal(sig, handler)
+    stopping.forget()
 
 
 def _interrupted(e: KeyboardInterrupt) -> int:
@@ -237,6 +243,11 @@ def main(argv: list[str] | None = None) -> Any:
     replaced = _stop_signals_unwind()
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
+    except SystemExit as e:  # a stop whose exception CPython swallowed still ends as a stop (analyzer.stopping)
+        stopped = stopping.received()
+        if stopped is not None and e.code in (None, 0, 1):
+            sys.exit(128 + stopped)
+        raise
     except KeyboardInterrupt as e:  # between the parsing and the command (click's own handler says "Aborted!")
         sys.exit(_interrupted(e))
     except OSError as e:  # the last resort for output click writes itself (--help, --version) to a full disk

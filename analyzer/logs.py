@@ -612,8 +612,11 @@ class OutputSet:
                 pass
             else:
                 exc.filename = str(self.folder / inside)
+        from analyzer import stopping
+
+        stopped = kind is None and stopping.received() is not None  # a stop whose exception was swallowed
         try:
-            if kind is None:
+            if kind is None and not stopped:
                 written = [n for n in self.names if (self.tmp / n).exists()]
                 mode = _umask_mode()
                 held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
@@ -627,8 +630,10 @@ class OutputSet:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             os.close(self._lock)
-            if kind is not None and self.made:  # no empty output folder left behind by a failed run
+            if (kind is not None or stopped) and self.made:  # no empty output folder left behind by a failed run
                 try:
                     self.folder.rmdir()  # only if empty: another run may have written into it meanwhile
                 except OSError:
                     pass
+        if stopped:  # nothing published: the stop unwinds from here, as it would have where it arrived
+            stopping.raise_if_received()

@@ -202,3 +202,60 @@ def test_a_pool_stopped_while_it_started_shuts_down() -> None:
     assert processes
     shut_down(pool)
     assert not any(p.is_alive() for p in processes)
+
+
+#: A script that has a SIGTERM land inside the parent's after-fork callback (where ``logging``'s lock release runs: a
+#: stop raised there is one CPython swallows, "Exception ignored in ..."), then runs the command line given.
+_SWALLOWED = """
+import os, signal, sys, time
+sent = []
+def hook():
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler runs here, inside the callback
+os.register_at_fork(after_in_parent=hook)
+from analyzer.cli import main
+sys.argv[0] = "analyzer"
+main()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="needs os.register_at_fork")
+def test_a_stop_swallowed_in_an_after_fork_callback_still_stops_the_command(tmp_path: Path) -> None:
+    """A SIGTERM whose exception CPython swallowed (it landed in an after-fork callback as the pool forked its workers:
+    once in a full-suite run the audit then went on, wrote its outputs and exited 1) is noted by the handler: the
+    command publishes nothing, exits 128 + 15, and says nothing of the swallowed exception."""
+    import gzip
+
+    log = tmp_path / "room.jsonl"
+    with gzip.open(ROOT / "samples" / "demo-room.jsonl.gz", "rt") as f:
+        log.write_text("".join(line for _, line in zip(range(300), f)))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", _SWALLOWED, "audit", str(log), "-o", str(out), "--jobs", "2",
+                        "--samples", "1", "--dd-samples", "0"], env=env, capture_output=True, timeout=300)
+    assert r.returncode == 128 + signal.SIGTERM, r.stderr.decode(errors="replace")
+    assert b"Exception ignored" not in r.stderr and b"Traceback" not in r.stderr, r.stderr.decode(errors="replace")
+    assert not out.exists()
+
+
+def test_an_output_set_publishes_nothing_once_a_stop_was_noted(tmp_path: Path) -> None:
+    """:class:`analyzer.logs.OutputSet` with a stop noted (its exception swallowed): nothing moved into place, the folder
+    it made removed, and the stop raised from there (exit 128 + the signal)."""
+    from analyzer import stopping
+    from analyzer.logs import OutputSet
+
+    out = tmp_path / "out"
+    stopping.note(signal.SIGTERM)
+    try:
+        with pytest.raises(stopping.Terminated) as got:
+            with OutputSet(out, ["a.txt"]) as tmp:
+                (tmp / "a.txt").write_text("x")
+    finally:
+        stopping.forget()
+    assert got.value.exit_code == 128 + signal.SIGTERM
+    assert not out.exists()
+    with OutputSet(out, ["a.txt"]) as tmp:  # none noted: published
+        (tmp / "a.txt").write_text("x")
+    assert (out / "a.txt").read_text() == "x"

@@ -1,0 +1,45 @@
+"""A stop the command received (SIGTERM or SIGHUP), kept as data the layers can read.
+
+The command line's handler raises :class:`Terminated` in the main thread, so the clean-up Ctrl-C gets runs (no partial
+output, no temporary folder left, the worker processes stopped). But CPython swallows an exception raised while it runs
+a Python callback from C ("Exception ignored in ..."): a SIGTERM that landed in ``logging``'s after-fork hook while a
+pool forked its workers was lost, and the command went on to write its outputs and exit 0 or 1. So the handler also
+notes the signal here (:func:`note`), :class:`analyzer.logs.OutputSet` publishes nothing once one was noted, and the
+command line's exit code says it (:func:`received`)."""
+
+from __future__ import annotations
+
+_received: int | None = None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a job scheduler's stop, ``timeout``, a closed terminal), raised in the main thread like
+    Ctrl-C's KeyboardInterrupt so the same clean-up runs: no partial output, no temporary file or folder left, the
+    worker processes stopped. Its exit code is 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.exit_code = 128 + signum
+
+
+def note(signum: int) -> None:
+    """The signal ``signum`` arrived (called by the handler before it raises)."""
+    global _received
+    _received = signum
+
+
+def received() -> int | None:
+    """The stop signal that arrived in this process, if any."""
+    return _received
+
+
+def forget() -> None:
+    """No stop noted (the command line's handlers are put back: a caller that goes on after it, e.g. a test)."""
+    global _received
+    _received = None
+
+
+def raise_if_received() -> None:
+    """:class:`Terminated` of the stop that arrived, if one did (its own exception may have been swallowed)."""
+    if _received is not None:
+        raise Terminated(_received)
