@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
+from analyzer import stopping
 from analyzer.variants import registry
 
 if TYPE_CHECKING:
@@ -612,8 +613,6 @@ class OutputSet:
                 pass
             else:
                 exc.filename = str(self.folder / inside)
-        from analyzer import stopping
-
         stopped = kind is None and stopping.received() is not None  # a stop whose exception was swallowed
         try:
             if kind is None and not stopped:

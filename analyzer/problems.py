@@ -292,16 +292,7 @@ class IdSpellings:
         place = self._number << 40 | line
         found = []
         if hand_id is not None:
-            if hand_id.isascii():  # the usual id, inline (~1 us a hand in all)
-                key = hand_id.strip().lower()
-                h = hash(key)
-                if h not in self._hands:
-                    self._hands[h] = place if key == hand_id else (hand_id, place)
-                    said = None
-                else:
-                    said = self._see(self._hands, False, hand_id, place)
-            else:
-                said = self._see(self._hands, False, hand_id, place)
+            said = self._see(self._hands, False, hand_id, place)
             if said is not None:
                 found.append(Problem("lookalike-ids", f"hand id {said[0]} looks like hand id {said[1]} of the hand at "
                                      f"{said[2]} (the same once normalised): two hands a reader cannot tell apart",

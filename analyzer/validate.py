@@ -701,8 +701,7 @@ def _results(checked: list[Checked]) -> tuple[Any, ...]:
     small objects would cost the parent more than the checking saves."""
     extra = {k: (c.table_key, c.check.problems, c.check.outcome, c.record)
              for k, c in enumerate(checked) if c.check.problems or c.table_key is not None}
-    # the players of every record, for validate's cross-hand check of lookalike ids (a room's ids repeat hand after
-    # hand, so the pickle holds each once and refers to it after)
+    # the players of every record, for validate's cross-hand check of lookalike ids
     return ([c.hand_id for c in checked], [c.variant for c in checked], [c.deal_key for c in checked], extra,
             [c.players for c in checked])
 
@@ -1003,11 +1002,7 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
             if item.line:
                 summary.hands += 1
                 summary.valid_hands += item.ok
-                if not (found and found[0].code in _COPIES):  # a copy's ids are the first's: said once, there
-                    # ids that look like an earlier hand's: said, but the hand stays valid (it replays; the other
-                    # commands analyse it, its ids as written)
-                    players = None if any(p.code == "bad-players" for p in found) else item.players  # said there
-                    found = found + spellings.check(item.file, item.line, item.hand_id, players)
+                found = found + lookalikes(spellings, item)
             for p in found:
                 summary.add(p)
                 if on_problem is not None:
@@ -1015,6 +1010,17 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
             if on_progress is not None and summary.hands % 1024 == 0:
                 on_progress(summary.hands)
     return summary
+
+
+def lookalikes(spellings: IdSpellings, item: Checked) -> list[Problem]:
+    """The ``lookalike-ids`` problems of a checked line: its ids that look like an earlier hand's once normalised (the
+    hand stays valid: it replays, and the commands analyse it with its ids as written). None for a copy of an earlier
+    hand (its ids are the first's, said there); a hand's players not when they are its ``bad-players`` problem."""
+    found = item.check.problems
+    if found and found[0].code in _COPIES:
+        return []
+    players = None if any(p.code == "bad-players" for p in found) else item.players
+    return spellings.check(item.file, item.line, item.hand_id, players)
 
 
 @contextmanager

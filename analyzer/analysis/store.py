@@ -361,7 +361,7 @@ def _changed(part: Path, what: str) -> StoreError:
 
 #: The columns of a decision row that hold ids: at most ``MAX_ID_LENGTH`` characters, as in a log (``id-too-long``), so
 #: a part made elsewhere cannot put a 200 KB id into every output that names it.
-_ID_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3")
+ID_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3")
 
 
 def _check_id_lengths(part: Path, name: str, col: Any) -> None:
@@ -393,7 +393,7 @@ def _check_values(part: Path, table: Any) -> None:
     cols: dict[str, Any] = {}
     for name in table.column_names:
         if table.schema.field(name).type not in (pa.int64(), pa.float64()):  # texts (numbers were cast to these)
-            if name in _ID_COLUMNS:
+            if name in ID_COLUMNS:
                 _check_id_lengths(part, name, table.column(name))
             continue
         x = table.column(name).to_numpy()

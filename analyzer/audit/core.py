@@ -30,7 +30,7 @@ from analyzer.audit.signals import SignalOptions
 from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, PlayerSpill, SpilledRows, SpillView
 from analyzer.logs import expand_paths, read_once, record_hash
 from analyzer.problems import IdSpellings, Problem
-from analyzer.validate import Checked, generate_checked
+from analyzer.validate import Checked, generate_checked, lookalikes
 from analyzer.variants import registry
 
 if TYPE_CHECKING:
@@ -660,7 +660,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     places = Places(kw.get("max_line_bytes"), once=["<stdin>" if f == "-" else f for f in once])
 
     spellings = IdSpellings()
-    lookalikes: list[Problem] = []
+    looked: list[Problem] = []  # the lookalike warnings shown (all are counted)
 
     def counted() -> Iterator[Checked]:
         """The one pass: every checked hand feeds the sections; the valid ones go on to the decision rows."""
@@ -668,11 +668,10 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
             for section in sections.values():
                 section.add(item)
             if item.ok:
-                # ids that look like an earlier hand's (as validate says them): warnings, the hand kept
-                for p in spellings.check(item.file, item.line, item.hand_id, item.players):
+                for p in lookalikes(spellings, item):  # as validate says them: warnings, the hand kept
                     read["lookalike-ids"] += 1
-                    if len(lookalikes) < MAX_LOOKALIKES:
-                        lookalikes.append(p)
+                    if len(looked) < MAX_LOOKALIKES:
+                        looked.append(p)
                 read["valid"] += 1
                 places.note(item)
                 yield item
@@ -731,7 +730,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         acc.players.session = acc.session = None
         session.close()
     try:
-        result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in lookalikes]}
+        result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in looked]}
         return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
                        skipped, sections, games, samples, dd_samples, seed, policy)
     except BaseException:

@@ -42,8 +42,6 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
 SETTINGS_OPTIONS = {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")}
 #: Those of them that hold text (the others hold numbers).
 TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
-#: Of them, the ids: at most ``MAX_ID_LENGTH`` characters each, as in a log.
-ID_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3")
 #: The output formats; the first is the default of an output whose name does not say.
 FORMATS = ("table", "csv", "json")
 #: An output name's ending (lower case) -> the format a file of that name holds.
@@ -387,6 +385,9 @@ def _check_kinds(path: str, frame: pd.DataFrame) -> None:
     does not is named with the file."""
     from pandas.api.types import infer_dtype, is_bool_dtype, is_numeric_dtype
 
+    from analyzer.analysis.store import ID_COLUMNS
+    from analyzer.variants.record import MAX_ID_LENGTH
+
     for c in DECISION_COLUMNS:
         col = frame[c]
         if c in TEXT_COLUMNS:
@@ -398,9 +399,7 @@ def _check_kinds(path: str, frame: pd.DataFrame) -> None:
         if not ok:
             raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: its column {c!r} holds "
                                    f"{kind} values, expected {'text' if c in TEXT_COLUMNS else 'numbers'}")
-        if c in ID_COLUMNS and len(col):
-            from analyzer.variants.record import MAX_ID_LENGTH
-
+        if c in ID_COLUMNS and len(col):  # the ids: at most MAX_ID_LENGTH characters each, as in a log and a store
             longest = int(col.str.len().max())
             if longest > MAX_ID_LENGTH:  # a log's ids are bounded (id-too-long): so are a decision file's
                 raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: its column {c!r} holds "

@@ -87,7 +87,8 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
     if truth is not None:
         from analyzer.logs import descriptor_of
 
-        if descriptor_of(truth) is not None and descriptor_of(truth) == descriptor_of(out):  # `-o - --truth -`
+        fd = descriptor_of(truth)
+        if fd is not None and fd == descriptor_of(out):  # `-o - --truth -`
             raise click.UsageError(f"--truth {truth}: the same descriptor as --out; the log and its truth would be mixed "
                                    f"in one stream")
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)

@@ -742,8 +742,8 @@ function renderPair(root, p) {
 /* Ids that look like an earlier hand's once normalised (audit.json's lookalike_ids): warnings, the hands kept. */
 function lookalikesBox(looks) {
   const rows = looks.shown.map((p) => el("tr", { dataset: { role: "lookalike-row" } },
-    td(raw(`${p.file || "-"}:${p.line || 0}`, "mono")), td(p.hand_id == null ? "–" : raw(p.hand_id)),
-    td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : raw(p.player))),
+    whereCell(p), td(p.hand_id == null ? "–" : raw(p.hand_id)),
+    seatCell(p),
     td(trEl(p.message, p.code))));
   return box(t("lookalikes"), el("p", { class: "muted", text: t("lookalikes_help", looks.count) }),
     table([[t("where")], [t("hand")], [t("seat")], [t("message")]], rows));
@@ -804,6 +804,12 @@ function renderAudit(root, audit) {
 
 // --------------------------------------------------------------------------- validation overview
 
+/* A problem's place (file:line) and seat (with its player), as the validation page and the audit's lookalikes show them. */
+function whereCell(p) { return td(raw(`${p.file || "-"}:${p.line || 0}`, "mono")); }
+function seatCell(p) {
+  return td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : raw(p.player)));
+}
+
 function renderValidation(root, v) {
   root.append(box(t("summary"), stat(t("hands"), String(v.hands)), stat(t("valid_hands"), String(v.valid_hands)),
     stat(t("problems"), String(v.n_problems), "problem-count")));
@@ -812,10 +818,10 @@ function renderValidation(root, v) {
       v.by_code.map(([code, n]) => el("tr", {}, td(raw(code, "mono")), td(String(n), true), td(codeMeaning(code)))))));
   }
   const rows = v.problems.map((p) => el("tr", { dataset: { role: "problem-row" } },
-    td(raw(`${p.file || "-"}:${p.line || 0}`, "mono")),
+    whereCell(p),
     td(p.hand_id == null ? "–" : handAnchor(p.h, p.step ?? p.action, p.hand_id)),
     td(p.action != null ? String(p.action + 1) : p.trick != null ? `${t("trick")}\u00a0${p.trick + 1}` : "–", true),
-    td(p.seat == null ? "–" : el("span", {}, String(p.seat), p.player == null ? "" : " ", p.player == null ? "" : raw(p.player))),
+    seatCell(p),
     td(raw(p.code, "mono")), td(trEl(p.message, p.code))));
   root.append(box(t("problems"), v.problems.length ? table(
     [[t("where")], [t("hand")], [t("action"), 1], [t("seat")], [t("code")], [t("message")]], rows)
