@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from report_fixtures import room
 
 from analyzer.cli import COMMANDS, cli
-from analyzer.commands.common import AUDIT_POLICY, DD_SAMPLES, MAX_SAMPLES, POLICY_NAMES, SAMPLES
+from analyzer.commands.common import AUDIT_POLICY, DD_SAMPLES, MAX_SAMPLES, NOISE, POLICY, POLICY_NAMES, SAMPLES
 from analyzer.logs import format_record
 from analyzer.progress import Progress, count_lines
 
@@ -79,6 +79,7 @@ def test_one_default_set_for_the_analysis() -> None:
     from analyzer.analysis import decisions
 
     assert (POLICY_NAMES, AUDIT_POLICY) == (tuple(decisions.POLICIES), decisions.AUDIT_POLICY)
+    assert (POLICY, NOISE) == (decisions.DEFAULT_POLICY, decisions.DEFAULT_NOISE)
     for name in ("validate", "audit", "report"):
         lang = _option(_command(name), "lang")
         assert lang is not None and lang.default == "en" and list(lang.type.choices) == ["en", "zh"]  # type: ignore[attr-defined]
@@ -247,3 +248,19 @@ def test_usage_and_path_errors_are_one_line(args: list[str], says: str, tmp_path
 def test_no_arguments_shows_the_help() -> None:
     r = CliRunner().invoke(cli, [])
     assert r.output.startswith("Usage: ") and "analyzer: error" not in r.output and "validate" in r.output
+
+
+def test_help_imports_no_numba_or_pandas() -> None:
+    """``analyzer --help`` imports every command's module to list them: none of them pulls in the analysis'
+    layers at import (each command imports them when it runs), so the help answers at once."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from click.testing import CliRunner\n"
+            "from analyzer.cli import cli\n"
+            "r = CliRunner().invoke(cli, ['--help'])\n"
+            "assert r.exit_code == 0 and 'decisions' in r.output and 'players' in r.output, r.output\n"
+            "print(sorted(m for m in ('numba', 'pandas', 'scipy') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -54,6 +54,9 @@ SAMPLES, MAX_SAMPLES, DD_SAMPLES = 8, 32, 1  # literals: --help imports no numba
 #: ``analysis.decisions``' policies and the audit's (``POLICIES``, ``AUDIT_POLICY``), as literals too: a command
 #: that opens a Dask cluster starts it before it imports the analysis (~0.75 s), so its workers start sooner
 POLICY_NAMES, AUDIT_POLICY = ("fast", "strategy", "model"), "model"
+#: ``analysis.decisions``' ``DEFAULT_POLICY`` and ``DEFAULT_NOISE``, literals for the same reason (and so that
+#: ``analyzer --help``, which imports every command's module, imports no numba or pandas)
+POLICY, NOISE = "model", 0.0
 
 
 class AliasOption(click.Option):

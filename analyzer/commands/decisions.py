@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from analyzer.analysis.decisions import DEFAULT_NOISE, DEFAULT_POLICY, POLICIES
 from analyzer.analysis.execute import DEFAULT_BATCH_HANDS
 from analyzer.commands.common import (
+    NOISE,
+    POLICY,
+    POLICY_NAMES,
     FiniteFloatRange,
     exit_on_read_errors,
     MAX_SAMPLES,
@@ -40,9 +42,9 @@ if TYPE_CHECKING:
     from analyzer.analysis.execute import Execution
     from analyzer.analysis.store import Store
 
-noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=DEFAULT_NOISE, show_default=True,
+noise_option = click.option("--noise", type=FiniteFloatRange(min=0), default=NOISE, show_default=True,
                             help="Randomness of the reference policy in rollouts (0: deterministic).")
-policy_option = click.option("--policy", type=click.Choice(list(POLICIES)), default=DEFAULT_POLICY,
+policy_option = click.option("--policy", type=click.Choice(list(POLICY_NAMES)), default=POLICY,
                              show_default=True,
                              help="How options are valued: rollouts of the fast heuristic or of the strategy module's "
                                   "player over sampled deals, or the learned value model (model: deterministic, "
@@ -109,6 +111,21 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
     """Evaluate every decision with a choice in the valid hands of PATHS; invalid hands are reported and skipped."""
     from dataclasses import replace
 
+    target = Path(out)
+    files = resolve_paths(paths)
+    refuse_inputs([target], files)
+    # with --dask the cluster starts now, in the background, while this process imports the analysis and reads
+    execution = replace(execution_for(files, jobs, dask_address, start=True), batch_hands=batch_hands)
+    try:
+        _decisions(files, target, out, samples, max_samples, dd_samples, seed, noise, policy, execution,
+                   max_line_bytes)
+    finally:
+        if execution.session is not None:
+            execution.session.close()
+
+
+def _decisions(files: list[str], target: Path, out: str, samples: int, max_samples: int, dd_samples: int,
+               seed: int, noise: float, policy: str, execution: Execution, max_line_bytes: int) -> None:
     import analyzer.analysis.decisions  # noqa: F401  # the analysis (numba, pandas) before the collector settles
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
@@ -120,11 +137,7 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
 
     settle()  # the imports are done: out of every collection from now on
 
-    target = Path(out)
-    files = resolve_paths(paths)
-    refuse_inputs([target], files)
     settings = Settings(samples, dd_samples, seed, noise, policy, max_samples)
-    execution = replace(execution_for(files, jobs, dask_address), batch_hands=batch_hands)
     from analyzer.logs import is_special, open_output
 
     if is_special(target):  # a device or pipe (/dev/null, /dev/stdout): one Parquet stream, not a store
