@@ -65,6 +65,24 @@ def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
     assert set(out.loc[out["verdict"] != "clear", "a"]) <= set(out.loc[enough, "a"])
 
 
+def test_the_pairs_z_is_the_normal_score_of_p_floored_at_zero() -> None:
+    # most honest pairs end at p = 1 (five signals' best p times 5, capped): their z is 0, not the clamp's -7.03
+    rng = np.random.default_rng(5)
+    n = 60
+    t = pd.DataFrame({"a": [f"a{i:02d}" for i in range(n)], "b": [f"b{i:02d}" for i in range(n)],
+                      "hands_together": 200, "codev_z": 0.0})
+    for name in DIRECTED:
+        for tag in ("ab", "ba"):
+            t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n) - 1.0
+    t.loc[:2, "imm_marginal_ab_z"] = 5.0
+    out = calibrate(t, Alarm())
+    p = out["p_value"].to_numpy()
+    assert (p >= 1.0).any() and (p < 0.5).any()
+    assert (out.loc[p >= 0.5, "z"] == 0.0).all()
+    low = p < 0.5
+    assert np.allclose(out.loc[low, "z"], stats.norm.isf(p[low]))
+
+
 def test_think_time_alone_is_review_at_most_and_counts_when_play_backs_it() -> None:
     """Slower together has innocent causes: a pair whose only signal is think time (z 7 both ways) is for review,
     never flagged, and says why; with a play signal that backs it (exact favour z 3.5) the same pair is flagged."""

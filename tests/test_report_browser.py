@@ -173,6 +173,23 @@ def test_player_page(page: object, site: dict) -> None:
     assert page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text() == worst["hand_id"]  # type: ignore[attr-defined]
 
 
+def test_reasons_show_cards_as_cards_in_english(page: object, site: dict) -> None:
+    """The rows' reasons carry card codes (played 8C rather than 7D); the English pages show them as cards (8♣), as
+    the rest of each reason and every other place on the pages do; the Chinese ones translate them."""
+    import re
+
+    code = re.compile(r"\b(10|[2-9AJQKT])[SHDC]\b")
+    worst = player_data(site["decisions"], EVIL_PLAYER)["worst"]
+    assert any(code.search(str(w["reasons"])) for w in worst)  # the data has codes
+    page.goto(url(site["dir"] / "player.html"))  # type: ignore[attr-defined]
+    cells = page.locator("[data-role=reasons]")  # type: ignore[attr-defined]
+    expect(cells.first).to_be_attached()
+    texts = cells.all_inner_texts()
+    assert len(texts) == len(worst)
+    assert not [x for x in texts if code.search(x)]
+    assert any("rather than" in x and re.search("[♠♥♦♣]", x) for x in texts)
+
+
 def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, site: dict) -> None:
     page.goto(url(site["dir"] / "pair.html"))  # type: ignore[attr-defined]
     assert page.locator("[data-role=heat-cell]").count() == 7  # type: ignore[attr-defined]
@@ -266,3 +283,32 @@ def test_big_audit_opens(page: object, tmp_path: Path, audit_run: AuditRun) -> N
     assert page.locator("[data-role=pair-row]").count() == 100  # type: ignore[attr-defined]
     expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)  # type: ignore[attr-defined]
     shot(page, "audit-big")
+
+
+def test_the_score_axis_turns_logarithmic_when_one_pair_dwarfs_the_room(page: object, tmp_path: Path,
+                                                                         audit_run: AuditRun) -> None:
+    """A pair at a score of hundreds would flatten every other pair and the alarm line onto the floor of a linear
+    axis: the page then draws log(1 + score), ticks labelled in scores; scores within 20 stay linear."""
+    import math
+
+    pairs = [dict(p) for p in audit_run.audit["pairs"]]
+    alarm = audit_run.audit["alarm"]["score"]
+    for top, log in ((450.0, True), (12.0, False)):
+        pairs[0] = {**pairs[0], "score": top}
+        out = tmp_path / f"s{int(top)}"
+        out.mkdir()
+        write_audit_report(out, {**audit_run.audit, "pairs": pairs}, decisions=audit_run.decisions,
+                           records=audit_run.records)
+        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)  # type: ignore[attr-defined]
+        got = page.evaluate("""() => { const gd = document.querySelector('[data-role=plot-audit]');
+            return { ticks: gd.layout.yaxis.ticktext || null, traces: gd.data.map((d) => ({ y: d.y, n: d.name })) }; }""")  # type: ignore[attr-defined]
+        line = [tr for tr in got["traces"] if len(tr["y"]) == 2 and tr["y"][0] == tr["y"][1]][-1]
+        ys = sorted(y for tr in got["traces"] if tr is not line for y in tr["y"])
+        want_top = math.log10(1 + top) if log else top
+        assert abs(ys[-1] - want_top) < 1e-9
+        assert abs(line["y"][0] - (math.log10(1 + alarm) if log else alarm)) < 1e-9
+        if log:
+            assert got["ticks"][0] == "0" and "5" in got["ticks"] and "100" in got["ticks"]
+        else:
+            assert got["ticks"] is None

@@ -216,7 +216,9 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     out["log10_p"] = log_p / np.log(10.0)
     out["p_value"] = np.exp(log_p)  # may underflow to 0 for the strongest cases: log10_p keeps them apart
     out["score"] = -out["log10_p"] + 0.0  # + 0.0: no negative zero
-    out["z"] = z_of_logp(log_p)
+    # the one-sided normal score of p, floored at 0: a p of 1/2 or more (a Bonferroni-capped 1 among them, whose
+    # score would be the clamp's -7.03) is no evidence either way, not evidence of the opposite
+    out["z"] = np.maximum(z_of_logp(log_p), 0.0)
     # tie-break for equal scores (many clear pairs sit at p = 1): the favour per hand together, in
     # units of an honest hand's spread (the stronger direction's room-adjusted z over sqrt(hands))
     fz = np.maximum(out["favour_ab_z"].to_numpy(np.float64), out["favour_ba_z"].to_numpy(np.float64))

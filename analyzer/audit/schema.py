@@ -85,7 +85,8 @@ PAIR = _obj({
     "flagged": {"type": "boolean", "description": "verdict == 'flagged'"},
     "score": {**_NUM, "description": "-log10 p_value, computed in log space (no ceiling); higher = more suspicious"},
     "log10_p": {**_NUM, "description": "log10 of p_value (kept when p_value underflows to 0)"},
-    "z": {**_NUM, "description": "the one-sided normal quantile of p_value"},
+    "z": {**_NUM, "description": "the one-sided normal quantile of p_value, floored at 0 (a p of 1/2 or more is "
+                               "no evidence either way)"},
     "p_value": _PROB, "q_value": {**_PROB, "description":
                                           "Benjamini-Hochberg over the pairs with min_hands or more hands (others: 1)"},
     "effect_size": {**_NUM, "description": "favour per hand together in units of an honest hand's spread (ties)"},

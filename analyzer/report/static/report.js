@@ -98,6 +98,13 @@ function trEl(text, code, props = {}) {
   const shown = translate(text, code);
   return el("span", { ...props, text: shown, title: shown !== text ? text : null });
 }
+/* A decision's reasons: translated in Chinese; in English the card codes the rows carry (8C) as cards (8♣), as the
+   rest of the reasons and the pages write them. */
+function reasonEl(text, props = {}) {
+  if (LANG === "zh") return trEl(text, null, props);
+  const shown = prettyCards(String(text ?? ""));
+  return el("span", { ...props, text: shown, title: shown !== text ? text : null });
+}
 /* Data shown as it is (ids, codes, unknown keys): marked so tests and readers know it is not prose. */
 function raw(text, cls = "") { return el("span", { class: ("raw " + cls).trim(), dataset: { raw: "1" }, text: String(text), title: idTip(text) }); }
 /* An id long enough to be cut on screen (CSS clamps ids to a few lines) has itself as its tooltip. */
@@ -218,6 +225,18 @@ function plot(div, traces, layout) {
     Plotly.newPlot(div, traces, Object.assign(base, layout), { displaylogo: false, responsive: true }));
 }
 
+/* The suspicion score on a log(1 + score) axis labelled in scores, when the scores span more than a decade: one pair at
+   450 would otherwise flatten the room, the alarm (5) and the review tier onto the axis' floor. Linear otherwise. */
+function scoreAxis(scores) {
+  const top = Math.max(1, ...scores.filter((v) => Number.isFinite(v)));
+  if (top <= 20) return { y: (v) => v, layout: { rangemode: "tozero" } };
+  const ticks = [];
+  for (let d = 1; d <= top * 10; d *= 10) for (const m of [1, 2, 5]) if (m * d <= top * 1.05) ticks.push(m * d);
+  return { y: (v) => Math.log10(1 + Math.max(0, v)),
+           layout: { tickvals: [0, ...ticks].map((v) => Math.log10(1 + v)), ticktext: ["0", ...ticks.map(String)],
+                     range: [-0.05, Math.log10(1 + top) * 1.05] } };
+}
+
 function box(title, ...kids) { return el("section", { class: "box" }, el("h2", { text: title }), ...kids); }
 function stat(label, value, role) { return el("span", { class: "stat", dataset: role ? { role } : {} }, el("b", { text: value }), label); }
 
@@ -246,7 +265,7 @@ function describeNode(v, key) {
   if (typeof v === "number" || typeof v === "boolean") return describe(v);
   if (typeof v === "string") {
     if (CARD_CODE.test(v)) return prettyCards(v);
-    if (key === "reasons") return trEl(v);
+    if (key === "reasons") return reasonEl(v);
     const known = keyLabel(v);
     return known != null && key !== "player" && key !== "actor" && key !== "partner" ? known : raw(v);
   }
@@ -492,7 +511,7 @@ class Replayer {
       div.append(el("div", { class: "muted" }, t("effect_on") + ": ",
         [0, 1, 2, 3].filter((s) => s !== seat).map((s) => el("span", {}, raw(this.hand.players[s]), ` ${signed(d.delta[s], 2)}  `))));
     }
-    if (d.reasons) div.append(trEl(d.reasons, null, { class: "muted block", dataset: { role: "reasons" } }));
+    if (d.reasons) div.append(reasonEl(d.reasons, { class: "muted block", dataset: { role: "reasons" } }));
   }
 
   renderFinal(out) {
@@ -597,7 +616,7 @@ function renderPlayer(root, p) {
   root.append(box(t("worst_decisions"), table(
     [[t("hand")], [t("action"), 1], [t("chosen")], [t("sensible")], [t("regret"), 1], [t("reasons")]],
     p.worst.map((w) => el("tr", {}, td(handLink(w.hand_id, w.action, { focus: p.player })), td(String(w.action + 1), true),
-      td(actionText(w.chosen)), td(actionText(w.best)), td(fmt(w.regret, 2), true), td(trEl(w.reasons || "")))))));
+      td(actionText(w.chosen)), td(actionText(w.best)), td(fmt(w.regret, 2), true), td(reasonEl(w.reasons || "", { dataset: { role: "reasons" } })))))));
 }
 
 // --------------------------------------------------------------------------- pair section (the case file)
@@ -768,13 +787,18 @@ function renderAudit(root, audit) {
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
+  const axis = scoreAxis([...pairs.map((p) => p.score), audit.alarm ? audit.alarm.score : 0]);
   const trace = (list, name, color) => ({ type: "scatter", mode: "markers", name, x: list.map((p) => p.hands_together),
-    y: list.map((p) => p.score), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
-    text: list.map((p) => plotText(p.players.join(" & "))), hovertemplate: "%{text}<br>%{x} · %{y:.2f}<extra></extra>" });
+    y: list.map((p) => axis.y(p.score)), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
+    text: list.map((p) => plotText(`${p.players.join(" & ")}<br>${p.hands_together} · ${fmt(p.score, 2)}`)),
+    hovertemplate: "%{text}<extra></extra>" });
   const traces = [trace(pairs.filter((p) => !p.flagged), t("not_flagged"), "#78909c"), trace(flagged, t("flagged"), "#c62828")];
   const xs = pairs.map((p) => p.hands_together);
-  if (audit.alarm) traces.push({ x: [0, Math.max(1, ...xs)], y: [audit.alarm.score, audit.alarm.score], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" } });
-  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: { title: { text: t("suspicion") } } }).then((gd) => {
+  if (audit.alarm) {
+    const y = axis.y(audit.alarm.score);
+    traces.push({ x: [0, Math.max(1, ...xs)], y: [y, y], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" }, hoverinfo: "skip" });
+  }
+  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: Object.assign({ title: { text: t("suspicion") } }, axis.layout) }).then((gd) => {
     if (!gd) return;
     gd.on("plotly_click", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) location.hash = `pair=${pt.customdata}`; });
     gd.on("plotly_hover", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) hover.textContent = pairs.find((p) => p.i === pt.customdata).players.join(" & "); });
