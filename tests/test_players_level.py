@@ -84,8 +84,8 @@ def test_a_cheater_with_fewer_decisions_than_its_peers_stands_out() -> None:
 
 
 def _table(level: list[float], partner_z: list[float], tested: list[int]) -> pd.DataFrame:
-    """A player table before its room-wide columns (``room=False``), of players with too few peers for a curve
-    (the level part is the player's own dd_z)."""
+    """A player table before its room-wide columns (``room=False``); the level part is the player's own dd_z where
+    the test reads it so (``_own_z``)."""
     n = len(level)
     out = pd.DataFrame({c: [math.nan] * n for c in COLUMNS})
     out["player"] = [f"p{i}" for i in range(n)]
@@ -100,10 +100,18 @@ def _table(level: list[float], partner_z: list[float], tested: list[int]) -> pd.
     return out
 
 
-def test_a_part_not_read_is_not_counted_in_the_bonferroni() -> None:
+def _own_z(excess: np.ndarray, skill: np.ndarray, ok: np.ndarray, se: np.ndarray | None = None) -> np.ndarray:
+    out = np.full(len(excess), math.nan)
+    out[ok] = excess[ok] / (1.0 if se is None else se[ok])
+    return out
+
+
+def test_a_part_not_read_is_not_counted_in_the_bonferroni(monkeypatch: pytest.MonkeyPatch) -> None:
     """The signal's p is the stronger part's, times the parts read: a player with no co-player compared has the
     level part alone (not doubled); a player with both has twice the stronger (the partner's already times the
-    co-players compared); a player with neither has p 1, as before (one of the players BH counts)."""
+    co-players compared); a player with neither has p 1, as before (one of the players BH counts). (The level part
+    read as the player's own dd_z here, so its p is known.)"""
+    monkeypatch.setattr("analyzer.analysis.players._level_z", _own_z)
     t = room_columns(_table([3.0, 3.0, math.nan, 1.0], [math.nan, 1.0, 3.5, 3.5], [0, 5, 4, 4])).set_index("player")
     assert t.loc["p0", "signal_p"] == pytest.approx(float(norm_sf(3.0)))
     assert t.loc["p1", "signal_p"] == pytest.approx(2.0 * float(norm_sf(3.0)))
@@ -111,3 +119,19 @@ def test_a_part_not_read_is_not_counted_in_the_bonferroni() -> None:
     assert t.loc["p3", "signal_p"] == pytest.approx(2.0 * 4.0 * float(norm_sf(3.5)))
     none = room_columns(_table([math.nan], [math.nan], [0]))
     assert none["signal_p"].iloc[0] == 1.0 and not none["flag"].iloc[0]
+
+
+def test_too_few_peers_give_no_level_reading() -> None:
+    """A private table of four: no level curve can be fitted, and the model's own z is no reading of "better than
+    their level" (honest players beat the model by a margin that grows with skill: competent independent bots read
+    z 3-6 after 400 hands, benchmarks/eval_private_table.py). level_z is empty and the signal rests on the partner
+    part, here not read either: p 1, nobody flagged; from MIN_PEERS players on, the curve reads them."""
+    from analyzer.analysis.players import MIN_PEERS
+
+    four = room_columns(_table([6.0, 4.5, 3.2, 0.4], [math.nan] * 4, [0] * 4))
+    assert four["level_z"].isna().all()
+    assert (four["signal_p"] == 1.0).all() and not four["flag"].any()
+    rng = np.random.default_rng(5)
+    excess, skill, se = _honest(rng, MIN_PEERS, 1.0, np.full(MIN_PEERS, 3000))
+    assert np.isfinite(_level_z(excess, skill, np.ones(MIN_PEERS, bool), se)).all()
+    assert np.isnan(_level_z(excess[:-1], skill[:-1], np.ones(MIN_PEERS - 1, bool), se[:-1])).all()
