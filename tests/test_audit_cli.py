@@ -148,3 +148,14 @@ def test_players_csv_agrees_with_the_players_command(room: Path, audited: tuple[
     pd.testing.assert_frame_equal(audit_players.loc[cli_players.index, cols], cli_players[cols], rtol=1e-5)
     entries = {e["player"]: e for e in json.loads((audited[1] / "audit.json").read_text())["players"]}
     assert all(entries[p]["skill"] == pytest.approx(cli_players.loc[p, "skill"], rel=1e-3) for p in cli_players.index)
+
+
+def test_hands_of_a_game_without_a_pair_audit_are_said(tmp_path: Path) -> None:
+    """A 信阳黑七 log: every hand valid, none in the pair audit; the summary says so (it read as "0 hands" and
+    nothing more), and audit.json counts them in skipped_hands."""
+    sample = Path(__file__).resolve().parents[1] / "samples" / "heiqi-sample.jsonl"
+    r = CliRunner().invoke(cli, ["audit", str(sample), "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    n = sum(1 for line in sample.read_text().splitlines() if line.strip())
+    assert f"not in the pair audit (its signals read standard 憋七 hands only): {n} hand(s) of xinyang-heiqi" in r.output
+    assert json.loads((tmp_path / "audit.json").read_text())["skipped_hands"] == {"xinyang-heiqi": n}

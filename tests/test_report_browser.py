@@ -312,3 +312,20 @@ def test_the_score_axis_turns_logarithmic_when_one_pair_dwarfs_the_room(page: ob
             assert got["ticks"][0] == "0" and "5" in got["ticks"] and "100" in got["ticks"]
         else:
             assert got["ticks"] is None
+
+
+def test_the_audit_page_says_which_hands_the_pair_audit_did_not_read(page: object, tmp_path: Path,
+                                                                    audit_run: AuditRun) -> None:
+    """audit.json's skipped_hands (valid hands of games without decision rows, e.g. 信阳黑七): the summary says how
+    many of which game; without any, no such line."""
+    for skipped, shown in (({"xinyang-heiqi": 4, "bieqi-borrow": 0}, True), ({}, False)):
+        out = tmp_path / f"k{int(shown)}"
+        out.mkdir()
+        write_audit_report(out, {**audit_run.audit, "skipped_hands": skipped}, decisions=audit_run.decisions,
+                           records=audit_run.records)
+        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        expect(page.locator("[data-role=pair-row]").first).to_be_attached()  # type: ignore[attr-defined]
+        line = page.locator("[data-role=skipped-hands]")  # type: ignore[attr-defined]
+        expect(line).to_have_count(1 if shown else 0)
+        if shown:
+            assert "xinyang-heiqi: 4 hands" in line.inner_text() and "bieqi-borrow" not in line.inner_text()

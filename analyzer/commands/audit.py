@@ -200,6 +200,10 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
     click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged, {len(review)} for review"
                + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
+    skipped = {g: n for g, n in (audit.get("skipped_hands") or {}).items() if n}
+    if skipped:  # valid hands of a game without decision rows: said, not silently counted as nothing
+        click.echo(printable("  not in the pair audit (its signals read standard 憋七 hands only): "
+                             + ", ".join(f"{n} hand(s) of {g}" for g, n in sorted(skipped.items()))))
     for p in flagged:
         a, b = (printable(x) for x in p["players"])
         click.echo(f"  FLAGGED {a} + {b}: suspicion score {p['score']}, q {p['q_value']:.2g}, "

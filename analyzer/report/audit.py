@@ -183,6 +183,9 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
                    "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }
+    skipped = {str(g): int(n) for g, n in (audit.get("skipped_hands") or {}).items() if isinstance(n, int) and n > 0}
+    if skipped:  # valid hands of games the pair audit does not read (信阳黑七; 借牌 has its own section)
+        overview["skipped_hands"] = skipped
     looks = audit.get("lookalike_ids") or {}
     if looks.get("count"):  # ids that look like an earlier hand's: the first few, as the validation page shows problems
         overview["lookalikes"] = {"count": looks["count"], "shown": [

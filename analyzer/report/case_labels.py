@@ -48,6 +48,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "tiers_help": "Flagged: the alarm (a false alarm well under once in 10,000 honest pairs); the command exits 1. "
                       "Review: a false-discovery tier (Benjamini-Hochberg q ≤ 0.05 over this room): worth a person's "
                       "look, at most ~5% of them expected to be honest; it does not change the exit code.",
+        "skipped_hands": "Not in the pair audit: {0}. Its signals read hands of standard 憋七 only; a variant's own "
+                         "checks (借牌's borrows) are listed apart.",
         "lookalikes": "Ids that look alike",
         "lookalikes_help": "{0} ids of valid hands are spelled otherwise than an earlier hand's but look the same once "
                            "normalised (full-width letters, case, accents, invisible characters): one player under two "
@@ -142,6 +144,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "verdict_flagged_short": "已标记", "verdict_review_short": "待复核", "verdict_clear_short": "无异常",
         "tiers_help": "已标记：报警（诚实搭档误报的机会远低于万分之一），命令以 1 退出。待复核：错误发现率分级"
                       "（本房间 Benjamini-Hochberg q ≤ 0.05），值得人工查看，其中预计至多约 5% 是诚实的；不影响退出码。",
+        "skipped_hands": "未纳入搭档审计：{0}。搭档信号只读取标准憋七的牌局；变体自身的检查（借牌）另列。",
         "lookalikes": "看起来相同的 id",
         "lookalikes_help": "有 {0} 个有效牌局的 id 与前面某局的写法不同，但规范化后看起来相同（全角字母、大小写、重音、"
                            "不可见字符）：同一玩家用了两种写法，或两个读者分辨不出的玩家。审计保留了这些牌局，并按原样"

@@ -759,6 +759,14 @@ function renderPair(root, p) {
 // --------------------------------------------------------------------------- audit overview
 
 /* Ids that look like an earlier hand's once normalised (audit.json's lookalike_ids): warnings, the hands kept. */
+/* The valid hands the pair audit did not read (games without decision rows), by game; null when none. */
+function skippedLine(skipped) {
+  const games = Object.entries(skipped || {}).filter(([, n]) => n > 0);
+  if (!games.length) return null;
+  return el("p", { class: "muted", dataset: { role: "skipped-hands" },
+    text: t("skipped_hands", games.map(([g, n]) => `${g}: ${n} ${t("hands")}`).join(", ")) });
+}
+
 function lookalikesBox(looks) {
   const rows = looks.shown.map((p) => el("tr", { dataset: { role: "lookalike-row" } },
     whereCell(p), td(p.hand_id == null ? "–" : raw(p.hand_id)),
@@ -782,7 +790,8 @@ function renderAudit(root, audit) {
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
     stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
     stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
-    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }));
+    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }),
+    skippedLine(audit.skipped_hands));
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
