@@ -302,12 +302,16 @@ def test_the_score_axis_turns_logarithmic_when_one_pair_dwarfs_the_room(page: ob
         page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
         expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)  # type: ignore[attr-defined]
         got = page.evaluate("""() => { const gd = document.querySelector('[data-role=plot-audit]');
-            return { ticks: gd.layout.yaxis.ticktext || null, traces: gd.data.map((d) => ({ y: d.y, n: d.name })) }; }""")  # type: ignore[attr-defined]
+            return { ticks: gd.layout.yaxis.ticktext || null,
+                     traces: gd.data.map((d) => ({ y: d.y, n: d.name, text: d.text || [] })) }; }""")  # type: ignore[attr-defined]
         line = [tr for tr in got["traces"] if len(tr["y"]) == 2 and tr["y"][0] == tr["y"][1]][-1]
         ys = sorted(y for tr in got["traces"] if tr is not line for y in tr["y"])
         want_top = math.log10(1 + top) if log else top
         assert abs(ys[-1] - want_top) < 1e-9
         assert abs(line["y"][0] - (math.log10(1 + alarm) if log else alarm)) < 1e-9
+        texts = [x for tr in got["traces"] for x in tr["text"]]
+        assert any(x.endswith(f"<br>{pairs[0]['hands_together']} · {top:.2f}") for x in texts)  # the real score
+        assert not [x for x in texts if "‹br›" in x or "<img" in x]  # the break is markup, the ids are not
         if log:
             assert got["ticks"][0] == "0" and "5" in got["ticks"] and "100" in got["ticks"]
         else:

@@ -799,7 +799,7 @@ function renderAudit(root, audit) {
   const axis = scoreAxis([...pairs.map((p) => p.score), audit.alarm ? audit.alarm.score : 0]);
   const trace = (list, name, color) => ({ type: "scatter", mode: "markers", name, x: list.map((p) => p.hands_together),
     y: list.map((p) => axis.y(p.score)), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
-    text: list.map((p) => plotText(`${p.players.join(" & ")}<br>${p.hands_together} · ${fmt(p.score, 2)}`)),
+    text: list.map((p) => `${plotText(p.players.join(" & "))}<br>${p.hands_together} · ${fmt(p.score, 2)}`),
     hovertemplate: "%{text}<extra></extra>" });
   const traces = [trace(pairs.filter((p) => !p.flagged), t("not_flagged"), "#78909c"), trace(flagged, t("flagged"), "#c62828")];
   const xs = pairs.map((p) => p.hands_together);
