@@ -171,6 +171,26 @@ def test_blank_hand_ids_are_refused_in_a_batch_and_not_called_lookalikes(tmp_pat
     assert [(p.code, p.line) for p in s.problems] == [("bad-type", 41), ("bad-type", 42)]
 
 
+@pytest.mark.parametrize("name", ["bieqi", "bieqi-borrow", "xinyang-heiqi"])
+def test_every_variant_refuses_a_blank_hand_id_and_checks_the_rest(name: str) -> None:
+    import random
+
+    import msgspec
+
+    from analyzer.variants import registry
+
+    game = registry()[name]
+    deal = game.random_deal(5)
+    state = game.new_initial_state(deal)
+    rng = random.Random(5)
+    while not state.is_terminal():
+        state.push(rng.choice(state.legal_actions()))
+    good = game.make_record(state, deal, hand_id="v", players=["ann", "bo", "cy", "di"])
+    assert game.check(good).ok
+    bad = msgspec.structs.replace(good, hand_id=" \u200b", players=["ann", "bo", "Ann", "di"])
+    assert [p.code for p in game.check(bad).problems] == ["bad-type", "bad-players"]
+
+
 def test_a_blank_hand_id_is_left_out_of_the_analysis(tmp_path: Path) -> None:
     log = tmp_path / "room.jsonl"
     log.write_bytes(_hand(1, "h1") + _hand(2, "\u200b"))
