@@ -237,6 +237,12 @@ def blank_id(ids: Sequence[str]) -> int | None:
     return None
 
 
+def blank_hand_id(hand_id: str) -> bool:
+    """Whether a hand id is blank once normalised (``"   "``, a zero-width space): it names no hand a person could see
+    or ask for. Hand ids are each new, so :func:`id_key`'s cache is left to the players' ids."""
+    return not (hand_id.strip() if hand_id.isascii() else _key(hand_id))
+
+
 def _lookalike(ids: Sequence[str]) -> tuple[int, int] | None:
     keys = [id_key(x) for x in ids]
     if len(set(keys)) == len(keys):

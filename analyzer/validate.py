@@ -31,7 +31,7 @@ from analyzer.logs import (
     expand_paths,
     generate_lines,
 )
-from analyzer.problems import IdSpellings, Problem
+from analyzer.problems import IdSpellings, Problem, blank_hand_id
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
 from analyzer.variants.record import MAX_ID_LENGTH
@@ -283,6 +283,47 @@ def _encoding_hint(data: bytes) -> str:
     return ""
 
 
+#: A line that holds a key and its value and nothing around them (``  "format": "bieqi-log",``), or only brackets.
+_PIECE = re.compile(rb'^\s*(?:"(?:[^"\\]|\\.)*"\s*:.*|[\[\]{},\s]+)$', re.S)
+
+
+def _lines_hint(data: bytes, error: Exception) -> str:
+    """Why a line that is not JSON may be so, when it looks like records written otherwise than one per line: a
+    piece of a pretty-printed record (one hand over many lines), two records on one line, or a record followed by
+    a comma (the lines of a JSON array); "" otherwise."""
+    if _PIECE.match(data) is not None or (not data.lstrip().startswith(b"{") and _is_json(data.rstrip().rstrip(b","))):
+        return ("; it looks like a piece of a record spread over several lines (pretty-printed JSON): a log holds "
+                "each hand on one line (jq -c . FILE > FILE.jsonl)")
+    doc, pos = getattr(error, "doc", None), getattr(error, "pos", None)
+    if "after document" not in str(error) or not isinstance(doc, str) or not isinstance(pos, int):
+        return ""
+    rest = doc[pos:].lstrip()
+    if rest.startswith("{"):
+        return f"; another value follows the first at character {pos + 1}: a log holds one hand per line"
+    if rest.startswith(",") or rest.startswith("]"):
+        return ("; a comma or bracket follows the record, as in the lines of a JSON array: a log holds one hand per "
+                "line, without commas or brackets (jq -c '.[]' FILE > FILE.jsonl)")
+    return ""
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+def _not_object_hint(obj: Any) -> str:
+    """What a line that is JSON but no object looks like it holds: an array of records, or a record encoded twice."""
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
+        return (f" (an array of {len(obj):,}); a log holds one hand per line, not an array of hands "
+                f"(jq -c '.[]' FILE > FILE.jsonl)")
+    if isinstance(obj, str) and obj.lstrip().startswith("{"):
+        return " holding JSON text: the record was encoded twice (a string of JSON, not an object)"
+    return ""
+
+
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
     """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
     try:
@@ -308,6 +349,8 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
             if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
                 why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
+            else:
+                why += _lines_hint(data, e)
             why += _encoding_hint(data)
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
         try:
@@ -320,7 +363,8 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
                 why = "it nests values too deeply"
             return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
     if not isinstance(obj, dict):
-        return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}")]
+        return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}"
+                              f"{_not_object_hint(obj)}")]
     hand_id = cut_id(obj["hand_id"]) if isinstance(obj.get("hand_id"), str) else None
 
     def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
@@ -1020,7 +1064,8 @@ def lookalikes(spellings: IdSpellings, item: Checked) -> list[Problem]:
     if found and found[0].code in _COPIES:
         return []
     players = None if any(p.code == "bad-players" for p in found) else item.players
-    return spellings.check(item.file, item.line, item.hand_id, players)
+    hand_id = None if item.hand_id is not None and blank_hand_id(item.hand_id) else item.hand_id  # its own problem
+    return spellings.check(item.file, item.line, hand_id, players)
 
 
 @contextmanager

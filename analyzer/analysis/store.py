@@ -113,8 +113,17 @@ def _meta(settings: Settings, hand_ids: list[str] | None = None, fps: list[str] 
 def _read_meta(path: Path) -> dict[str, Any]:
     """A part's or ``_common_metadata``'s ``bieqi.store`` document: a JSON object of our format and version;
     anything else is a :class:`StoreError` naming the file and what is wrong."""
+    import stat
+
     import pyarrow.parquet as pq
 
+    try:  # a named pipe opened by Arrow waits for a writer for ever, Ctrl-C and SIGTERM unheard (retried in C++)
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise StoreError(f"{path}: cannot read it: {e.strerror or e}") from e
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+        raise StoreError(f"{path}: not a regular file ({what}); a store's parts and {COMMON} are Parquet files")
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, ValueError) as e:  # pyarrow raises ArrowInvalid (a ValueError) on a non-Parquet file
@@ -166,8 +175,17 @@ def _settings(path: Path, doc: dict[str, Any]) -> Settings:
 def recorded_settings(path: str | os.PathLike[str]) -> Settings | None:
     """The settings a decision file's own metadata records (a store's part carries them), None for a file without
     that metadata or not Parquet (its reader says why); metadata that does not read is a :class:`StoreError`."""
+    import stat
+
     import pyarrow.parquet as pq
 
+    try:  # a named pipe opened by Arrow waits for a writer for ever, Ctrl-C and SIGTERM unheard (retried in C++)
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise StoreError(f"{path}: cannot read it: {e.strerror or e}") from e
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+        raise StoreError(f"{path}: not a regular file ({what}); a store's parts and {COMMON} are Parquet files")
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, ValueError):
@@ -209,6 +227,13 @@ def open_store(path: str | os.PathLike[str]) -> Store:
     if not root.is_dir():
         raise StoreError(f"{root}: not a decision store (a folder written by `analyzer decisions LOGS --out STORE`)")
     if not (root / COMMON).is_file():
+        try:
+            empty = not any(root.iterdir())
+        except OSError:  # not listable: the message below
+            empty = False
+        if empty:  # (`mkdir store` first: the message below sent the user round in a circle)
+            raise StoreError(f"{root}: an empty folder, not a decision store; `analyzer decisions LOGS --out STORE` "
+                             f"makes the store's folder itself: name one that does not exist yet, or remove this one")
         raise StoreError(f"{root}: not a decision store (no {COMMON}); write one with "
                          f"`analyzer decisions LOGS --out STORE`")
     settings = _settings(root / COMMON, _read_meta(root / COMMON))

@@ -26,7 +26,7 @@ from analyzer.kernels import Ready
 from analyzer.kernels.jsonkeys import read_string
 from analyzer.kernels.scoring import rule_table, settle_into
 from analyzer.kernels.tables import NEXT, RANK_OF, SUIT_OF, apply, mask_points
-from analyzer.problems import blank_id, lookalike_ids
+from analyzer.problems import blank_hand_id, blank_id, lookalike_ids
 from analyzer.rules import (
     ACTIONS_PER_HAND,
     CODE_CHARS,
@@ -558,10 +558,12 @@ _SEAT_BITS = np.array([1 << s for s in range(SEATS)], np.int64)
 
 
 def _results_agree(records: Sequence[Any], ks: list[int], pts: Any, l7: Any, first: Any) -> list[bool]:
-    """For the legal hands ``records[k]`` (k in ``ks``): distinct players that do not look alike nor are blank, and a recorded
-    result (if any) equal to the settled one. Compared a batch at a time (a hand's fields as rows of arrays)."""
+    """For the legal hands ``records[k]`` (k in ``ks``): distinct players that do not look alike nor are blank, a hand id
+    that is not blank, and a recorded result (if any) equal to the settled one. Compared a batch at a time (a hand's
+    fields as rows of arrays)."""
     recs = [records[k] for k in ks]
-    ok = [len(r.players) == SEATS and lookalike_ids(r.players) is None and blank_id(r.players) is None for r in recs]
+    ok = [len(r.players) == SEATS and lookalike_ids(r.players) is None and blank_id(r.players) is None
+          and not blank_hand_id(r.hand_id) for r in recs]
     scored = [j for j, r in enumerate(recs) if r.result is not None]
     if not scored:
         return ok

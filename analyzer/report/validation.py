@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from analyzer.logs import decoder, generate_lines
+from analyzer.logs import decoder, generate_lines, read_once
 from analyzer.problems import CODES, Problem, path_text, shown_id
 from analyzer.report.common import render_page, write_page
 from analyzer.report.views import hand_data
@@ -27,7 +27,9 @@ def _replayable(files: Sequence[str], problems: Sequence[Problem],
     """Re-read only the lines with problems (up to MAX_REPLAYED_HANDS) and replay them to the failure,
     each through its game's hand view; ``steps`` gets, by ``id(problem)``, the step its link opens.
 
-    Standard input cannot be read twice, so its hands are listed without a replay.
+    An input that cannot be read twice (standard input, a named pipe, ``<(zcat ...)``, a device: ``logs.read_once``)
+    has its hands listed without a replay: opening a named pipe again waited for ever for a writer that was gone.
+    Each file is read up to its last line with a problem.
     """
     by_line: dict[tuple[str, int], list[Problem]] = {}
     for p in problems:
@@ -39,10 +41,13 @@ def _replayable(files: Sequence[str], problems: Sequence[Problem],
     dec = decoder()
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for path in {f for f, _ in by_line}:
-        if path not in files:
+        if path not in files or read_once(path):
             continue
+        last = max(n for f, n in by_line if f == path)
         try:
             for line in generate_lines(path):
+                if line.line > last:
+                    break
                 key = (line.file, line.line)
                 if key not in by_line or line.data is None:
                     continue

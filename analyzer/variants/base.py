@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import Any, Literal, Protocol
 
 from analyzer.cards import format_card, pretty_card, scan
-from analyzer.problems import Problem, blank_id, lookalike_ids, printable, quote_ids
+from analyzer.problems import Problem, blank_hand_id, blank_id, lookalike_ids, printable, quote_ids
 
 Utility = Literal["zero-sum", "constant-sum", "general-sum"]
 
@@ -243,20 +243,26 @@ def cards_text(mask: int) -> str:
 def players_problems(rec: Any) -> list[Problem]:
     """``bad-players`` when the record's player ids repeat, or when two of them look alike (the same once
     normalised: ``alice`` and ``ALICE``, ``café`` composed and decomposed, ``bob`` and ``bob `` or ``bob`` with a
-    zero-width character): a log that seats two ids a person cannot tell apart hides who played."""
+    zero-width character): a log that seats two ids a person cannot tell apart hides who played. A hand id blank once
+    normalised (only spaces or zero-width characters, as a blank player id) is ``bad-type`` first."""
+    found = []
+    if blank_hand_id(rec.hand_id):
+        found.append(Problem("bad-type", f"$.hand_id is {printable(repr(rec.hand_id))}: blank once normalised (only "
+                             f"spaces or zero-width characters): it names no hand a person could ask for",
+                             hand_id=rec.hand_id))
     blank = blank_id(rec.players)
     if blank is not None:
-        return [Problem("bad-players", f"player id {printable(repr(rec.players[blank]))} (seat {blank}) is blank once "
-                        f"normalised: it names nobody", hand_id=rec.hand_id)]
+        return [*found, Problem("bad-players", f"player id {printable(repr(rec.players[blank]))} (seat {blank}) is "
+                                f"blank once normalised: it names nobody", hand_id=rec.hand_id)]
     same = lookalike_ids(rec.players)
     if same is None:
-        return []
+        return found
     if len(set(rec.players)) < len(rec.players):
-        return [Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=rec.hand_id)]
+        return [*found, Problem("bad-players", f"player ids are not distinct: {rec.players}", hand_id=rec.hand_id)]
     i, j = same
     a, b = quote_ids(rec.players[i], rec.players[j])
-    return [Problem("bad-players", f"player ids {a} and {b} (seats {i} and {j}) look alike (the same once normalised)",
-                    hand_id=rec.hand_id)]
+    return [*found, Problem("bad-players", f"player ids {a} and {b} (seats {i} and {j}) look alike (the same once "
+                            f"normalised)", hand_id=rec.hand_id)]
 
 
 class Clock:
