@@ -188,3 +188,19 @@ def test_decisions_says_which_hands_of_other_games_it_left_out(tmp_path: Path) -
                                  "--samples", "2", "--dd-samples", "0"])
     assert r.exit_code == 0
     assert "4 hand(s) of xinyang-heiqi left out: only hands of standard 憋七 have decision rows" in r.output
+
+
+def test_players_says_which_hands_of_other_games_it_left_out(tmp_path: Path) -> None:
+    """`players` on a log mixing games rated the 憋七 players and said nothing of the other game's hands."""
+    from click.testing import CliRunner
+
+    from analyzer.cli import cli
+    from conftest import SAMPLES
+
+    mixed = tmp_path / "mixed.jsonl"
+    heiqi = (SAMPLES / "heiqi-sample.jsonl").read_bytes()
+    mixed.write_bytes(heiqi + (SAMPLES / "legal.jsonl").read_bytes())
+    r = CliRunner().invoke(cli, ["players", str(mixed), "--samples", "2", "--dd-samples", "0"])
+    assert r.exit_code == 0, r.output
+    n = sum(1 for line in heiqi.splitlines() if line.strip())
+    assert f"{n} hand(s) of xinyang-heiqi left out: only hands of standard 憋七 have decision rows" in r.output

@@ -110,20 +110,26 @@ def _meta(settings: Settings, hand_ids: list[str] | None = None, fps: list[str] 
     return {META_KEY: orjson.dumps(doc)}
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
-    """A part's or ``_common_metadata``'s ``bieqi.store`` document: a JSON object of our format and version;
-    anything else is a :class:`StoreError` naming the file and what is wrong."""
+def _regular(path: str | os.PathLike[str]) -> None:
+    """A :class:`StoreError` unless ``path`` is a regular file: a named pipe opened by Arrow waits for a writer for
+    ever, Ctrl-C and SIGTERM unheard (retried in C++); a folder gets Arrow's error text."""
     import stat
 
-    import pyarrow.parquet as pq
-
-    try:  # a named pipe opened by Arrow waits for a writer for ever, Ctrl-C and SIGTERM unheard (retried in C++)
+    try:
         mode = os.stat(path).st_mode
     except OSError as e:
         raise StoreError(f"{path}: cannot read it: {e.strerror or e}") from e
     if not stat.S_ISREG(mode):
         what = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
         raise StoreError(f"{path}: not a regular file ({what}); a store's parts and {COMMON} are Parquet files")
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """A part's or ``_common_metadata``'s ``bieqi.store`` document: a JSON object of our format and version;
+    anything else is a :class:`StoreError` naming the file and what is wrong."""
+    import pyarrow.parquet as pq
+
+    _regular(path)
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, ValueError) as e:  # pyarrow raises ArrowInvalid (a ValueError) on a non-Parquet file
@@ -175,17 +181,9 @@ def _settings(path: Path, doc: dict[str, Any]) -> Settings:
 def recorded_settings(path: str | os.PathLike[str]) -> Settings | None:
     """The settings a decision file's own metadata records (a store's part carries them), None for a file without
     that metadata or not Parquet (its reader says why); metadata that does not read is a :class:`StoreError`."""
-    import stat
-
     import pyarrow.parquet as pq
 
-    try:  # a named pipe opened by Arrow waits for a writer for ever, Ctrl-C and SIGTERM unheard (retried in C++)
-        mode = os.stat(path).st_mode
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read it: {e.strerror or e}") from e
-    if not stat.S_ISREG(mode):
-        what = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
-        raise StoreError(f"{path}: not a regular file ({what}); a store's parts and {COMMON} are Parquet files")
+    _regular(path)
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, ValueError):

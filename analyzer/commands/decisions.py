@@ -39,6 +39,8 @@ from analyzer.problems import printable
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analyzer.validate import Checked
+
     from analyzer.analysis.execute import Execution
     from analyzer.analysis.store import Store
 
@@ -49,6 +51,22 @@ policy_option = click.option("--policy", type=click.Choice(list(POLICY_NAMES)), 
                              help="How options are valued: rollouts of the fast heuristic or of the strategy module's "
                                   "player over sampled deals, or the learned value model (model: deterministic, "
                                   "fast; true-deal values still rolled out).")
+
+
+def counted_games(items: Iterable[Checked], others: Counter[str]) -> Iterator[Checked]:
+    """``items``, counting in ``others`` the valid hands of games without decision rows (all but standard 憋七)."""
+    from analyzer.variants.bieqi import NAME as BIEQI
+
+    for item in items:
+        if item.variant != BIEQI:
+            others[str(item.variant)] += 1
+        yield item
+
+
+def left_out(others: Counter[str]) -> str:
+    """What :func:`counted_games` counted, as the commands say it."""
+    return (f"{sum(others.values())} hand(s) of {', '.join(sorted(others))} left out: only hands of standard 憋七 "
+            f"have decision rows")
 
 
 def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed: int, noise: float, policy: str,
@@ -65,13 +83,14 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
 
     files = resolve_paths(paths)
     problems: list[Problem] = []
+    others: Counter[str] = Counter()
     try:
         with Progress(command) as bar:
             total = None
             if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
                 bar.phase("reading")
                 total = count_lines(files)
-            frame = collect_rows(generate_valid(files, problems, max_line_bytes=max_line_bytes),
+            frame = collect_rows(counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes), others),
                                  Settings(samples, dd_samples, seed, noise, policy, max_samples), execution,
                                  store=store, reasons=reasons, on_progress=bar.phase("analysing", total))
     except (StoreError, DaskUnavailable) as e:
@@ -80,6 +99,8 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     bad = {(p.file, p.line) for p in problems}
     for p in problems[:20]:
         click.echo(p.format(), err=True)
+    if others and len(frame):  # (with no rows at all the command says so itself)
+        click.echo(left_out(others), err=True)
     return frame, len(bad)
 
 
@@ -132,8 +153,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     from analyzer.collector import settle
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
-    from analyzer.validate import Checked, generate_valid
-    from analyzer.variants.bieqi import NAME as BIEQI
+    from analyzer.validate import generate_valid
 
     settle()  # the imports are done: out of every collection from now on
 
@@ -173,13 +193,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
             if bar.enabled:
                 bar.phase("reading")
                 total = count_lines(files)
-            def counted_games(items: Iterable[Checked]) -> Iterator[Checked]:
-                for item in items:
-                    if item.variant != BIEQI:
-                        others[str(item.variant)] += 1
-                    yield item
-
-            valid = counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes))
+            valid = counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes), others)
             for batch, frame in analysed_batches(valid, settings, execution, reasons=True, on_hand=on_hand,
                                                  on_progress=bar.phase("analysing", total)):
                 writer.add(frame, batch.hand_ids, batch.fingerprints)
@@ -203,8 +217,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
         click.echo(f"{writer.rows} decisions from {writer.hands} new hands -> {printable(str(out))}"
                    + (f" ({reused[0]} hands already there)" if reused[0] else "")
                    + (f"; {len(bad)} invalid hand(s) left out" if bad else "")
-                   + (f"; {sum(others.values())} hand(s) of {', '.join(sorted(others))} left out: only hands of "
-                      f"standard 憋七 have decision rows" if others else ""), err=True)
+                   + (f"; {left_out(others)}" if others else ""), err=True)
         sys.exit(0)
     finally:  # as the command ends (this process may go on: a test's runner)
         _interrupts_back(quiet)
