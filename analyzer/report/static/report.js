@@ -790,8 +790,9 @@ function renderAudit(root, audit) {
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
     stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
     stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
-    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }),
-    skippedLine(audit.skipped_hands));
+    el("p", { class: "muted", dataset: { role: "tiers-help" }, text: tiersHelp(audit.alarm) }));
+  const skipped = skippedLine(audit.skipped_hands);
+  if (skipped) root.append(skipped);
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
