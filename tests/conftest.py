@@ -59,6 +59,19 @@ def legal_record(seed: int, hand_id: str | None = None, *, with_result: bool = T
                        table_id="t", ms=ms, with_result=with_result)
 
 
+def variant_record(name: str, seed: int, players: list[str] | None = None) -> Any:
+    """A legal record of the game ``name`` (a registered variant), its deal and every move drawn from ``seed``."""
+    from analyzer.variants import registry
+
+    game = registry()[name]
+    deal = game.random_deal(seed)
+    state = game.new_initial_state(deal)
+    rng = random.Random(seed)
+    while not state.is_terminal():
+        state.push(rng.choice(state.legal_actions()))
+    return game.make_record(state, deal, hand_id="v", players=players or ["ann", "bo", "cy", "di"])
+
+
 def legal_obj(seed: int, hand_id: str | None = None) -> dict:
     return orjson.loads(format_record(legal_record(seed, hand_id)))
 

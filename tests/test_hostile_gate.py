@@ -250,19 +250,13 @@ def test_look_alike_ids_are_caught_in_a_batch_for_the_compiled_path_too(tmp_path
 
 @pytest.mark.parametrize("name", ["bieqi", "bieqi-borrow", "xinyang-heiqi"])
 def test_every_variant_reports_look_alike_players(name: str) -> None:
-    import random
-
     import msgspec
+    from conftest import variant_record
 
     from analyzer.variants import registry
 
     game = registry()[name]
-    deal = game.random_deal(3)
-    state = game.new_initial_state(deal)
-    rng = random.Random(3)
-    while not state.is_terminal():
-        state.push(rng.choice(state.legal_actions()))
-    good = game.make_record(state, deal, hand_id="v", players=["ann", "bo", "cy", "di"])
+    good = variant_record(name, 3)
     assert not [p for p in game.check(good).problems if p.code == "bad-players"]
     bad = msgspec.structs.replace(good, players=["ann", "bo", "Ann", "di"])
     [p] = [p for p in game.check(bad).problems if p.code == "bad-players"]

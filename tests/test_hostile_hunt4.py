@@ -173,19 +173,13 @@ def test_blank_hand_ids_are_refused_in_a_batch_and_not_called_lookalikes(tmp_pat
 
 @pytest.mark.parametrize("name", ["bieqi", "bieqi-borrow", "xinyang-heiqi"])
 def test_every_variant_refuses_a_blank_hand_id_and_checks_the_rest(name: str) -> None:
-    import random
-
     import msgspec
+    from conftest import variant_record
 
     from analyzer.variants import registry
 
     game = registry()[name]
-    deal = game.random_deal(5)
-    state = game.new_initial_state(deal)
-    rng = random.Random(5)
-    while not state.is_terminal():
-        state.push(rng.choice(state.legal_actions()))
-    good = game.make_record(state, deal, hand_id="v", players=["ann", "bo", "cy", "di"])
+    good = variant_record(name, 5)
     assert game.check(good).ok
     bad = msgspec.structs.replace(good, hand_id=" \u200b", players=["ann", "bo", "Ann", "di"])
     assert [p.code for p in game.check(bad).problems] == ["bad-type", "bad-players"]

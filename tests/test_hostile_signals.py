@@ -15,11 +15,20 @@ from conftest import ROOT
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 
+def _default_stops() -> None:
+    """In the command's process before it starts: Ctrl-C, SIGTERM and SIGHUP at their defaults, as a terminal or a job
+    scheduler starts a command. A test run under ``nohup`` (SIGHUP ignored) or as a shell's background job (SIGINT
+    ignored) passes those on, and the command rightly keeps a stop its caller ignores: the test would read that."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start(args: list[str], **kw: object) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     # a session of its own: the signal goes to its whole process group, as a terminal sends it
     return subprocess.Popen([sys.executable, "-u", "-m", "analyzer.cli", *args], env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # type: ignore[call-overload]
+                            preexec_fn=_default_stops, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            **kw)  # type: ignore[call-overload]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -102,7 +111,8 @@ def _audit_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[i
     tmp.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp)}
     proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", "audit", str(log), "-o", str(out), "--jobs", "2"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_default_stops)
     deadline = time.monotonic() + 120
     while len(kids := [k for k in _children(proc.pid) if b"audit" in Path(f"/proc/{k}/cmdline").read_bytes()]) < 2:
         assert proc.poll() is None and time.monotonic() < deadline, "the audit's workers never started"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import pandas as pd
@@ -102,6 +103,15 @@ def assert_no_injection(pg: object) -> None:
     text = pg.locator("body").inner_text()  # type: ignore[attr-defined]
     assert EVIL_PLAYER in text
     assert pg.locator("img, main svg[onload], main script").count() == 0  # type: ignore[attr-defined]
+
+
+def open_audit(pg: object, out: Path, audit_run: AuditRun, **changes: Any) -> None:
+    """The audit page of ``audit_run``'s audit.json with ``changes`` to its top-level keys, written to ``out`` (made)
+    and opened, its pairs drawn."""
+    out.mkdir()
+    write_audit_report(out, {**audit_run.audit, **changes}, decisions=audit_run.decisions, records=audit_run.records)
+    pg.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+    expect(pg.locator("[data-role=pair-row]").first).to_be_attached()  # type: ignore[attr-defined]
 
 
 def test_hand_replay_follows_the_engine_step_by_step(page: object, site: dict) -> None:
@@ -241,11 +251,7 @@ def test_the_tiers_help_says_a_laxer_alarm_as_the_chance_it_allows(page: object,
     a laxer --alpha says its own threshold instead."""
     for alpha, want, unwanted in ((1e-5, "well under once in 10,000 honest pairs", "this run"),
                                   (0.01, "this run's alarm, p ≤ 0.01", None)):
-        audit = {**audit_run.audit, "alarm": {**audit_run.audit["alarm"], "alpha": alpha}}
-        out = tmp_path / f"a{alpha:g}"
-        out.mkdir()
-        write_audit_report(out, audit, decisions=audit_run.decisions, records=audit_run.records)
-        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        open_audit(page, tmp_path / f"a{alpha:g}", audit_run, alarm={**audit_run.audit["alarm"], "alpha": alpha})
         help_text = page.locator("[data-role=tiers-help]")  # type: ignore[attr-defined]
         expect(help_text).to_contain_text(want)
         if unwanted:
@@ -260,12 +266,7 @@ def test_the_audit_page_lists_lookalike_ids_as_text(page: object, tmp_path: Path
               "message": f"player id {evil!r} looks like player id 'A<img src=x onerror=alert(7)>' of the hand at "
                          "room.jsonl:1 (the same once normalised)"}]
     for looks, rows in (({"count": 3, "shown": shown}, 1), ({"count": 0, "shown": []}, 0)):
-        out = tmp_path / f"l{rows}"
-        out.mkdir()
-        write_audit_report(out, {**audit_run.audit, "lookalike_ids": looks}, decisions=audit_run.decisions,
-                           records=audit_run.records)
-        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
-        expect(page.locator("[data-role=pair-row]").first).to_be_attached()  # type: ignore[attr-defined]
+        open_audit(page, tmp_path / f"l{rows}", audit_run, lookalike_ids=looks)
         found = page.locator("[data-role=lookalike-row]")  # type: ignore[attr-defined]
         expect(found).to_have_count(rows)
         if rows:
@@ -295,11 +296,7 @@ def test_the_score_axis_turns_logarithmic_when_one_pair_dwarfs_the_room(page: ob
     alarm = audit_run.audit["alarm"]["score"]
     for top, log in ((450.0, True), (12.0, False)):
         pairs[0] = {**pairs[0], "score": top}
-        out = tmp_path / f"s{int(top)}"
-        out.mkdir()
-        write_audit_report(out, {**audit_run.audit, "pairs": pairs}, decisions=audit_run.decisions,
-                           records=audit_run.records)
-        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
+        open_audit(page, tmp_path / f"s{int(top)}", audit_run, pairs=pairs)
         expect(page.locator("[data-role=plot-audit] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)  # type: ignore[attr-defined]
         got = page.evaluate("""() => { const gd = document.querySelector('[data-role=plot-audit]');
             return { ticks: gd.layout.yaxis.ticktext || null,
@@ -323,12 +320,7 @@ def test_the_audit_page_says_which_hands_the_pair_audit_did_not_read(page: objec
     """audit.json's skipped_hands (valid hands of games without decision rows, e.g. 信阳黑七): the summary says how
     many of which game; without any, no such line."""
     for skipped, shown in (({"xinyang-heiqi": 4, "bieqi-borrow": 0}, True), ({}, False)):
-        out = tmp_path / f"k{int(shown)}"
-        out.mkdir()
-        write_audit_report(out, {**audit_run.audit, "skipped_hands": skipped}, decisions=audit_run.decisions,
-                           records=audit_run.records)
-        page.goto(url(out / "report.html"))  # type: ignore[attr-defined]
-        expect(page.locator("[data-role=pair-row]").first).to_be_attached()  # type: ignore[attr-defined]
+        open_audit(page, tmp_path / f"k{int(shown)}", audit_run, skipped_hands=skipped)
         line = page.locator("[data-role=skipped-hands]")  # type: ignore[attr-defined]
         expect(line).to_have_count(1 if shown else 0)
         if shown:
