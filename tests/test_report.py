@@ -132,6 +132,24 @@ def test_player_data_against_the_frame(decisions: pd.DataFrame) -> None:
     assert [w["regret"] for w in p["worst"]] == sorted(mine["regret"], reverse=True)[:10]
 
 
+def test_the_player_page_says_when_the_signal_was_not_read(decisions: pd.DataFrame) -> None:
+    """With neither part of "plays better than their level" read (fewer than 8 players for a level, no co-player with
+    hands apart) the table's p is 1, which a page would show as "certainly not": the page gets no p (it says "not
+    read") exactly then, and the table's p where a part was read."""
+    from analyzer.analysis.players import MIN_PEERS, player_table
+
+    table = player_table(decisions).set_index("player")
+    assert len(table) < MIN_PEERS and table["level_z"].isna().all()  # this room: 6 players
+    unread = table.index[table["partner_z"].isna()]
+    assert len(unread) > 0
+    for name in table.index:
+        got = player_data(decisions, name)["signal_p"]
+        if name in unread:
+            assert got is None
+        else:
+            assert got == pytest.approx(table.loc[name, "signal_p"])
+
+
 def test_audit_ranks_flagged_first_and_reads_the_alarm(tmp_path: Path, audit_run: AuditRun) -> None:
     audit = copy.deepcopy(audit_run.audit)
     audit["pairs"].reverse()

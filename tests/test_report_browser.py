@@ -175,6 +175,10 @@ def test_player_page(page: object, site: dict) -> None:
     for role in ("plot-time", "plot-think", "plot-hist"):
         expect(page.locator(f"[data-role={role}] .main-svg").first).to_be_attached(timeout=PLOT_WAIT_MS)
     assert page.locator("[data-role=player-id]").inner_text() == EVIL_PLAYER  # type: ignore[attr-defined]
+    unread = player_data(site["decisions"], EVIL_PLAYER)["signal_p"] is None  # a room of 6: no level to compare with
+    expect(page.locator("[data-role=signal-unread]")).to_have_count(1 if unread else 0)  # type: ignore[attr-defined]
+    signal = page.locator("[data-role=signal] b").inner_text()  # type: ignore[attr-defined]
+    assert (signal == "–") == unread
     assert_no_injection(page)
     shot(page, "player")
     page.locator("a[href*='focus=']").first.click()  # type: ignore[attr-defined]  # the worst decision's hand

@@ -50,6 +50,9 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                       "look, at most ~5% of them expected to be honest; it does not change the exit code.",
         "skipped_hands": "Not in the pair audit: {0}. Its signals read hands of standard 憋七 only; a variant's own "
                          "checks (借牌's borrows) are listed apart.",
+        "signal_unread": "Plays better than their level: not read. A level needs at least 8 players with 50 "
+                         "decisions each to compare with, and the partner part a co-player with hands apart (at a "
+                         "private table of four there are neither).",
         "lookalikes": "Ids that look alike",
         "lookalikes_help": "{0} ids of valid hands are spelled otherwise than an earlier hand's but look the same once "
                            "normalised (full-width letters, case, accents, invisible characters): one player under two "
@@ -145,6 +148,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "tiers_help": "已标记：报警（诚实搭档误报的机会远低于万分之一），命令以 1 退出。待复核：错误发现率分级"
                       "（本房间 Benjamini-Hochberg q ≤ 0.05），值得人工查看，其中预计至多约 5% 是诚实的；不影响退出码。",
         "skipped_hands": "未纳入搭档审计：{0}。搭档信号只读取标准憋七的牌局；变体自身的检查（借牌）另列。",
+        "signal_unread": "超出自身水平：未计算。水平比较需要至少 8 名各有 50 次决策的玩家，搭档比较需要有分开打的牌局"
+                         "（固定四人的私人牌桌两者都没有）。",
         "lookalikes": "看起来相同的 id",
         "lookalikes_help": "有 {0} 个有效牌局的 id 与前面某局的写法不同，但规范化后看起来相同（全角字母、大小写、重音、"
                            "不可见字符）：同一玩家用了两种写法，或两个读者分辨不出的玩家。审计保留了这些牌局，并按原样"

@@ -174,10 +174,13 @@ def player_section(facts: Mapping[str, Any], regret: pd.Series, room: Room) -> d
     player = facts["player"]
     row = room.table.loc[player]
     mean_regret = float(row["mean_regret"])
+    # neither part of the signal read (fewer than MIN_PEERS players for a level, no co-player with hands apart, as at a
+    # private table of four): its p of 1 would read as "certainly not"; the page says it was not read
+    read = any(math.isfinite(float(row[k])) for k in ("level_z", "partner_z") if k in row.index)
     return {
         "player": player, "decisions": facts["decisions"], "hands": facts["hands"],
         "skill": clean(float(row["skill"])), "skill_lo": clean(float(row["skill_lo"])),
-        "skill_hi": clean(float(row["skill_hi"])), "signal_p": clean(float(row["signal_p"])),
+        "skill_hi": clean(float(row["skill_hi"])), "signal_p": clean(float(row["signal_p"])) if read else None,
         "signal_flag": bool(row["flag"]),
         "match_rate": clean(float(row["match_rate"])), "mean_regret": clean(mean_regret),
         "regret_se": facts["regret_se"], "mean_dd_regret": facts["mean_dd_regret"],
