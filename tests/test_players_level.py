@@ -135,3 +135,17 @@ def test_too_few_peers_give_no_level_reading() -> None:
     excess, skill, se = _honest(rng, MIN_PEERS, 1.0, np.full(MIN_PEERS, 3000))
     assert np.isfinite(_level_z(excess, skill, np.ones(MIN_PEERS, bool), se)).all()
     assert np.isnan(_level_z(excess[:-1], skill[:-1], np.ones(MIN_PEERS - 1, bool), se[:-1])).all()
+
+
+def test_the_players_command_says_when_there_is_no_level_reading(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A room of fewer than MIN_PEERS players: the command says on standard error why level_z is empty."""
+    from click.testing import CliRunner
+    from conftest import SAMPLES
+
+    from analyzer.cli import cli
+
+    r = CliRunner().invoke(cli, ["players", str(SAMPLES / "legal.jsonl"), "--samples", "2", "--dd-samples", "0",
+                                 "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    assert "no 'better than their level' reading (level_z empty" in r.stderr
+    assert "level_z empty" not in r.stdout  # the CSV stays a CSV

@@ -180,6 +180,12 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
         if not parquets and store_path is None:  # every row computed here from the logs: a bug (exit 3), not input
             raise
         raise click.UsageError(f"not decision rows written by `analyzer decisions`: {_row_of(frame, e)}{e}") from e
+    if len(table) and "level_z" in table and table["level_z"].isna().all():  # said once, for every format
+        from analyzer.analysis.players import MIN_PEERS
+
+        click.echo(f"note: fewer than {MIN_PEERS} players with enough decisions: no 'better than their level' "
+                   "reading (level_z empty; signal_p rests on the partner part, 1 when that is not read either)",
+                   err=True)
     if fmt == "csv":
         from analyzer.logs import csv_text  # ids that start like a formula get an apostrophe
 
