@@ -192,7 +192,7 @@ def test_players_mixing_a_parquet_and_a_log_uses_both(tmp_path: Path) -> None:
     one = _run("players", str(rows), "--format", "json")
     assert both.exit_code == 0 and one.exit_code == 0, both.output
     def decisions(r: Any) -> int:
-        return sum(p["decisions"] for p in orjson.loads(r.output))
+        return sum(p["decisions"] for p in orjson.loads(r.stdout))
 
     assert decisions(both) > decisions(one)
 
@@ -351,7 +351,7 @@ def test_players_csv_defuses_formulas_and_json_keeps_the_ids(tmp_path: Path) -> 
     _check_defused(rows, ("player",), MORE_FORMULA_IDS)
     r = _run("players", str(log), "--format", "json", *FAST)
     _clean_exit(r, 0)
-    assert sorted(p["player"] for p in orjson.loads(r.output)) == sorted(MORE_FORMULA_IDS)
+    assert sorted(p["player"] for p in orjson.loads(r.stdout)) == sorted(MORE_FORMULA_IDS)
 
 
 def test_csv_text_leaves_numbers_and_the_frame_alone() -> None:
