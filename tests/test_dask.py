@@ -158,3 +158,28 @@ def test_work_the_cluster_lost_for_good_is_a_clear_error(sharing_room: Path, tmp
     res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(out), "--samples", "1"])
     assert res.exit_code == 2 and "the Dask cluster lost work it could not compute again" in res.output, res.output
     assert not out.exists()
+
+
+class _Cluster:
+    """A client's view of a cluster of ``workers`` workers (``task_groups`` asks it nothing else)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def scheduler_info(self) -> dict:
+        return {"workers": {f"tcp://127.0.0.1:{9000 + k}": {} for k in range(self.workers)}}
+
+
+@pytest.mark.parametrize("items,workers", [(64, 2), (5, 2), (9, 2), (1, 3), (0, 2), (100, 0), (37, 5)])
+def test_task_groups_cut_the_players_evenly_in_order(items: int, workers: int) -> None:
+    """The players of a step cut into GROUPS_PER_WORKER groups a worker (one without a worker), consecutive, in
+    order, each player once, sizes within one of each other, none empty."""
+    from analyzer.analysis.execute import GROUPS_PER_WORKER, task_groups
+
+    names = [f"p{k:03d}" for k in range(items)]
+    groups = task_groups(_Cluster(workers), names)
+    assert [p for g in groups for p in g] == names
+    assert all(groups) or not names
+    assert len(groups) == max(1, min(items, GROUPS_PER_WORKER * max(1, workers))) or not names
+    sizes = {len(g) for g in groups}
+    assert max(sizes, default=0) - min(sizes, default=0) <= 1

@@ -184,12 +184,15 @@ def _slim(paths: list[str], address: str, **kw: object) -> tuple[dict, list[dict
 
 
 def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(room: Path,
-                                                                              cluster: tuple[str, list[str]]) -> None:
+                                                                              cluster: tuple[str, list[str]],
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The command's audit on a cluster: each batch's rows written to the spill by its worker (they never come
-    back), its think-time sums made there, the player table, the evidence and the shown rows read there; the same
+    back), its think-time sums made there, the player table (a group of players a worker here: groups of several
+    players), the evidence and the shown rows read there; the same
     audit as the single process."""
     address, workers = cluster
     single = run_audit([str(room)], **KW).result
+    monkeypatch.setattr("analyzer.analysis.execute.GROUPS_PER_WORKER", 1)
     out, ran, files = _slim([str(room)], address, **KW)
     _same(out, single)
     assert out["problems"] == single["problems"] == []
@@ -200,7 +203,9 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] == 0 and keys["names"] == batches
     assert len({f for f in files if "/batch-" in f}) == batches  # one rows file a batch, written by the workers
     names = [str(r["key"]) for r in ran]
-    assert sum(n.startswith("bieqi-players-") for n in names) == len(single["players"])  # a task a player
+    # a task a group of players, one group a worker here (each player in one group: the table is the same)
+    assert 1 < len(workers) < len(single["players"])
+    assert sum(n.startswith("bieqi-players-") for n in names) == len(workers)
     assert sum(n.startswith("_evidence_task") for n in names) == sum(bool(p.get("case")) for p in single["pairs"])
     assert {r["worker"] for r in ran} <= set(workers)
 

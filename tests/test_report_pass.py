@@ -164,11 +164,13 @@ def cluster() -> Iterator[str]:
 
 
 @pytest.mark.slow
-def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, cluster: str, tmp_path: Path) -> None:
+def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, cluster: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The command's slim audit on a LocalCluster whose workers share the spill: the report's pieces are made on the
-    workers, one task a player, and the page is byte for byte the one made from the same spill in this process."""
+    workers, one task a group of players (one group a worker here: several players a task), and the page is byte for byte the one made from the same spill in this process."""
     import distributed
 
+    monkeypatch.setattr("analyzer.analysis.execute.GROUPS_PER_WORKER", 1)
     with distributed.Client(cluster) as client, run_audit([str(sharing_room)], slim=True, **KW,  # type: ignore[arg-type]
                                                            execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
         assert a.rows is not None and a.places is not None
@@ -190,7 +192,9 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
         finally:
             spill.session = session
         players = len(spill.files)
-    assert players > 1 and sum(k.startswith(KEY_PREFIX + "-") for k in ran) == players  # a task a player
+        workers = len(client.scheduler_info()["workers"])
+    # a task a group of players (one group a worker here), every player's piece read once
+    assert players > workers > 1 and sum(k.startswith(KEY_PREFIX + "-") for k in ran) == workers
     assert on_dask.read_bytes() == here.read_bytes()
     page = here.read_bytes()
     assert f"s-player-{players - 1}".encode() in page and b"s-hand-0" in page  # the sections, the evidence hands

@@ -526,6 +526,30 @@ def lost_retried(client: Any, run: Callable[[int], T]) -> T:
     raise AssertionError("unreachable")
 
 
+#: Groups a Dask worker gets when a step runs over the room's players (the player table, the rows shown, the report's
+#: pieces): enough to spread them over the workers and even out players of unequal rows, few enough that the tasks'
+#: own cost stays small (~2 ms of the client's CPU a task with its scheduler, ~1 ms of a worker's; one task a player
+#: made ~190 of a 4,000-hand audit's ~560 tasks with 64 players, ``benchmarks/bench_audit_scale.py``).
+GROUPS_PER_WORKER = 4
+
+
+def task_groups(client: Any, items: Sequence[T]) -> list[list[T]]:
+    """``items`` cut into consecutive groups, one Dask task each: :data:`GROUPS_PER_WORKER` a worker of ``client``'s
+    cluster (as it is now; one group without a worker), sizes differing by one at most, none empty."""
+    info: dict[str, Any] = client.scheduler_info() or {}
+    workers = len(info.get("workers") or {})
+    n = max(1, min(len(items), GROUPS_PER_WORKER * max(1, workers)))
+    size, extra = divmod(len(items), n)
+    out: list[list[T]] = []
+    at = 0
+    for k in range(n):
+        step = size + (k < extra)
+        if step:
+            out.append(list(items[at:at + step]))
+        at += step
+    return out
+
+
 def dask_failure(e: BaseException) -> str | None:
     """One line for an exception that is Dask failing, not the analyzer (exit 2: run again, or fix the address), else
     None (a bug stays a bug): the scheduler lost during the run, work lost with workers that cannot be had again, or

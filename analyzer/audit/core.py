@@ -371,6 +371,12 @@ def _player_task(view: Any, player: str, seated: pd.DataFrame, whole: bool, ref_
     return own, rest, float(part["think_ms"].median()), worst_at
 
 
+def _players_task(view: Any, players: list[str], seated: pd.DataFrame, whole: bool, ref_weight: float, worst: int
+                  ) -> list[tuple[pd.DataFrame, pd.DataFrame | None, float, np.ndarray]]:
+    """:func:`_player_task` of a group of players, in turn (``whole``: for the group's first). Runs on a Dask worker."""
+    return [_player_task(view, p, seated, whole and k == 0, ref_weight, worst) for k, p in enumerate(players)]
+
+
 #: Dask priority of the player table's tasks: below the pair signals' passes and the evidence (priority 0), so that
 #: they fill the workers while the client fits the pair table between passes, and a pass waits for one task at most.
 PLAYER_TASK_PRIORITY = -1
@@ -378,8 +384,9 @@ PLAYER_TASK_PRIORITY = -1
 
 @dataclass
 class PlayerTasks:
-    """The player table's tasks on Dask (one a player), submitted as soon as the rows are all in the spill; joined
-    by :meth:`join` once the pair table is known (it gives the table's pair columns only).
+    """The player table's tasks on Dask (one a group of players: ``analysis.execute.task_groups``), submitted as soon
+    as the rows are all in the spill; joined by :meth:`join` once the pair table is known (it gives the table's pair
+    columns only).
 
     The values the tasks read (the spill's view and the seating, scattered) are held here until :meth:`join` has the
     results: a worker lost meanwhile with finished results has them recomputed from those values; when the cluster
@@ -411,7 +418,9 @@ class PlayerTasks:
 
     def _submit(self, *, fresh: bool) -> None:
         """The tasks (``fresh``: again, the values scattered anew, after the cluster lost some)."""
-        client, view, n = self.client, self.view, len(self.players)
+        from analyzer.analysis.execute import task_groups
+
+        client, view = self.client, self.view
         if isinstance(view, PlayerSpill):
             shared_view = view.shared_view(fresh=fresh)
         elif isinstance(view, SpillView):
@@ -421,9 +430,11 @@ class PlayerTasks:
         shared_seated = client.scatter(self.seated, broadcast=True, hash=False)
         self.shared = (shared_view, shared_seated)
         run = uuid.uuid4().hex[:12]
-        self.futures = client.map(_player_task, [shared_view] * n, self.players, [shared_seated] * n,
+        groups = task_groups(client, self.players)
+        n = len(groups)
+        self.futures = client.map(_players_task, [shared_view] * n, groups, [shared_seated] * n,
                                   [k == 0 for k in range(n)], [self.weight] * n, [self.worst] * n, pure=False,
-                                  key=[f"bieqi-players-{p}-{run}" for p in self.players],
+                                  key=[f"bieqi-players-{g[0]}-{run}" for g in groups],
                                   priority=PLAYER_TASK_PRIORITY)
 
     def join(self, pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[np.ndarray]]:
@@ -434,7 +445,7 @@ class PlayerTasks:
         def gather(attempt: int) -> list[Any]:
             if attempt:
                 self._submit(fresh=True)
-            return list(self.client.gather(self.futures))
+            return [one for group in self.client.gather(self.futures) for one in group]
 
         got = lost_retried(self.client, gather)
         self.futures = []
@@ -447,7 +458,7 @@ class PlayerTasks:
 
 def player_table_on(session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
                     worst: int) -> tuple[pd.DataFrame, list[np.ndarray]]:
-    """:func:`player_table` as one Dask task a player (:func:`_player_task`, reading its rows from the spill's
+    """:func:`player_table` as one Dask task a group of players (:func:`_players_task`, reading its rows from the spill's
     folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
     return PlayerTasks.submit(session, view, spill_players, seating, worst).join(pairs)
 
@@ -585,7 +596,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     if not len(seating):
         players = pd.DataFrame(columns=["player"])
-    elif early is not None:  # one task a player on the workers, which share the spill
+    elif early is not None:  # one task a group of players on the workers, which share the spill
         players, worst = early.join(pairs)
     else:
         players = player_table(parts(), seating, pairs)

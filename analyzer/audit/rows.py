@@ -191,12 +191,12 @@ class PlayerSpill:
               players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
         """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
         hold what ``where`` reads), in order, indexed by their places. With a Dask ``session`` whose workers share
-        the spill's folder, each player's rows are read and filtered there (one task a player)."""
+        the spill's folder, each player's rows are read and filtered there (one task a group of players)."""
         texts = list(texts)
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
         if self.session is not None and len(names) > 1:
-            from analyzer.analysis.execute import lost_retried
+            from analyzer.analysis.execute import lost_retried, task_groups
 
             client = self.session.client
 
@@ -204,8 +204,9 @@ class PlayerSpill:
                 view = self.shared_view(fresh=attempt > 0)  # the view again when a worker went with it
                 # the filter pickled once, not once a task (a closure goes by value: ~5 ms of the client's CPU each)
                 shared = where if where is None else client.scatter(where, broadcast=True, hash=False)
-                return list(client.gather([client.submit(_part_of, view, p, shared, texts, columns, pure=False)
-                                           for p in names]))
+                groups = task_groups(client, names)
+                return [f for got in client.gather([client.submit(_parts_of, view, g, shared, texts, columns, pure=False)
+                                                    for g in groups]) for f in got]
 
             got = lost_retried(client, read)
         else:
@@ -227,9 +228,10 @@ class PlayerSpill:
         self._tmp.cleanup()
 
 
-def _part_of(view: SpillView, player: str, where: Mask | None, texts: list[str], columns: list[str] | None
-             ) -> pd.DataFrame:
-    return view.part(player, where=where, texts=texts, columns=columns)
+def _parts_of(view: SpillView, players: list[str], where: Mask | None, texts: list[str], columns: list[str] | None
+              ) -> list[pd.DataFrame]:
+    """Each of ``players``' rows (:meth:`SpillView.part`), in turn; a Dask task on a worker that shares the spill."""
+    return [view.part(p, where=where, texts=texts, columns=columns) for p in players]
 
 
 def _joined(view: SpillView, got: list[pd.DataFrame], texts: list[str], columns: list[str] | None) -> pd.DataFrame:
@@ -585,7 +587,7 @@ class AuditRows:
         self.texts = texts
         self.reasons = reasons
         #: a Dask session whose workers write and read the spill's folder (``audit.on_dask.DaskSignals.write_spill``):
-        #: the player table then runs there, one task a player
+        #: the player table then runs there, one task a group of players
         self.session: Any = None
         # the whole rows wait on disk (pickled pieces), so memory never holds them twice, nor while the rows
         # stream: the frame is allocated once, at its final size, and filled piece by piece

@@ -1,5 +1,6 @@
 """The audit report's one read of each player's rows: the player's section, the room's figures' inputs, the top
-pairs' hands together and the evidence hands' rows; a Dask task a player when the rows are a spill the workers share.
+pairs' hands together and the evidence hands' rows; a Dask task a group of players when the rows are a spill the
+workers share.
 
 The audit page needs, of every decision row: the room's regret and think-time figures (every row), each player's
 section (the player's rows), the rows of the top pairs' hands together (their "who helped whom" tables) and the rows
@@ -7,11 +8,12 @@ of the evidence hands (the replayer). Each used to be its own read of the player
 Dask task a player whose filter was pickled by value for every task). :func:`read_players` reads each player's rows
 once and makes all four parts of it (:func:`player_piece`); the client then joins the pieces in the rows' order.
 With a Dask session whose workers share the spill (``PlayerSpill.session``), the pieces are made on the workers,
-one task a player (:func:`_piece_task`), in parallel (tried again when the cluster loses work with a worker, as
-the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in this process, one player after another. The
-pieces, and so the page, are the same either way. The audit command starts these tasks as soon as the audit's pairs and
-players are known (:func:`start_reading`, from ``audit.core``'s ``on_entries``), so the workers make the pieces while
-the audit's own client reads the rows shown, fills their reasons and writes its other outputs.
+one task a group of players (:func:`_pieces_task`, ``analysis.execute.task_groups``), in parallel (tried again when
+the cluster loses work with a worker, as the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in
+this process, one player after another. The pieces, and so the page, are the same either way. The audit command
+starts these tasks as soon as the audit's pairs and players are known (:func:`start_reading`, from ``audit.core``'s
+``on_entries``), so the workers make the pieces while the audit's own client reads the rows shown, fills their
+reasons and writes its other outputs.
 """
 
 from __future__ import annotations
@@ -137,11 +139,11 @@ def player_piece(part: pd.DataFrame, plan: Plan) -> Piece:
                  timed, facts, together, shown)
 
 
-def _piece_task(view: Any, player: str, plan: Plan) -> Piece:
-    """A player's piece from its rows in the spill (``view``: ``analyzer.audit.rows.SpillView``). Runs on a Dask
-    worker that shares the spill's folder."""
-    part = view.part(player, columns=plan.columns())
-    return player_piece(part, plan)
+def _pieces_task(view: Any, players: list[str], plan: Plan) -> list[Piece]:
+    """Players' pieces from their rows in the spill (``view``: ``analyzer.audit.rows.SpillView``), a player after
+    another. Runs on a Dask worker that shares the spill's folder."""
+    columns = plan.columns()
+    return [player_piece(view.part(p, columns=columns), plan) for p in players]
 
 
 @dataclass
@@ -160,13 +162,17 @@ AHEAD_PRIORITY = -1
 
 
 def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int = 0) -> list[Any]:
-    """One task a player on the spill's Dask workers: their pieces' futures (the plan scattered once, new keys)."""
+    """One task a group of players on the spill's Dask workers (``analysis.execute.task_groups``): the futures of
+    their lists of pieces, in the players' order (the plan scattered once, new keys)."""
+    from analyzer.analysis.execute import task_groups
+
     client = spill.session.client
     view = spill.shared_view()
     shared = client.scatter(plan, broadcast=True, hash=False)
     run = uuid.uuid4().hex[:12]
-    return list(client.map(_piece_task, [view] * len(players), players, [shared] * len(players), pure=False,
-                           priority=priority, key=[f"{KEY_PREFIX}-{p}-{run}" for p in players]))
+    groups = task_groups(client, players)
+    return list(client.map(_pieces_task, [view] * len(groups), groups, [shared] * len(groups), pure=False,
+                           priority=priority, key=[f"{KEY_PREFIX}-{g[0]}-{run}" for g in groups]))
 
 
 def _on_workers(spill: PlayerSpill) -> bool:
@@ -186,7 +192,7 @@ def start_reading(spill: PlayerSpill, plan: Plan) -> Reading | None:
 
 def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> Iterator[Piece]:
     """Every player's piece, players in the order the rows hold them (a frame's first appearances, the spill's
-    players): one Dask task a player when the rows are a spill whose workers share it, else here. ``ahead``: the
+    players): one Dask task a group of players when the rows are a spill whose workers share it, else here. ``ahead``: the
     same pieces started earlier (:func:`start_reading`), gathered when they are of this plan and these players."""
     import pandas as pd
 
@@ -212,7 +218,7 @@ def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> 
         def attempt(k: int) -> list[Piece]:  # anew on a new attempt: the plan scattered again, new keys
             futures = ahead.futures if (k == 0 and ahead is not None) else _pieces_on(spill, players, plan)
             try:
-                return list(client.gather(futures))
+                return [piece for group in client.gather(futures) for piece in group]
             finally:
                 client.cancel(futures)
 
