@@ -44,6 +44,18 @@ def test_q_values_are_benjamini_hochberg() -> None:
     assert np.allclose(q, np.minimum(manual, 1))
 
 
+def test_a_q_below_double_precision_is_written_from_its_log_never_as_0() -> None:
+    """A pair at p = 1e-454 among 119 (the demo room's): q underflows to 0, its log10 keeps it (-451.9), and the
+    verdict sentence writes it from there; representable values are written as before."""
+    from analyzer.audit.case import p_text, verdict_line
+
+    assert p_text(0.0, -451.85) == "1.4e-452" and p_text(8.1e-99, -98.09) == "8.1e-99" and p_text(0.43) == "0.43"
+    assert p_text(0.0, -2.0001) == "1e-2" and p_text(0.0, None) == "0"  # no log: what there is
+    row = pd.Series({"verdict": "flagged", "score": 453.93, "q_value": 0.0, "log10_q": -451.85, "hands_to_alarm": 0.0})
+    assert verdict_line(row)["args"][:2] == ["453.93", "1.4e-452"]
+    assert verdict_line(row.drop("log10_q"))["args"][1] == "0"  # an older table without the column
+
+
 def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
     # 20 pairs with enough hands (3 of them with a strong exact favour) and 40 that sat together 3 hands:
     # the 40 are no hypothesis the audit tests, so they must not make the review threshold stricter

@@ -85,6 +85,19 @@ def test_bh_random_equals_scipy() -> None:
     assert np.array_equal(dist.bh_adjust(p), stats.false_discovery_control(p, method="bh"))
 
 
+def test_log_bh_is_bh_in_log_space_and_keeps_what_underflows() -> None:
+    """The log q-values are the logs of the plain ones wherever those are representable (ties, 0 and 1 included), and
+    keep their size where the plain ones underflow to 0 (a p of 1e-450 among 100: q = 1e-448)."""
+    p = np.concatenate([RNG.uniform(0, 1, 500) ** 3, [0.2, 0.2, 1.0, 1e-300]])
+    with np.errstate(divide="ignore"):
+        got = dist.log_bh_adjust(np.log(p))
+    assert np.allclose(np.exp(got), dist.bh_adjust(p), rtol=1e-12, atol=0)
+    log_p = np.log(10.0) * np.array([-450.0, *np.log10(RNG.uniform(0.01, 1, 99))])
+    log_q = dist.log_bh_adjust(log_p) / np.log(10.0)
+    assert log_q[0] == pytest.approx(-448.0, abs=1e-9) and np.all(log_q <= 0)
+    assert dist.log_bh_adjust(np.array([-3.0])).tolist() == [-3.0] and dist.log_bh_adjust(np.array([])).size == 0
+
+
 def test_the_audit_and_players_do_not_import_scipy_stats() -> None:
     """The point of the module: the commands' modules load without scipy.stats."""
     code = ("import sys; import analyzer.cli, analyzer.commands.audit, analyzer.audit.core, analyzer.analysis.players; "

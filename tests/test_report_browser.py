@@ -319,6 +319,16 @@ def test_the_score_axis_turns_logarithmic_when_one_pair_dwarfs_the_room(page: ob
             assert got["ticks"] is None
 
 
+def test_p_and_q_below_double_precision_read_from_their_logs(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
+    """A pair whose p and q underflowed to 0 (the demo room's top pair: score 454): the pairs table writes both from
+    their logs, as the command line does (1.2e-454, 1.4e-452), never 0 or a floor of 1e-300."""
+    pairs = [dict(p) for p in audit_run.audit["pairs"]]
+    pairs[0] = {**pairs[0], "score": 453.93, "p_value": 0.0, "log10_p": -453.93, "q_value": 0.0, "log10_q": -451.85}
+    open_audit(page, tmp_path / "q", audit_run, pairs=pairs)
+    row = page.locator("[data-role=pair-row]").first.inner_text()  # type: ignore[attr-defined]
+    assert "1.2e-454" in row and "1.4e-452" in row and "1e-300" not in row
+
+
 def test_the_audit_page_says_which_hands_the_pair_audit_did_not_read(page: object, tmp_path: Path,
                                                                     audit_run: AuditRun) -> None:
     """audit.json's skipped_hands (valid hands of games without decision rows, e.g. 信阳黑七): the summary says how

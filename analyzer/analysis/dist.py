@@ -106,3 +106,18 @@ def bh_adjust(p: np.ndarray) -> np.ndarray:
     out = np.empty(m, np.float64)
     out[order] = ps
     return np.clip(out, 0.0, 1.0)
+
+
+def log_bh_adjust(log_p: np.ndarray) -> np.ndarray:
+    """:func:`bh_adjust` in log space: the natural log of each q-value from the natural log of each p-value, so a q
+    below double precision (a p of 1e-450 among a hundred pairs) keeps its size instead of reading 0."""
+    log_p = np.asarray(log_p, np.float64)
+    m = len(log_p)
+    if m <= 1:
+        return np.minimum(log_p, 0.0)
+    order = np.argsort(log_p, kind="stable")
+    ls = log_p[order] + (np.log(m) - np.log(np.arange(1, m + 1, dtype=np.float64)))
+    np.minimum.accumulate(ls[::-1], out=ls[::-1])
+    out = np.empty(m, np.float64)
+    out[order] = ls
+    return np.minimum(out, 0.0)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from analyzer.analysis.dist import bh_adjust, mad_normal, norm_isf, norm_logsf
+from analyzer.analysis.dist import bh_adjust, log_bh_adjust, mad_normal, norm_isf, norm_logsf
 from analyzer.audit.burst import BURST_LOOKS
 
 #: Signals in the pair score (directed ones are combined over both directions). Total impact is
@@ -231,6 +231,10 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     q = np.ones(len(out))
     q[enough.to_numpy()] = q_values(out["p_value"].to_numpy()[enough.to_numpy()])
     out["q_value"] = q
+    # and its log10, computed from log p: a q that underflows to 0 (the strongest cases) keeps its size there
+    log_q = np.zeros(len(out))
+    log_q[enough.to_numpy()] = log_bh_adjust(log_p[enough.to_numpy()]) if len(out) else np.zeros(0)
+    out["log10_q"] = log_q / np.log(10.0) + 0.0
     play = [i for i, name in enumerate(SCORE_SIGNALS) if name not in CORROBORATING]
     play_logp = (np.minimum(np.log(len(play)) + logs[:, play].min(axis=1), 0.0) if len(out)
                  else np.zeros(0))

@@ -29,6 +29,18 @@ ROWS = (
 TOLD_BY = {"favour": "imm_marginal", "codev": "imm_marginal"}
 
 
+def p_text(p: float, log10: float | None = None) -> str:
+    """A p- or q-value for people, two significant digits (``8.1e-99``); one that underflowed to 0 from its log10
+    (``1.2e-452``), never ``0``."""
+    if p > 0 or log10 is None or not math.isfinite(log10):
+        return f"{p:.2g}"
+    exp = math.floor(log10)
+    mant = float(f"{10 ** (log10 - exp):.2g}")
+    if mant >= 10:  # 9.96 rounds up to 10
+        mant, exp = mant / 10, exp + 1
+    return f"{mant:g}e{exp}"
+
+
 def _f(x: Any, digits: int = 2) -> float | None:
     try:
         v = float(x)
@@ -138,7 +150,7 @@ def verdict_line(row: pd.Series, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]
     more = row.get("hands_to_alarm")
     more_s = "–" if more is None or not np.isfinite(more) else str(int(more))
     key = f"verdict_{row['verdict']}"
-    args = [f"{float(row['score']):.2f}", f"{float(row['q_value']):.2g}", more_s]
+    args = [f"{float(row['score']):.2f}", p_text(float(row["q_value"]), row.get("log10_q")), more_s]
     if row["verdict"] == "review" and bool(row.get("corroboration_only", False)):
         key = "verdict_review_corroboration"  # slower together, nothing in the play: review, never the alarm
     elif row["verdict"] == "flagged" and alpha > DEFAULT_ALPHA:  # a laxer alarm than the one measured

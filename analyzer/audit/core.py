@@ -302,7 +302,8 @@ def _pair_entry(row: pd.Series | _Record, look: str | None = None) -> dict[str, 
     return {"players": [row["a"], row["b"]], "hands_together": int(row["hands_together"]),
             "verdict": str(row["verdict"]), "flagged": bool(row["flagged"]),
             "score": _num(row["score"]), "log10_p": _num(row["log10_p"]), "z": _num(row["z"]),
-            "p_value": _p(row["p_value"]), "q_value": _p(row["q_value"]), "effect_size": _num(row["effect_size"]),
+            "p_value": _p(row["p_value"]), "q_value": _p(row["q_value"]), "log10_q": _num(row["log10_q"]),
+            "effect_size": _num(row["effect_size"]),
             "hands_to_alarm": int(more) if np.isfinite(more) else None, "main_signal": row["main_signal"],
             "signals": signals, "evidence": []}
 

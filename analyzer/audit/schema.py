@@ -89,6 +89,8 @@ PAIR = _obj({
                                "no evidence either way)"},
     "p_value": _PROB, "q_value": {**_PROB, "description":
                                           "Benjamini-Hochberg over the pairs with min_hands or more hands (others: 1)"},
+    "log10_q": {**_NUM, "description": "log10 of q_value, computed from the p-values' logs (kept when q_value "
+                                       "underflows to 0)"},
     "effect_size": {**_NUM, "description": "favour per hand together in units of an honest hand's spread (ties)"},
     "hands_to_alarm": {"type": ["integer", "null"], "minimum": 0,
                        "description": "more hands together before p could reach alarm.alpha at the current effect"},
@@ -120,7 +122,7 @@ PAIR = _obj({
     "evidence": {"type": "array", "items": EVIDENCE},
     "case": CASE,
 }, required=["players", "hands_together", "verdict", "flagged", "score", "log10_p", "z", "p_value", "q_value",
-             "effect_size", "hands_to_alarm", "main_signal", "signals", "evidence"])
+             "log10_q", "effect_size", "hands_to_alarm", "main_signal", "signals", "evidence"])
 
 PLAYER = _obj({
     "player": {"type": "string"}, "hands": _COUNT, "decisions": _COUNT, "mean_regret": _NUM, "match_rate": _NUM,

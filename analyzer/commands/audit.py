@@ -174,6 +174,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     if len(result.problems) > 20:
         click.echo(f"... and {len(result.problems) - 20} more problems (all in audit.json)", err=True)
     audit = result.result
+    from analyzer.audit.case import p_text
     from analyzer.problems import printable  # player ids are the logs' text: no terminal control, no forged line
 
     looks = audit.get("lookalike_ids", {})
@@ -206,12 +207,12 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
                              + ", ".join(f"{n} hand(s) of {g}" for g, n in sorted(skipped.items()))))
     for p in flagged:
         a, b = (printable(x) for x in p["players"])
-        click.echo(f"  FLAGGED {a} + {b}: suspicion score {p['score']}, q {p['q_value']:.2g}, "
+        click.echo(f"  FLAGGED {a} + {b}: suspicion score {p['score']}, q {p_text(p['q_value'], p.get('log10_q'))}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}")
     for p in review:
         more = p.get("hands_to_alarm")
         a, b = (printable(x) for x in p["players"])
-        click.echo(f"  REVIEW  {a} + {b}: score {p['score']}, q {p['q_value']:.2g}, "
+        click.echo(f"  REVIEW  {a} + {b}: score {p['score']}, q {p_text(p['q_value'], p.get('log10_q'))}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}"
                    + (f"; ~{more} more hands together before the alarm could fire" if more is not None else ""))
     if flagged or review:

@@ -109,7 +109,8 @@ _PAIR_SHAPE: dict[str, Any] = {
     "type": "object", "required": ["players"], "properties": {
         "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
         "hands_together": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1},
-        "score": _NUMBER, "z": _NUMBER, "p_value": _NUMBER, "q_value": _NUMBER, "flagged": {"type": "boolean"},
+        "score": _NUMBER, "z": _NUMBER, "p_value": _NUMBER, "q_value": _NUMBER, "log10_p": _NUMBER, "log10_q": _NUMBER,
+        "flagged": {"type": "boolean"},
         "signals": {"type": "object"},
         "evidence": {"type": "array", "maxItems": 100_000, "items": {"type": "object", "properties": {
             "hand_id": {"type": "string"}, "action": {"type": "integer", "minimum": 0, "maximum": 100_000}}}},

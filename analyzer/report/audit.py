@@ -179,7 +179,8 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
         "alarm": alarm_line(audit),
         "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p["hands_together"],
                    "score": _number(p["score"]), "z": _number(p["z"]), "p_value": p["p_value"],
-                   "log10_p": _number(p["log10_p"]), "q_value": p["q_value"], "flagged": p["flagged"],
+                   "log10_p": _number(p["log10_p"]), "q_value": p["q_value"], "log10_q": _number(p.get("log10_q")),
+                   "flagged": p["flagged"],
                    "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }

@@ -635,10 +635,16 @@ function verdictBadge(v) {
   if (!v) return null;
   return el("span", { class: "badge " + (lookup({ flagged: "flag", review: "review", clear: "ok" }, v) || ""), dataset: { role: "verdict" }, text: t("verdict_" + v + "_short") });
 }
-/* A p-value for people; one below double precision reads from its -log10 (the audit keeps it in log space). */
+/* A p- or q-value for people; one that underflowed to 0 reads from its log10 (the audit keeps both in log space):
+   1.2e-452, as the command line and the verdict sentence write it. */
 function pValue(p, log10p) {
   if (p == null) return "–";
-  if (p < 1e-300) return typeof log10p === "number" && isFinite(log10p) ? "< 1e" + Math.ceil(log10p) : "< 1e-300";
+  if (p < 1e-300) {
+    if (typeof log10p !== "number" || !isFinite(log10p)) return "< 1e-300";
+    let e = Math.floor(log10p), m = Number(Math.pow(10, log10p - e).toPrecision(2));
+    if (m >= 10) { m /= 10; e += 1; }
+    return m + "e" + e;
+  }
   return p < 0.001 ? Number(p).toExponential(1) : fmt(p, 3);
 }
 function unitText(u) { return u ? t("unit_" + u) : ""; }
@@ -730,7 +736,7 @@ function renderPair(root, p) {
   root.append(el("h2", {}, t("pair") + " ", playerLink(a), " & ", playerLink(b), " ", verdictBadge(verdictOf(e))));
   if (e.case) renderLead(root, e.case);
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
-    stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value)),
+    stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value, e.log10_q)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
   if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
   if (!p.entry && p.edge) renderEdge(root, p);
@@ -824,7 +830,7 @@ function renderAudit(root, audit) {
     body.replaceChildren(...shown.slice(0, limit).map((p, r) => el("tr", { class: p.flagged ? "flagged" : p.verdict === "review" ? "review" : "", dataset: { role: "pair-row" } },
       td(String(r + 1), true), td(el("span", {}, playerLink(p.players[0]), " & ", playerLink(p.players[1]))),
       td(String(p.hands_together), true), td(fmt(p.score, 2), true), td(fmt(p.z, 2), true),
-      td(pValue(p.p_value, p.log10_p), true), td(pValue(p.q_value), true),
+      td(pValue(p.p_value, p.log10_p), true), td(pValue(p.q_value, p.log10_q), true),
       td(verdictBadge(verdictOf(p)) || ""),
       td(el("a", { href: `#pair=${p.i}`, text: t("details") })))));
     more.textContent = t("show_all", shown.length);
