@@ -183,3 +183,5 @@ def test_task_groups_cut_the_players_evenly_in_order(items: int, workers: int) -
     assert len(groups) == max(1, min(items, GROUPS_PER_WORKER * max(1, workers))) or not names
     sizes = {len(g) for g in groups}
     assert max(sizes, default=0) - min(sizes, default=0) <= 1
+    finer = task_groups(_Cluster(workers), names, per_worker=3 * GROUPS_PER_WORKER)
+    assert [p for g in finer for p in g] == names and len(finer) == min(max(items, 1), 3 * len(groups)) or not names

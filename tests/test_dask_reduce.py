@@ -193,6 +193,7 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     address, workers = cluster
     single = run_audit([str(room)], **KW).result
     monkeypatch.setattr("analyzer.analysis.execute.GROUPS_PER_WORKER", 1)
+    monkeypatch.setattr("analyzer.audit.core.PLAYER_GROUPS_PER_WORKER", 1)
     out, ran, files = _slim([str(room)], address, **KW)
     _same(out, single)
     assert out["problems"] == single["problems"] == []

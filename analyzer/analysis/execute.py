@@ -533,12 +533,14 @@ def lost_retried(client: Any, run: Callable[[int], T]) -> T:
 GROUPS_PER_WORKER = 4
 
 
-def task_groups(client: Any, items: Sequence[T]) -> list[list[T]]:
-    """``items`` cut into consecutive groups, one Dask task each: :data:`GROUPS_PER_WORKER` a worker of ``client``'s
-    cluster (as it is now; one group without a worker), sizes differing by one at most, none empty."""
+def task_groups(client: Any, items: Sequence[T], per_worker: int | None = None) -> list[list[T]]:
+    """``items`` cut into consecutive groups, one Dask task each: ``per_worker`` (default :data:`GROUPS_PER_WORKER`)
+    a worker of ``client``'s cluster (as it is now; one worker's worth without a worker), sizes differing by one at
+    most, none empty."""
     info: dict[str, Any] = client.scheduler_info() or {}
     workers = len(info.get("workers") or {})
-    n = max(1, min(len(items), GROUPS_PER_WORKER * max(1, workers)))
+    per = GROUPS_PER_WORKER if per_worker is None else per_worker
+    n = max(1, min(len(items), per * max(1, workers)))
     size, extra = divmod(len(items), n)
     out: list[list[T]] = []
     at = 0

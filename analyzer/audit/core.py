@@ -381,6 +381,10 @@ def _players_task(view: Any, players: list[str], seated: pd.DataFrame, whole: bo
 #: Dask priority of the player table's tasks: below the pair signals' passes and the evidence (priority 0), so that
 #: they fill the workers while the client fits the pair table between passes, and a pass waits for one task at most.
 PLAYER_TASK_PRIORITY = -1
+#: Groups of players a worker for the player table's tasks: more, smaller ones than the other steps over the players
+#: (``analysis.execute.GROUPS_PER_WORKER``), as a pass's task that comes while a worker runs one waits for it (64
+#: players on 2 workers: 32 tasks of 2 players, ~0.1 s each).
+PLAYER_GROUPS_PER_WORKER = 16
 
 
 @dataclass
@@ -431,7 +435,7 @@ class PlayerTasks:
         shared_seated = client.scatter(self.seated, broadcast=True, hash=False)
         self.shared = (shared_view, shared_seated)
         run = uuid.uuid4().hex[:12]
-        groups = task_groups(client, self.players)
+        groups = task_groups(client, self.players, PLAYER_GROUPS_PER_WORKER)
         n = len(groups)
         self.futures = client.map(_players_task, [shared_view] * n, groups, [shared_seated] * n,
                                   [k == 0 for k in range(n)], [self.weight] * n, [self.worst] * n, pure=False,
