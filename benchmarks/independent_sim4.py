@@ -351,7 +351,7 @@ STYLE_DOC = {
                "the partner feeds and protects that suit",
     "partial": "full mutual help, but the pair sits together only in about 27% of its hands",
     "protect": "plays straight; only when it must cover does it use the partner's hand: no cover that kills "
-               "and prefers to kill the opponents' chains",
+               "the cards the partner holds beyond it (the partner's chain)",
     "oneway": "A helps B (feed, protect, block); B plays straight",
     "kamikaze": "A is a sacrificial account for B: starves and blocks the opponents at a cost to itself "
                 "(kills chains where its own cards lie too), B plays straight",
