@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SIM = os.path.join(HERE, "independent_sim4.py")
 ROOMS = ["h-friends", "h-hetero", "h-noisy", "c-ring3", "c-weak", "c-endgame", "c-tongguard", "c-partial",
-         "c-protect", "c-oneway", "c-kamikaze"]
+         "c-protect", "c-oneway", "c-kamikaze", "c-ghost"]
 SEEDS = {1000: 41, 3000: 43}
 
 

@@ -338,6 +338,17 @@ def look_values(game, seat, kind, options, rng, k, team=None):
     return vals
 
 
+def true_values(game, seat, kind, options):
+    """The ghost's value of each option: one rollout of the cheap policy on the true deal."""
+    vals = []
+    for c in options:
+        g = game.copy_with([set(h) for h in game.hands])
+        g.seven_by = None
+        g.apply(seat, kind, c)
+        vals.append(rollout(g)[seat] / 10.0)
+    return vals
+
+
 # --------------------------------------------------------------------------- rooms
 
 STYLE_DOC = {
@@ -353,6 +364,8 @@ STYLE_DOC = {
     "protect": "plays straight; only when it must cover does it use the partner's hand: no cover that kills "
                "the cards the partner holds beyond it (the partner's chain)",
     "oneway": "A helps B (feed, protect, block); B plays straight",
+    "ghost": "a lone cheater who sees every hand (a spectator account): from 7 cards left, each option is "
+             "valued by one deterministic rollout of a cheap policy on the true deal; before that, honest play",
     "kamikaze": "A is a sacrificial account for B: starves and blocks the opponents at a cost to itself "
                 "(kills chains where its own cards lie too), B plays straight",
 }
@@ -375,6 +388,7 @@ ROOMS = {
     "c-partial": dict(kind="collusion", players=40, style="partial", size=2, seek=0.27, slow=False),
     "c-protect": dict(kind="collusion", players=28, style="protect", size=2, seek=0.85, slow=False),
     "c-oneway": dict(kind="collusion", players=28, style="oneway", size=2, seek=0.85, slow=True),
+    "c-ghost": dict(kind="lone", players=28, style="ghost", size=1, seek=0.0, slow=False),
     "c-kamikaze": dict(kind="collusion", players=26, style="kamikaze", size=2, seek=0.85, slow=False),
 }
 # Tried and dropped (docs/independent4.md): its paired A/B gain was nil.
@@ -487,7 +501,7 @@ class Room:
                 self.presence[m] = 0.85
             self.groups.append((pair, 1.0))
             self.friend_pairs.append(pair)
-        if cfg["kind"] == "collusion":
+        if cfg["kind"] in ("collusion", "lone"):
             self.style = cfg["style"]
             col = ids[3:3 + cfg["size"]]
             self.colluders = col
@@ -498,6 +512,8 @@ class Room:
                 self.players[m] = pl
                 self.presence[m] = 0.9
             self.groups.append((col, cfg["seek"]))
+            if self.style == "ghost":
+                self.players[col[0]].role = "lone"
             if self.style in ("oneway", "kamikaze"):
                 self.players[col[0]].role = "helper"
                 self.players[col[1]].role = "beneficiary"
@@ -552,15 +568,19 @@ class Room:
         col = self.colluders
         at = {pid: i for i, pid in enumerate(seats)}
         here = [m for m in col if m in at]
-        if len(here) < 2:
-            return out
         st = self.style
+        if len(here) < 2 and st != "ghost":
+            return out
         if st == "ring3":
             ben = col[session % 3]
             if ben in at:
                 for m in here:
                     if m != ben:
                         out[at[m]] = at[ben]
+        elif st == "ghost":
+            if col[0] in at:
+                out[at[col[0]]] = None
+            return out
         elif st in ("oneway", "kamikaze"):
             out[at[col[0]]] = at[col[1]]
         else:
@@ -581,6 +601,8 @@ class Room:
             return {"feed": 1.8, "hold": 1.8, "protect": 1.6, "block": 2.6 if opp_clean else 1.8}
         if st == "protect":
             return {"feed": 0.0, "hold": 1.0, "protect": 2.5, "block": 1.0, "cover_only": True}
+        if st == "ghost":  # sees every hand: knows which chains are dead and who holds what
+            return {"true_rollout": 7}
         if st == "kamikaze":
             return {"feed": 1.2, "hold": 2.5, "protect": 1.5, "block": 3.0, "selfkill": 0.4}
         if st == "weak":
@@ -590,6 +612,8 @@ class Room:
         return dict(HELP_FULL)
 
     def known_cards(self, game, seat, partner):
+        if partner is None:
+            return {}
         if self.style == "signal7":
             sig = None
             for s, (who, idx) in sorted(game.seven_by.items(), key=lambda kv: kv[1][1]):
@@ -661,9 +685,21 @@ class Room:
                     partner = helpers[seat]
                     hw = self.help_weights(game, seat, partner)
                     known = self.known_cards(game, seat, partner) if hw else None
+                    if hw and hw.get("true_rollout"):
+                        if len(mine) > hw["true_rollout"]:
+                            hw = None
+                        else:
+                            hv = true_values(game, seat, kind, opts)
+                            hcard = select(opts, hv, noise, u1, u2)
+                            if hcard != card:
+                                card = hcard
+                                helped = True
+                            hw = None
                     if hw and known is not None and not (kind == "play" and hw.get("cover_only")):
                         if kind == "play":
-                            if hw.get("public_stuck"):  # only what the table shows: the partner's last move
+                            if partner is None:
+                                stuck = False
+                            elif hw.get("public_stuck"):  # only what the table shows: the partner's last move
                                 back = (seat - partner) % 4
                                 stuck = len(actions) >= back and actions[-back][1] == "cover"
                             else:
@@ -745,6 +781,8 @@ class Room:
         pair_scores = []  # (hand_no, pair, pair score sum)
         col = self.colluders
         true_pairs = [tuple(sorted((a, b))) for i, a in enumerate(col) for b in col[i + 1:]]
+        if self.style == "ghost":
+            true_pairs = [(col[0],)]
         while hand_no < hands:
             tables = self.seat_session(srng, session)
             mood = {pid: math.exp(srng.gauss(0, self.players[pid].pace["session_sd"])) for pid in self.ids}
@@ -769,13 +807,13 @@ class Room:
                         sink(rec)
                     at = {pid: i for i, pid in enumerate(seats)}
                     for pr in true_pairs:
-                        if pr[0] in at and pr[1] in at:
+                        if all(m in at for m in pr):
                             together[pr] = together.get(pr, 0) + 1
                             nchg = sum(changed.get(at[m], 0) for m in pr)
                             if nchg:
                                 helped_hands[pr] = helped_hands.get(pr, 0) + 1
                                 changed_total[pr] = changed_total.get(pr, 0) + nchg
-                            pair_scores.append((hand_no, pr, scores[at[pr[0]]] + scores[at[pr[1]]]))
+                            pair_scores.append((hand_no, pr, sum(scores[at[m]] for m in pr)))
                     hand_no += 1
                     tclock["now"] += dt.timedelta(milliseconds=dur + srng.uniform(4000, 20000))
             session += 1
@@ -799,8 +837,13 @@ class Room:
                 "lookahead": [pl.look_k, pl.look_hand] if pl.family == "looker" else None,
             }
         pairs = []
+        lone = []
         for pr in self.true_pairs:
-            a, b = pr
+            if len(pr) == 1:
+                lone.append({"player": pr[0], "style": self.style, "hands": self.together.get(pr, 0),
+                             "hands_with_changed_choice": self.helped_hands.get(pr, 0),
+                             "changed_choices": self.changed_total.get(pr, 0)})
+                continue
             direction = "mutual"
             if self.style in ("oneway", "kamikaze"):
                 direction = f"{self.colluders[0]} helps {self.colluders[1]}"
@@ -818,7 +861,8 @@ class Room:
             "description": self.cfg.get("doc") or STYLE_DOC.get(self.style, ""),
             "colluding_pairs": pairs,
             "colluders": list(self.colluders),
-            "lone_cheaters": [],
+            "lone_cheaters": [x["player"] for x in lone],
+            "lone_detail": lone,
             "friend_pairs": [sorted(p) for p in self.friend_pairs],
             "players": players,
         }
