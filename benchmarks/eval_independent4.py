@@ -125,7 +125,11 @@ def main():
     ap.add_argument("--cache", default="/tmp/indep4")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--json", help="write all results here too")
+    ap.add_argument("--seed", type=int, help="one seed for every size instead of 41 (1,000) / 43 (3,000)")
     a = ap.parse_args()
+    if a.seed is not None:
+        for n in [int(x) for x in a.sizes.split(",")]:
+            SEEDS[n] = a.seed
     os.makedirs(a.cache, exist_ok=True)
     results = []
     for n in [int(x) for x in a.sizes.split(",")]:
