@@ -360,7 +360,7 @@ STYLE_DOC = {
                  "then covers to block the opponents, harder when an opponent is also clean",
     "signal7": "no hand sharing: the first 7 a colluder plays by choice signals its best suit; "
                "the partner feeds and protects that suit",
-    "partial": "full mutual help, but the pair sits together only in about 27% of its hands",
+    "partial": "full mutual help, but the pair sits together only in about a quarter of its hands",
     "protect": "plays straight; only when it must cover does it use the partner's hand: no cover that kills "
                "the cards the partner holds beyond it (the partner's chain)",
     "oneway": "A helps B (feed, protect, block); B plays straight",
@@ -385,7 +385,7 @@ ROOMS = {
     "c-endgame": dict(kind="collusion", players=28, style="endgame", size=2, seek=0.85, slow=False),
     "c-tongguard": dict(kind="collusion", players=28, style="tongguard", size=2, seek=0.85, slow=True),
     "c-signal7": dict(kind="collusion", players=28, style="signal7", size=2, seek=0.85, slow=False),
-    "c-partial": dict(kind="collusion", players=40, style="partial", size=2, seek=0.27, slow=False),
+    "c-partial": dict(kind="collusion", players=40, style="partial", size=2, seek=0.3, slow=False),
     "c-protect": dict(kind="collusion", players=28, style="protect", size=2, seek=0.85, slow=False),
     "c-oneway": dict(kind="collusion", players=28, style="oneway", size=2, seek=0.85, slow=True),
     "c-ghost": dict(kind="lone", players=28, style="ghost", size=1, seek=0.0, slow=False),
@@ -534,7 +534,10 @@ class Room:
         used = set()
         for members, seek in self.groups:
             here = [m for m in members if m in pres]
-            if len(here) >= 2 and srng.random() < seek:
+            x = srng.random()
+            if self.style == "partial" and seek < 1.0:  # an even schedule: about `seek` of the sessions
+                x = (session * 0.6180339887 + 0.3) % 1.0
+            if len(here) >= 2 and x < seek:
                 if len(here) == 3 and srng.random() < 0.45:
                     here = srng.sample(here, 2)
                 blocks.append(here)
