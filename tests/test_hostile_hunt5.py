@@ -1,0 +1,137 @@
+"""Hostile inputs of a fifth hunt over the commands: commands run on a terminal (the progress bar's pre-count of the
+input), odd option combinations, start times the reader takes and refuses, compressed logs of other formats. Each
+case is a clear problem or error naming the file, never a hang, a traceback, a silently empty result or a partial
+output.
+
+Tried in this hunt and already fine (not repeated here): ids 'nan', 'None', 'NA', 'null', '1', '-0', 'true' through
+audit, players (csv, json) and report; HTML and script payloads as player and hand ids in every page in chromium
+(no dialog, no request, no page error); think times of 0, of 2^53 - 1, missing on some moves, one of 10^15 ms;
+start times in year 1 and 9999 with offsets; mixed games in one file and one hand id used by all three games;
+semantically odd 信阳黑七 hands (passed out with tricks or a result, no bids, empty or short tricks, bad buries,
+rule options of the other games) in validate and report --hand; unusual but legal rule options of the standard game
+(unsorted and repeated cover_doubling thresholds, the largest factors) on the compiled and the Python path; 1,000
+distinct players in 600 hands; a decision store of other logs, of a hand changed under the same id, of out-of-range
+values; outputs onto a folder, a file, a link to an input, a link loop, into a store; a file that grows or shrinks
+during an audit; sparse files of GBs without a line end; unreachable and malformed --dask addresses; every simulate
+option misused; gzip, bzip2, xz and zstd data under either kind of name (see below).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import ROOT, legal_obj
+
+FAST = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+needs_pty = pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+
+
+def _lines(n: int, first: int = 0) -> bytes:
+    return b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n))
+
+
+def _analyzer(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    """The real command in a process of its own (killed if it outlives ``timeout``: a hang fails the test)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _feed(fifo: Path, data: bytes) -> threading.Thread:
+    """A writer that opens ``fifo``, writes ``data`` once and goes away (as ``<(zcat log.gz)`` does)."""
+    def feed() -> None:
+        with open(fifo, "wb") as w:
+            w.write(data)
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    return t
+
+
+def _on_a_terminal(*args: str, timeout: float = 90) -> tuple[int, str, str]:
+    """The real command with standard error on a pseudo-terminal (as a person runs it: the progress bar is on) and
+    standard output on a pipe: (exit code, standard output, what the terminal showed)."""
+    master, slave = os.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:  # the terminal's reader: a full pty buffer would stop the command
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the slave side closed (Linux: EIO)
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    try:
+        r = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], stdout=subprocess.PIPE, stderr=slave,
+                           stdin=subprocess.DEVNULL, env=env, timeout=timeout, text=True)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return r.returncode, r.stdout, b"".join(shown).decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------- the progress bar's count of a stream
+
+@needs_fifo
+@needs_pty
+@pytest.mark.parametrize("command", ["decisions", "audit"])
+def test_a_named_pipe_on_a_terminal_is_read_by_the_command_not_by_the_progress_count(tmp_path: Path,
+                                                                                      command: str) -> None:
+    """On a terminal, `decisions` and `audit` count the input's lines first, for the progress bar's ETA. The count
+    opened a named pipe (``<(zcat log.gz)``) and read it to its end, so the command itself then read nothing:
+    `decisions` said "0 decisions from 0 new hands" and exited 0, `audit` "no valid hands" (exit 2); only on a
+    terminal, so a script's run was right and the person's silently empty. Only regular files are counted now."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    writer = _feed(fifo, _lines(3))
+    extra = FAST if command == "decisions" else ["--samples", "1", "--dd-samples", "1", "--min-hands", "1"]
+    code, stdout, shown = _on_a_terminal(command, str(fifo), "-o", str(out), *extra)
+    writer.join(timeout=10)
+    assert "Traceback" not in shown
+    assert code == 0, shown
+    if command == "decisions":
+        assert "from 3 new hands" in shown, shown
+        assert list(out.glob("part-*.parquet"))
+    else:
+        assert stdout.startswith("3 hands, 6 pairs"), stdout + shown
+        assert (out / "audit.json").is_file()
+
+
+def test_the_progress_count_never_opens_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """The count itself: a FIFO (opening it would wait for a writer), a device, a folder: unknown (None), nothing
+    read; regular files, plain and gzip, are counted."""
+    import gzip
+
+    from analyzer.progress import count_lines
+
+    plain = tmp_path / "a.jsonl"
+    plain.write_bytes(b"1\n2\n3\n")
+    packed = tmp_path / "b.jsonl.gz"
+    packed.write_bytes(gzip.compress(b"1\n2\n"))
+    assert count_lines([str(plain), str(packed)]) == 5
+    assert count_lines([str(plain), os.devnull]) is None
+    assert count_lines([str(tmp_path)]) is None
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "pipe.jsonl"
+        os.mkfifo(fifo)
+        writer = _feed(fifo, b"4\n")  # so that a count that opens the FIFO reads a line (and fails) instead of waiting
+        assert count_lines([str(plain), str(fifo)]) is None
+        with open(fifo, "rb") as f:  # the line is still there for the command: the count did not take it
+            assert f.read() == b"4\n"
+        writer.join(timeout=10)
