@@ -135,3 +135,96 @@ def test_the_progress_count_never_opens_what_is_not_a_regular_file(tmp_path: Pat
         with open(fifo, "rb") as f:  # the line is still there for the command: the count did not take it
             assert f.read() == b"4\n"
         writer.join(timeout=10)
+
+
+# --------------------------------------------------------------------------- report: --audit where it is not read
+
+@pytest.mark.parametrize("page", [["--hand", "h0"], ["--player", "p1"]])
+def test_report_audit_with_a_hand_or_player_page_is_a_usage_error(tmp_path: Path, page: list[str]) -> None:
+    """`report --hand H --audit audit.json` (or --player) wrote the page and exited 0, the audit file unread without a
+    word: the person believed the page carried the audit's verdict. It is a usage error now, and nothing is written."""
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(_lines(2))
+    audit = tmp_path / "audit.json"
+    audit.write_text('{"pairs": []}')
+    out = tmp_path / "page.html"
+    r = _analyzer("report", str(log), *page, "--audit", str(audit), "-o", str(out), *FAST)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "--audit goes with --pair" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- start times
+
+@pytest.mark.parametrize("offset", ["+24:00", "-99:99", "+23:60", "+2400"])
+def test_a_start_time_with_an_offset_out_of_range_says_so_in_the_logs_words(offset: str) -> None:
+    """A UTC offset of 24 hours or more was explained in Python's words: "offset must be a timedelta strictly between
+    -timedelta(hours=24) and timedelta(hours=24), not datetime.timedelta(days=-5, seconds=69660)"."""
+    from analyzer.logs import Line
+    from analyzer.validate import check_lines
+
+    obj = legal_obj(1, "h1")
+    obj["started_at"] = f"2026-11-01T20:00:00{offset}"
+    [item] = check_lines([Line("f.jsonl", 3, orjson.dumps(obj))])
+    [p] = item.check.problems
+    assert p.code == "bad-time" and p.line == 3 and p.hand_id == "h1"
+    assert "its UTC offset must be from -23:59 to +23:59" in p.message
+    assert "timedelta" not in p.message
+
+
+def test_start_times_at_the_ends_of_the_calendar_pass_through_every_page(tmp_path: Path) -> None:
+    """Years 1 and 9999 with offsets that take them past the calendar's ends in UTC are valid times: validated, and
+    a hand page drawn, without an overflow anywhere."""
+    log = tmp_path / "room.jsonl"
+    objs = []
+    for k, t in enumerate(["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"]):
+        obj = legal_obj(k, f"h{k}")
+        obj["started_at"] = t
+        objs.append(orjson.dumps(obj) + b"\n")
+    log.write_bytes(b"".join(objs))
+    r = _analyzer("validate", str(log))
+    assert r.returncode == 0 and "2 hands, 2 valid, 0 problems" in r.stdout, r.stdout + r.stderr
+    r = _analyzer("report", str(log), "--hand", "h1", "-o", str(tmp_path / "h1.html"))
+    assert r.returncode == 0 and (tmp_path / "h1.html").is_file(), r.stderr
+
+
+# --------------------------------------------------------------------------- logs compressed otherwise than by gzip
+
+_PACKERS = {"bzip2": ("bz2", "compress"), "xz": ("lzma", "compress")}
+
+
+def _packed(kind: str, data: bytes) -> bytes:
+    import importlib
+
+    module, fn = _PACKERS[kind]
+    return getattr(importlib.import_module(module), fn)(data)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("kind", sorted(_PACKERS))
+def test_a_log_of_another_compression_is_named_as_such(tmp_path: Path, kind: str) -> None:
+    """A bzip2 or xz log named .jsonl.gz was "Not a gzipped file (b'BZ')", and named .jsonl one not-utf8 a line with
+    no word of compression: both now say what the file holds and how to decompress it."""
+    gz = tmp_path / "room.jsonl.gz"
+    plain = tmp_path / "room.jsonl"
+    gz.write_bytes(_packed(kind, _lines(3)))
+    plain.write_bytes(gz.read_bytes())
+    tool = {"bzip2": "bzcat", "xz": "xzcat"}[kind]
+    r = _analyzer("validate", str(gz))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"room.jsonl.gz: [io-error] cannot read {gz}: Not a gzipped file" in r.stdout
+    assert f"it holds {kind} data" in r.stdout and tool in r.stdout
+    r = _analyzer("validate", str(plain))
+    assert r.returncode == 1, r.stdout + r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(f"{plain}:1: [not-utf8]") and f"it starts as {kind} data does" in first, first
+    r = _analyzer("decisions", str(gz), "-o", str(tmp_path / "store"), *FAST)
+    assert r.returncode == 2 and f"it holds {kind} data" in r.stderr, r.stderr
+    assert not (tmp_path / "store").exists()
+
+
+def test_plain_text_named_gz_is_told_to_lose_the_suffix(tmp_path: Path) -> None:
+    log = tmp_path / "room.jsonl.gz"
+    log.write_bytes(_lines(2))
+    r = _analyzer("validate", str(log))
+    assert r.returncode == 2
+    assert "it holds plain text (a record), not gzip: name it without .gz" in r.stdout, r.stdout
