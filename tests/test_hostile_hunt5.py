@@ -228,3 +228,16 @@ def test_plain_text_named_gz_is_told_to_lose_the_suffix(tmp_path: Path) -> None:
     r = _analyzer("validate", str(log))
     assert r.returncode == 2
     assert "it holds plain text (a record), not gzip: name it without .gz" in r.stdout, r.stdout
+
+
+# --------------------------------------------------------------------------- simulate's seed
+
+def test_simulate_help_shows_the_seeds_it_takes(tmp_path: Path) -> None:
+    """`simulate --help` offered seeds from -2^63 (the shared option), and a negative one was then refused by the
+    command: the help now shows the range the simulators take, and click refuses the rest before anything runs."""
+    r = _analyzer("simulate", "--help")
+    assert "0<=x<=9223372036854775807" in r.stdout and "-9223372036854775808" not in r.stdout
+    out = tmp_path / "room.jsonl"
+    r = _analyzer("simulate", "--hands", "2", "--seed=-1", "-o", str(out))
+    assert r.returncode == 2 and "Invalid value for '--seed'" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()

@@ -16,7 +16,6 @@ from analyzer.commands.common import (
     help_epilog,
     out_option,
     refuse_inputs,
-    seed_option,
 )
 from analyzer.problems import printable
 from analyzer.simulate import simulator, simulators
@@ -68,7 +67,8 @@ def _default(name: str) -> str:
 @out_option("The room's log (.jsonl or .jsonl.gz).")
 @click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=file_out,
               help="Where to write the truth (JSON; - for standard output).")
-@seed_option
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
+              help="Seed of every random choice: the same seed gives the same output (the simulators take one >= 0).")
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
@@ -94,8 +94,6 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
         if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
             raise click.UsageError(f"--truth {truth}: the same file as --out")
-    if seed < 0:
-        raise click.BadParameter("the simulators take a seed >= 0", param_hint="--seed")
     _refuse_unknown(variant, options)
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
