@@ -241,3 +241,30 @@ def test_simulate_help_shows_the_seeds_it_takes(tmp_path: Path) -> None:
     r = _analyzer("simulate", "--hands", "2", "--seed=-1", "-o", str(out))
     assert r.returncode == 2 and "Invalid value for '--seed'" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- outputs named as compressed files
+
+@pytest.mark.parametrize("command", [["players", *FAST, "-o", "{}/players.csv.gz"], ["validate", "-o", "{}/page.html.gz"],
+                                     ["report", "--hand", "h0", "-o", "{}/hand.HTML.BZ2"],
+                                     ["simulate", "--hands", "2", "-o", "{}/room.jsonl", "--truth", "{}/truth.json.xz"]])
+def test_a_plain_output_under_a_compressed_files_name_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    """`players -o players.csv.gz` wrote the people's table (not even CSV: the name's last suffix is not .csv) as plain
+    text under a gzip name, which neither gunzip nor pandas.read_csv opens; `report -o hand.html.gz` a page a browser
+    shows as bytes. A compressed file's name is a usage error for a plain output now, and nothing is written."""
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(_lines(1))
+    args = [a.format(tmp_path) for a in command]
+    r = _analyzer(*args[:1], *([str(log)] if args[0] != "simulate" else []), *args[1:])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "a compressed file's name, and this command writes plain text" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["room.jsonl"]
+
+
+def test_simulate_still_gzips_a_log_named_gz(tmp_path: Path) -> None:
+    import gzip
+
+    out = tmp_path / "room.jsonl.gz"
+    r = _analyzer("simulate", "--hands", "2", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert gzip.decompress(out.read_bytes()).count(b"\n") == 2

@@ -11,10 +11,10 @@ import orjson
 
 from analyzer.commands.common import (
     FiniteFloatRange,
-    file_out,
     counted,
     help_epilog,
     out_option,
+    plain_file_out,
     refuse_inputs,
 )
 from analyzer.problems import printable
@@ -64,8 +64,8 @@ def _default(name: str) -> str:
               help="Mean hands a table sits before it re-forms. " + _default("run_length"))
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
-@out_option("The room's log (.jsonl or .jsonl.gz).")
-@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=file_out,
+@out_option("The room's log (.jsonl or .jsonl.gz).", compressed=True)
+@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=plain_file_out,
               help="Where to write the truth (JSON; - for standard output).")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Seed of every random choice: the same seed gives the same output (the simulators take one >= 0).")
