@@ -268,3 +268,33 @@ def test_simulate_still_gzips_a_log_named_gz(tmp_path: Path) -> None:
     r = _analyzer("simulate", "--hands", "2", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert gzip.decompress(out.read_bytes()).count(b"\n") == 2
+
+
+# --------------------------------------------------------------------------- a log replaced while validate runs
+
+def test_the_validation_page_does_not_draw_problems_on_a_hand_that_replaced_the_checked_one(tmp_path: Path) -> None:
+    """`validate LOG -o page.html` reads the log twice: once to check it, then the lines with problems again, to
+    replay them on the page. A log replaced in between (rotated, rewritten by its server) gave the page the new
+    file's lines: each problem was drawn on whatever valid hand now stood at its line number ("card-not-held at
+    move 10" on a hand without it). A line whose hand is not the one checked there is not replayed now."""
+    import re
+
+    from analyzer.report.validation import write_validation_report
+    from analyzer.validate import validate
+
+    log = tmp_path / "room.jsonl"
+    bad = legal_obj(1, "bad")
+    bad["actions"][9]["seat"] = (bad["actions"][9]["seat"] + 1) % 4
+    log.write_bytes(_lines(1) + orjson.dumps(bad) + b"\n")
+    summary = validate([str(log)])
+    assert [(p.line, p.hand_id, p.code) for p in summary.problems] == [(2, "bad", "out-of-turn")]
+
+    def replayed(page: Path) -> list[str]:
+        write_validation_report(page, [str(log)], summary)
+        found = re.search(r'"hand_ids":(\[[^\]]*\])', page.read_text())
+        assert found is not None
+        return orjson.loads(found.group(1))  # type: ignore[no-any-return]
+
+    assert replayed(tmp_path / "before.html") == ["bad"]
+    log.write_bytes(_lines(2, first=10))  # the same path, other hands: line 2 holds the valid hand h11 now
+    assert replayed(tmp_path / "after.html") == []
