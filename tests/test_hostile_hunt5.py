@@ -298,3 +298,21 @@ def test_the_validation_page_does_not_draw_problems_on_a_hand_that_replaced_the_
     assert replayed(tmp_path / "before.html") == ["bad"]
     log.write_bytes(_lines(2, first=10))  # the same path, other hands: line 2 holds the valid hand h11 now
     assert replayed(tmp_path / "after.html") == []
+
+
+# --------------------------------------------------------------------------- players given a store's metadata file
+
+def test_players_of_a_stores_metadata_file_names_the_store(tmp_path: Path) -> None:
+    """`players STORE/_common_metadata` (the file a tab completion offers first) read the store's schema as a decision
+    file of no rows: "no decisions to analyse", an empty table, exit 0, for a store full of rows."""
+    log = tmp_path / "room.jsonl"
+    log.write_bytes(_lines(2))
+    store = tmp_path / "store"
+    r = _analyzer("decisions", str(log), "-o", str(store), *FAST)
+    assert r.returncode == 0, r.stderr
+    r = _analyzer("players", str(store / "_common_metadata"), "--format", "json")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "is a decision store's metadata file and holds no rows: name the store's folder" in r.stderr
+    assert str(store) in r.stderr and r.stdout == ""
+    r = _analyzer("players", str(store), "--format", "json")  # the folder itself: its rows
+    assert r.returncode == 0 and len(orjson.loads(r.stdout)) == 4, r.stdout + r.stderr
