@@ -270,8 +270,14 @@ def _compressed_as(data: bytes) -> tuple[str, str] | None:
 
 def _not_gzip_hint(path: str) -> str:
     """What a file named ``.gz`` that is not gzip holds, when that can be told from its first bytes: another
-    compression (bzip2, xz, zstd, zip) or plain text; "" otherwise."""
+    compression (bzip2, xz, zstd, zip) or plain text; "" otherwise. Only a regular file is opened again to look (a
+    named pipe's writer is gone once it was read: opening it again would wait for ever)."""
+    import os
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
         with open(path, "rb") as f:
             head = f.read(8)
     except OSError:
@@ -358,10 +364,14 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
         data.decode("utf-8")
     except UnicodeDecodeError as e:
         packed = _compressed_as(data)
-        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
-                "input, decompress it first: zcat LOG.gz | analyzer ...)" if packed is not None and packed[0] == "gzip"
-                else f"; it starts as {packed[0]} data does, and only gzip is read (a name ending in .gz): decompress it "
-                f"first ({packed[1]} LOG > LOG.jsonl)" if packed is not None else _encoding_hint(data))
+        if packed is None:
+            hint = _encoding_hint(data)
+        elif packed[0] == "gzip":
+            hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
+                    "input, decompress it first: zcat LOG.gz | analyzer ...)")
+        else:
+            hint = (f"; it starts as {packed[0]} data does, and only gzip is read (a name ending in .gz): decompress "
+                    f"it first ({packed[1]} LOG > LOG.jsonl)")
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]

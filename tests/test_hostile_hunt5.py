@@ -316,3 +316,16 @@ def test_players_of_a_stores_metadata_file_names_the_store(tmp_path: Path) -> No
     assert str(store) in r.stderr and r.stdout == ""
     r = _analyzer("players", str(store), "--format", "json")  # the folder itself: its rows
     assert r.returncode == 0 and len(orjson.loads(r.stdout)) == 4, r.stdout + r.stderr
+
+
+@needs_fifo
+def test_a_named_pipe_named_gz_of_other_data_is_not_opened_again_for_the_hint(tmp_path: Path) -> None:
+    """The hint above looks at a .gz file's first bytes again; a named pipe is read once (its writer is gone after):
+    opening it again would wait for ever. It gets gzip's words alone."""
+    fifo = tmp_path / "pipe.jsonl.gz"
+    os.mkfifo(fifo)
+    writer = _feed(fifo, _packed("bzip2", _lines(2)))
+    r = _analyzer("validate", str(fifo), timeout=60)
+    writer.join(timeout=10)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Not a gzipped file" in r.stdout and "it holds" not in r.stdout
