@@ -329,3 +329,19 @@ def test_a_named_pipe_named_gz_of_other_data_is_not_opened_again_for_the_hint(tm
     writer.join(timeout=10)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Not a gzipped file" in r.stdout and "it holds" not in r.stdout
+
+
+# --------------------------------------------------------------------------- simulate -o - with a truth it cannot write
+
+def test_simulate_to_a_stream_sends_nothing_when_its_truth_cannot_be_written(tmp_path: Path) -> None:
+    """`simulate -o - --truth T | analyzer validate -`: the log went down the pipe whole, and only then did the truth
+    fail (a file in the way of its folder, a read-only folder): exit 2 after a whole room was sent, which the reader
+    took as a room. The truth's file is opened first now when the log goes to a stream: nothing is sent."""
+    (tmp_path / "afile").write_text("in the way")
+    r = _analyzer("simulate", "--hands", "3", "-o", "-", "--truth", str(tmp_path / "afile" / "truth.json"))
+    assert r.returncode == 2 and "a file is in the way" in r.stderr, r.stderr
+    assert r.stdout == ""
+    good = tmp_path / "truth.json"
+    r = _analyzer("simulate", "--hands", "3", "-o", "-", "--truth", str(good))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") == 3 and orjson.loads(good.read_bytes())["hands"] == 3

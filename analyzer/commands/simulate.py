@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def _default(name: str) -> str:
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
-    from analyzer.logs import atomic_write_bytes, is_special, write_records
+    from analyzer.logs import atomic_write_bytes, descriptor_of, is_special, open_output, write_records
     from analyzer.progress import Progress
 
     options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
@@ -85,8 +86,6 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
             raise click.UsageError(f"--option {item!r}: use the command's own --{name} option")
         options[name] = _number(value)
     if truth is not None:
-        from analyzer.logs import descriptor_of
-
         fd = descriptor_of(truth)
         if fd is not None and fd == descriptor_of(out):  # `-o - --truth -`
             raise click.UsageError(f"--truth {truth}: the same descriptor as --out; the log and its truth would be mixed "
@@ -100,12 +99,23 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
     except (ValueError, TypeError, OverflowError) as e:
         raise click.UsageError(str(e)) from e
 
-    def write_truth() -> None:  # before the log is put in place: a truth that cannot be written leaves no log
-        if truth:
-            atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    with ExitStack() as first:
+        # a log written to a stream (-o -, a pipe, a device) cannot be held back until its truth is written: the
+        # truth's file is opened before the log's first record, so a truth that cannot be written (a read-only
+        # folder, a file in the way) stops the run with nothing sent; it is put in place once the log is written
+        held = (first.enter_context(open_output(truth)) if truth and (descriptor_of(out) is not None or is_special(out))
+                else None)
 
-    with Progress("simulate") as bar:  # simulating and writing go together, record by record
-        n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
+        def write_truth() -> None:  # before the log is put in place: a truth that cannot be written leaves no log
+            if truth:
+                data = orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+                if held is not None:
+                    held.write(data)
+                else:
+                    atomic_write_bytes(truth, data)
+
+        with Progress("simulate") as bar:  # simulating and writing go together, record by record
+            n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
     click.echo(printable(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else "")), err=True)
     sys.exit(0)
 
