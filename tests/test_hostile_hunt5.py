@@ -1,7 +1,9 @@
-"""Hostile inputs of a fifth hunt over the commands: commands run on a terminal (the progress bar's pre-count of the
-input), odd option combinations, start times the reader takes and refuses, compressed logs of other formats. Each
-case is a clear problem or error naming the file, never a hang, a traceback, a silently empty result or a partial
-output.
+"""Hostile inputs of a fifth hunt over the commands: commands run on a terminal (the progress bar's pre-count of a
+named pipe), option combinations that were ignored without a word (report --audit with --hand or --player), start
+times the reader refuses in Python's words or takes, logs compressed otherwise than by gzip or named .gz without being
+gzip, plain outputs under a compressed file's name, a log replaced while validate writes its page, a store's metadata
+file named as a decision file, simulate sending a whole room to a stream before its truth failed. Each case is a clear
+problem or error naming the file, never a hang, a traceback, a silently empty or wrong result or a partial output.
 
 Tried in this hunt and already fine (not repeated here): ids 'nan', 'None', 'NA', 'null', '1', '-0', 'true' through
 audit, players (csv, json) and report; HTML and script payloads as player and hand ids in every page in chromium
