@@ -8,6 +8,8 @@ is not a terminal (a pipe, a log file, CI) nothing is printed at all.
 from __future__ import annotations
 
 import gzip
+import os
+import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterable
@@ -23,13 +25,18 @@ COUNT_LIMIT_BYTES = 512 * 1024 * 1024
 
 
 def count_lines(files: Iterable[str], limit: int = COUNT_LIMIT_BYTES) -> int | None:
-    """Lines in ``files`` (gzip read through), or None when unknown: standard input, unreadable, too big."""
+    """Lines in ``files`` (gzip read through), or None when unknown: standard input, unreadable, too big, or not a
+    regular file. A named pipe (``<(zcat log.gz)``), a device or ``/dev/stdin`` is read once, by the command: counting
+    its lines first took the stream, and the command then read nothing ("0 hands"), or waited for ever for a
+    writer that was gone."""
     total = 0
     seen = 0
     for path in files:
         if path == "-":
             return None
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return None
             opener: Callable[..., IO[bytes]] = gzip.open if path.endswith(".gz") else open  # type: ignore[assignment]
             with opener(path, "rb") as f:
                 while chunk := f.read(1 << 20):

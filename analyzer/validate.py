@@ -258,6 +258,40 @@ def duplicate_keys(data: bytes) -> list[str]:
         return []
 
 
+#: Compressed data by its first bytes: the format, and the command that writes it out decompressed.
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"), (b"\xfd7zXZ\x00", "xz", "xzcat"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"), (b"PK\x03\x04", "zip", "unzip -p"))
+
+
+def _compressed_as(data: bytes) -> tuple[str, str] | None:
+    """(format, command to decompress) of data that starts as a compressed file does; None otherwise."""
+    return next(((name, tool) for magic, name, tool in _COMPRESSED if data.startswith(magic)), None)
+
+
+def _not_gzip_hint(path: str) -> str:
+    """What a file named ``.gz`` that is not gzip holds, when that can be told from its first bytes: another
+    compression (bzip2, xz, zstd, zip) or plain text; "" otherwise. Only a regular file is opened again to look (a
+    named pipe's writer is gone once it was read: opening it again would wait for ever)."""
+    import os
+    import stat
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return ""
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return ""
+    found = _compressed_as(head)
+    if found is not None:
+        name, tool = found
+        return (f": it holds {name} data, and only gzip is read (a name ending in .gz); decompress it first "
+                f"({tool} LOG > LOG.jsonl) or compress it with gzip")
+    if head.lstrip()[:1] == b"{":
+        return ": it holds plain text (a record), not gzip: name it without .gz"
+    return ""
+
+
 def _encoding_hint(data: bytes) -> str:
     """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
     UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
@@ -329,9 +363,15 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
-                "input, decompress it first: zcat LOG.gz | analyzer ...)"
-                if data.startswith(b"\x1f\x8b") else _encoding_hint(data))
+        packed = _compressed_as(data)
+        if packed is None:
+            hint = _encoding_hint(data)
+        elif packed[0] == "gzip":
+            hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
+                    "input, decompress it first: zcat LOG.gz | analyzer ...)")
+        else:
+            hint = (f"; it starts as {packed[0]} data does, and only gzip is read (a name ending in .gz): decompress "
+                    f"it first ({packed[1]} LOG > LOG.jsonl)")
         return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
     if data.startswith(b"\xef\xbb\xbf"):
         return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
@@ -431,7 +471,10 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             if t.tzinfo is None:
                 raise ValueError("no UTC offset")
         except ValueError as e:
-            problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({e})"))
+            why = str(e)
+            if why.startswith("offset must be"):  # Python's words are about its timedelta type, not the log's text
+                why = "its UTC offset must be from -23:59 to +23:59, minutes 00 to 59"
+            problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
     if not problems:  # the schema accepts what the reader refused (1.0 for an int...): say what the reader said
         problems.append(_reader_problem(problem, obj, error))
     return hand_id, problems
@@ -700,6 +743,8 @@ def _unreadable(name: str, e: BaseException) -> str:
         return f"cannot read {name}: a link that leads to no file (broken, or a loop of links)"
     if isinstance(e, OSError) and e.strerror and e.filename is not None:  # the name once ("[Errno 36] ...: 'NAME'")
         return f"cannot read {name}: {e.strerror}"
+    if str(e).startswith("Not a gzipped file"):  # gzip's words show two bytes: say what the file holds, if known
+        return f"cannot read {name}: {e}{_not_gzip_hint(name)}"
     return f"cannot read {name}: {e}"
 
 

@@ -76,13 +76,14 @@ class AliasOption(click.Option):
 
 
 def out_option(help: str, *, required: bool = True, default: str | None = None, folder: bool = False,
-               aliases: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+               aliases: tuple[str, ...] = (), compressed: bool = False) -> Callable[[Any], Any]:
     """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden); an empty PATH is
-    a usage error (it would mean the current folder, or no page at all)."""
+    a usage error (it would mean the current folder, or no page at all), and so is a compressed file's name unless
+    the command compresses what it writes (``compressed``: simulate's log)."""
     return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
                         type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
                         default=default, show_default=default is not None, help=help,
-                        callback=folder_out if folder else file_out)
+                        callback=folder_out if folder else file_out if compressed else plain_file_out)
 
 
 #: Where ``-o -`` writes: standard output, as a device (written directly, never through a temporary file).
@@ -95,6 +96,22 @@ def file_out(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     if value is not None and value.endswith(("/", os.sep)):  # "out/" means a folder: a file named "out" would surprise
         raise click.BadParameter(f"{value}: a folder (it ends in '/'); name the file to write")
     return STDOUT_PATH if value == "-" else value
+
+
+#: How the names of compressed files end: a plain output under one (``-o players.csv.gz``) is text that no
+#: decompressor and no reader of the name's format opens.
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
+
+
+def plain_file_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """:func:`file_out` of a command that writes plain text (a page, a table, JSON): a compressed file's name is a
+    usage error (the file was written as plain text under it)."""
+    value = file_out(ctx, param, value)
+    suffix = os.path.splitext(value or "")[1]
+    if suffix.lower() in COMPRESSED_SUFFIXES:
+        raise click.BadParameter(f"{value}: a compressed file's name, and this command writes plain text; name it "
+                                 f"without {suffix} (and compress it afterwards if you like)")
+    return value
 
 
 def folder_out(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -123,6 +123,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     from analyzer.analysis.players import MEANING, player_table
     from analyzer.analysis.store import COMMON, looks_like_store
     from analyzer.collector import settle
+    from analyzer.problems import printable
 
     settle()  # the imports are done: out of every collection from now on
 
@@ -131,6 +132,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     fmt = output_format(fmt, out)  # before any work: a contradiction is refused at once
     # decision files or stores (a *.parquet that is not Parquet is refused by _read_decisions), read as they are
     parquets = [p for p in paths if p.endswith(".parquet") or looks_like_store(p)]
+    for p in parquets:  # the store's schema, a Parquet file of no rows: read as one, it gave an empty table, exit 0
+        if Path(p).name == COMMON and not Path(p).is_dir():
+            raise click.UsageError(f"{printable(p)} is a decision store's metadata file and holds no rows: name the "
+                                   f"store's folder, {printable(str(Path(p).parent))}")
     logs = tuple(p for p in paths if p not in parquets)
     if out:  # the expanded inputs: a log found inside a folder counts too
         # a part given alone belongs to its store's folder: the folder's files are inputs too (a folder is a store by

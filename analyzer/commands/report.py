@@ -319,6 +319,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
         store = (st, store_settings(ctx, st, asked, {p: p for p in ("samples", "dd_samples", "seed", "max_samples")}))
     if sum(x is not None for x in (hand_id, player, pair)) != 1:
         raise click.UsageError("give exactly one of --hand, --player, --pair")
+    if audit_file is not None and pair is None:  # a hand's or player's page has no use for it: not ignored unsaid
+        raise click.UsageError("--audit goes with --pair (the audit's entry for the pair: its signals and evidence); "
+                               f"a {'hand' if hand_id is not None else 'player'}'s page does not read it")
     files = resolve_paths(paths)
     refuse_inputs([out], [*files, *([store_path] if store_path else [])])
     if audit_file and Path(audit_file).exists() and any(f != "-" and os.path.samefile(f, audit_file) for f in files):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +12,11 @@ import orjson
 
 from analyzer.commands.common import (
     FiniteFloatRange,
-    file_out,
     counted,
     help_epilog,
     out_option,
+    plain_file_out,
     refuse_inputs,
-    seed_option,
 )
 from analyzer.problems import printable
 from analyzer.simulate import simulator, simulators
@@ -65,14 +65,15 @@ def _default(name: str) -> str:
               help="Mean hands a table sits before it re-forms. " + _default("run_length"))
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
-@out_option("The room's log (.jsonl or .jsonl.gz).")
-@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=file_out,
+@out_option("The room's log (.jsonl or .jsonl.gz).", compressed=True)
+@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=plain_file_out,
               help="Where to write the truth (JSON; - for standard output).")
-@seed_option
+@click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
+              help="Seed of every random choice: the same seed gives the same output (the simulators take one >= 0).")
 def command(variant: str, hands: int, players: int, out: str, truth: str | None, seed: int,
             extra: tuple[str, ...], **options: Any) -> None:
     """Simulate a room of honest players, friends and colluders; write its hands to OUT."""
-    from analyzer.logs import atomic_write_bytes, is_special, write_records
+    from analyzer.logs import atomic_write_bytes, descriptor_of, is_special, open_output, write_records
     from analyzer.progress import Progress
 
     options = {k: v for k, v in options.items() if v is not None}  # unset: the simulator's own default
@@ -85,8 +86,6 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
             raise click.UsageError(f"--option {item!r}: use the command's own --{name} option")
         options[name] = _number(value)
     if truth is not None:
-        from analyzer.logs import descriptor_of
-
         fd = descriptor_of(truth)
         if fd is not None and fd == descriptor_of(out):  # `-o - --truth -`
             raise click.UsageError(f"--truth {truth}: the same descriptor as --out; the log and its truth would be mixed "
@@ -94,20 +93,29 @@ def command(variant: str, hands: int, players: int, out: str, truth: str | None,
         refuse_inputs([truth], [out])  # the truth must not replace the log (the same path, or a link to it)
         if Path(truth).absolute() == Path(out).absolute() and not is_special(out):
             raise click.UsageError(f"--truth {truth}: the same file as --out")
-    if seed < 0:
-        raise click.BadParameter("the simulators take a seed >= 0", param_hint="--seed")
     _refuse_unknown(variant, options)
     try:
         sim = simulator(variant).simulate(hands=hands, players=players, seed=seed, **options)
     except (ValueError, TypeError, OverflowError) as e:
         raise click.UsageError(str(e)) from e
 
-    def write_truth() -> None:  # before the log is put in place: a truth that cannot be written leaves no log
-        if truth:
-            atomic_write_bytes(truth, orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    with ExitStack() as first:
+        # a log written to a stream (-o -, a pipe, a device) cannot be held back until its truth is written: the
+        # truth's file is opened before the log's first record, so a truth that cannot be written (a read-only
+        # folder, a file in the way) stops the run with nothing sent; it is put in place once the log is written
+        held = (first.enter_context(open_output(truth)) if truth and (descriptor_of(out) is not None or is_special(out))
+                else None)
 
-    with Progress("simulate") as bar:  # simulating and writing go together, record by record
-        n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
+        def write_truth() -> None:  # before the log is put in place: a truth that cannot be written leaves no log
+            if truth:
+                data = orjson.dumps(sim.truth, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+                if held is not None:
+                    held.write(data)
+                else:
+                    atomic_write_bytes(truth, data)
+
+        with Progress("simulate") as bar:  # simulating and writing go together, record by record
+            n = write_records(out, counted(sim.records, bar.phase("writing", hands)), then=write_truth)
     click.echo(printable(f"{n} hands written to {out}" + (f", truth to {truth}" if truth else "")), err=True)
     sys.exit(0)
 

@@ -29,7 +29,9 @@ def _replayable(files: Sequence[str], problems: Sequence[Problem],
 
     An input that cannot be read twice (standard input, a named pipe, ``<(zcat ...)``, a device: ``logs.read_once``)
     has its hands listed without a replay: opening a named pipe again waited for ever for a writer that was gone.
-    Each file is read up to its last line with a problem.
+    Each file is read up to its last line with a problem. A line that holds another hand than the one checked there
+    (the file was replaced or rewritten during the run) is not replayed: its problems would be drawn on a hand they
+    are not about.
     """
     by_line: dict[tuple[str, int], list[Problem]] = {}
     for p in problems:
@@ -52,9 +54,12 @@ def _replayable(files: Sequence[str], problems: Sequence[Problem],
                 if key not in by_line or line.data is None:
                     continue
                 try:
-                    hd = hand_data(dec.decode(line.data), problems=by_line[key])
+                    record = dec.decode(line.data)
                 except (msgspec.ValidationError, msgspec.DecodeError):
                     continue  # a line that is not a record has nothing to replay
+                if record.hand_id != by_line[key][0].hand_id:
+                    continue  # the file changed since it was checked: this line holds another hand now
+                hd = hand_data(record, problems=by_line[key])
                 if hd is not None:
                     out[key] = hd
                     for p, shown in zip(by_line[key], hd["problems"]):
