@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,3 +117,23 @@ def clean_exit(r: Any, code: int) -> None:
     assert r.exit_code == code, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert "Traceback" not in r.output
+
+
+def analyzer_process(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    """The real command in a process of its own, killed (SIGKILL) if it outlives ``timeout``: a hang fails the test
+    instead of stopping the suite."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def feed_fifo(fifo: Path, data: bytes) -> threading.Thread:
+    """A writer that opens ``fifo``, writes ``data`` once and goes away (as ``<(zcat log.gz)`` or
+    ``cat log > fifo &`` does)."""
+    def feed() -> None:
+        with open(fifo, "wb") as w:
+            w.write(data)
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    return t

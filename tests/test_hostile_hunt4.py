@@ -8,14 +8,11 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT, SAMPLES, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, feed_fifo, legal_obj, run_cli
 
 from analyzer.logs import Line
 from analyzer.validate import check_lines, validate
@@ -32,23 +29,8 @@ def _hand(seed: int, hand_id: str | None = None, **fields: object) -> bytes:
     return orjson.dumps(obj) + b"\n"
 
 
-def _analyzer(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The real command in a process of its own, killed (SIGKILL) if it outlives ``timeout``: a hang fails the test
-    instead of stopping the suite (the hangs below did not even heed SIGTERM)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def _feed(fifo: Path, data: bytes) -> threading.Thread:
-    """A writer that opens ``fifo``, writes ``data`` once and goes away (as ``cat log > fifo &`` does)."""
-    def feed() -> None:
-        with open(fifo, "wb") as w:
-            w.write(data)
-
-    t = threading.Thread(target=feed, daemon=True)
-    t.start()
-    return t
 
 
 # --------------------------------------------------------------------------- the validation page of a named pipe
@@ -60,9 +42,9 @@ def test_the_validation_page_of_a_named_pipe_is_written_without_waiting_for_a_se
     that can be read once (logs.read_once) now has its hands listed without a replay, as standard input's are."""
     fifo = tmp_path / "live.jsonl"
     os.mkfifo(fifo)
-    writer = _feed(fifo, (SAMPLES / "problems.jsonl").read_bytes())
+    writer = feed_fifo(fifo, (SAMPLES / "problems.jsonl").read_bytes())
     page = tmp_path / "page.html"
-    r = _analyzer("validate", str(fifo), "-o", str(page))
+    r = analyzer_process("validate", str(fifo), "-o", str(page))
     writer.join(timeout=10)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "27 hands, 1 valid, 28 problems" in r.stdout
@@ -115,7 +97,7 @@ def test_a_store_part_that_is_a_named_pipe_is_refused_not_waited_on(legal_store:
     for args in (["players", str(store)], ["players", str(LEGAL), "--decisions", str(store)],
                  ["audit", str(LEGAL), "--decisions", str(store), "-o", str(out)],
                  ["decisions", str(LEGAL), "-o", str(store), *FAST]):
-        r = _analyzer(*args)
+        r = analyzer_process(*args)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
         assert f"{part}: not a regular file (a FIFO, socket or device)" in r.stderr, r.stderr
     assert not out.exists() and sorted(p.name for p in store.iterdir()) == ["_common_metadata", part.name]

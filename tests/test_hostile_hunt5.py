@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT, legal_obj
+from conftest import ROOT, analyzer_process, feed_fifo, legal_obj
 
 FAST = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
@@ -40,22 +40,8 @@ def _lines(n: int, first: int = 0) -> bytes:
     return b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n))
 
 
-def _analyzer(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    """The real command in a process of its own (killed if it outlives ``timeout``: a hang fails the test)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def _feed(fifo: Path, data: bytes) -> threading.Thread:
-    """A writer that opens ``fifo``, writes ``data`` once and goes away (as ``<(zcat log.gz)`` does)."""
-    def feed() -> None:
-        with open(fifo, "wb") as w:
-            w.write(data)
-
-    t = threading.Thread(target=feed, daemon=True)
-    t.start()
-    return t
 
 
 def _on_a_terminal(*args: str, timeout: float = 90) -> tuple[int, str, str]:
@@ -101,7 +87,7 @@ def test_a_named_pipe_on_a_terminal_is_read_by_the_command_not_by_the_progress_c
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     out = tmp_path / "out"
-    writer = _feed(fifo, _lines(3))
+    writer = feed_fifo(fifo, _lines(3))
     extra = FAST if command == "decisions" else ["--samples", "1", "--dd-samples", "1", "--min-hands", "1"]
     code, stdout, shown = _on_a_terminal(command, str(fifo), "-o", str(out), *extra)
     writer.join(timeout=10)
@@ -132,7 +118,7 @@ def test_the_progress_count_never_opens_what_is_not_a_regular_file(tmp_path: Pat
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "pipe.jsonl"
         os.mkfifo(fifo)
-        writer = _feed(fifo, b"4\n")  # so that a count that opens the FIFO reads a line (and fails) instead of waiting
+        writer = feed_fifo(fifo, b"4\n")  # so that a count that opens the FIFO reads a line (and fails) instead of waiting
         assert count_lines([str(plain), str(fifo)]) is None
         with open(fifo, "rb") as f:  # the line is still there for the command: the count did not take it
             assert f.read() == b"4\n"
@@ -150,7 +136,7 @@ def test_report_audit_with_a_hand_or_player_page_is_a_usage_error(tmp_path: Path
     audit = tmp_path / "audit.json"
     audit.write_text('{"pairs": []}')
     out = tmp_path / "page.html"
-    r = _analyzer("report", str(log), *page, "--audit", str(audit), "-o", str(out), *FAST)
+    r = analyzer_process("report", str(log), *page, "--audit", str(audit), "-o", str(out), *FAST)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--audit goes with --pair" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
@@ -184,9 +170,9 @@ def test_start_times_at_the_ends_of_the_calendar_pass_through_every_page(tmp_pat
         obj["started_at"] = t
         objs.append(orjson.dumps(obj) + b"\n")
     log.write_bytes(b"".join(objs))
-    r = _analyzer("validate", str(log))
+    r = analyzer_process("validate", str(log))
     assert r.returncode == 0 and "2 hands, 2 valid, 0 problems" in r.stdout, r.stdout + r.stderr
-    r = _analyzer("report", str(log), "--hand", "h1", "-o", str(tmp_path / "h1.html"))
+    r = analyzer_process("report", str(log), "--hand", "h1", "-o", str(tmp_path / "h1.html"))
     assert r.returncode == 0 and (tmp_path / "h1.html").is_file(), r.stderr
 
 
@@ -211,15 +197,15 @@ def test_a_log_of_another_compression_is_named_as_such(tmp_path: Path, kind: str
     gz.write_bytes(_packed(kind, _lines(3)))
     plain.write_bytes(gz.read_bytes())
     tool = {"bzip2": "bzcat", "xz": "xzcat"}[kind]
-    r = _analyzer("validate", str(gz))
+    r = analyzer_process("validate", str(gz))
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"room.jsonl.gz: [io-error] cannot read {gz}: Not a gzipped file" in r.stdout
     assert f"it holds {kind} data" in r.stdout and tool in r.stdout
-    r = _analyzer("validate", str(plain))
+    r = analyzer_process("validate", str(plain))
     assert r.returncode == 1, r.stdout + r.stderr
     first = r.stdout.splitlines()[0]
     assert first.startswith(f"{plain}:1: [not-utf8]") and f"it starts as {kind} data does" in first, first
-    r = _analyzer("decisions", str(gz), "-o", str(tmp_path / "store"), *FAST)
+    r = analyzer_process("decisions", str(gz), "-o", str(tmp_path / "store"), *FAST)
     assert r.returncode == 2 and f"it holds {kind} data" in r.stderr, r.stderr
     assert not (tmp_path / "store").exists()
 
@@ -227,7 +213,7 @@ def test_a_log_of_another_compression_is_named_as_such(tmp_path: Path, kind: str
 def test_plain_text_named_gz_is_told_to_lose_the_suffix(tmp_path: Path) -> None:
     log = tmp_path / "room.jsonl.gz"
     log.write_bytes(_lines(2))
-    r = _analyzer("validate", str(log))
+    r = analyzer_process("validate", str(log))
     assert r.returncode == 2
     assert "it holds plain text (a record), not gzip: name it without .gz" in r.stdout, r.stdout
 
@@ -237,10 +223,10 @@ def test_plain_text_named_gz_is_told_to_lose_the_suffix(tmp_path: Path) -> None:
 def test_simulate_help_shows_the_seeds_it_takes(tmp_path: Path) -> None:
     """`simulate --help` offered seeds from -2^63 (the shared option), and a negative one was then refused by the
     command: the help now shows the range the simulators take, and click refuses the rest before anything runs."""
-    r = _analyzer("simulate", "--help")
+    r = analyzer_process("simulate", "--help")
     assert "0<=x<=9223372036854775807" in r.stdout and "-9223372036854775808" not in r.stdout
     out = tmp_path / "room.jsonl"
-    r = _analyzer("simulate", "--hands", "2", "--seed=-1", "-o", str(out))
+    r = analyzer_process("simulate", "--hands", "2", "--seed=-1", "-o", str(out))
     assert r.returncode == 2 and "Invalid value for '--seed'" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
 
@@ -257,7 +243,7 @@ def test_a_plain_output_under_a_compressed_files_name_is_a_usage_error(tmp_path:
     log = tmp_path / "room.jsonl"
     log.write_bytes(_lines(1))
     args = [a.format(tmp_path) for a in command]
-    r = _analyzer(*args[:1], *([str(log)] if args[0] != "simulate" else []), *args[1:])
+    r = analyzer_process(*args[:1], *([str(log)] if args[0] != "simulate" else []), *args[1:])
     assert r.returncode == 2, r.stdout + r.stderr
     assert "a compressed file's name, and this command writes plain text" in r.stderr and "Traceback" not in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["room.jsonl"]
@@ -267,7 +253,7 @@ def test_simulate_still_gzips_a_log_named_gz(tmp_path: Path) -> None:
     import gzip
 
     out = tmp_path / "room.jsonl.gz"
-    r = _analyzer("simulate", "--hands", "2", "-o", str(out))
+    r = analyzer_process("simulate", "--hands", "2", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert gzip.decompress(out.read_bytes()).count(b"\n") == 2
 
@@ -310,13 +296,13 @@ def test_players_of_a_stores_metadata_file_names_the_store(tmp_path: Path) -> No
     log = tmp_path / "room.jsonl"
     log.write_bytes(_lines(2))
     store = tmp_path / "store"
-    r = _analyzer("decisions", str(log), "-o", str(store), *FAST)
+    r = analyzer_process("decisions", str(log), "-o", str(store), *FAST)
     assert r.returncode == 0, r.stderr
-    r = _analyzer("players", str(store / "_common_metadata"), "--format", "json")
+    r = analyzer_process("players", str(store / "_common_metadata"), "--format", "json")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "is a decision store's metadata file and holds no rows: name the store's folder" in r.stderr
     assert str(store) in r.stderr and r.stdout == ""
-    r = _analyzer("players", str(store), "--format", "json")  # the folder itself: its rows
+    r = analyzer_process("players", str(store), "--format", "json")  # the folder itself: its rows
     assert r.returncode == 0 and len(orjson.loads(r.stdout)) == 4, r.stdout + r.stderr
 
 
@@ -326,8 +312,8 @@ def test_a_named_pipe_named_gz_of_other_data_is_not_opened_again_for_the_hint(tm
     opening it again would wait for ever. It gets gzip's words alone."""
     fifo = tmp_path / "pipe.jsonl.gz"
     os.mkfifo(fifo)
-    writer = _feed(fifo, _packed("bzip2", _lines(2)))
-    r = _analyzer("validate", str(fifo), timeout=60)
+    writer = feed_fifo(fifo, _packed("bzip2", _lines(2)))
+    r = analyzer_process("validate", str(fifo), timeout=60)
     writer.join(timeout=10)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Not a gzipped file" in r.stdout and "it holds" not in r.stdout
@@ -340,10 +326,10 @@ def test_simulate_to_a_stream_sends_nothing_when_its_truth_cannot_be_written(tmp
     fail (a file in the way of its folder, a read-only folder): exit 2 after a whole room was sent, which the reader
     took as a room. The truth's file is opened first now when the log goes to a stream: nothing is sent."""
     (tmp_path / "afile").write_text("in the way")
-    r = _analyzer("simulate", "--hands", "3", "-o", "-", "--truth", str(tmp_path / "afile" / "truth.json"))
+    r = analyzer_process("simulate", "--hands", "3", "-o", "-", "--truth", str(tmp_path / "afile" / "truth.json"))
     assert r.returncode == 2 and "a file is in the way" in r.stderr, r.stderr
     assert r.stdout == ""
     good = tmp_path / "truth.json"
-    r = _analyzer("simulate", "--hands", "3", "-o", "-", "--truth", str(good))
+    r = analyzer_process("simulate", "--hands", "3", "-o", "-", "--truth", str(good))
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("\n") == 3 and orjson.loads(good.read_bytes())["hands"] == 3

@@ -259,8 +259,12 @@ ROW_CASES: dict[str, tuple[Callable[[pd.DataFrame], pd.DataFrame], str]] = {
     "scale_zero": (_set("scale", 0.0), "column 'scale' holds 0.0 on row 0 (must be > 0)"),
     "seat_9": (_set("seat", 9), "column 'seat' holds 9 on row 0 (must be from 0 to 3)"),
     "seat_negative": (_set("seat", -1), "column 'seat' holds -1"),
-    "action_negative": (_set("action", -7), "column 'action' holds -7 on row 0 (must be >= 0)"),
+    "action_negative": (_set("action", -7), "column 'action' holds -7 on row 0 (must be from 0 to 51)"),
     "n_options_0": (_set("n_options", 0), "column 'n_options' holds 0"),
+    "action_past_the_deck": (_set("action", 10**15), "column 'action' holds 1000000000000000 on row 0 (must be from 0 "
+                                                      "to 51)"),
+    "kind_borrow": (_set("kind", "borrow"), "column 'kind' holds 'borrow' on row 0 (must be one of play, cover)"),
+    "kind_null": (_set("kind", None), "column 'kind' has no value (null) on row 0"),
     "rank_huge": (_set("rank", 2**62), "column 'rank' holds 4611686018427387904 on row 0, not below its n_options"),
     "player_null": (_set("player", None), "column 'player' has no value (null) on row 0"),
     "player_other": (lambda df: df.assign(player=df["player"] + "X"), "column 'player' names"),

@@ -410,14 +410,18 @@ def _check_values(part: Path, table: Any) -> None:
     import numpy as np
     import pyarrow as pa
 
+    from analyzer.cards import NUM_CARDS
     from analyzer.rules import MAX_OPTIONS
 
-    highs = {"seat": 3, "n_options": MAX_OPTIONS}
+    # a hand's actions are its 52 cards, each played or covered once (action 0 the forced 7 of spades)
+    highs = {"seat": 3, "n_options": MAX_OPTIONS, "action": NUM_CARDS - 1}
     cols: dict[str, Any] = {}
     for name in table.column_names:
         if table.schema.field(name).type not in (pa.int64(), pa.float64()):  # texts (numbers were cast to these)
             if name in ID_COLUMNS:
                 _check_id_lengths(part, name, table.column(name))
+            elif name == "kind":
+                _check_kinds(part, table.column(name))
             continue
         x = table.column(name).to_numpy()
         cols[name] = x
@@ -451,6 +455,23 @@ def _check_values(part: Path, table: Any) -> None:
     if "scale" in cols and len(cols["scale"]) and not cols["scale"].min() > 0:
         at = int(np.flatnonzero(~(cols["scale"] > 0))[0])
         raise _bad_part(part, "scale", f"holds {float(cols['scale'][at])!r} on row {at} (must be > 0)")
+
+
+#: The decisions a row can be (``analysis.decisions``): a play or a cover.
+ROW_KINDS = ("play", "cover")
+
+
+def _check_kinds(part: Path, col: Any) -> None:
+    """Every row's ``kind`` a play or a cover: another word was read as a cover by the signals (a score moved)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    other = ~pc.is_in(col, value_set=pa.array(ROW_KINDS)).to_numpy(zero_copy_only=False)
+    if other.any():
+        at = int(np.flatnonzero(other)[0])
+        raise _bad_part(part, "kind", f"holds {_shown(col[at].as_py())} on row {at} (must be one of "
+                                      f"{', '.join(ROW_KINDS)})")
 
 
 def _check_hands(part: Path, table: Any, listed: list[str], players: dict[str, int] | None) -> None:
