@@ -233,7 +233,7 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     out["q_value"] = q
     # and its log10, computed from log p: a q that underflows to 0 (the strongest cases) keeps its size there
     log_q = np.zeros(len(out))
-    log_q[enough.to_numpy()] = log_bh_adjust(log_p[enough.to_numpy()]) if len(out) else np.zeros(0)
+    log_q[enough.to_numpy()] = log_bh_adjust(log_p[enough.to_numpy()])
     out["log10_q"] = log_q / np.log(10.0) + 0.0
     play = [i for i, name in enumerate(SCORE_SIGNALS) if name not in CORROBORATING]
     play_logp = (np.minimum(np.log(len(play)) + logs[:, play].min(axis=1), 0.0) if len(out)
