@@ -25,8 +25,10 @@ import orjson
 from analyzer.logs import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER,
+    SNIFF_BYTES,
     Line,
     LineReader,
+    binary_data,
     decoder,
     expand_paths,
     generate_lines,
@@ -474,10 +476,19 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = str(e)
             if why.startswith("offset must be"):  # Python's words are about its timedelta type, not the log's text
                 why = "its UTC offset must be from -23:59 to +23:59, minutes 00 to 59"
-            problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
+            if _LEAP_SECOND.match(started):  # RFC 3339 writes one; "not an RFC 3339 time" would be wrong
+                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: a leap second (second 60), "
+                                        f"which this reader does not take (leap seconds are not supported: Python's "
+                                        f"times have none); write the second before it, :59"))
+            else:
+                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
     if not problems:  # the schema accepts what the reader refused (1.0 for an int...): say what the reader said
         problems.append(_reader_problem(problem, obj, error))
     return hand_id, problems
+
+
+#: A time whose seconds are 60 (``23:59:60Z``): a leap second, as RFC 3339 may write one.
+_LEAP_SECOND = re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:60(?:[.,]\d+)?(?:[Zz]|[+-]\d\d:?\d\d)$")
 
 
 #: Schema errors a bad line is explained from, at most (the first MAX_SHAPE_PROBLEMS are said, the rest counted). Each
@@ -759,8 +770,14 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         if ranges and path != "-" and not path.endswith(".gz") and os.path.isfile(path):
             try:
                 size = os.path.getsize(path)
+                with open(path, "rb") as f:  # binary data is no log: said once, as a file read whole says it
+                    why = binary_data(f.read(SNIFF_BYTES), stream=False)
             except OSError as e:
                 yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
+                continue
+            if why is not None:
+                yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {why}",
+                                                                      file=name)]))
                 continue
             # the first range is a quarter of the others: the parent checks it alone (loading the kernels)
             # before the workers start, so the other core waits the less (a quarter still holds ~300
