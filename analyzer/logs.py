@@ -215,6 +215,9 @@ def _regular(f: IO[bytes]) -> bool:
         return False
 
 
+#: A regular file whose first block is shorter is never called binary: read a line at a time, it has few problems
+#: (each said as the line's own: not-utf8, not-json), and what it is stays visible line by line.
+SMALL_FILE = 4096
 #: Bytes that never stand in a log's text: the C0 controls but tab, LF and CR (JSON escapes every control in its
 #: strings), which binary data holds one byte in nine of (random bytes), and text next to none of.
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r")
@@ -228,8 +231,9 @@ def binary_data(head: bytes, *, stream: bool) -> str | None:
     (standard input, a named pipe, a device: it may never end, and ``/dev/urandom`` gave a problem a line for ever)
     that or bytes that are not UTF-8. Text in another encoding (UTF-16, UTF-32: half their bytes NUL) is not binary:
     each line says how to convert it. Compressed data is binary on a stream (said with how to decompress it); in a
-    regular file each line says what it holds, as before (the file ends)."""
-    if not head:
+    regular file each line says what it holds, as before (the file ends). A regular file under :data:`SMALL_FILE` bytes
+    is never binary."""
+    if len(head) < (1 if stream else SMALL_FILE):  # a small file: a problem a line is few problems
         return None
     controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     bad = 0
