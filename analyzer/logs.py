@@ -215,6 +215,41 @@ def _regular(f: IO[bytes]) -> bool:
         return False
 
 
+#: Compressed data by its first bytes: the format, and the command that writes it out decompressed.
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"), (b"\xfd7zXZ\x00", "xz", "xzcat"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"), (b"PK\x03\x04", "zip", "unzip -p"))
+
+
+def _compressed_as(data: bytes) -> tuple[str, str] | None:
+    """(format, command to decompress) of data that starts as a compressed file does; None otherwise."""
+    return next(((name, tool) for magic, name, tool in _COMPRESSED if data.startswith(magic)), None)
+
+
+def _encoding_hint(data: bytes) -> str:
+    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
+    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
+    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
+    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
+    nuls = data.count(0)
+    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
+        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
+    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
+        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
+        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
+    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
+        try:
+            text = data.decode("gb18030")
+        except UnicodeDecodeError:
+            return ""
+        if text.isprintable():
+            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
+    return ""
+
+
 #: A regular file whose first block is shorter is never called binary: read a line at a time, it has few problems
 #: (each said as the line's own: not-utf8, not-json), and what it is stays visible line by line.
 SMALL_FILE = 4096
@@ -244,8 +279,6 @@ def binary_data(head: bytes, *, stream: bool) -> str | None:
             bad -= 1
     if (controls + bad) * 32 <= len(head):
         return None
-    from analyzer.validate import _compressed_as, _encoding_hint
-
     nuls = head.count(0)
     if nuls < len(head) and (_encoding_hint(head) or _encoding_hint(head.split(b"\n", 1)[0])):
         return None  # text in UTF-16 or UTF-32 (not only NULs, as /dev/zero): each line says how to convert it

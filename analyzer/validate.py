@@ -33,6 +33,8 @@ from analyzer.logs import (
     expand_paths,
     generate_lines,
 )
+from analyzer.logs import _compressed_as, _encoding_hint  # noqa: F401 - used here and by tests
+
 from analyzer.problems import IdSpellings, Problem, blank_hand_id
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
@@ -260,16 +262,6 @@ def duplicate_keys(data: bytes) -> list[str]:
         return []
 
 
-#: Compressed data by its first bytes: the format, and the command that writes it out decompressed.
-_COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"), (b"\xfd7zXZ\x00", "xz", "xzcat"),
-               (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"), (b"PK\x03\x04", "zip", "unzip -p"))
-
-
-def _compressed_as(data: bytes) -> tuple[str, str] | None:
-    """(format, command to decompress) of data that starts as a compressed file does; None otherwise."""
-    return next(((name, tool) for magic, name, tool in _COMPRESSED if data.startswith(magic)), None)
-
-
 def _not_gzip_hint(path: str) -> str:
     """What a file named ``.gz`` that is not gzip holds, when that can be told from its first bytes: another
     compression (bzip2, xz, zstd, zip) or plain text; "" otherwise. Only a regular file is opened again to look (a
@@ -291,31 +283,6 @@ def _not_gzip_hint(path: str) -> str:
                 f"({tool} LOG > LOG.jsonl) or compress it with gzip")
     if head.lstrip()[:1] == b"{":
         return ": it holds plain text (a record), not gzip: name it without .gz"
-    return ""
-
-
-def _encoding_hint(data: bytes) -> str:
-    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
-    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
-    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
-    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
-    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
-    nuls = data.count(0)
-    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
-        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
-    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
-        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
-        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
-    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
-        try:
-            text = data.decode("gb18030")
-        except UnicodeDecodeError:
-            return ""
-        if text.isprintable():
-            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
     return ""
 
 
