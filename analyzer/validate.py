@@ -224,6 +224,13 @@ def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) 
     import json
 
     dups: list[str] = []
+    return json.loads(data, **strict_hooks(dups, holders)), dups
+
+
+def strict_hooks(dups: list[str], holders: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The keyword arguments of the standard library's JSON reader for :func:`load_strict`'s exact reading: each key
+    repeated inside one object appended to ``dups`` (once), and the object it was first found repeated in to
+    ``holders`` when given; NaN and Infinity refused, integers of any size."""
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out = dict(items)
@@ -237,7 +244,7 @@ def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) 
                 seen.add(k)
         return out
 
-    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant, parse_int=_any_int), dups
+    return {"object_pairs_hook": pairs, "parse_constant": _no_constant, "parse_int": _any_int}
 
 
 def _paths_to(obj: Any, wanted: list[dict[str, Any]]) -> list[list[Any]]:

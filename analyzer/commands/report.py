@@ -228,21 +228,10 @@ def _stream_audit(path: str, a: str, b: str) -> tuple[dict[str, Any], tuple[int,
     import codecs
     import json
 
-    from analyzer.validate import _any_int, _no_constant
+    from analyzer.validate import strict_hooks
 
     dups: list[str] = []
-
-    def pairs_hook(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(items)
-        if len(out) != len(items):
-            seen: set[str] = set()
-            for k, _ in items:
-                if k in seen and k not in dups:
-                    dups.append(k)
-                seen.add(k)
-        return out
-
-    dec = json.JSONDecoder(object_pairs_hook=pairs_hook, parse_constant=_no_constant, parse_int=_any_int)
+    dec = json.JSONDecoder(**strict_hooks(dups))
     text = codecs.getincrementaldecoder("utf-8")()
     buf, pos, eof = "", 0, False
     with open(path, "rb") as f:
