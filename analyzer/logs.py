@@ -179,15 +179,121 @@ def _open(path: str) -> IO[bytes]:
 
 
 def generate_lines(path: str, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[Line]:
-    """Non-blank lines of one file, 1-based numbers; too-long lines come with ``data=None``."""
+    """Non-blank lines of one file, 1-based numbers; too-long lines come with ``data=None``. An input whose first
+    block is binary data (:func:`binary_data`) raises :class:`NotText` before any line is given."""
     f = _open(path)
     try:
+        peek = getattr(f, "peek", None)
+        if peek is not None:
+            why = binary_data(peek(SNIFF_BYTES)[:SNIFF_BYTES], stream=not _regular(f))
+            if why is not None:
+                raise NotText(why)
         yield from LineReader(f, "<stdin>" if path == "-" else path, max_line_bytes)
     except zlib.error as e:  # a gzip stream whose compressed data is broken: a read error like any other
         raise gzip.BadGzipFile(f"broken compressed data ({e})") from None
     finally:
         if f is not sys.stdin.buffer:
             f.close()
+
+
+#: Bytes at the start of an input looked at to tell a log (text) from binary data: the first block read.
+SNIFF_BYTES = 1 << 16
+
+
+class NotText(ValueError):
+    """An input whose first block is binary data, not lines of text (``/dev/urandom``, an image, an executable):
+    nothing of it is read (an io-error, the other files read). A device of endless random bytes was read for ever, a
+    not-utf8 problem a line."""
+
+
+def _regular(f: IO[bytes]) -> bool:
+    """Whether ``f`` (or the file under a gzip stream) is a regular file: its end will come."""
+    raw = getattr(f, "fileobj", None) or f  # a GzipFile reads the file it was given
+    try:
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+#: Compressed data by its first bytes: the format, and the command that writes it out decompressed.
+_COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"), (b"\xfd7zXZ\x00", "xz", "xzcat"),
+               (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"), (b"PK\x03\x04", "zip", "unzip -p"))
+
+
+def _compressed_as(data: bytes) -> tuple[str, str] | None:
+    """(format, command to decompress) of data that starts as a compressed file does; None otherwise."""
+    return next(((name, tool) for magic, name, tool in _COMPRESSED if data.startswith(magic)), None)
+
+
+def _encoding_hint(data: bytes) -> str:
+    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
+    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
+    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
+    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
+    nuls = data.count(0)
+    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
+        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
+    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
+        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
+        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
+    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
+        try:
+            text = data.decode("gb18030")
+        except UnicodeDecodeError:
+            return ""
+        if text.isprintable():
+            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
+    return ""
+
+
+#: A regular file whose first block is shorter is never called binary: read a line at a time, it has few problems
+#: (each said as the line's own: not-utf8, not-json), and what it is stays visible line by line.
+SMALL_FILE = 4096
+#: Bytes that never stand in a log's text: the C0 controls but tab, LF and CR (JSON escapes every control in its
+#: strings), which binary data holds one byte in nine of (random bytes), and text next to none of.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r")
+
+
+def binary_data(head: bytes, *, stream: bool) -> str | None:
+    """Why ``head``, the first block of an input, is binary data and no log; None when it may be text.
+
+    Binary is a block of which more than one byte in 32 is a control character (NUL included; random bytes hold one
+    in nine, a log with a corrupt line next to none: its lines are each a problem, as before), or on a stream
+    (standard input, a named pipe, a device: it may never end, and ``/dev/urandom`` gave a problem a line for ever)
+    that or bytes that are not UTF-8. Text in another encoding (UTF-16, UTF-32: half their bytes NUL) is not binary:
+    each line says how to convert it. Compressed data is binary on a stream (said with how to decompress it); in a
+    regular file each line says what it holds, as before (the file ends). A regular file under :data:`SMALL_FILE` bytes
+    is never binary."""
+    if len(head) < (1 if stream else SMALL_FILE):  # a small file: a problem a line is few problems
+        return None
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    bad = 0
+    if stream and controls * 32 <= len(head):
+        text = head.decode("utf-8", "replace")
+        bad = text.count("\ufffd") - head.count("\ufffd".encode())
+        if bad and head[-3:].decode("utf-8", "replace").endswith("\ufffd"):  # a character cut by the block's end
+            bad -= 1
+    if (controls + bad) * 32 <= len(head):
+        return None
+    nuls = head.count(0)
+    if nuls < len(head) and (_encoding_hint(head) or _encoding_hint(head.split(b"\n", 1)[0])):
+        return None  # text in UTF-16 or UTF-32 (not only NULs, as /dev/zero): each line says how to convert it
+    packed = _compressed_as(head)
+    if packed is not None:
+        if not stream:
+            return None  # each line says what it holds (a regular file ends)
+        name, tool = packed
+        how = "zcat LOG.gz | analyzer ..." if name == "gzip" else f"{tool} LOG | analyzer ..."
+        return (f"it holds {name} data, not a text log: only a file whose name ends in .gz is decompressed (on a "
+                f"stream, decompress it first: {how}); nothing of it is read")
+    why = ("only NUL bytes" if nuls == len(head) else f"{controls:,} control bytes ({nuls:,} of them NUL)"
+           if controls * 32 > len(head) else f"{bad:,} byte sequences that are not UTF-8")
+    return (f"binary data, not a text log ({why} in its first {len(head):,} bytes; a log is lines of JSON in UTF-8); "
+            f"nothing of it is read")
 
 
 #: Bytes of one too-long line the reader skips, looking for its end, before it gives the file up (:class:`NoLineEnd`;
@@ -349,7 +455,8 @@ def records_at(places: dict[str, list[int]], max_line_bytes: int = DEFAULT_MAX_L
                         yield rec
                 if ln.line >= last:
                     break
-        except (OSError, EOFError, zlib.error) as e:  # gone, unreadable, a gzip stream cut short or broken since
+        except (OSError, EOFError, zlib.error, NotText, NoLineEnd) as e:  # gone, unreadable, a gzip stream cut short
+            # or broken since, binary data or a line without end now
             if expect is None:
                 raise
             raise ChangedInput(path, f" (cannot read it again: {getattr(e, 'strerror', None) or e})") from None
@@ -457,13 +564,30 @@ def _stdin_is(target: Path) -> bool:
     return (st.st_dev, st.st_ino) == (ts.st_dev, ts.st_ino)
 
 
+def through_links(path: str | os.PathLike[str]) -> Path:
+    """Where writing ``path`` lands: when it is a link (or a chain of them), the file it leads to, so that the link
+    stays a link, as a shell's ``>`` and editors write through one (a temporary file renamed over the link replaced
+    it with a regular file, and the file it led to kept its old content); else ``path`` itself. A link to a file not
+    made yet leads to where that file is made; a loop of links is an :class:`OutputError`."""
+    target = Path(path)
+    if not target.is_symlink():
+        return target
+    try:
+        return Path(os.path.realpath(target, strict=True))
+    except FileNotFoundError:  # a link to no file yet: the file is made where the link leads
+        return Path(os.path.realpath(target))
+    except OSError as e:
+        raise OutputError(f"{path}: a link that leads to no file (a loop of links); nothing written") from e
+
+
 @contextmanager
 def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> Iterator[IO[bytes]]:
     """A binary file to write ``path`` through, whole or not at all.
 
     A regular file is written to a temporary file beside it and renamed over it only when the block
     ends without an error (the old file stays untouched otherwise; the temporary file never survives,
-    Ctrl-C included). A device or a pipe is written to directly. Refuses to overwrite any of ``inputs``.
+    Ctrl-C included). A device or a pipe is written to directly. A link is written where it leads
+    (:func:`through_links`: the link stays). Refuses to overwrite any of ``inputs``.
     """
     target = Path(path)
     check_not_input(target, inputs)
@@ -480,6 +604,7 @@ def open_output(path: str | os.PathLike[str], *, inputs: Iterable[str] = ()) -> 
             with open(target, "wb") as f:
                 yield f
             return
+        target = through_links(target)
         if target.is_dir():
             raise OutputError(f"{target}: is a folder, expected a file")
         try:
@@ -573,7 +698,7 @@ class OutputSet:
     """
 
     def __init__(self, folder: str | os.PathLike[str], names: Iterable[str], *, inputs: Iterable[str] = ()):
-        self.folder = Path(folder)
+        self.folder = through_links(folder)  # a link to a folder: the folder (a link to none: made where it leads)
         self.names = list(names)
         inputs = list(inputs)
         if self.folder.exists() and not self.folder.is_dir():
@@ -582,6 +707,7 @@ class OutputSet:
             check_not_input(self.folder / n, inputs)
             if is_special(self.folder / n) or (self.folder / n).is_dir():
                 raise OutputError(f"{self.folder / n}: not a regular file")
+            through_links(self.folder / n)  # a loop of links: refused now, before any work
 
     def __enter__(self) -> Path:
         import fcntl
@@ -614,19 +740,35 @@ class OutputSet:
             else:
                 exc.filename = str(self.folder / inside)
         stopped = kind is None and stopping.received() is not None  # a stop whose exception was swallowed
+        beside: list[Path] = []  # copies of outputs whose names are links, beside the files they lead to
         try:
             if kind is None and not stopped:
-                written = [n for n in self.names if (self.tmp / n).exists()]
                 mode = _umask_mode()
+                moves = []
+                for n in self.names:
+                    if not (self.tmp / n).exists():
+                        continue
+                    dest = through_links(self.folder / n)
+                    src = self.tmp / n
+                    if dest != self.folder / n:  # a link: written where it leads, maybe another file system, so
+                        fd, name = tempfile.mkstemp(prefix=f".{hidden_stem(dest.name)}.", suffix=".tmp",
+                                                    dir=dest.parent)  # copied beside that file first
+                        beside.append(Path(name))
+                        with os.fdopen(fd, "wb") as f, open(src, "rb") as g:
+                            shutil.copyfileobj(g, f)
+                        src = Path(name)
+                    os.chmod(src, mode)
+                    moves.append((src, dest))
                 held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
                 old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
                 try:
-                    for n in written:
-                        os.chmod(self.tmp / n, mode)
-                        os.replace(self.tmp / n, self.folder / n)
+                    for src, dest in moves:
+                        os.replace(src, dest)
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, old)
         finally:
+            for copy in beside:
+                copy.unlink(missing_ok=True)
             shutil.rmtree(self.tmp, ignore_errors=True)
             os.close(self._lock)
             if (kind is not None or stopped) and self.made:  # no empty output folder left behind by a failed run

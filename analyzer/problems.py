@@ -196,13 +196,23 @@ def _key(text: str) -> str:
     return folded.translate(_HIDDEN).strip()
 
 
+#: Letters of other scripts drawn as Latin ones (a small skeleton after Unicode's confusables, UTS #39, which Python's
+#: ``unicodedata`` lacks): Cyrillic and Greek letters whose glyph is a Latin letter's in common fonts, capital and
+#: small, mapped to that letter (``р1``, Cyrillic er, reads as ``p1``). A capital counts as its small letter does once
+#: case folded (Greek ``Η`` is drawn as ``H``: ``η`` maps to ``h``). Latin letters alike among themselves (``l``,
+#: ``I`` and ``1``; ``rn`` and ``m``) are not here: real ids differ by them.
+CONFUSABLE = dict(zip(
+    "авекмнорстухѕіјԁԛԝһӏАВЕКМНОРСТУХЅІЈԚԜҺӀ" "αβεζηικμνορτυχϲϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿɑıȷ",
+    "abekmhopctyxsijdqwhlABEKMHOPCTYXSIJQWHI" "abezhikmnoptyxcjABEZHIKMNOPTYXCJaij"))
+
+
 class _Hidden(dict[int, "str | None"]):
-    """``str.translate``'s table for :func:`id_key`: None (dropped) for a format or blank character, filled as
-    characters come."""
+    """``str.translate``'s table for :func:`id_key`: None (dropped) for a format or blank character, a letter of
+    another script drawn as a Latin one (:data:`CONFUSABLE`) as that Latin letter, filled as characters come."""
 
     def __missing__(self, code: int) -> str | None:
         ch = chr(code)
-        kept = None if unicodedata.category(ch) == "Cf" or _BLANK.match(ch) is not None else ch
+        kept = None if unicodedata.category(ch) == "Cf" or _BLANK.match(ch) is not None else CONFUSABLE.get(ch, ch)
         if len(self) >= 1 << 16:  # bounded, as _Escapes
             self.clear()
         self[code] = kept
@@ -263,9 +273,18 @@ def quote_ids(a: str, b: str) -> tuple[str, str]:
     when that shows them the same (``café`` composed and decomposed), with every non-ASCII character as its
     code point."""
     qa, qb = f"'{printable(a)}'", f"'{printable(b)}'"
-    if unicodedata.normalize("NFC", qa) == unicodedata.normalize("NFC", qb):  # canonically equivalent: drawn alike
+    if _drawn(qa) == _drawn(qb):  # canonically equivalent, or letters of two scripts: drawn alike
         qa, qb = (f"'{x.encode('ascii', 'backslashreplace').decode()}'" for x in (a, b))
     return qa, qb
+
+
+def _drawn(text: str) -> str:
+    """``text`` as it is drawn, near enough: NFC, and every letter of :data:`CONFUSABLE` as the Latin one it looks
+    like."""
+    return unicodedata.normalize("NFC", text).translate(_DRAWN)
+
+
+_DRAWN = str.maketrans(CONFUSABLE)
 
 
 class IdSpellings:

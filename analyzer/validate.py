@@ -25,12 +25,16 @@ import orjson
 from analyzer.logs import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER,
+    SNIFF_BYTES,
     Line,
     LineReader,
+    binary_data,
     decoder,
     expand_paths,
     generate_lines,
 )
+from analyzer.logs import _compressed_as, _encoding_hint  # noqa: F401 - used here and by tests
+
 from analyzer.problems import IdSpellings, Problem, blank_hand_id
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
@@ -220,6 +224,13 @@ def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) 
     import json
 
     dups: list[str] = []
+    return json.loads(data, **strict_hooks(dups, holders)), dups
+
+
+def strict_hooks(dups: list[str], holders: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The keyword arguments of the standard library's JSON reader for :func:`load_strict`'s exact reading: each key
+    repeated inside one object appended to ``dups`` (once), and the object it was first found repeated in to
+    ``holders`` when given; NaN and Infinity refused, integers of any size."""
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out = dict(items)
@@ -233,7 +244,7 @@ def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) 
                 seen.add(k)
         return out
 
-    return json.loads(data, object_pairs_hook=pairs, parse_constant=_no_constant, parse_int=_any_int), dups
+    return {"object_pairs_hook": pairs, "parse_constant": _no_constant, "parse_int": _any_int}
 
 
 def _paths_to(obj: Any, wanted: list[dict[str, Any]]) -> list[list[Any]]:
@@ -258,16 +269,6 @@ def duplicate_keys(data: bytes) -> list[str]:
         return []
 
 
-#: Compressed data by its first bytes: the format, and the command that writes it out decompressed.
-_COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"), (b"\xfd7zXZ\x00", "xz", "xzcat"),
-               (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"), (b"PK\x03\x04", "zip", "unzip -p"))
-
-
-def _compressed_as(data: bytes) -> tuple[str, str] | None:
-    """(format, command to decompress) of data that starts as a compressed file does; None otherwise."""
-    return next(((name, tool) for magic, name, tool in _COMPRESSED if data.startswith(magic)), None)
-
-
 def _not_gzip_hint(path: str) -> str:
     """What a file named ``.gz`` that is not gzip holds, when that can be told from its first bytes: another
     compression (bzip2, xz, zstd, zip) or plain text; "" otherwise. Only a regular file is opened again to look (a
@@ -289,31 +290,6 @@ def _not_gzip_hint(path: str) -> str:
                 f"({tool} LOG > LOG.jsonl) or compress it with gzip")
     if head.lstrip()[:1] == b"{":
         return ": it holds plain text (a record), not gzip: name it without .gz"
-    return ""
-
-
-def _encoding_hint(data: bytes) -> str:
-    """What a line that is not UTF-8 JSON looks like instead, when it is a text encoding a server may write: UTF-16 or
-    UTF-32 (a byte order mark, or NUL bytes between the characters: each line of such a file but the first reads as
-    UTF-8 that is no JSON) or GB18030/GBK (Chinese text); "" otherwise."""
-    convert = "; logs are UTF-8: convert the file first (iconv -f {} -t UTF-8 LOG > LOG.utf8.jsonl)"
-    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        return "; it starts with a UTF-32 byte order mark" + convert.format("UTF-32")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "; it starts with a UTF-16 byte order mark" + convert.format("UTF-16")
-    nuls = data.count(0)
-    if nuls == len(data) > 0:  # what a little-endian file's last line ending leaves
-        return "; only NUL bytes, as the end of UTF-16 or UTF-32 text" + convert.format("UTF-16 (or UTF-32)")
-    if nuls * 4 >= len(data) > 0:  # ASCII as UTF-16 is half NULs, as UTF-32 three quarters
-        name = "UTF-32" if nuls * 8 >= len(data) * 5 else "UTF-16"
-        return f"; NUL bytes part its characters, as in {name} text" + convert.format(name)
-    if not data.isascii() and data.lstrip().startswith(b"{"):  # a record's start: not any binary line that decodes
-        try:
-            text = data.decode("gb18030")
-        except UnicodeDecodeError:
-            return ""
-        if text.isprintable():
-            return "; it reads as GB18030 (GBK) text" + convert.format("GB18030")
     return ""
 
 
@@ -474,10 +450,19 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             why = str(e)
             if why.startswith("offset must be"):  # Python's words are about its timedelta type, not the log's text
                 why = "its UTC offset must be from -23:59 to +23:59, minutes 00 to 59"
-            problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
+            if _LEAP_SECOND.match(started):  # RFC 3339 writes one; "not an RFC 3339 time" would be wrong
+                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: a leap second (second 60), "
+                                        f"which this reader does not take (leap seconds are not supported: Python's "
+                                        f"times have none); write the second before it, :59"))
+            else:
+                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
     if not problems:  # the schema accepts what the reader refused (1.0 for an int...): say what the reader said
         problems.append(_reader_problem(problem, obj, error))
     return hand_id, problems
+
+
+#: A time whose seconds are 60 (``23:59:60Z``): a leap second, as RFC 3339 may write one.
+_LEAP_SECOND = re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:60(?:[.,]\d+)?(?:[Zz]|[+-]\d\d:?\d\d)$")
 
 
 #: Schema errors a bad line is explained from, at most (the first MAX_SHAPE_PROBLEMS are said, the rest counted). Each
@@ -759,8 +744,14 @@ def _batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         if ranges and path != "-" and not path.endswith(".gz") and os.path.isfile(path):
             try:
                 size = os.path.getsize(path)
+                with open(path, "rb") as f:  # binary data is no log: said once, as a file read whole says it
+                    why = binary_data(f.read(SNIFF_BYTES), stream=False)
             except OSError as e:
                 yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {e}", file=name)]))
+                continue
+            if why is not None:
+                yield Checked(name, 0, None, None, HandCheck([Problem("io-error", f"cannot read {name}: {why}",
+                                                                      file=name)]))
                 continue
             # the first range is a quarter of the others: the parent checks it alone (loading the kernels)
             # before the workers start, so the other core waits the less (a quarter still holds ~300

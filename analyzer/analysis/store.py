@@ -716,7 +716,9 @@ class StoreWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], settings: Settings) -> None:
-        self.target = Path(path)
+        from analyzer.logs import through_links
+
+        self.target = through_links(path)  # a link to a store, or to where a new one goes: written there (it stays)
         self.settings = settings
         self.existing: Store | None = None
         self.pending: list[tuple[Path, Path]] = []

@@ -82,8 +82,26 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
     the command compresses what it writes (``compressed``: simulate's log)."""
     return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
                         type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
-                        default=default, show_default=default is not None, help=help,
-                        callback=folder_out if folder else file_out if compressed else plain_file_out)
+                        default=None if default is None else (default,), show_default=default is not None,
+                        help=help, multiple=True,
+                        callback=one_out(folder_out if folder else file_out if compressed else plain_file_out))
+
+
+def one_out(check: Callable[[click.Context, click.Parameter, str | None], str | None]) -> Callable[..., str | None]:
+    """A click callback for ``-o`` read as a multiple option: its one value, checked by ``check``; given twice (``-o
+    a.html -o b.html``, or an old spelling beside the new) it is a usage error, not the last value kept without a
+    word while the user waits for two outputs."""
+    def callback(ctx: click.Context, param: click.Parameter, value: tuple[str, ...] | str | None) -> str | None:
+        if isinstance(value, tuple):
+            if len(value) > 1:
+                from analyzer.problems import printable
+
+                shown = ", ".join(repr(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
+                raise click.BadParameter(printable(f"given {len(value)} times ({shown}); a command writes one "
+                                                   f"output: give it once (run the command again for another)"))
+            value = value[0] if value else None
+        return check(ctx, param, value)
+    return callback
 
 
 #: Where ``-o -`` writes: standard output, as a device (written directly, never through a temporary file).

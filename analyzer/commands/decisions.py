@@ -28,6 +28,7 @@ from analyzer.commands.common import (
     max_line_option,
     max_samples_option,
     folder_out,
+    one_out,
     paths_argument,
     refuse_inputs,
     resolve_paths,
@@ -110,7 +111,8 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                                   "a store of other settings or other hands, a store another run is writing)"))
 @paths_argument
 @click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
-              required=True, callback=folder_out,  # a folder, or a path to create; a file (say an input) is refused below
+              required=True, multiple=True, callback=one_out(folder_out),  # a folder, or a path to create; a file
+              # (say an input) is refused below; given twice: a usage error
               help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
                    "table; its `action` column is the 0-based index into the log's actions, move = action + 1). When "
                    "it exists, only the hands it does not hold are analysed and added. A store another `decisions` run is "

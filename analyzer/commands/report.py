@@ -92,10 +92,14 @@ def _players_of(item: Checked) -> list[str]:
     return list(getattr(item.record, "players", []))
 
 
-#: The largest audit file read for --audit. audit.json holds every pair that sat together (~5.6 KB a pair: 3.6 MB for
-#: a 64-player room's 639 pairs), so a room of thousands of players writes tens of MB, and the cap is well above
-#: that. Reading is exact (repeated keys are refused), ~55 ms and ~6 MB of memory per MB of file.
+#: The largest audit file read whole for --audit. audit.json holds every pair that sat together (~5.6 KB a pair: 3.6 MB
+#: for a 64-player room's 639 pairs), so a room of thousands of players writes tens of MB. Reading whole is exact
+#: (repeated keys are refused), ~55 ms and ~6 MB of memory per MB of file; a larger regular file is read a pair at a
+#: time (:func:`_stream_audit`: the memory of one pair), so no audit is too big. A device or pipe, which has no size
+#: to look at first, is read no further than this (/dev/zero: 23 GB before the kernel killed the command).
 MAX_AUDIT_BYTES = 256 << 20
+#: The largest single value of an audit file read a pair at a time (a pair's entry, or another top-level field).
+MAX_AUDIT_ITEM_BYTES = 64 << 20
 
 
 #: Evidence rows a pair page shows from an audit entry, at most (the strongest first, as the audit ranks them; the audit
@@ -160,23 +164,30 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
         return None
     from analyzer.validate import _short, load_strict
 
+    import stat
+
     try:
-        too_big = click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB", param_hint="--audit")
-        if Path(path).stat().st_size > MAX_AUDIT_BYTES:
-            raise too_big
-        with open(path, "rb") as f:  # bounded: a device or pipe has no size to look at first (/dev/zero: 23 GB, killed)
-            data = f.read(MAX_AUDIT_BYTES + 1)
-        if len(data) > MAX_AUDIT_BYTES:
-            raise too_big
-        audit, dups = load_strict(data)
-        del data
+        st = Path(path).stat()
+        if stat.S_ISREG(st.st_mode) and st.st_size > MAX_AUDIT_BYTES:  # a pair at a time: the memory of one pair
+            top, found, dups = _stream_audit(path, a, b)
+        else:
+            with open(path, "rb") as f:  # bounded: a device or pipe has no size to look at first
+                data = f.read(MAX_AUDIT_BYTES + 1)
+            if len(data) > MAX_AUDIT_BYTES:
+                raise click.BadParameter(f"{path} is larger than {MAX_AUDIT_BYTES >> 20} MB and not a regular file "
+                                         f"(a device or pipe is read no further); save it as a file",
+                                         param_hint="--audit")
+            top, dups = load_strict(data)
+            del data
+            found = None
     except (OSError, ValueError, RecursionError) as e:
         raise click.BadParameter(f"cannot read {path}: {_short(str(e), 200)}", param_hint="--audit") from e
     if dups:
         raise click.BadParameter(f"{path}: key {dups[0]!r} appears twice in one object", param_hint="--audit")
-    _shape_error(path, audit, _audit_shape())
-    found = next(((i, p) for i, p in enumerate(audit["pairs"]) if sorted(p["players"]) == sorted([a, b])), None)
-    del audit  # only the pair's entry is kept (a big audit's other pairs are freed now)
+    _shape_error(path, top, _audit_shape())
+    if found is None:
+        found = next(((i, p) for i, p in enumerate(top["pairs"]) if sorted(p["players"]) == sorted([a, b])), None)
+    del top  # only the pair's entry is kept (a big audit's other pairs are freed now)
     if found is None:
         click.echo(printable(f"report: warning: {path} has no entry for {a} and {b}; the page shows their decisions "
                              f"without the audit's signals and evidence"), err=True)
@@ -206,6 +217,108 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
                                  f"left out of the page"), err=True)
             entry["evidence"] = kept
     return entry  # type: ignore[no-any-return]
+
+
+def _stream_audit(path: str, a: str, b: str) -> tuple[dict[str, Any], tuple[int, Any] | None, list[str]]:
+    """An audit file read a value at a time: its top-level fields but ``pairs`` (``pairs`` itself as an empty list),
+    the pair of ``a`` and ``b`` (its place and entry) or None, and the keys repeated inside one object. Memory holds
+    one value at a time (a pair's entry, ~6 KB), not the file (~6x its size as Python objects: a 1 GB audit of a
+    room of thousands of players took 6 GB). Each entry of ``pairs`` must name two players (else a usage error naming
+    it); a value over :data:`MAX_AUDIT_ITEM_BYTES`, or text that is not JSON, is a ``ValueError``."""
+    import codecs
+    import json
+
+    from analyzer.validate import strict_hooks
+
+    dups: list[str] = []
+    dec = json.JSONDecoder(**strict_hooks(dups))
+    text = codecs.getincrementaldecoder("utf-8")()
+    buf, pos, eof = "", 0, False
+    with open(path, "rb") as f:
+        def more(size: int = 1 << 20) -> bool:
+            nonlocal buf, pos, eof
+            if eof:
+                return False
+            chunk = f.read(size)
+            eof = not chunk
+            buf = buf[pos:] + text.decode(chunk, final=eof)
+            pos = 0
+            return not eof
+
+        def skip() -> str:
+            """The next character past white space ("" at the end)."""
+            nonlocal pos
+            while True:
+                while pos < len(buf) and buf[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(buf) or not more():
+                    return buf[pos:pos + 1]
+
+        def take(expected: str) -> str:
+            nonlocal pos
+            ch = skip()
+            if ch not in expected:
+                where = f"{ch!r}" if ch else "the end of the file"
+                raise ValueError(f"not JSON: expected {' or '.join(map(repr, expected))}, found {where}")
+            pos += 1
+            return ch
+
+        def value() -> Any:
+            nonlocal pos
+            skip()
+            while True:
+                try:
+                    obj, end = dec.raw_decode(buf, pos)
+                except json.JSONDecodeError as e:
+                    if len(buf) - pos > MAX_AUDIT_ITEM_BYTES:
+                        raise ValueError(f"a value of more than {MAX_AUDIT_ITEM_BYTES >> 20} MB") from None
+                    if more(max(1 << 20, len(buf) - pos)):
+                        continue
+                    raise ValueError(f"not JSON: {e.msg}") from None
+                if end == len(buf) and not eof and more():  # a number cut by the chunk's end: read on
+                    continue
+                pos = end
+                return obj
+
+        top: dict[str, Any] = {}
+        found: tuple[int, Any] | None = None
+        take("{")
+        if skip() == "}":
+            pos += 1
+        else:
+            while True:
+                key = value()
+                if not isinstance(key, str):
+                    raise ValueError("not JSON: a key that is not a string")
+                if key in top and key not in dups:
+                    dups.append(key)
+                take(":")
+                if key == "pairs" and skip() == "[":
+                    pos += 1
+                    top[key] = []
+                    i = 0
+                    if skip() == "]":
+                        pos += 1
+                    else:
+                        while True:
+                            entry = value()
+                            players = entry.get("players") if isinstance(entry, dict) else None
+                            if not (isinstance(players, list) and len(players) == 2
+                                    and all(isinstance(x, str) for x in players)):
+                                raise click.BadParameter(f"{path} is not an audit file: at pairs/{i}: an entry that "
+                                                         f"does not name two players", param_hint="--audit")
+                            if found is None and sorted(players) == sorted([a, b]):
+                                found = (i, entry)
+                            i += 1
+                            if take(",]") == "]":
+                                break
+                else:
+                    top[key] = value()
+                if take(",}") == "}":
+                    break
+        if skip():
+            raise ValueError("not JSON: another value follows the audit's object")
+    return top, found, dups
 
 
 def _pair_hands(value: str, items: Iterable[Checked]) -> tuple[str, str, list[Checked]]:

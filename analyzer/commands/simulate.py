@@ -15,6 +15,7 @@ from analyzer.commands.common import (
     counted,
     help_epilog,
     out_option,
+    one_out,
     plain_file_out,
     refuse_inputs,
 )
@@ -66,7 +67,8 @@ def _default(name: str) -> str:
 @click.option("--option", "extra", multiple=True, metavar="NAME=VALUE",
               help="Any other simulator option (numbers read as numbers), e.g. --option seek=0.9.")
 @out_option("The room's log (.jsonl or .jsonl.gz).", compressed=True)
-@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, callback=plain_file_out,
+@click.option("--truth", type=click.Path(dir_okay=False, allow_dash=True), default=None, multiple=True,
+              callback=one_out(plain_file_out),
               help="Where to write the truth (JSON; - for standard output).")
 @click.option("--seed", type=click.IntRange(min=0, max=2**63 - 1), default=0, show_default=True,
               help="Seed of every random choice: the same seed gives the same output (the simulators take one >= 0).")
