@@ -294,6 +294,24 @@ def _analyse_for(seconds: float) -> int:
     return done
 
 
+def _analyse_cpu(seconds: float) -> float:
+    """Hands of :data:`_HANDS` the decision analysis gets through per CPU-second of this process, over ``seconds``."""
+    t = time.process_time()
+    done = _analyse_for(seconds)
+    return done / max(time.process_time() - t, 1e-9)
+
+
+def reference_speed(hands: Path, bursts: int = 3, seconds: float = 1.0) -> float:
+    """This machine's speed now, for comparing runs made at other times: the hands per CPU-second of the decision
+    analysis alone on the first hands of ``hands`` (:func:`_load_hands`), in one process with the other core idle,
+    the median of ``bursts`` bursts. A shared host's speed drifts (the same audit ran at 108 and 155 hands per
+    CPU-second an hour apart on 2026-12-03); the audit's rate divided by this one moves much less."""
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    with multiprocessing.get_context("fork" if fork else "spawn").Pool(1, _load_hands, (str(hands),)) as pool:
+        pool.apply(_analyse_for, (0.2,))
+        return statistics.median(pool.apply(_analyse_cpu, (seconds,)) for _ in range(bursts))
+
+
 def machine_speedup(bursts: int = 10, seconds: float = 1.0, hands: Path | None = None) -> list[float]:
     """What this machine gives two busy processes against one: ``bursts`` times, the work one process does in
     ``seconds`` and then the work two do side by side in as long, as a ratio (2.0 on two idle, independent cores).
@@ -405,9 +423,14 @@ def main() -> None:
 
     name = f"--jobs {args.jobs}"
     if not args.dask_only:
+        ref = [reference_speed(warm)]
         for n in sizes:
             log = cut(src, n, args.cache)
             show(name, n, audit_once(log, extra(log, ["--jobs", str(args.jobs)])))
+        ref.append(reference_speed(warm))
+        print(f"machine speed (the decision analysis alone, 1 process, {warm.name}): {ref[0]:.1f} hands per CPU-s "
+              f"before these runs, {ref[1]:.1f} after; each size's hands per CPU-s over the mean of the two: "
+              + ", ".join(f"{n / rows[(name, n)]['cpu'] / statistics.mean(ref):.3f}" for n in sizes), flush=True)
         if len(sizes) > 1:
             a, b = sizes[0], sizes[1]
             ra, rb = rows[(name, a)], rows[(name, b)]
