@@ -26,6 +26,8 @@ is well under 2, and no program's 2-worker run can beat it by much). The machine
 run: CPU time and wall time both suffer when other jobs share the cores. ``--dask-pairs N`` runs each size's
 1-worker and 2-worker audits N times in turn and prints each pair's speed-up and their median: on a shared virtual
 machine the same run's wall time drifts by 20-40% over minutes, so one pair can land on either side of the goal.
+The ordinary runs are framed by a machine-speed reference (``reference_speed``: the decision analysis alone, one
+process), printed before and after them with each size's hands per CPU-second over it.
 """
 
 from __future__ import annotations
@@ -304,8 +306,9 @@ def _analyse_cpu(seconds: float) -> float:
 def reference_speed(hands: Path, bursts: int = 3, seconds: float = 1.0) -> float:
     """This machine's speed now, for comparing runs made at other times: the hands per CPU-second of the decision
     analysis alone on the first hands of ``hands`` (:func:`_load_hands`), in one process with the other core idle,
-    the median of ``bursts`` bursts. A shared host's speed drifts (the same audit ran at 108 and 155 hands per
-    CPU-second an hour apart on 2026-12-03); the audit's rate divided by this one moves much less."""
+    the median of ``bursts`` bursts. A shared host's speed drifts (the same audit ran at 108 and 187 hands per
+    CPU-second an hour apart on 2026-12-03), and so does this reference, even within one run: it says which hour a
+    figure came from, it does not correct the figure."""
     fork = "fork" in multiprocessing.get_all_start_methods()
     with multiprocessing.get_context("fork" if fork else "spawn").Pool(1, _load_hands, (str(hands),)) as pool:
         pool.apply(_analyse_for, (0.2,))
