@@ -12,7 +12,8 @@ One simulated room (``--players`` players, seed ``--seed``, the simulator's defa
 colluding pair and friends) is written once (cached in ``--cache``); its first N hands are audited by
 ``analyzer audit`` in a fresh process for each N, so each figure is that run's alone: wall time, CPU
 time of the process and every worker it started (``os.wait4``), hands per CPU-second, and the peak
-resident memory of the largest process (the one that holds the rows; ``ru_maxrss``).
+resident memory of the largest process (the one that holds the rows; ``ru_maxrss``), and with ``--dask local`` that
+of the largest worker ("workers MB").
 ``--from-store`` writes, once per size (cached), a decision store with ``analyzer decisions --samples 1
 --max-samples 1 --dd-samples 1 --policy fast`` and audits with ``--decisions STORE``: the rows' values differ
 from the defaults' but not their number or shape, so memory and the aggregation's time are the audit's at any
@@ -119,7 +120,9 @@ def _reap_adopted(timeout: float = 60.0) -> tuple[float, float]:
 def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, float]:
     """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers, also those a forkserver of its
     started: :func:`_adopt_orphans`), the command's own CPU s (``client``: without its worker processes), peak RSS
-    MB. ``root``: the checkout whose code runs."""
+    MB of the largest process, and ``workers_mb``: that of the largest adopted one (with ``--dask local``, the
+    LocalCluster's workers and the forkserver they are forked from; 0 without). ``root``: the checkout whose code
+    runs."""
     load = os.getloadavg()[0]
     adopted = _adopt_orphans()
     with tempfile.TemporaryDirectory() as out:
@@ -135,7 +138,7 @@ def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, floa
             raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
         client = float(own.read_text()) if own.exists() else float("nan")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime + more_cpu, "client": client,
-            "rss_mb": max(usage.ru_maxrss / 1024, more_rss),
+            "rss_mb": max(usage.ru_maxrss / 1024, more_rss), "workers_mb": more_rss,
             "load": (load + os.getloadavg()[0]) / 2}
 
 
@@ -275,17 +278,29 @@ def _burn(seconds: float) -> int:
 _HANDS: list[object] = []
 
 
+#: Why :func:`_load_hands` failed in this pool process (raised by :func:`_analyse_for`, so the parent sees it: a pool
+#: whose initializer raises starts a new process in its place for ever, printing a traceback each time).
+_LOAD_FAILED: list[BaseException] = []
+
+
 def _load_hands(path: str) -> None:
     """A pool process' hands for :func:`_analyse_for`: the first valid ones of ``path``, the kernels loaded."""
-    from analyzer.analysis.decisions import analyse
-    from analyzer.validate import generate_checked
+    try:
+        from analyzer.analysis.decisions import analyse
+        from analyzer.validate import generate_checked
 
-    _HANDS[:] = [it for it in generate_checked([path]) if it.ok][:40]
-    analyse(_HANDS[:2])
+        _HANDS[:] = [it for it in generate_checked([path]) if it.ok][:40]
+        if not _HANDS:
+            raise ValueError(f"{path}: no valid hand to analyse")
+        analyse(_HANDS[:2])
+    except Exception as e:  # noqa: BLE001  # raised by the first task instead
+        _LOAD_FAILED[:] = [e]
 
 
 def _analyse_for(seconds: float) -> int:
     """Hands of :data:`_HANDS` (in turn, five a call) the audit's decision analysis gets through in ``seconds``."""
+    if _LOAD_FAILED:
+        raise RuntimeError(f"the machine-speed probe could not load its hands: {_LOAD_FAILED[0]!r}")
     from analyzer.analysis.decisions import analyse
 
     end, done = time.monotonic() + seconds, 0
@@ -415,14 +430,14 @@ def main() -> None:
         f"audit defaults, --policy {args.policy}" if args.policy else "audit defaults")
     print(f"room: {args.players} players, seed {args.seed}; {how}; cores: {os.cpu_count()}")
     print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'client s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
-          f"{'peak MB':>8} {'load':>5}")
+          f"{'peak MB':>8} {'workers MB':>10} {'load':>5}")
     rows: dict[tuple[str, int], dict[str, float]] = {}
 
     def show(name: str, n: int, r: dict[str, float]) -> None:
         rows[(name, n)] = r
         print(f"{name:<28} {n:>7} {r['wall']:>8.1f} {r['cpu']:>8.1f} {r['client']:>8.1f} {n / r['wall']:>8.1f} "
               f"{n / r['cpu']:>11.1f} "
-              f"{r['rss_mb']:>8.0f} {r['load']:>5.1f}", flush=True)
+              f"{r['rss_mb']:>8.0f} {r['workers_mb'] or float('nan'):>10.0f} {r['load']:>5.1f}", flush=True)
 
     name = f"--jobs {args.jobs}"
     if not args.dask_only:

@@ -88,6 +88,35 @@ def test_the_accumulator_keeps_chunks_on_disk_and_cleans_up() -> None:
     assert not any(p.exists() for p in paths)
 
 
+def test_a_chunk_in_a_file_reads_back_as_the_chunk_in_memory(tmp_path) -> None:
+    """``write_chunk`` (a Dask worker's chunk kept in the spill's folder) reads back as ``build_chunk`` made it, and
+    recoded (the handle carries the room's codes; the file stays as written) as ``recode`` makes it."""
+    from analyzer.audit.stream import (ChunkFile, build_chunk, chunk_names, load_chunk, on_chunk, positive_regrets,
+                                       recode, recode_chunk, write_chunk)
+
+    df = synthetic_room(players=8, hands=20, decisions=4, seed=6)
+    want = build_chunk(df)
+    ref = write_chunk(df, str(tmp_path), "c1")
+    assert isinstance(ref, ChunkFile) and (tmp_path / "c1.chunk").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["c1.chunk"]  # no temporary file left
+    names, kinds = chunk_names(ref)
+    assert list(names) == list(want["names"]) and list(kinds) == list(want["kinds"])
+
+    def same(a: dict, b: dict) -> None:
+        assert sorted(a) == sorted(b)
+        for k in a:
+            assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+
+    same(load_chunk(ref), want)
+    players = np.arange(len(names))[::-1] + 3  # the room's codes are not the chunk's own
+    recoded = recode_chunk(ref, players, np.array([5, 1][:len(kinds)]), 40)
+    assert isinstance(recoded, ChunkFile) and recoded.path == ref.path
+    same(load_chunk(recoded), recode(want, players, np.array([5, 1][:len(kinds)]), 40))
+    assert load_chunk(recoded)["actor"].max() >= 3
+    assert np.array_equal(on_chunk(positive_regrets, recoded), positive_regrets(want))
+    same(load_chunk(ref), want)  # the original handle still reads the chunk's own codes
+
+
 def test_a_chunk_parses_its_options_once_for_both_readers() -> None:
     """build_chunk hands one parse of the options to the seat effects and to burst's choice inputs: each reads
     the same as from its own parse (the seat effects' own is block by block: rows across OPTION_BLOCK too)."""

@@ -177,6 +177,7 @@ def _slim(paths: list[str], address: str, **kw: object) -> tuple[dict, list[dict
                        **kw) as a:  # type: ignore[arg-type]
             assert a._spill is not None and a._spill.session is not None  # the workers share the spill
             files.update(str(e[0]) for es in a._spill.players.files.values() for e in es)
+            files.update(str(f) for f in Path(a._spill.players.folder).iterdir())  # the chunks' files too
             out.update(a.result)
 
     ran = _tasks(address, run)
@@ -202,7 +203,10 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     keys = _passes(ran)
     # the batches' think-time sums: at most FANIN of them are merged here, in one round trip
     assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] == 0 and keys["names"] == batches
-    assert len({f for f in files if "/batch-" in f}) == batches  # one rows file a batch, written by the workers
+    # one rows file a batch, written by the workers
+    assert len({f for f in files if "/batch-" in f and f.endswith(".rows")}) == batches
+    # and its chunk of the pair signals, in a file beside them, not in the workers' memory
+    assert len({f for f in files if f.endswith(".chunk")}) == batches
     names = [str(r["key"]) for r in ran]
     # a task a group of players, one group a worker here (each player in one group: the table is the same)
     assert 1 < len(workers) < len(single["players"])

@@ -10,7 +10,9 @@ chunk plus merges of ``FANIN`` adjacent results at a time (so the per-hand piece
 order), and only the merged sums (sizes set by players, pairs and situations) and the per-hand pieces come
 back to the client. Each analysed batch's think-time sums are made next to its rows as well and merged in a tree
 (``ThinkStats.merge``), and, when the workers share the client's folder, the batch's rows are written into the
-players' spill there (``audit.rows.write_batch``): only a summary comes back. The result equals the single-process
+players' spill there (``audit.rows.write_batch``): only a summary comes back; the batch's chunk is then written
+into that folder too (``stream.write_chunk``; the future holds the file's name and the chunk's own names), so the
+workers' memory, like this process', holds no chunk and does not grow with the hands. The result equals the single-process
 one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
 """
 
@@ -32,13 +34,17 @@ from analyzer.audit.stream import (
     Room,
     StreamedSignals,
     add_choices,
+    Chunk,
     build_chunk,
     chunk_choices,
     chunk_names,
     chunk_pairs,
+    load_chunk,
+    on_chunk,
     positive_regrets,
-    recode,
+    recode_chunk,
     regret_edges,
+    write_chunk,
 )
 
 #: Results merged by one task of the tree (adjacent ones, in chunk order).
@@ -56,8 +62,8 @@ BURST_PARTS = 3
 KEY_PREFIX = "bieqi-signals"
 
 
-def _apply(fn: Any, chunk: dict[str, np.ndarray], args: tuple[Any, ...]) -> Any:
-    return fn(chunk, *args)
+def _apply(fn: Any, chunk: Chunk, args: tuple[Any, ...]) -> Any:
+    return fn(load_chunk(chunk), *args)
 
 
 def _merge(merge: Any, *parts: Any) -> Any:
@@ -195,7 +201,15 @@ class DaskSignals(StreamedSignals):
     def _follow(self, rows: Any) -> Any:
         """The chunk of a batch being analysed and its think-time sums, made next to its rows (``rows``: the
         analysis' future)."""
-        return self._submit("chunk", build_chunk, rows), self._submit("think", batch_think, rows)
+        return self._build(rows), self._submit("think", batch_think, rows)
+
+    def _build(self, rows: Any) -> Any:
+        """A task making the chunk of ``rows`` (a future or a frame): into a file of the spill's folder when the
+        workers share it (:func:`analyzer.audit.stream.write_chunk`: the workers' memory then holds no chunk, as
+        this process holds none in :class:`StreamedSignals`), else kept in the worker's memory."""
+        if self._spill is None:
+            return self._submit("chunk", build_chunk, rows)
+        return self._submit("chunk", write_chunk, rows, self._spill[0], f"chunk-{self._run}-{len(self.tasks):06d}")
 
     def write_spill(self, spill: PlayerSpill) -> bool:
         """Have the workers write each analysed batch's rows into ``spill``'s folder themselves, so the rows never
@@ -266,7 +280,7 @@ class DaskSignals(StreamedSignals):
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
             return
-        self._chunk_made(self._submit("chunk", build_chunk, df))
+        self._chunk_made(self._build(df))
         self._count(len(df), int(df["hand_id"].nunique()), df)
 
     def _map(self, name: str, fn: Any, *iterables: list[Any]) -> list[Any]:
@@ -333,10 +347,11 @@ class DaskSignals(StreamedSignals):
         kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
         self.players = {str(n): i for i, n in enumerate(names)}
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
-        self.chunks = self._map("recode", recode, self.chunks, [np.searchsorted(names, n.astype(str)) for n, _ in own],
+        self.chunks = self._map("recode", recode_chunk, self.chunks, [np.searchsorted(names, n.astype(str)) for n, _ in own],
                                 [np.searchsorted(kinds, k.astype(str)) for _, k in own], list(self._bases))
-        pairs_of = self._map("pairs-of", chunk_pairs, self.chunks)
-        pos = self._map("regrets", positive_regrets, self.chunks)
+        n = len(self.chunks)
+        pairs_of = self._map("pairs-of", on_chunk, [chunk_pairs] * n, self.chunks)
+        pos = self._map("regrets", on_chunk, [positive_regrets] * n, self.chunks)
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
         if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed

@@ -170,8 +170,10 @@ def recode(ch: dict[str, np.ndarray], players: np.ndarray, kinds: np.ndarray, ha
     return out
 
 
-def chunk_names(ch: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """A chunk's own player names and kinds (before :func:`recode`)."""
+def chunk_names(ch: dict[str, np.ndarray] | ChunkFile) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's own player names and kinds (before :func:`recode`; a :class:`ChunkFile`'s without reading it)."""
+    if isinstance(ch, ChunkFile):
+        return ch.names, ch.kinds
     return ch["names"], ch["kinds"]
 
 
@@ -191,6 +193,62 @@ def regret_edges(pos: list[np.ndarray]) -> np.ndarray | None:
     if 3 * len(values) < REGRET_BINS * 10:  # the links hold each decision three times
         return None
     return qcut_edges(np.repeat(values, 3), REGRET_BINS)
+
+
+@dataclass(frozen=True)
+class ChunkFile:
+    """A chunk kept in a file of a folder every Dask worker sees (:func:`write_chunk`), not in a worker's memory:
+    what the client's future holds instead of the arrays (~9 KB a hand), so the workers' memory does not grow with
+    the hands. It carries the chunk's own names and kinds (the room's codes are made from every chunk's before the
+    passes, without reading the files) and, once recoded (:func:`recode_chunk`), the room's codes it is read in."""
+
+    path: str
+    names: np.ndarray
+    kinds: np.ndarray
+    codes: tuple[np.ndarray, np.ndarray, int] | None = None  # recode's players, kinds and hand_base
+
+
+#: A chunk as the per-chunk functions take it: its arrays, or the file holding them.
+Chunk = dict[str, np.ndarray] | ChunkFile
+
+
+def write_chunk(df: pd.DataFrame, folder: str, name: str) -> ChunkFile:
+    """:func:`build_chunk` of ``df`` written to ``folder``/``name``.chunk (replaced whole: a task computed again
+    after a worker's loss writes the same file); the handle comes back. Runs on a worker, next to the rows."""
+    import os
+
+    ch = build_chunk(df)
+    names, kinds = ch.pop("names"), ch.pop("kinds")
+    path = Path(folder) / f"{name}.chunk"
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:  # a temporary folder of this run's own (the players' spill)
+        pickle.dump(ch, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, path)
+    return ChunkFile(str(path), names, kinds)
+
+
+def load_chunk(ch: Chunk) -> dict[str, np.ndarray]:
+    """The chunk's arrays (read from its file, in the room's codes once recoded; a dict as it is)."""
+    if not isinstance(ch, ChunkFile):
+        return ch
+    with open(ch.path, "rb") as f:
+        arrays = dict(pickle.load(f))
+    if ch.codes is None:
+        return {**arrays, "names": ch.names, "kinds": ch.kinds}
+    return recode(arrays, *ch.codes)
+
+
+def recode_chunk(ch: Chunk, players: np.ndarray, kinds: np.ndarray, hand_base: int) -> Chunk:
+    """:func:`recode` of a chunk; of a :class:`ChunkFile`, the handle with the codes it is then read in (the file
+    stays as it is)."""
+    if isinstance(ch, ChunkFile):
+        return ChunkFile(ch.path, ch.names, ch.kinds, (np.asarray(players), np.asarray(kinds), int(hand_base)))
+    return recode(ch, players, kinds, hand_base)
+
+
+def on_chunk(fn: Any, ch: Chunk, *args: Any) -> Any:
+    """``fn(chunk's arrays, *args)``: a per-chunk function on a chunk held either way."""
+    return fn(load_chunk(ch), *args)
 
 
 def unpack(ch: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
