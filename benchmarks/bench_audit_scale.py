@@ -2,7 +2,9 @@
 
 Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
 [--dask [--dask-sizes 4000 16000] [--dask-pairs 3] [--against TREE]]``
-(``--settings``: only the decision analysis' CPU at several evaluation settings; ``--phases``: only the
+(``--settings``: only the decision analysis' CPU at several evaluation settings; ``--dask-phases``: only the
+1-worker and 2-worker ``--dask local`` runs' wall time cut into start-up, analysis, aggregation and the client's end,
+from the scheduler's task stream, with each kind of task's compute seconds; ``--phases``: only the
 split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
 and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the
 report and the other outputs; ``--from-store``: audit decision stores written beforehand with cheap analysis
@@ -263,6 +265,93 @@ def phases(log: Path, store: Path | None, n: int, policy: str | None) -> None:
           f"(all but start-up and analysis) {after:.2f} CPU-s ({1000 * after / n:.2f} ms a hand)", flush=True)
 
 
+#: Runs ``analyzer audit`` (argv after the file name) on ``--dask local`` in this process with the scheduler's task
+#: stream on (its plugin added as the client starts), and writes at exit the run's start and end and every task's
+#: key, worker and compute span (epoch seconds) as JSON: where the run's wall time went (:func:`dask_phases`).
+_TASKS = ("import atexit, json, sys, time\n"
+          "out = sys.argv[1]\n"
+          "t0 = time.time()\n"
+          "got = {'tasks': []}\n"
+          "from analyzer.analysis import execute\n"
+          "make, close = execute.dask_client, execute.close_client\n"
+          "def client(*a, **k):\n"
+          "    c = make(*a, **k)\n"
+          "    c.get_task_stream(count=1)  # adds the scheduler's task-stream plugin: every task from now on\n"
+          "    return c\n"
+          "def closing(c):\n"
+          "    for t in c.get_task_stream(start=t0 - 1):\n"
+          "        for s in t['startstops']:\n"
+          "            if s['action'] == 'compute':\n"
+          "                got['tasks'].append((str(t['key']), t['worker'], s['start'], s['stop']))\n"
+          "    return close(c)\n"
+          "execute.dask_client, execute.close_client = client, closing\n"
+          "def note():\n"
+          "    open(out, 'w').write(json.dumps({'start': t0, 'end': time.time(), **got}))\n"
+          "atexit.register(note)\n"
+          "sys.argv = ['analyzer'] + sys.argv[2:]\n"
+          "from analyzer.cli import cli\n"
+          "cli()\n")
+
+#: The kinds of task :func:`dask_phases` sums (by the start of the task's key), in the order they run.
+TASK_KINDS = (("the decision analysis", ("analyse_batch",)),
+              ("its chunks, spill and think sums", ("bieqi-signals-chunk", "bieqi-signals-spill", "bieqi-signals-think",
+                                                   "bieqi-signals-names")),
+              ("player table", ("bieqi-players",)),
+              ("pair-signal passes", ("bieqi-signals",)),  # the rest of bieqi-signals-*, the burst statistic's too
+              ("cases' evidence", ("_evidence_task",)),
+              ("report's pieces", ("bieqi-report", "_parts_of")))
+
+
+def _kind(key: str) -> str:
+    for name, starts in TASK_KINDS:
+        if key.startswith(starts):
+            return name
+    return "other"
+
+
+def dask_phases(log: Path, workers: int, root: Path = ROOT) -> dict[str, float]:
+    """One ``analyzer audit --dask local --jobs workers`` (:data:`_TASKS`): its wall time cut into the start-up (to
+    the first batch's analysis), the analysis (to the last task of a batch), the aggregation on the workers (to the
+    last task) and the client's end (the report written), and each kind of task's compute seconds
+    (:data:`TASK_KINDS`) summed over the workers."""
+    import json
+
+    with tempfile.TemporaryDirectory() as out:
+        clock = Path(out) / "tasks.json"
+        proc = subprocess.run([sys.executable, "-c", _TASKS, str(clock), "audit", str(log), "--out", out,
+                               "--dask", "local", "--jobs", str(workers)], cwd=root, env=_env(root),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"audit failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+        got = json.loads(clock.read_text())
+    t0, tasks = got["start"], got["tasks"]
+    batch = [t for t in tasks if _kind(t[0]) in (TASK_KINDS[0][0], TASK_KINDS[1][0])]
+    first = min(t[2] for t in tasks if t[0].startswith("analyse_batch"))
+    analysed = max(t[3] for t in batch)
+    last = max(t[3] for t in tasks)
+    out_: dict[str, float] = {"start-up": first - t0, "analysis": analysed - first, "aggregation": last - analysed,
+                              "client's end": got["end"] - last, "wall": got["end"] - t0}
+    for name, _ in (*TASK_KINDS, ("other", ())):
+        out_[f"compute: {name}"] = sum(t[3] - t[2] for t in tasks if _kind(t[0]) == name)
+    return out_
+
+
+def show_dask_phases(log: Path, n: int, pairs: int) -> None:
+    """:func:`dask_phases` at 1 and 2 workers, ``pairs`` times in turn: each phase's wall seconds and its speed-up."""
+    for _ in range(max(1, pairs)):
+        one, two = dask_phases(log, 1), dask_phases(log, 2)
+        print(f"{n} hands, `--dask local`, where the wall time goes (s; 1 worker / 2 workers / speed-up), load "
+              f"{os.getloadavg()[0]:.1f}:")
+        for k in one:
+            if k.startswith("compute: "):
+                continue
+            print(f"  {k:<36} {one[k]:7.1f} {two[k]:7.1f}   x{one[k] / max(two[k], 1e-9):.2f}")
+        print("  compute seconds of the workers' tasks, by kind (1 worker / 2 workers: CPU the second worker adds):")
+        for k in one:
+            if k.startswith("compute: ") and (one[k] or two[k]):
+                print(f"  {k[9:]:<36} {one[k]:7.1f} {two[k]:7.1f}   x{two[k] / max(one[k], 1e-9):.2f}", flush=True)
+
+
 def _burn(seconds: float) -> int:
     """Units of pure-Python work (a loop of integer arithmetic) one process does in ``seconds`` of wall time."""
     end, units = time.monotonic() + seconds, 0
@@ -391,6 +480,9 @@ def main() -> None:
                     help="the sizes of the --dask runs (default: the smallest of --sizes)")
     ap.add_argument("--phases", action="store_true", help="only: split each size's CPU in `analyzer audit --jobs 1` "
                                                           "into analysis, aggregation steps and report")
+    ap.add_argument("--dask-phases", action="store_true",
+                    help="only: each --dask-sizes' 1-worker and 2-worker runs cut into start-up, analysis, aggregation "
+                         "and the client's end (the scheduler's task stream), --dask-pairs times")
     ap.add_argument("--settings", action="store_true", help="only: the decision analysis' CPU at several "
                                                              "evaluation settings (smallest size)")
     ap.add_argument("--from-store", action="store_true", help="audit decision stores written with cheap settings "
@@ -410,6 +502,12 @@ def main() -> None:
     src = room(args.cache, args.players, max(sizes), args.seed)
     if args.settings:
         settings_cost(cut(src, sizes[0], args.cache), sizes[0])
+        return
+    if args.dask_phases:
+        warm = cut(src, 40, args.cache)
+        audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+        for n in (args.dask_sizes or sizes[:1]):
+            show_dask_phases(cut(src, n, args.cache), n, args.dask_pairs)
         return
     if args.phases:
         warm = cut(src, 40, args.cache)
@@ -487,7 +585,8 @@ def main() -> None:
                 for tree in (args.against.resolve(), ROOT):
                     r = audit_once(log, extra(log, ["--dask", "local", "--jobs", "2"]), tree)
                     print(f"A/B round {k}, {tree}: 2 workers, wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, "
-                          f"client {r['client']:.1f} s, peak {r['rss_mb']:.0f} MB, load {r['load']:.1f}", flush=True)
+                          f"client {r['client']:.1f} s, peak {r['rss_mb']:.0f} MB (largest worker {r['workers_mb']:.0f} MB), "
+                          f"load {r['load']:.1f}", flush=True)
 
 
 if __name__ == "__main__":

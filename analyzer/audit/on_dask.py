@@ -39,7 +39,6 @@ from analyzer.audit.stream import (
     chunk_choices,
     chunk_names,
     chunk_pairs,
-    load_chunk,
     on_chunk,
     positive_regrets,
     recode_chunk,
@@ -63,7 +62,7 @@ KEY_PREFIX = "bieqi-signals"
 
 
 def _apply(fn: Any, chunk: Chunk, args: tuple[Any, ...]) -> Any:
-    return fn(load_chunk(chunk), *args)
+    return on_chunk(fn, chunk, *args)
 
 
 def _merge(merge: Any, *parts: Any) -> Any:

@@ -24,6 +24,7 @@ per-pair sums and the per-hand burst scores.
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 from collections.abc import Iterator
@@ -215,8 +216,6 @@ Chunk = dict[str, np.ndarray] | ChunkFile
 def write_chunk(df: pd.DataFrame, folder: str, name: str) -> ChunkFile:
     """:func:`build_chunk` of ``df`` written to ``folder``/``name``.chunk (replaced whole: a task computed again
     after a worker's loss writes the same file); the handle comes back. Runs on a worker, next to the rows."""
-    import os
-
     ch = build_chunk(df)
     names, kinds = ch.pop("names"), ch.pop("kinds")
     path = Path(folder) / f"{name}.chunk"
