@@ -9,7 +9,13 @@ command line's exit code says it (:func:`received`)."""
 
 from __future__ import annotations
 
+import sys
+
 _received: int | None = None
+#: Seconds a stopped command has to finish its clean-up before every thread's stack is written to standard error
+#: (:func:`note`): a clean-up that hangs (a worker pool left half-started by the signal; seen once in a loaded
+#: full-suite run, never reproduced) then says where, instead of waiting in silence for the scheduler's SIGKILL.
+STOP_GRACE_S = 60.0
 
 
 class Terminated(KeyboardInterrupt):
@@ -23,9 +29,20 @@ class Terminated(KeyboardInterrupt):
 
 
 def note(signum: int) -> None:
-    """The signal ``signum`` arrived (called by the handler before it raises)."""
+    """The signal ``signum`` arrived (called by the handler before it raises). Also arms faulthandler's watchdog (a
+    thread of its own in C: no Python lock the signal may have interrupted is taken): if the process still runs
+    :data:`STOP_GRACE_S` seconds later, every thread's stack goes to standard error, once; the command is not ended
+    by it (its exit code stays the stop's, whenever it comes)."""
     global _received
+    first = _received is None
     _received = signum
+    if first:
+        try:
+            import faulthandler
+
+            faulthandler.dump_traceback_later(STOP_GRACE_S, repeat=False, file=sys.stderr, exit=False)
+        except (ValueError, OSError, AttributeError, RuntimeError):  # no usable standard error: nothing to say it on
+            pass
 
 
 def received() -> int | None:
@@ -36,6 +53,10 @@ def received() -> int | None:
 def forget() -> None:
     """No stop noted (the command line's handlers are put back: a caller that goes on after it, e.g. a test)."""
     global _received
+    if _received is not None:
+        import faulthandler
+
+        faulthandler.cancel_dump_traceback_later()
     _received = None
 
 

@@ -127,7 +127,12 @@ def test_sigterm_unwinds_like_ctrl_c(sig: str, tmp_path: Path) -> None:
     temporary folder, and the pool's workers end with it (they used to run on, orphaned, holding their memory)."""
     proc, kids, tmp, out = _audit_with_workers(tmp_path)
     os.kill(proc.pid, getattr(signal, sig))
-    _, err = proc.communicate(timeout=120)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # the stacks the stop's watchdog wrote after stopping.STOP_GRACE_S say where
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"no exit 120 s after {sig}; its standard error:\n{err.decode(errors='replace')[-20000:]}")
     assert proc.returncode == 128 + getattr(signal, sig), err.decode(errors="replace")
     assert err == b"", err.decode(errors="replace")
     assert list(tmp.iterdir()) == []
@@ -269,3 +274,26 @@ def test_an_output_set_publishes_nothing_once_a_stop_was_noted(tmp_path: Path) -
     with OutputSet(out, ["a.txt"]) as tmp:  # none noted: published
         (tmp / "a.txt").write_text("x")
     assert (out / "a.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("cancelled", [False, True])
+def test_a_stop_whose_clean_up_hangs_says_where(cancelled: bool) -> None:
+    """A stop noted arms faulthandler's watchdog: a process still running ``STOP_GRACE_S`` later writes every thread's
+    stack to standard error (the clean-up that hung is then found in the log, not guessed); a stop forgotten (the
+    command line's handlers put back, a caller going on) disarms it."""
+    code = ("import time\n"
+            "from analyzer import stopping\n"
+            "stopping.STOP_GRACE_S = 0.3\n"
+            "def cleaning_up():\n"
+            "    time.sleep(1.5)\n"
+            "stopping.note(15)\n"
+            + ("stopping.forget()\n" if cancelled else "")
+            + "cleaning_up()\n")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0
+    err = proc.stderr.decode(errors="replace")
+    if cancelled:
+        assert err == ""
+    else:
+        assert "most recent call first" in err and "cleaning_up" in err
