@@ -13,8 +13,8 @@ import sys
 
 _received: int | None = None
 #: Seconds a stopped command has to finish its clean-up before every thread's stack is written to standard error
-#: (:func:`note`): a clean-up that hangs (``audit --jobs 2`` stopped as its pool started, once in a loaded full-suite
-#: run, not reproduced since; docs/design.md) then says where, instead of waiting in silence for the scheduler's SIGKILL.
+#: (:func:`note`): a clean-up that hangs then says where, instead of waiting in silence for the scheduler's SIGKILL
+#: (one did: a pool's workers nobody told to stop, now ended by ``validate.shut_down``; docs/design.md).
 STOP_GRACE_S = 60.0
 
 

@@ -847,20 +847,45 @@ def _pack(batch: list[Line]) -> tuple[array, bytes]:
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
 
 
-def shut_down(pool: Any) -> None:
+def pool_children() -> set[int]:
+    """The process ids of this process' live children (multiprocessing's): taken before a pool starts, so that
+    :func:`shut_down` can tell the pool's workers from the rest."""
+    import multiprocessing
+
+    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+
+
+def shut_down(pool: Any, before: set[int] | None = None) -> None:
     """``pool.shutdown(wait=True, cancel_futures=True)`` of a ``ProcessPoolExecutor``, also when a signal stopped
-    its start: the command's handler for SIGTERM and SIGHUP raises (``cli.Terminated``) in the main thread, and
-    when that lands in ``pool.submit`` while it starts the pool's manager thread, it interrupts ``Thread.start``
-    waiting for the new thread to say it runs. That thread then runs, but joining it before it has said so raises
-    RuntimeError ("cannot join thread before it is started"), which replaced the signal's clean exit with an
-    internal error. The thread is given up to 5 s to start, and the shutdown done again."""
+    its start. The command's handler for SIGTERM and SIGHUP raises (``cli.Terminated``) in the main thread:
+
+    - landing in ``pool.submit`` while it starts the pool's manager thread, it interrupts ``Thread.start`` waiting
+      for the new thread to say it runs. That thread then runs, but joining it before it has said so raises
+      RuntimeError ("cannot join thread before it is started"), which replaced the signal's clean exit with an
+      internal error. The thread is given up to 5 s to start, and the shutdown done again.
+    - landing in ``pool.submit`` after the workers were forked but before the manager thread was made, it leaves
+      workers that nobody tells to stop: they wait for work for ever, and the command, done with its clean-up,
+      waited for them at its exit (multiprocessing joins its children then; a full-suite run hung so, found with
+      py-spy). When the pool has no manager thread, its workers (those it recorded, and, with ``before``
+      (:func:`pool_children` taken before the pool started), any child started since: one forked as the signal
+      came is not recorded yet) are killed: they hold nothing but the queue they wait on."""
+    manager = getattr(pool, "_executor_manager_thread", None)
+    workers = list((getattr(pool, "_processes", None) or {}).values())
     try:
         pool.shutdown(wait=True, cancel_futures=True)
     except RuntimeError:
-        started = getattr(getattr(pool, "_executor_manager_thread", None), "_started", None)
+        started = getattr(manager, "_started", None)
         if started is None or not started.wait(5.0):
             raise
         pool.shutdown(wait=True, cancel_futures=True)
+    if manager is None:
+        import multiprocessing
+
+        strays = [] if before is None else [p for p in multiprocessing.active_children() if p.pid not in before]
+        for p in {id(p): p for p in (*workers, *strays)}.values():
+            if p.is_alive():
+                p.kill()
+                p.join(5.0)
 
 
 def ignore_sigint() -> None:
@@ -949,6 +974,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         if not isinstance(b, Checked):
             break
     fork = "fork" in multiprocessing.get_all_start_methods()  # not on Windows: the workers load their own
+    before = pool_children()
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint,
                                mp_context=multiprocessing.get_context("fork") if fork else None)
     Task = tuple[_Range, "Future[tuple[Any, ...]]"] | tuple[str, array, "Future[tuple[Any, ...]]"] | Checked
@@ -977,7 +1003,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         while pending:
             yield done(pending.popleft())
     finally:  # on an interrupt or an early stop: drop queued work rather than finish it
-        shut_down(pool)
+        shut_down(pool, before)
 
 
 #: Problems that make a hand a copy of an earlier one (inserted first by :func:`generate_checked`).

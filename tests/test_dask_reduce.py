@@ -171,16 +171,30 @@ def _slim(paths: list[str], address: str, **kw: object) -> tuple[dict, list[dict
     ran, and the names of the spill's files (while it is open)."""
     out: dict = {}
     files: set[str] = set()
+    from analyzer.audit.on_dask import DaskSignals
+
+    close = DaskSignals.close
+
+    def closing(self: DaskSignals) -> None:  # the chunks' files as the pair table is done, and none left after
+        folder = Path(self._spill[0]) if self._spill is not None else None
+        if folder is not None:
+            files.update(str(f) for f in folder.iterdir())
+        close(self)
+        if folder is not None:
+            files.update(f"left after close: {f}" for f in folder.glob("chunk-*"))
 
     def run() -> None:
         with run_audit(paths, execution=Execution(jobs=2, dask=address, batch_hands=7), slim=True,
                        **kw) as a:  # type: ignore[arg-type]
             assert a._spill is not None and a._spill.session is not None  # the workers share the spill
             files.update(str(e[0]) for es in a._spill.players.files.values() for e in es)
-            files.update(str(f) for f in Path(a._spill.players.folder).iterdir())  # the chunks' files too
             out.update(a.result)
 
-    ran = _tasks(address, run)
+    DaskSignals.close = closing  # type: ignore[method-assign]
+    try:
+        ran = _tasks(address, run)
+    finally:
+        DaskSignals.close = close  # type: ignore[method-assign]
     return out, ran, files
 
 
@@ -207,6 +221,7 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     assert len({f for f in files if "/batch-" in f and f.endswith(".rows")}) == batches
     # and its chunk of the pair signals, in a file beside them, not in the workers' memory
     assert len({f for f in files if f.endswith(".chunk")}) == batches
+    assert not [f for f in files if f.startswith("left after close")]  # deleted once the pair table is made
     names = [str(r["key"]) for r in ran]
     # a task a group of players, one group a worker here (each player in one group: the table is the same)
     assert 1 < len(workers) < len(single["players"])

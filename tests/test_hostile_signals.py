@@ -297,3 +297,54 @@ def test_a_stop_whose_clean_up_hangs_says_where(cancelled: bool) -> None:
         assert err == ""
     else:
         assert "most recent call first" in err and "cleaning_up" in err
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="forks its workers")
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_pool_stopped_before_its_manager_thread_leaves_no_worker(recorded: bool,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop landing in ``pool.submit`` after the workers were forked, before the pool's manager thread was made
+    (``recorded``), or as the second worker was forked, before the pool recorded it: nobody would tell those workers
+    to stop, and the command hung at its exit waiting for them (a full-suite run; py-spy showed the command in
+    multiprocessing's exit join and both workers waiting for work). ``shut_down`` ends them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import process as cfp
+
+    from analyzer.validate import pool_children, shut_down
+
+    before = pool_children()
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
+    if recorded:
+        class Stopped:
+            def __init__(self, *a: object) -> None:
+                raise _Stop
+
+        monkeypatch.setattr(cfp, "_ExecutorManagerThread", Stopped)
+    else:
+        spawn = ProcessPoolExecutor._spawn_process
+        calls = []
+
+        def spawning(self: ProcessPoolExecutor) -> None:
+            spawn(self)
+            calls.append(1)
+            if len(calls) == 2:  # forked, then the stop before the pool noted it
+                self._processes.pop(max(self._processes, key=lambda pid: self._processes[pid]._identity))  # type: ignore[attr-defined]
+                raise _Stop
+
+        monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", spawning)
+    workers: list = []
+    try:
+        with pytest.raises(_Stop):
+            pool.submit(abs, -1)
+        workers = [p for p in multiprocessing.active_children() if p.pid not in before]
+        assert len(workers) == 2 and all(p.is_alive() for p in workers)
+        assert len(pool._processes) == (2 if recorded else 1)  # type: ignore[attr-defined]
+        monkeypatch.undo()
+        shut_down(pool, before)
+        assert not [p for p in workers if p.is_alive()]
+    finally:
+        for p in workers:
+            if p.is_alive():
+                p.kill()
+                p.join(5)

@@ -196,8 +196,9 @@ class Execution:
 def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from analyzer.validate import ignore_sigint, shut_down
+    from analyzer.validate import ignore_sigint, pool_children, shut_down
 
+    before = pool_children()
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)  # Ctrl-C is the parent's to handle
     try:
         pending: deque[Future[R]] = deque()
@@ -208,7 +209,7 @@ def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R
         while pending:
             yield pending.popleft().result()
     finally:  # on an error (or a consumer that stops early) the batches not started are dropped
-        shut_down(pool)
+        shut_down(pool, before)
 
 
 class DaskUnavailable(RuntimeError):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -240,6 +241,9 @@ class DaskSignals(StreamedSignals):
         self.chunks = []  # the futures: the workers drop the chunks
         self._thinks = _Tree(self, "think-merge", _merge_think)
         self._own = []
+        if self._spill is not None:  # the chunks' files (the spill's folder itself stays until the audit's end)
+            for f in Path(self._spill[0]).glob(f"chunk-{self._run}-*"):
+                f.unlink(missing_ok=True)
         super().close()
 
     def _count(self, rows: int, hands: int, df: pd.DataFrame | None = None) -> None:
