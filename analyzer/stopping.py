@@ -9,6 +9,7 @@ command line's exit code says it (:func:`received`)."""
 
 from __future__ import annotations
 
+import faulthandler
 import sys
 
 _received: int | None = None
@@ -37,9 +38,7 @@ def note(signum: int) -> None:
     first = _received is None
     _received = signum
     if first:
-        try:
-            import faulthandler
-
+        try:  # faulthandler imported with this module: nothing is imported in the signal's handler
             faulthandler.dump_traceback_later(STOP_GRACE_S, repeat=False, file=sys.stderr, exit=False)
         except (ValueError, OSError, AttributeError, RuntimeError):  # no usable standard error: nothing to say it on
             pass
@@ -54,8 +53,6 @@ def forget() -> None:
     """No stop noted (the command line's handlers are put back: a caller that goes on after it, e.g. a test)."""
     global _received
     if _received is not None:
-        import faulthandler
-
         faulthandler.cancel_dump_traceback_later()
     _received = None
 

@@ -866,11 +866,13 @@ def shut_down(pool: Any, before: set[int] | None = None) -> None:
     - landing in ``pool.submit`` after the workers were forked but before the manager thread was made, it leaves
       workers that nobody tells to stop: they wait for work for ever, and the command, done with its clean-up,
       waited for them at its exit (multiprocessing joins its children then; a full-suite run hung so, found with
-      py-spy). When the pool has no manager thread, its workers (those it recorded, and, with ``before``
-      (:func:`pool_children` taken before the pool started), any child started since: one forked as the signal
-      came is not recorded yet) are killed: they hold nothing but the queue they wait on."""
+      py-spy). When the pool has no manager thread, its workers are killed: they hold nothing but the queue they wait
+      on. Those it recorded, and, when a ``submit`` got as far as forking (its work item counted) and ``before`` is
+      given (:func:`pool_children` taken before the pool started), any child started since: one forked as the
+      signal came is not recorded yet. A pool never submitted to forked nothing: other children are left alone."""
     manager = getattr(pool, "_executor_manager_thread", None)
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    submitted = getattr(pool, "_queue_count", 0) > 0
     try:
         pool.shutdown(wait=True, cancel_futures=True)
     except RuntimeError:
@@ -881,7 +883,8 @@ def shut_down(pool: Any, before: set[int] | None = None) -> None:
     if manager is None:
         import multiprocessing
 
-        strays = [] if before is None else [p for p in multiprocessing.active_children() if p.pid not in before]
+        strays = ([p for p in multiprocessing.active_children() if p.pid not in before]
+                  if before is not None and submitted else [])
         for p in {id(p): p for p in (*workers, *strays)}.values():
             if p.is_alive():
                 p.kill()

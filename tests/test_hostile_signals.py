@@ -348,3 +348,25 @@ def test_a_pool_stopped_before_its_manager_thread_leaves_no_worker(recorded: boo
             if p.is_alive():
                 p.kill()
                 p.join(5)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="forks")
+def test_shutting_down_a_pool_never_used_leaves_other_children_alone() -> None:
+    """A pool closed before any ``submit`` (no manager thread, nothing forked) is not the interrupted one: a child
+    this process started meanwhile for another purpose is not the pool's to kill."""
+    import multiprocessing
+    import time as _time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from analyzer.validate import pool_children, shut_down
+
+    before = pool_children()
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
+    other = multiprocessing.get_context("fork").Process(target=_time.sleep, args=(30,))
+    other.start()
+    try:
+        shut_down(pool, before)
+        assert other.is_alive()
+    finally:
+        other.kill()
+        other.join(5)
