@@ -339,3 +339,28 @@ def test_the_audit_page_says_which_hands_the_pair_audit_did_not_read(page: objec
         expect(line).to_have_count(1 if shown else 0)
         if shown:
             assert "xinyang-heiqi: 4 hands" in line.inner_text() and "bieqi-borrow" not in line.inner_text()
+
+
+def test_the_audit_page_lists_groups_of_marked_pairs(page: object, tmp_path: Path, audit_run: AuditRun) -> None:
+    """Players joined by marked pairs (audit.json's groups): one row a group, its members drawn as text (a hostile id
+    stays text), every pair among them linked to that pair's section; without groups, no such box."""
+    from analyzer.audit.groups import marked_groups
+
+    a, b = audit_run.planted
+    third = next(p for p in audit_run.audit["pairs"] if a in p["players"] and b not in p["players"])
+    c = next(x for x in third["players"] if x != a)
+    pairs = [{**p, "verdict": "review"} if p is third else p for p in audit_run.audit["pairs"]]
+    groups = marked_groups(pairs, {})
+    assert [sorted(g["players"]) for g in groups] == [sorted([a, b, c])]
+    for groups_, count in ((groups, 1), ([], 0)):
+        open_audit(page, tmp_path / f"g{count}", audit_run, pairs=pairs, groups=groups_)
+        found = page.locator("[data-role=group-row]")  # type: ignore[attr-defined]
+        expect(found).to_have_count(count)
+        if count:
+            assert all(x in found.first.inner_text() for x in (a, b, c))
+            links = found.first.locator("[data-role=group-pair]")
+            assert links.count() == len(groups[0]["pairs"])
+            links.first.click()
+            expect(page.locator("[data-role=pair-title], h1, h2").filter(has_text=a).first).to_be_visible()  # type: ignore[attr-defined]
+            assert "#pair=" in page.url  # type: ignore[attr-defined]
+        assert_no_injection(page)

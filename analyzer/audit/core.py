@@ -25,6 +25,7 @@ from analyzer.analysis.decisions import AUDIT_POLICY, DEFAULT_DD_SAMPLES, DEFAUL
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, SHARED_NOISE, VERDICTS, Alarm, calibrate, rank_pairs
 from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
+from analyzer.audit.groups import marked_groups
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
 from analyzer.audit.signals import SignalOptions
 from analyzer.audit.rows import PLAYER_COLUMNS, AuditRows, PlayerSpill, SpilledRows, SpillView
@@ -624,6 +625,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         "room": room,
         "players": player_entries,
         "pairs": entries,
+        "groups": marked_groups(entries, {str(k): v for k, v in sat.rows.items()}),
     }
     return result, pairs, players, shown
 

@@ -137,6 +137,21 @@ PLAYER = _obj({
 })
 
 
+GROUP = _obj({
+    "players": {"type": "array", "items": {"type": "string"}, "minItems": 3,
+                "description": "the members, sorted: players joined by flagged or review pairs (a connected group)"},
+    "verdict": {"enum": ["flagged", "review"], "description": "flagged when one of its pairs is flagged"},
+    "marked_pairs": {**_COUNT, "description": "its flagged and review pairs"},
+    "pairs": {"type": "array", "items": _obj({
+        "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+        "verdict": {"enum": ["flagged", "review", "clear"]}, "score": _NUM, "hands_together": _COUNT}),
+              "description": "every pair of members that sat together, the clear ones too, the highest score first"},
+    "hands_two_or_more": {**_COUNT, "description": "hands where two or more of the members sat at one table"},
+    "hands_all": {"type": ["integer", "null"], "minimum": 0,
+                  "description": "hands where all of them did (null: more members than seats)"},
+})
+
+
 def _sections() -> dict[str, Any]:
     """The section each variant's contract offers (``offers.audit_section``), under the variant's name."""
     from analyzer.variants import registry
@@ -168,6 +183,9 @@ def audit_schema() -> dict[str, Any]:
             "shown": {"type": "array", "items": {"type": "object"}, "description": "the first 100, as problems"}}),
         "players": {"type": "array", "items": PLAYER},
         "pairs": {"type": "array", "items": PAIR},
+        "groups": {"type": "array", "items": GROUP,
+                   "description": "three or more players joined by marked pairs (analyzer.audit.groups); no verdict "
+                                  "of a pair depends on it"},
         **_sections(),
     }, required=["format", "version", "hands", "players", "pairs"])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "audit-v1.schema.json",

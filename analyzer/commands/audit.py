@@ -98,6 +98,17 @@ AUDIT_MODULES = ("analyzer.analysis.decisions", "analyzer.audit.core", "analyzer
 AUDIT_PREFORK = ("analyzer.audit.prewarm",)
 
 
+def group_lines(groups: list[dict[str, Any]]) -> list[str]:
+    """The summary's line for each group of audit.json (players joined by marked pairs: a ring read as one group,
+    not pair by pair)."""
+    lines = []
+    for g in groups:
+        whole = f"all {len(g['players'])} at one table in {g['hands_all']} hands, " if g["hands_all"] is not None else ""
+        lines.append(f"  GROUP   {' + '.join(g['players'])}: {g['marked_pairs']} of the {len(g['pairs'])} pairs among "
+                     f"them marked ({g['verdict']}); {whole}two or more of them together in {g['hands_two_or_more']}")
+    return lines
+
+
 def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,
            samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None,
            execution: Any, max_line_bytes: int) -> None:
@@ -215,6 +226,8 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         click.echo(f"  REVIEW  {a} + {b}: score {p['score']}, q {p_text(p['q_value'], p.get('log10_q'))}, "
                    f"{p['hands_together']} hands together, main signal {p['main_signal']}"
                    + (f"; ~{more} more hands together before the alarm could fire" if more is not None else ""))
+    for line in group_lines(audit.get("groups") or []):
+        click.echo(printable(line))
     if flagged or review:
         alpha = audit["alarm"]["alpha"]
         # the measured false-alarm rate holds for the default threshold; another one is said as what it is

@@ -184,6 +184,11 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
                    "verdict": p["verdict"]}
                   for i, p in enumerate(pairs)],
     }
+    groups = audit.get("groups") or []
+    if groups:  # players joined by marked pairs, each pair linked to its place in the page's order
+        place = {tuple(sorted(str(x) for x in p["players"])): i for i, p in enumerate(pairs)}
+        overview["groups"] = [{**g, "pairs": [{**p, "i": place.get(tuple(sorted(str(x) for x in p["players"])))}
+                                              for p in g["pairs"]]} for g in groups]
     skipped = {str(g): int(n) for g, n in (audit.get("skipped_hands") or {}).items() if isinstance(n, int) and n > 0}
     if skipped:  # valid hands of games the pair audit does not read (信阳黑七; 借牌 has its own section)
         overview["skipped_hands"] = skipped

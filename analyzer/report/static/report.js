@@ -783,6 +783,23 @@ function lookalikesBox(looks) {
     table([[t("where")], [t("hand")], [t("seat")], [t("message")]], rows));
 }
 
+/* Three or more players joined by marked pairs (audit.json's groups): each group's members, how often they sat
+   together, and every pair among them (clear ones too), each linked to its pair section. */
+function groupsBox(groups) {
+  const rows = groups.map((g) => el("tr", { class: g.verdict === "flagged" ? "flagged" : "review", dataset: { role: "group-row" } },
+    td(el("span", {}, ...g.players.flatMap((x, k) => (k ? [" + ", playerLink(x)] : [playerLink(x)])))),
+    td(verdictBadge(g.verdict) || ""),
+    td(`${g.marked_pairs} / ${g.pairs.length}`, true),
+    td(g.hands_all == null ? "–" : String(g.hands_all), true), td(String(g.hands_two_or_more), true),
+    td(el("span", {}, ...g.pairs.flatMap((p, k) => {
+      const name = p.players.join(" & ");
+      const link = p.i == null ? raw(name) : el("a", { href: `#pair=${p.i}`, class: "raw", dataset: { raw: "1", role: "group-pair" }, text: name });
+      return [...(k ? ["; "] : []), link, " ", verdictBadge(p.verdict) || "", ` ${fmt(p.score, 1)}`];
+    })))));
+  return box(t("groups"), el("p", { class: "muted", text: t("groups_help") }),
+    table([[t("players")], [""], [t("marked_pairs"), 1], [t("hands_all"), 1], [t("hands_two_or_more"), 1], [t("pairs")]], rows));
+}
+
 /* The tiers' help: the measured false-alarm rate is the default alarm's (1e-5); a laxer one is said as the chance it
    allows. */
 function tiersHelp(alarm) {
@@ -801,6 +818,7 @@ function renderAudit(root, audit) {
   const skipped = skippedLine(audit.skipped_hands);
   if (skipped) root.append(skipped);
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
+  if (audit.groups && audit.groups.length) root.append(groupsBox(audit.groups));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
