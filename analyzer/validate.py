@@ -645,7 +645,7 @@ def deal_key(rec: Any, data: bytes | None = None) -> int:
     unseen when the copy fell in a file's last 63 lines, and ``--jobs`` changed what was found."""
     import zlib
 
-    line_type = _line_type(type(rec))
+    line_type = _line_type(type(rec))  # type: ignore[arg-type]  # a class is hashable
     if data is not None and line_type is not None and not isinstance(rec, line_type):
         try:
             rec = _line_decoder(line_type).decode(data)
@@ -1053,7 +1053,8 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     deals: dict[int, tuple[int, int]] = {}  # the same for each deal (deal_key), its place shared with the id's
     files: dict[str, int] = {}
     names: list[str] = []
-    tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
+    # per table: the last hand's check (its outcome), its start and where it was
+    tables: OrderedDict[tuple[str, str], tuple[HandCheck, datetime | None, str]] = OrderedDict()
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
         for item in batch:
@@ -1093,17 +1094,32 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 # table's sequence without it
                 replayed = item.check.ok or item.check.outcome is not None
                 prev = tables.pop((item.variant, item.table_key), None)
+                started = getattr(item.record, "started_at", None)
                 if prev is not None and replayed:
-                    for p in variants[item.variant].check_sequence(prev, item.record):
+                    before, prev_started, prev_place = prev
+                    found = variants[item.variant].check_sequence(before, item.record)
+                    if started is not None and prev_started is not None and started < prev_started:
+                        found.append(_starts_earlier(item.record, started, prev_started, prev_place))
+                    for p in found:
                         p.file, p.line = item.file, item.line
                         item.check.problems.append(p)
                 if replayed:
-                    tables[(item.variant, item.table_key)] = HandCheck([], item.check.outcome)
+                    tables[(item.variant, item.table_key)] = (HandCheck([], item.check.outcome), started,
+                                                              f"{item.file}:{item.line}")
                     if len(tables) > MAX_OPEN_TABLES:
                         tables.popitem(last=False)
             if not keep_records and item.variant is not None:
                 item.record = None  # kept this far for a table's sequence only
             yield item
+
+
+def _starts_earlier(rec: Any, started: datetime, prev_started: datetime, prev_place: str) -> Problem:
+    """``time-backwards`` for a hand of a table (in a game whose rules span a table's hands: who deals, who bids
+    first) that starts before the table's previous hand did: the hands of a table are logged in the order they were
+    played, and the cross-hand checks read them in that order, so either the order or a start is wrong."""
+    return Problem("time-backwards", f"the hand starts at {started.isoformat()}, before the previous hand of table "
+                   f"{rec.table_id!r} ({prev_place}), which started at {prev_started.isoformat()}: a table's hands are "
+                   f"logged in the order they were played", hand_id=rec.hand_id)
 
 
 def usable_cores() -> int:

@@ -28,12 +28,16 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import datetime
 from pathlib import Path
 
 import orjson
 
 from analyzer.logs import Line, format_record
 from analyzer.validate import check_lines, generate_checked
+from analyzer.variants.borrow import VARIANT as BORROW
+from analyzer.variants.borrow import BorrowDeal
+from analyzer.variants.borrow import random_deal as borrow_deal
 from analyzer.variants.heiqi import (
     ORDERS,
     TRUMP,
@@ -140,3 +144,54 @@ def test_a_plain_throw_is_still_beaten_by_a_trump_of_its_shape() -> None:
     assert shape_of(lead, order).parts == 2
     assert trick_winner([lead, (26 + 3, 26 + 4), (3, 7), (39 + 3, 39 + 5)], order) == 2  # 4♠ 8♠ trumps it
     assert trick_winner([lead, (13 + 3, 13 + 4), (39 + 3, 39 + 5), (26 + 3, 26 + 4)], order) == 0  # hearts follow
+
+
+# --------------------------------------------------------------------------- a table's hands out of their order
+
+def _borrow_hand(seed: int, dealer: int, hand_id: str, started: str) -> bytes:
+    rng = random.Random(seed)
+    deal = BorrowDeal(borrow_deal(rng, dealer), dealer)
+    st = BORROW.new_initial_state(deal)
+    while not st.is_terminal():
+        st.push(rng.choice(st.legal_actions()))
+    return format_record(BORROW.make_record(st, deal, hand_id=hand_id, players=["a", "b", "c", "d"], table_id="t",
+                                            started_at=datetime.fromisoformat(started)))
+
+
+def _heiqi_hand(seed: int, first_bidder: int, hand_id: str, started: str) -> bytes:
+    rng = random.Random(seed)
+    hands, bottom = random_deal(rng)
+    deal = HeiqiDeal(hands, bottom, first_bidder)
+    st = HEIQI.new_initial_state(deal)
+    while not st.is_terminal():
+        st.push(rng.choice(st.legal_actions()))
+    return format_record(HEIQI.make_record(st, deal, hand_id=hand_id, players=["a", "b", "c", "d"], table_id="t",
+                                           started_at=datetime.fromisoformat(started)))
+
+
+def _problems(tmp_path: Path, lines: list[bytes]) -> list[tuple[int, str, str]]:
+    log = tmp_path / "table.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return [(item.line, p.code, p.message) for item in generate_checked([str(log)]) for p in item.check.problems]
+
+
+def test_a_tables_hand_that_starts_before_the_previous_one_is_time_backwards(tmp_path: Path) -> None:
+    """Hands of one table are logged in the order they were played, and the cross-hand checks (借牌: the loser deals
+    next; 信阳黑七: the first bid passes on) read them in that order. A hand that started before the table's previous
+    hand passed: the two were compared as if played in the logged order, and nothing said the order was wrong."""
+    first = _borrow_hand(1, 0, "b1", "2026-11-01T20:00:00+00:00")
+    loser = orjson.loads(first)["result"]["loser"]
+    assert _problems(tmp_path, [first, _borrow_hand(2, loser, "b2", "2026-11-01T20:05:00+00:00")]) == []
+    found = _problems(tmp_path, [first, _borrow_hand(2, loser, "b2", "2026-11-01T19:55:00+00:00")])
+    assert [(line, code) for line, code, _ in found] == [(2, "time-backwards")]
+    assert "2026-11-01T19:55:00+00:00" in found[0][2] and "table.jsonl:1" in found[0][2]
+    # the same instant in another offset is not earlier; a hand without a start is not compared
+    assert _problems(tmp_path, [first, _borrow_hand(2, loser, "b2", "2026-11-01T21:00:00+01:00")]) == []
+    no_start = orjson.loads(_borrow_hand(2, loser, "b2", "2026-11-01T19:55:00+00:00"))
+    del no_start["started_at"]
+    assert _problems(tmp_path, [first, orjson.dumps(no_start)]) == []
+
+    h1 = _heiqi_hand(3, 0, "x1", "2026-11-01T20:00:00+00:00")
+    assert _problems(tmp_path, [h1, _heiqi_hand(4, 1, "x2", "2026-11-01T20:10:00+00:00")]) == []
+    assert [(line, code) for line, code, _ in _problems(
+        tmp_path, [h1, _heiqi_hand(4, 1, "x2", "2026-11-01T19:10:00+00:00")])] == [(2, "time-backwards")]
