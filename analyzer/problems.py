@@ -47,7 +47,8 @@ CODES: dict[str, str] = {
     "cover-with-live": "a cover while the actor holds a live card",
     "missing-actions": "the hand ends before every card is played or covered",
     "extra-actions": "actions after the hand is over",
-    "time-backwards": "an action's `ms` is smaller than the one before",
+    "time-backwards": ("an action's `ms` is smaller than the one before, or a hand of a table whose rules span its hands "
+                       "(借牌, 信阳黑七) starts before the table's previous hand"),
     "result-mismatch": "the recorded result differs from the replay",
     "result-not-zero-sum": "the recorded scores do not sum to zero",
     # table variant with borrowing (bieqi-borrow)

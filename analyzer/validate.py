@@ -628,17 +628,29 @@ def _decode(dec: msgspec.json.Decoder, data: bytes | None) -> Any:
         return e.with_traceback(None)  # no frame -> list -> error cycle for the GC to find
 
 
-def deal_key(rec: Any) -> int:
+def deal_key(rec: Any, data: bytes | None = None) -> int:
     """A 64-bit key of a hand's game: its deal, who sat where, and every move. Two hands with the same key are one
     hand told twice (an export run twice under new ids, a retry stored again): equal deals come by chance about once
     in 5e28 deals, and a tournament that deals a deal again on purpose seats other players at it. The deal and the
-    moves are read as written (a field the line decoder left as raw JSON as its bytes, one it decoded as compact
-    JSON): a copy whose times or spacing were changed is not found. Two CRC-32s (the players and the deal; the
-    moves), ~6 µs a hand, where a cryptographic hash (blake2b) cost ~13; deterministic, unlike ``hash``, so worker
+    moves are read as written: in a game with a line record type (the standard game) as the bytes of the line
+    ``data`` (the fields that type leaves raw), however the line was checked; in the others as compact JSON of the
+    decoded values. A copy whose times or spacing were changed is not found. Two CRC-32s (the players and the deal;
+    the moves), ~6 µs a hand, where a cryptographic hash (blake2b) cost ~13; deterministic, unlike ``hash``, so worker
     processes started afresh agree. Nobody needs to forge a collision: whoever can write the log can break a hand
-    anyway."""
+    anyway.
+
+    The line's bytes, not the record's fields, for a line decoded whole: a legal standard hand in a batch of 64 or
+    more is read from its bytes (``check_raw``), one in a smaller batch (a file's last lines, a worker's range's) or
+    an illegal one is decoded whole. Hashed each its own way, a spaced-out log (``json.dumps``' ``", "``) copied a hand
+    unseen when the copy fell in a file's last 63 lines, and ``--jobs`` changed what was found."""
     import zlib
 
+    line_type = _line_type(type(rec))  # type: ignore[arg-type]  # a class is hashable
+    if data is not None and line_type is not None and not isinstance(rec, line_type):
+        try:
+            rec = _line_decoder(line_type).decode(data)
+        except (msgspec.ValidationError, msgspec.DecodeError):  # (a record decodes as its lighter type too)
+            pass
     deal_fields, move_fields = _play_fields(type(rec))  # type: ignore[arg-type]  # a class is hashable
     head = zlib.crc32(msgspec.json.encode(rec.players))
     for name in deal_fields:
@@ -651,6 +663,19 @@ def deal_key(rec: Any) -> int:
         if value is not None:
             moves = zlib.crc32(memoryview(value) if isinstance(value, msgspec.Raw) else msgspec.json.encode(value), moves)
     return head << 32 | moves
+
+
+@cache
+def _line_type(kind: type) -> type | None:
+    """The lighter type lines of a record type's game are decoded as first (``Game.line_record_type``), or None."""
+    tag = kind.__struct_config__.tag  # type: ignore[attr-defined]
+    game = registry().get(tag)
+    return None if game is None else game.line_record_type
+
+
+@cache
+def _line_decoder(kind: type) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(kind)
 
 
 @cache
@@ -693,7 +718,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
             v = variants[rec.__struct_config__.tag]
             tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
             item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
-                           checks[k], v.name, tkey, deal_key(rec), rec.players)
+                           checks[k], v.name, tkey, deal_key(rec, line.data), rec.players)
         else:
             hand_id, probs = _shape_problems(line, max_line_bytes, rec)
             # no record, so no replay: the table it names (if it names one) has no loser to check the next dealer by
@@ -1028,7 +1053,8 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
     deals: dict[int, tuple[int, int]] = {}  # the same for each deal (deal_key), its place shared with the id's
     files: dict[str, int] = {}
     names: list[str] = []
-    tables: OrderedDict[tuple[str, str], HandCheck] = OrderedDict()
+    # per table: the last hand's check (its outcome), its start and where it was
+    tables: OrderedDict[tuple[str, str], tuple[HandCheck, datetime | None, str]] = OrderedDict()
     variants = registry()
     for batch in _checked_batches(paths, max_line_bytes, batch_size, jobs, keep_records):
         for item in batch:
@@ -1068,17 +1094,32 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                 # table's sequence without it
                 replayed = item.check.ok or item.check.outcome is not None
                 prev = tables.pop((item.variant, item.table_key), None)
+                started = getattr(item.record, "started_at", None)
                 if prev is not None and replayed:
-                    for p in variants[item.variant].check_sequence(prev, item.record):
+                    before, prev_started, prev_place = prev
+                    found = variants[item.variant].check_sequence(before, item.record)
+                    if started is not None and prev_started is not None and started < prev_started:
+                        found.append(_starts_earlier(item.record, started, prev_started, prev_place))
+                    for p in found:
                         p.file, p.line = item.file, item.line
                         item.check.problems.append(p)
                 if replayed:
-                    tables[(item.variant, item.table_key)] = HandCheck([], item.check.outcome)
+                    tables[(item.variant, item.table_key)] = (HandCheck([], item.check.outcome), started,
+                                                              f"{item.file}:{item.line}")
                     if len(tables) > MAX_OPEN_TABLES:
                         tables.popitem(last=False)
             if not keep_records and item.variant is not None:
                 item.record = None  # kept this far for a table's sequence only
             yield item
+
+
+def _starts_earlier(rec: Any, started: datetime, prev_started: datetime, prev_place: str) -> Problem:
+    """``time-backwards`` for a hand of a table (in a game whose rules span a table's hands: who deals, who bids
+    first) that starts before the table's previous hand did: the hands of a table are logged in the order they were
+    played, and the cross-hand checks read them in that order, so either the order or a start is wrong."""
+    return Problem("time-backwards", f"the hand starts at {started.isoformat()}, before the previous hand of table "
+                   f"{rec.table_id!r} ({prev_place}), which started at {prev_started.isoformat()}: a table's hands are "
+                   f"logged in the order they were played", hand_id=rec.hand_id)
 
 
 def usable_cores() -> int:

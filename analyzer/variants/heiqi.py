@@ -287,8 +287,10 @@ def trick_winner(plays: Sequence[Sequence[int]], order: Order) -> int:
         if len(suits) != 1:
             continue
         s = suits.pop()
-        # a throw claims every part is top in its suit: only a trump of the same shape beats it
-        if not (s == TRUMP or (s == suit and shape.parts == 1)):
+        # a throw claims every part is top in its suit: only a player out of the suit trumping it with the same shape
+        # beats it, so nobody beats a throw of trumps (a higher trump play of its shape follows suit, as a higher
+        # plain play follows a plain throw)
+        if not (s == suit and shape.parts == 1 or s == TRUMP and suit != TRUMP):
             continue
         sh = shape_of(plays[i], order)
         key = (s == TRUMP, sh.top)
