@@ -254,6 +254,14 @@ def blank_hand_id(hand_id: str) -> bool:
     return not (hand_id.strip() if hand_id.isascii() else _key(hand_id))
 
 
+def named_table(table_id: str | None) -> str | None:
+    """The table a hand's ``table_id`` names, for the checks that chain a table's hands (the dealer, the first
+    bidder): None for no id or a blank one (``""``, spaces, a zero-width space), which names no table. A writer that
+    fills the field with ``""`` for "no table" would otherwise chain every such hand of a log into one table and
+    draw false ``bad-dealer`` problems."""
+    return None if table_id is None or blank_hand_id(table_id) else table_id
+
+
 def _lookalike(ids: Sequence[str]) -> tuple[int, int] | None:
     keys = [id_key(x) for x in ids]
     if len(set(keys)) == len(keys):

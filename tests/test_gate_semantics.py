@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 import orjson
+import pytest
 
 from analyzer.logs import Line, format_record
 from analyzer.validate import check_lines, generate_checked
@@ -203,3 +204,22 @@ def test_a_tables_hand_that_starts_before_the_previous_one_is_time_backwards(tmp
     assert _problems(tmp_path, [h1, _heiqi_hand(4, 1, "x2", "2026-11-01T20:10:00+00:00")]) == []
     assert [(line, code) for line, code, _ in _problems(
         tmp_path, [h1, _heiqi_hand(4, 1, "x2", "2026-11-01T19:10:00+00:00")])] == [(2, "time-backwards")]
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\u200b"])
+def test_hands_with_a_blank_table_id_are_not_one_table(tmp_path: Path, blank: str) -> None:
+    """A blank ``table_id`` names no table: a writer that fills it with "" for "no table" got every such hand of the log
+    chained into one table, and a false ``bad-dealer`` (借牌) or ``wrong-first-bidder``-style problem (信阳黑七) on
+    unrelated hands. A named table is still checked."""
+    def with_table(line: bytes, table: str) -> bytes:
+        return orjson.dumps({**orjson.loads(line), "table_id": table})
+
+    first = _borrow_hand(1, 0, "b1", "2026-11-01T20:00:00+00:00")
+    not_loser = (orjson.loads(first)["result"]["loser"] + 1) % 4
+    second = _borrow_hand(2, not_loser, "b2", "2026-11-01T20:05:00+00:00")
+    assert [code for _, code, _ in _problems(tmp_path, [first, second])] == ["bad-dealer"]
+    assert _problems(tmp_path, [with_table(first, blank), with_table(second, blank)]) == []
+
+    h1, h2 = _heiqi_hand(3, 0, "x1", "2026-11-01T20:00:00+00:00"), _heiqi_hand(4, 3, "x2", "2026-11-01T20:10:00+00:00")
+    assert _problems(tmp_path, [h1, h2]) != []  # the first bid did not pass on at table "t"
+    assert _problems(tmp_path, [with_table(h1, blank), with_table(h2, blank)]) == []
