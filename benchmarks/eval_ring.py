@@ -8,12 +8,13 @@ readings tried to lift them (docs/independent4.md, "A ring taking turns: what wa
 Per room and seed: simulate, `analyzer decisions` once (cached under --cache), then the pair table in this process
 (``audit.stream.streamed_pair_signals`` + ``calibrate``: the audit's own pair verdicts, from the same rows) under each
 variant; prints the ring's three pairs (verdict, score, rank among the room's pairs) and the honest pairs flagged /
-for review. The variants are experiments, not the audit:
+for review. The variants (benchmarks/eval_strat.py is the acceptance run of ``strat`` over many more rooms):
 
-- ``base``: the audit as it is;
-- ``hot3``: the burst statistic's standing-out partners at z > 3 instead of 4 (``burst.BURST_HOT_Z``);
-- ``strat``: in the burst re-read, an actor's other standing-out partners' hands kept, the presence of one of them a
-  stratum of its own (links towards them left out), and each look the better of that reading and the audit's, x 2;
+- ``base``: the audit before the stratified re-read (``burst.BURST_STRATA`` off);
+- ``hot3``: ``base`` with the burst statistic's standing-out partners at z > 3 instead of 4 (``burst.BURST_HOT_Z``);
+- ``strat``: the audit as it is now (``burst.BURST_STRATA`` on): in the burst re-read, an actor's other standing-out
+  partners' hands kept, the presence of one of them a stratum of its own (links towards them left out), and each
+  look the better of that reading and the one without their hands, x 2 (``burst._burst``);
 - ``triad``: no pair verdicts; per triad whose three pairs sat together >= 10 hands, each member's exact favour to the
   other two (stratified permutation z, the pattern of their seats a stratum) and the smallest of the three, against the
   Bonferroni threshold over the room's triads (an intersection-union test: a group of three is named only when every
@@ -61,58 +62,24 @@ def prepare(room: str, n: int, seed: int, cache: str) -> str:
     return base
 
 
-def zof(logp: Any) -> np.ndarray:
-    return -special.ndtri_exp(np.minimum(np.asarray(logp, np.float64), np.log(0.5)))
-
-
-def stratified_burst(lk: pd.DataFrame) -> pd.DataFrame:
-    """``burst._burst`` with, for each actor who has standing-out partners, each pair read again with the other
-    standing-out partners' hands kept as a stratum of their own; each look the better reading, x 2."""
-    tau2 = burst.room_habit_variance(lk)
-    final = burst._burst(lk, tau2)
-    first = burst._burst_read(lk, tau2)
-    hot = first.index[zof(first["logp"]) > burst.BURST_HOT_Z]
-    partners: dict[Any, set[Any]] = {}
-    for a, o in hot:
-        partners.setdefault(a, set()).add(o)
-    out = final.copy()
-    actors, hands = lk["actor"].to_numpy(object), lk["hand_id"].to_numpy()
-    for a, ps in partners.items():
-        mine = lk.iloc[np.flatnonzero(actors == a)]
-        for o in first.loc[a].index:
-            left = ps - {o}
-            if not left:
-                continue
-            gone = set(hands[actors == a][mine["other"].isin(left).to_numpy()])
-            sub = mine[~mine["other"].isin(left)].copy()
-            sub["offset"] = sub["offset"] + 4 * sub["hand_id"].isin(gone).astype(np.int64)
-            r = burst._burst_read(sub, tau2)
-            if (a, o) not in r.index:
-                continue
-            v, f = r.loc[(a, o)], final.loc[(a, o)]
-            lm = min(min(float(f.logp_mean), float(v.logp_mean)) + np.log(2.0), 0.0)
-            lc = min(min(float(f.logp_count), float(v.logp_count)) + np.log(2.0), 0.0)
-            out.loc[(a, o), ["logp_mean", "logp_count", "z_mean"]] = [lm, lc, float(zof(lm))]
-            out.loc[(a, o), "logp"] = min(0.0, min(lm, lc) + np.log(burst.BURST_LOOKS))
-    return out
-
-
 def pair_table(base: str, variant: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     df = pd.read_parquet(base + ".store")
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
     got: dict[str, pd.DataFrame] = {}
-    orig, hot_z = stream.StreamedSignals._burst, burst.BURST_HOT_Z
+    orig, hot_z, strata = stream.StreamedSignals._burst, burst.BURST_HOT_Z, burst.BURST_STRATA
 
     def capture(self: Any, lk: pd.DataFrame) -> pd.DataFrame:
         got["lk"] = lk
-        return stratified_burst(lk) if variant == "strat" else orig(self, lk)
+        return orig(self, lk)
 
     stream.StreamedSignals._burst = capture  # type: ignore[method-assign]
     burst.BURST_HOT_Z = 3.0 if variant == "hot3" else hot_z
+    burst.BURST_STRATA = variant == "strat"
     try:
         pairs = streamed_pair_signals(df, seating)
     finally:
         stream.StreamedSignals._burst, burst.BURST_HOT_Z = orig, hot_z  # type: ignore[method-assign]
+        burst.BURST_STRATA = strata
     c = rank_pairs(calibrate(pairs, Alarm()))
     c["rank"] = np.arange(1, len(c) + 1)
     return c, got["lk"]
