@@ -42,8 +42,9 @@ CACHE_VERSION = 5
 #: spread as a random effect, ``signals._between_tables``, and flat times as no evidence, ``signals.FLAT_THINK``; v15: an
 #: actor with more co-players than tables reads each on its own, ``signals._one_at_a_time``, think's two directions
 #: combined over their room correlation, ``calibrate.direction_correlation``, and think alone never flags,
-#: ``calibrate.CORROBORATING``).
-METHOD_VERSION = 15
+#: ``calibrate.CORROBORATING``; v16: burst's second reading also by strata of the other standing-out partners'
+#: presence, the mean look the better of the two x 2, ``burst.BURST_STRATA``).
+METHOD_VERSION = 16
 
 
 def _rows_key(spec: dict[str, Any], policy: str | None = None) -> str:
