@@ -269,26 +269,13 @@ def totals(results: list[dict[str, Any]]) -> bool:
     return ok
 
 
-def null_room(seed: int, actors: int = 30, hands: int = 300) -> pd.DataFrame:
-    """tests/test_burst_strat.py's null: actors who favour a partner P (+2, -1 to every non-partner at those
-    tables) and no one else; bystanders b0, b1 only beside P, b2, b3 beside P and apart, b4, b5 only apart."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for a in range(actors):
-        by = [f"b{a}_{k}" for k in range(6)]
-        for h in range(hands):
-            with_p = h % 3 == 0
-            table = [f"P{a}", *rng.choice(by[:4], 2, replace=False)] if with_p else list(rng.choice(by[2:], 3,
-                                                                                                     replace=False))
-            for o, k in zip(table, rng.permutation([1, 2, 3])):
-                rows.append((f"A{a}", o, h, int(k), rng.normal() + (2.0 if o == f"P{a}" else -1.0 if with_p else 0.0)))
-    return pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", burst.BURST_SIGNAL])
-
-
 def null_check() -> None:
     """The share of the null's 360 bystander pairs at p <= 0.05 / 0.01 by each look: before (``BURST_STRATA`` off),
     the audit's reading by strata, and the variant first tried (the count look the better reading too)."""
     from scipy import stats
+
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from audit_synth import bystander_null_room  # the tests' null (tests/test_burst_strat.py)
 
     audit = burst._better_reading
 
@@ -298,7 +285,7 @@ def null_check() -> None:
         out["logp"] = min(0.0, min(out["logp_mean"], out["logp_count"]) + float(np.log(burst.BURST_LOOKS)))
         return out
 
-    rooms_ = [null_room(seed) for seed in (1, 2)]
+    rooms_ = [bystander_null_room(seed) for seed in (1, 2)]
     was = burst.BURST_STRATA
     try:
         for name, strata, better in (("before", False, audit), ("by strata", True, audit),

@@ -85,3 +85,20 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                     })
                 seq += 1
     return pd.DataFrame(rows)
+
+
+def bystander_null_room(seed: int, actors: int = 30, hands: int = 300) -> pd.DataFrame:
+    """The burst statistic's null for its reading by strata (tests/test_burst_strat.py, benchmarks/eval_strat.py
+    --null): actors who each favour a partner P (+2, -1 to every non-partner at those tables) and no one else:
+    bystanders b0, b1 sit only beside P, b2, b3 beside P and apart, b4, b5 only apart; seats at random."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a in range(actors):
+        by = [f"b{a}_{k}" for k in range(6)]
+        for h in range(hands):
+            with_p = h % 3 == 0
+            table = [f"P{a}", *rng.choice(by[:4], 2, replace=False)] if with_p else list(rng.choice(by[2:], 3,
+                                                                                                     replace=False))
+            for o, k in zip(table, rng.permutation([1, 2, 3])):
+                rows.append((f"A{a}", o, h, int(k), rng.normal() + (2.0 if o == f"P{a}" else -1.0 if with_p else 0.0)))
+    return pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", "imm_marginal"])

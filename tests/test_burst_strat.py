@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from analyzer.audit import burst
+from audit_synth import bystander_null_room
 from analyzer.audit.burst import BURST_HOT_Z, _burst, _burst_read, by_actors, in_room_order, room_habit_variance
 
 
@@ -96,22 +97,6 @@ def test_a_table_that_never_re_forms_is_read_within_its_presence(strata: None) -
     assert after.loc[("A", "F"), "logp"] > np.log(0.05)
 
 
-def _null_room(seed: int, actors: int = 30, hands: int = 300) -> pd.DataFrame:
-    """Actors who each favour a partner P (+2, -1 to every non-partner at those tables) and no one else: bystanders
-    b0, b1 sit only beside P, b2, b3 beside P and apart, b4, b5 only apart; seats at random."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for a in range(actors):
-        by = [f"b{a}_{k}" for k in range(6)]
-        for h in range(hands):
-            with_p = h % 3 == 0
-            table = [f"P{a}", *rng.choice(by[:4], 2, replace=False)] if with_p else list(rng.choice(by[2:], 3,
-                                                                                                     replace=False))
-            for o, k in zip(table, rng.permutation([1, 2, 3])):
-                rows.append((f"A{a}", o, h, int(k), rng.normal() + (2.0 if o == f"P{a}" else -1.0 if with_p else 0.0)))
-    return pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", "imm_marginal"])
-
-
 def test_the_reading_by_strata_keeps_its_null(strata: None) -> None:
     """Under no favour for the bystanders (a seeded simulation of the permutation null: 2 rooms of 30 actors, 360
     bystander pairs), the share of directed pairs at p <= alpha, by each look and overall, stays within a binomial
@@ -121,7 +106,7 @@ def test_the_reading_by_strata_keeps_its_null(strata: None) -> None:
     burst.BURST_STRATA = True
     got = []
     for seed in (1, 2):
-        r = _burst(_null_room(seed), 0.0)
+        r = _burst(bystander_null_room(seed), 0.0)
         got.append(r[r.index.get_level_values("other").str.startswith("b")])
     r = pd.concat(got)
     n = len(r)
@@ -132,8 +117,8 @@ def test_the_reading_by_strata_keeps_its_null(strata: None) -> None:
             assert float((r[col] <= np.log(alpha)).mean()) <= bound, (alpha, col)
     # the second reading ran by strata for these actors (their partners stand out): the test is of the new reading
     burst.BURST_STRATA = False
-    base = _burst(_null_room(1), 0.0)
-    moved = (base["logp_mean"] - _read(_null_room(1), True)["logp_mean"]).abs() > 1e-12
+    base = _burst(bystander_null_room(1), 0.0)
+    moved = (base["logp_mean"] - _read(bystander_null_room(1), True)["logp_mean"]).abs() > 1e-12
     assert int(moved.sum()) >= 100
 
 
@@ -141,7 +126,7 @@ def test_parts_of_the_room_read_apart_equal_the_whole_with_strata(strata: None) 
     """The Dask path reads the actors in parts (``by_actors``) with the room's habit spread: the reading by strata
     uses an actor's own links only, so the parts give the whole room's frame bit for bit."""
     burst.BURST_STRATA = True
-    lk = pd.concat([_null_room(3, actors=6), _hidden_pair(7, 0.8)], ignore_index=True)
+    lk = pd.concat([bystander_null_room(3, actors=6), _hidden_pair(7, 0.8)], ignore_index=True)
     whole = _burst(lk)
     tau2 = room_habit_variance(lk)
     for parts in (2, 3, 7):
