@@ -35,7 +35,7 @@ from analyzer.logs import (
 )
 from analyzer.logs import _compressed_as, _encoding_hint  # noqa: F401 - used here and by tests
 
-from analyzer.problems import IdSpellings, Problem, blank_hand_id
+from analyzer.problems import IdSpellings, Problem, blank_hand_id, named_table
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
 from analyzer.variants.record import MAX_ID_LENGTH
@@ -716,7 +716,7 @@ def check_lines(lines: list[Line], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     for k, (line, rec) in enumerate(zip(lines, decoded)):
         if k in checks:
             v = variants[rec.__struct_config__.tag]
-            tkey = v.table_key(rec)  # a table's hand is kept: check_sequence reads the record
+            tkey = named_table(v.table_key(rec))  # a table's hand is kept: check_sequence reads the record
             item = Checked(line.file, line.line, rec.hand_id, rec if keep_records or tkey is not None else None,
                            checks[k], v.name, tkey, deal_key(rec, line.data), rec.players)
         else:

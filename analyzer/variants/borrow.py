@@ -28,7 +28,7 @@ from analyzer.cards import (
     scan,
     suit_mask,
 )
-from analyzer.problems import Problem, named_table
+from analyzer.problems import Problem
 from analyzer.rules import NEXT_LIVE, SEATS
 from analyzer.variants.base import (  # noqa: F401 (deal_to_codes: re-exported)
     Clock,
@@ -418,7 +418,7 @@ class BorrowVariant(VariantBase):
         return HandCheck(problems, out)
 
     def table_key(self, rec: BorrowRecord) -> str | None:
-        return named_table(rec.table_id)
+        return rec.table_id
 
     def check_sequence(self, previous: HandCheck, rec: BorrowRecord) -> list[Problem]:
         prev: Outcome = previous.outcome

@@ -28,7 +28,7 @@ from analyzer.cards import (
     rank_of,
     suit_of,
 )
-from analyzer.problems import Problem, named_table
+from analyzer.problems import Problem
 from analyzer.variants.record import MAX_INT, Int
 from analyzer.variants.base import HandCheck, Offers, VariantBase, players_problems, result_problems, rng_of
 from analyzer.variants.record import CardOrJoker as Card
@@ -884,7 +884,7 @@ class HeiqiVariant(VariantBase):
         return HandCheck(problems, out)
 
     def table_key(self, record: HeiqiRecord) -> str | None:
-        return named_table(record.table_id)
+        return record.table_id
 
     def check_sequence(self, previous: HandCheck, record: HeiqiRecord) -> list[Problem]:
         """The first bid passes clockwise from hand to hand (after a redeal, per the rule option)."""
