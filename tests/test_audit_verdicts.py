@@ -691,8 +691,9 @@ def _room_links(seed: int, hands: int = 600, players: int = 8) -> pd.DataFrame:
 
 
 def test_burst_read_by_parts_of_the_actors_is_the_whole_rooms_bit_for_bit() -> None:
-    """The Dask audit reads burst in parts of whole actors (``on_dask.DaskSignals._burst``): the standing-out actors
-    of each part, the room's habit spread from them, each part's readings with it, put back in the room's order.
+    """burst read in parts of whole actors (as the Dask audit reads it: ``on_dask.DaskSignals._start_burst``): the
+    standing-out actors of each part, the room's habit spread from them, each part's readings with it, put back in the
+    room's order.
     The same frame as the whole room's reading, to the last bit, however the actors are cut."""
     from analyzer.audit.burst import _burst, by_actors, hot_actors, in_room_order, room_habit_variance
 
@@ -710,3 +711,31 @@ def test_burst_read_by_parts_of_the_actors_is_the_whole_rooms_bit_for_bit() -> N
     shuffled = by_actors(lk, 3)[::-1]  # parts in any order: the room's order comes back
     pd.testing.assert_frame_equal(in_room_order(lk, [_burst(p, room_habit_variance(lk)) for p in shuffled]), whole,
                                   check_exact=True)
+
+
+def test_the_room_habit_spread_from_its_parts_terms_is_the_rooms_bit_for_bit() -> None:
+    """The Dask audit reads burst's habit spread from each part's terms (``burst.part_look``: the part's actors who
+    stand out left out, as the room leaves them out) and puts the readings in order by each actor's first link: the
+    room's habit spread and order, to the last bit, however the actors are cut."""
+    from analyzer.audit.burst import (_burst, actor_parts, by_actors, habit_variance_of, in_order_of, part_look,
+                                      room_habit_variance)
+
+    from analyzer.audit.burst import BURST_SIGNAL
+
+    lk = _room_links(5)
+    habit = np.random.default_rng(6).normal(0.0, 0.6, (8, 4))  # each actor's own leaning towards each seat
+    lean = habit[lk["actor"].str[1:].astype(int).to_numpy(), lk["offset"].to_numpy()]
+    lk[BURST_SIGNAL] += lean
+    whole, tau2 = _burst(lk), room_habit_variance(lk)
+    assert tau2 > 0
+    for k in (1, 2, 4, 7):
+        parts = by_actors(lk, k)
+        looks = [part_look(p) for p in parts]
+        assert habit_variance_of(np.concatenate([m for m, _, _ in looks]), np.concatenate([v for _, v, _ in looks])) == tau2
+        first = {a: i for _, _, f in looks for a, i in f.items()}
+        assert first == {a: int(lk.index[lk["actor"] == a][0]) for a in lk["actor"].unique()}
+        got = in_order_of([_burst(p, tau2) for p in parts[::-1]], first)
+        pd.testing.assert_frame_equal(got, whole, check_exact=True)
+    # the parts' sizes: whole actors, the largest first to the lightest part; an actor without links in none
+    group = actor_parts(np.array([5, 0, 9, 1, 4]), 2)
+    assert group.tolist() == [1, -1, 0, 0, 1] and actor_parts(np.array([3, 3]), 5).tolist() == [0, 1]

@@ -85,13 +85,13 @@ def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("after", ["analyse_batch", "bieqi-signals-spread", "bieqi-signals-burst-hot"])
+@pytest.mark.parametrize("after", ["analyse_batch", "bieqi-signals-spread", "bieqi-signals-burst-links"])
 def test_a_worker_lost_mid_audit_changes_nothing(sharing_room: Path, single: dict, tmp_path: Path, after: str) -> None:
     """A worker process dies (``os._exit``, as a killed one) right after it finished its first task of ``after``: a
     batch's analysis (its rows and everything made from them on that worker are lost) or a pass of the pair signals
     (the recoded chunks it held are lost, and the pass's arguments would be with them were they not on every worker),
-    or of the burst statistic (its actors' parts, scattered to one worker each, are lost: the client computes the
-    statistic itself from the links it holds). Dask recomputes the rest from its lineage on the other worker (and the
+    or of the burst statistic (a part of its actors' links, gathered on one worker from pass E's per-hand pieces, is
+    lost: made again from the pieces, or, were those lost too, from pass E's pieces made anew). Dask recomputes the rest from its lineage on the other worker (and the
     one its nanny restarts), and the audit is the single-process one."""
     from distributed import Client, LocalCluster, WorkerPlugin
 

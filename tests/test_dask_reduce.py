@@ -125,6 +125,48 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     assert a["marginal_ab_z"].max() > 4
 
 
+def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cluster: tuple[str, list[str]]) -> None:
+    """Pass E's per-hand burst pieces stay on the workers; the burst statistic is read there in parts of whole actors,
+    its habit spread merged from the parts' terms: the frame ``burst._burst`` gives of the room's links gathered here,
+    bit for bit, in the room's order (a strong pair, so that actors stand out and are read again)."""
+    from analyzer.audit.on_dask import DaskSignals
+    from analyzer.audit.stream import StreamedSignals
+
+    df = synthetic_room(players=24, hands=120, colluders=(("p00", "p01"),), habits={"p05": 1.5}, decisions=6,
+                        favour=2.0, share=0.4, seed=5)
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    compared: list[pd.DataFrame] = []
+
+    class Both(DaskSignals):
+        def _start_burst(self, st: dict[str, Any]) -> Any:
+            assert st["burst"] == [] and self._pieces is not None  # the pieces did not come here
+            here = StreamedSignals._start_burst(self, {**st, "burst": list(self.client.gather(self._pieces))})
+            there = super()._start_burst(st)
+
+            def read() -> pd.DataFrame:
+                want, got = here(), there()
+                pd.testing.assert_frame_equal(got, want, check_exact=True)
+                compared.append(got)
+                return got
+            return read
+
+    execution = dask_session(Execution(dask=cluster[0]))
+    assert execution.session is not None
+    try:
+        with Both(execution.session, chunk_hands=16) as acc:
+            for part in hand_chunks(df, 40):
+                acc.feed(part)
+            acc.result(seating)
+            names = Counter(n for n, _ in acc.tasks)
+    finally:
+        execution.session.close()
+    assert len(compared) == 1 and len(compared[0]) > 100
+    assert compared[0]["logp"].min() < -5  # the strong pair stands out: actors were read a second time
+    parts = names["burst-links"]
+    assert parts > 1 and names["burst-look"] == parts and names["burst"] == parts and names["burst-habits"] == 1
+    assert names["burst-piece"] == names["chunk"] > 8  # one piece a chunk (made by pass E with the per-hand numbers)
+
+
 def _store_of_first_hands(room: Path, tmp_path: Path) -> tuple[Path, Any, Any]:
     """A decision store of the room's first 17 hands, it opened, and the single process's audit of the whole room."""
     lines = room.read_text().splitlines(keepends=True)

@@ -201,8 +201,9 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
 
 
 def test_the_audit_hands_over_its_final_entries_before_it_reads_the_rows_shown(sharing_room: Path) -> None:
-    """``run_audit(on_entries=...)`` is called once, with the pairs' entries (their evidence read) and the players'
-    entries audit.json ends with, and the players' spill; read here (no Dask session), nothing is read ahead."""
+    """``run_audit(on_entries=...)`` is called once, with the pairs' entries (their evidence read) and the names of the
+    players audit.json ends with, in its order, and the players' spill; read here (no Dask session), nothing is read
+    ahead."""
     from analyzer.report.audit import _plan, read_ahead
 
     calls: list[tuple[dict, object]] = []
@@ -215,7 +216,8 @@ def test_the_audit_hands_over_its_final_entries_before_it_reads_the_rows_shown(s
     with run_audit([str(sharing_room)], slim=True, on_entries=on_entries, **KW) as a:  # type: ignore[arg-type]
         assert len(calls) == 1
         entries, spill = calls[0]
-        assert entries["pairs"] == a.result["pairs"] and entries["players"] == a.result["players"]
+        assert entries["pairs"] == a.result["pairs"]
+        assert entries["players"] == [{"player": p["player"]} for p in a.result["players"]]
         assert any(p.get("evidence") for p in entries["pairs"])  # the evidence is in
         assert a.rows is not None and spill is a.rows.spill
         assert got == [None]  # no workers: the page reads the spill itself

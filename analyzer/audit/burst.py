@@ -8,6 +8,7 @@ whether the pair holds more of the actor's extreme hands than its hands with eve
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -222,9 +223,18 @@ def habit_variance(scores: pd.DataFrame) -> float:
     against all the actor's hands; taking the habit as none there made such pairs read as favour (an honest pair of
     49 hands, all the actor's hands, marked for review in three cuts: docs/audit.md). A habit nobody could learn now
     counts as one of the room's typical size (:func:`_mean_look`)."""
+    return habit_variance_of(*habit_terms(scores))
+
+
+def habit_terms(scores: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`habit_variance`'s terms: per actor and seat offset k (not all of the actor's hands), the mean normal
+    score m_k of the actor's hands at k and its null variance var_k. Each actor's terms read his own scores only, so
+    the terms of parts of the room (whole actors) are the room's, in another order (:func:`habit_variance_of` reads
+    them through a median: the same variance, bit for bit)."""
     if scores.empty or "offset" not in scores.columns:
-        return 0.0
-    ms, vs = [], []
+        return np.zeros(0), np.zeros(0)
+    ms: list[float] = []
+    vs: list[float] = []
     for _actor, g in scores.groupby("actor", sort=False):
         x = np.round(g["x"].to_numpy(np.float64), 9)
         t = len(x)
@@ -240,9 +250,14 @@ def habit_variance(scores: pd.DataFrame) -> float:
                 continue
             ms.append(float(z[m].mean()))
             vs.append(v * (t - n) / ((t - 1) * n))
+    return np.asarray(ms, np.float64), np.asarray(vs, np.float64)
+
+
+def habit_variance_of(ms: np.ndarray, vs: np.ndarray) -> float:
+    """:func:`habit_variance` from its terms (:func:`habit_terms`, of the whole room or its parts concatenated)."""
     if len(ms) < MIN_HABIT_STRATA:
         return 0.0
-    m2, v0 = np.square(ms), np.asarray(vs)
+    m2, v0 = np.square(ms), np.asarray(vs, np.float64)
     target = chi2_ppf(0.5, 1)
 
     def excess(tau2: float) -> float:
@@ -457,22 +472,54 @@ def by_actors(lk: pd.DataFrame, parts: int) -> list[pd.DataFrame]:
     reads each actor from his own links and the room's habit spread, so the parts' readings, put back in the room's
     order (:func:`in_room_order`), are the room's, bit for bit."""
     actors, sizes = np.unique(lk["actor"].to_numpy(object), return_counts=True)
-    parts = max(1, min(parts, len(actors)))
-    load, group = np.zeros(parts, np.int64), np.empty(len(actors), np.int64)
-    for i in np.argsort(-sizes, kind="stable"):
+    group = actor_parts(sizes, parts)
+    of = group[np.searchsorted(actors, lk["actor"].to_numpy(object))]
+    return [lk[of == k] for k in range(int(group.max()) + 1)] if len(group) else []
+
+
+def actor_parts(sizes: np.ndarray, parts: int) -> np.ndarray:
+    """Each actor's part (0 .. at most ``parts`` - 1, every part used) from the actors' numbers of links, in the
+    actors' order: the largest actors first, each to the part with fewest links so far (ties: the earlier actor,
+    the earlier part). Actors without links get -1."""
+    sizes = np.asarray(sizes, np.int64)
+    group = np.full(len(sizes), -1, np.int64)
+    some = np.flatnonzero(sizes > 0)
+    parts = max(1, min(parts, len(some)))
+    load = np.zeros(parts, np.int64)
+    for i in some[np.argsort(-sizes[some], kind="stable")]:
         group[i] = k = int(np.argmin(load))
         load[k] += sizes[i]
-    of = group[np.searchsorted(actors, lk["actor"].to_numpy(object))]
-    return [lk[of == k] for k in range(parts) if load[k]]
+    return group
 
 
 def in_room_order(lk: pd.DataFrame, read: list[pd.DataFrame]) -> pd.DataFrame:
     """The readings of :func:`by_actors`' parts as one frame in the order :func:`_burst` of the whole ``lk`` gives
     (its actors as they first appear in ``lk``, each actor's rows as his part gave them)."""
+    return in_order_of(read, {a: i for i, a in enumerate(pd.unique(lk["actor"]))})
+
+
+def in_order_of(read: list[pd.DataFrame], first: Mapping[Any, int]) -> pd.DataFrame:
+    """Readings of parts of whole actors as one frame, the actors by ``first`` (e.g. each one's first link's place in
+    the room), each actor's rows as his part gave them."""
     out = pd.concat(read)
-    first = {a: i for i, a in enumerate(pd.unique(lk["actor"]))}
     rank = np.array([first[a] for a in out.index.get_level_values("actor")], np.int64)
     return out.iloc[np.argsort(rank, kind="stable")]
+
+
+def part_look(lk: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, dict[Any, int]]:
+    """What a part of whole actors (:func:`by_actors`) gives the room's habit spread: the terms of
+    :func:`habit_terms` without its actors who stand out when habits are read as none (:func:`hot_actors`: an actor's
+    answer is his own), and each actor's first link's place (``lk``'s index: its rows' places in the room), for
+    :func:`in_order_of`. :func:`habit_variance_of` of every part's terms is :func:`room_habit_variance` of the room."""
+    if lk.empty:
+        return np.zeros(0), np.zeros(0), {}
+    scores = hand_scores(lk, BURST_SIGNAL)
+    hot = _hot(scores)
+    ms, vs = habit_terms(scores[~scores["actor"].isin(hot)] if hot else scores)
+    actors = lk["actor"].to_numpy(object)
+    _, at = np.unique(actors, return_index=True)
+    index = lk.index.to_numpy()
+    return ms, vs, {actors[i]: int(index[i]) for i in at}
 
 
 def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:

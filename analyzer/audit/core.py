@@ -504,9 +504,10 @@ def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], 
     return pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
 
 
-#: Called by :func:`audit_rows` with audit.json's ``pairs`` and ``players`` entries (as ``{"pairs": ..., "players":
-#: ...}``, final: the evidence read) and the players' spill, before the rows shown are read from it: what reads the
-#: spill after the audit (its report) can start its reads on the workers then, while the audit finishes.
+#: Called by :func:`audit_rows` with audit.json's ``pairs`` entries (final: the evidence read) and its players' names
+#: (as ``{"pairs": ..., "players": [{"player": name}, ...]}``, the players audit.json's ``players`` holds, in its order)
+#: and the players' spill, before the player table is joined and the rows shown are read: what reads the spill after
+#: the audit (its report) can start its reads on the workers then, while the audit finishes.
 OnEntries = Callable[[dict[str, Any], PlayerSpill], None]
 
 
@@ -529,7 +530,6 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     else:
         pairs = pd.DataFrame(columns=["a", "b", "hands_together", "score", "flagged", "verdict"])
     acc.drop_signals()  # their per-hand numbers are not needed any more
-    room = room_outcomes(seating)
     entries = []
     pending: list[tuple[dict[str, Any], int]] = []  # (entry, its pair's place: its evidence being read on a worker)
     texts = list(SHOWN_ONLY)
@@ -546,10 +546,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         return row, a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
 
     cases = [case_of(k, at) for at, k in enumerate(labels)]
-    sat = _Seated(seating)
-    looks = _burst_looks(pairs)
     # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
-    # while the entries of every pair are made here
+    # while the room's outcomes and the entries of every pair are made here
     reading: dict[int, Any] = {}
 
     def read_evidence(fresh: bool) -> dict[int, Any]:
@@ -561,6 +559,9 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     if acc.session is not None:
         reading = read_evidence(False)
+    room = room_outcomes(seating)
+    sat = _Seated(seating)
+    looks = _burst_looks(pairs)
     for at, (record, case, look) in enumerate(zip(records, cases, looks)):
         e = _pair_entry(_Record(record), look)
         if case is not None:
@@ -592,6 +593,10 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             a, b = e["players"]
             partners.setdefault(a, []).append(b)
             partners.setdefault(b, []).append(a)
+    if on_entries is not None and acc.rows:
+        # before the player table is joined: its players are the rows' and the seating's, known already
+        names = sorted({str(p) for p in spill.files} | {str(p) for p in sat.rows.index})
+        on_entries({"pairs": entries, "players": [{"player": n} for n in names]}, spill)
     worst: list[np.ndarray] = []
 
     def parts() -> Iterator[pd.DataFrame]:
@@ -607,8 +612,6 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     else:
         players = player_table(parts(), seating, pairs)
     player_entries = [_player_entry(r, partners) for _, r in players.iterrows()]
-    if on_entries is not None and acc.rows:
-        on_entries({"pairs": entries, "players": player_entries}, spill)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}

@@ -21,26 +21,30 @@ from __future__ import annotations
 import functools
 import uuid
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession, dask_lost, lost_retried
+from analyzer.analysis.execute import FOLLOWER, DaskSession, lost_retried
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import SignalOptions, ThinkStats
 from analyzer.audit.stream import (
+    BURST_COLUMNS,
     CHUNK_HANDS,
     Room,
     StreamedSignals,
     add_choices,
+    add_up,
     Chunk,
     build_chunk,
     chunk_choices,
     chunk_names,
     chunk_pairs,
     on_chunk,
+    pass_pairs,
     positive_regrets,
     recode_chunk,
     regret_edges,
@@ -160,6 +164,52 @@ def _sees(folder: str, token: str) -> bool:
         return False
 
 
+def pass_pairs_kept(ch_packed: dict[str, np.ndarray], room: Room, fit: Any, habits: dict[str, Any]
+                    ) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Pass E with its per-hand numbers (``stream.pass_pairs``, ``extras``), the burst statistic's piece apart: the
+    sums (with the piece's number of links of each actor, ``burst_links``) go to the merge tree, the piece stays on
+    its worker for the burst statistic's tasks (:meth:`DaskSignals._start_burst`)."""
+    out = pass_pairs(ch_packed, room, fit, habits, True)
+    piece = out["burst"][0]
+    out["burst"] = []
+    out["burst_links"] = np.bincount(piece["actor"].to_numpy(np.int64), minlength=room.n_players)
+    return out, piece
+
+
+def _sums(part: Any) -> Any:
+    """A pass E result's sums (:func:`pass_pairs_kept` gives them with a piece)."""
+    return part[0] if isinstance(part, tuple) else part
+
+
+def _merge_kept(*parts: Any) -> Any:
+    """The sums of :func:`pass_pairs_kept`'s results (or of merged ones) added in order, as ``stream.add_up``."""
+    return functools.reduce(add_up, [_sums(p) for p in parts])
+
+
+def _piece(part: tuple[dict[str, Any], pd.DataFrame]) -> pd.DataFrame:
+    return part[1]
+
+
+def part_links(group: np.ndarray, k: int, names: np.ndarray, *pieces: pd.DataFrame) -> pd.DataFrame:
+    """The burst statistic's links of part ``k`` of the room's actors (``group``: each actor code's part): its actors'
+    rows of every chunk's piece, in the room's order, indexed by their places among the room's links, the codes
+    turned into names: the frame ``burst.by_actors`` cuts from the room's links (``stream.StreamedSignals``)."""
+    frames, start = [], 0
+    for p in pieces:
+        at = np.flatnonzero(group[p["actor"].to_numpy(np.int64)] == k)
+        frames.append(p.iloc[at].set_axis(pd.Index(start + at)))
+        start += len(p)
+    lk = pd.concat(frames)
+    lk["actor"] = names[lk["actor"].to_numpy(np.int64)]
+    lk["other"] = names[lk["other"].to_numpy(np.int64)]
+    return lk[list(BURST_COLUMNS)]
+
+
+def _habit_var(*looks: tuple[np.ndarray, np.ndarray, dict[Any, int]]) -> float:
+    """The room's habit spread from its parts' terms (``burst.part_look``)."""
+    return burst.habit_variance_of(np.concatenate([m for m, _, _ in looks]), np.concatenate([v for _, v, _ in looks]))
+
+
 class DaskSignals(StreamedSignals):
     """:class:`StreamedSignals` whose chunks live on the workers of ``session`` and whose passes run there.
 
@@ -182,6 +232,8 @@ class DaskSignals(StreamedSignals):
         self._thinks = _Tree(self, "think-merge", _merge_think)
         self._own: list[Any] = []  # each chunk's own names and kinds (futures, made as the chunks are)
         self._spill: tuple[str, tuple[str, ...]] | None = None  # the players' spill's folder and the columns it skips
+        self._pieces: list[Any] | None = None  # pass E's burst pieces (futures), until the burst statistic reads them
+        self._kept: tuple[Any, Any] | None = None  # the fit and habits pass E read (to make its pieces again)
         session.follow = self._follow
 
     @property
@@ -236,6 +288,7 @@ class DaskSignals(StreamedSignals):
         return self._submit("spill", write_batch, rows, folder, f"batch-{self._run}-{len(self.tasks):06d}", skip)
 
     def close(self) -> None:
+        self._pieces = None
         self.session.follow = None
         self.session.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
@@ -316,25 +369,75 @@ class DaskSignals(StreamedSignals):
             parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
         return _merge_here(merge, self.client.gather(parts))
 
-    def _burst(self, lk: pd.DataFrame) -> pd.DataFrame:
-        """The burst statistic with its per-actor readings as tasks, :data:`BURST_PARTS` a worker (it ran on this
-        process alone while the workers had only the player table's tasks): the actors that stand out with the habits
-        read as none (a task a part), the room's habit spread here from them, then each part's readings (a task a
-        part), put back in the room's order; the same frame as ``burst._burst`` of the whole room, bit for bit."""
+    def _pass_e(self, fit: Any, habits: dict[str, Any], extras: bool) -> dict[str, Any]:
+        """Pass E; with ``extras``, its per-hand burst pieces kept on the workers (:func:`pass_pairs_kept`): they
+        never come here (~0.6 KB a hand, and as much again for their copies on their way back to the workers)."""
+        if not extras:
+            return super()._pass_e(fit, habits, extras)
+
+        def run(attempt: int) -> tuple[dict[str, Any], list[Any]]:
+            st, self._pieces = self._pass_e_kept(fit, habits)
+            return st, self._pieces
+
+        st, _ = lost_retried(self.client, run)
+        self._kept = (fit, habits)
+        return dict(st)
+
+    def _pass_e_kept(self, fit: Any, habits: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Pass E's tasks (:func:`pass_pairs_kept`), their sums merged in a tree, and each chunk's burst piece (a
+        future on its worker)."""
+        shared = self.client.scatter([(self._room, fit, habits)], broadcast=True, hash=False)[0]
+        n = len(self.chunks)
+        leaves = self._map("pairs", _apply, [pass_pairs_kept] * n, self.chunks, [shared] * n)
+        pieces = self._map("burst-piece", _piece, leaves)
+        # the first level of merges on the workers, always: the leaves hold the pieces too, which stay there
+        groups = [leaves[i:i + FANIN] for i in range(0, n, FANIN)]
+        firsts = self._map("pairs-merge", _merge_group, [_merge_kept] * len(groups), groups)
+        return _sums(self._tree("pairs-merge", firsts, _merge_kept)), pieces
+
+    def _start_burst(self, st: dict[str, Any]) -> Callable[[], pd.DataFrame]:
+        """The burst statistic read on the workers from pass E's pieces, which stay there: the room's actors cut into
+        parts of whole actors (:data:`BURST_PARTS` a worker, ``burst.actor_parts`` of their numbers of links), and
+        for each part a task gathering its links from every piece (:func:`part_links`), one reading its habit terms
+        and hot actors (``burst.part_look``), one merging those into the room's habit spread, and one reading the
+        part (``burst._burst``): one graph, submitted now, gathered when the call returned is made (this process
+        makes the rest of the pair table meanwhile). The same frame as ``burst._burst`` of the room's links, bit for
+        bit (each actor's reading is his own links' and the room's habit spread's). A worker lost with pieces Dask
+        cannot make again: pass E's pieces are made anew, and the parts read again."""
+        pieces, self._pieces = self._pieces, None
+        if pieces is None or self._kept is None:
+            return super()._start_burst(st)
+        sizes = np.asarray(st.get("burst_links", np.zeros(0)), np.int64)
+        if not sizes.any():  # no link at all: the (empty) pieces read here
+            return super()._start_burst({**st, "burst": list(self.client.gather(pieces))})
         workers = max(1, len(self.client.scheduler_info().get("workers", {})))
-        parts = burst.by_actors(lk, BURST_PARTS * workers)
-        if len(parts) < 2:
-            return super()._burst(lk)
-        shared = self.client.scatter(parts, hash=False)  # once for both rounds (a part on one worker: not copied)
-        try:
-            hot = set().union(*self.client.gather(self._map("burst-hot", burst.hot_actors, shared)))
-            habit_var = burst.room_habit_variance(lk, hot)
-            read = self.client.gather(self._map("burst", burst._burst, shared, [habit_var] * len(parts)))
-        except Exception as e:  # noqa: BLE001  # a worker lost with a part (scattered: no lineage to recompute it)
-            if not dask_lost(e):
-                raise
-            return super()._burst(lk)  # the same frame, here, from the links this process holds
-        return burst.in_room_order(lk, read)
+        group = burst.actor_parts(sizes, BURST_PARTS * workers)
+        parts = int(group.max()) + 1
+        names, kept = self._names, self._kept
+
+        def submit(pieces: list[Any]) -> tuple[list[Any], list[Any]]:
+            links = [self._submit("burst-links", part_links, group, k, names, *pieces) for k in range(parts)]
+            looks = self._map("burst-look", burst.part_look, links)
+            tau2 = self._submit("burst-habits", _habit_var, *looks)
+            return looks, self._map("burst", burst._burst, links, [tau2] * parts)
+
+        futures = submit(pieces)
+
+        def read() -> pd.DataFrame:
+            def gather(attempt: int) -> tuple[list[Any], list[Any]]:
+                nonlocal futures
+                if attempt:
+                    assert kept is not None
+                    futures = submit(self._pass_e_kept(*kept)[1])
+                return self.client.gather(futures[0]), self.client.gather(futures[1])
+
+            looks, read = lost_retried(self.client, gather)
+            first: dict[Any, int] = {}
+            for _, _, f in looks:
+                first.update(f)
+            return burst.in_order_of(read, first)
+
+        return read
 
     def _prepare(self) -> None:
         """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs

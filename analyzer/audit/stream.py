@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -418,6 +418,10 @@ def pass_habits(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | 
 PAIR_COLUMNS = (*LINK_SIGNALS, *(f"{s}_habit_free" for s in HABIT_CHECKED))
 
 
+#: The columns of the burst statistic's per-hand links (``burst._burst``), as pass E's pieces give them.
+BURST_COLUMNS = ("actor", "other", "hand_id", "offset", BURST_SIGNAL, f"{BURST_SIGNAL}_habit_free")
+
+
 def pass_pairs(ch_packed: dict[str, np.ndarray], room: Room, fit: _Fit, habits: dict[str, Any],
                extras: bool) -> dict[str, Any]:
     """Pass E: per directed pair its hands, decisions, the sum and sum of squares of its per-hand sums and
@@ -676,6 +680,17 @@ class StreamedSignals:
         """The burst statistic of the room's per-hand favour scores (``burst._burst``)."""
         return _burst(lk)
 
+    def _start_burst(self, st: dict[str, Any]) -> Callable[[], pd.DataFrame]:
+        """The burst statistic of pass E's per-hand pieces (``st["burst"]``), started; the call returned gives it. Here
+        it is read when called, from the pieces this process holds (on Dask its tasks run on the workers, where the
+        pieces stay, while this process makes the rest of the pair table: ``audit.on_dask``)."""
+        names = self._names
+        per_hand = pd.concat(st["burst"], ignore_index=True)
+        per_hand["actor"] = names[per_hand["actor"].to_numpy()]
+        per_hand["other"] = names[per_hand["other"].to_numpy()]
+        links = per_hand[list(BURST_COLUMNS)]
+        return lambda: self._burst(links)
+
     def _named(self, frame: pd.DataFrame) -> pd.DataFrame:
         """A per-pair frame indexed by the players' names."""
         idx = pd.MultiIndex.from_arrays([self._names[self._pair_codes >> 32], self._names[self._pair_codes & 0xFFFFFFFF]],
@@ -686,24 +701,20 @@ class StreamedSignals:
         """The pair table, assembled as ``signals.pair_signals`` does."""
         if seating is None:
             raise ValueError("the streamed pair signals need the seating (hand_id, p0..p3 per hand)")
+        burst = self._start_burst(st)  # first: on Dask it is read on the workers while the rest is made here
         out = hands_together(seating).to_frame()
         for name in LINK_SIGNALS:
             _by_direction(out, self._named(self._directed(st, name)), name, {f: f for f in FIELDS})
         _by_direction(out, self.think.result().set_index(["actor", "other"]), "think",
                       {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
         names = self._names
-        free = f"{BURST_SIGNAL}_habit_free"
-        per_hand = pd.concat(st["burst"], ignore_index=True)
-        per_hand["actor"] = names[per_hand["actor"].to_numpy()]
-        per_hand["other"] = names[per_hand["other"].to_numpy()]
-        burst = self._burst(per_hand[["actor", "other", "hand_id", "offset", BURST_SIGNAL, free]])
-
         from analyzer.audit.signals import finish_pairs
 
         dev = pd.concat(st["deviations"], ignore_index=True)
         dev["actor"] = names[dev["actor"].to_numpy(np.int64)] if len(dev) else dev["actor"].astype(object)
         dev["other"] = names[dev["other"].to_numpy(np.int64)] if len(dev) else dev["other"].astype(object)
-        finish_pairs(out, burst, codeviation_of(dev))
+        codeviation = codeviation_of(dev)
+        finish_pairs(out, burst(), codeviation)
         return out.reset_index()
 
 

@@ -114,7 +114,7 @@ def _plan(audit: Mapping[str, Any]) -> Plan:
 
 def read_ahead(entries: Mapping[str, Any], spill: PlayerSpill) -> Reading | None:
     """The page's reads of the players' spill started on its Dask workers now (when they share it), from the
-    audit's pairs and players entries (``audit.core.OnEntries``): :func:`write_audit_report` given the result as
+    audit's pairs entries and players' names (``audit.core.OnEntries``): :func:`write_audit_report` given the result as
     ``ahead`` gathers them. None when the spill is read here."""
     return start_reading(spill, _plan(entries))
 
