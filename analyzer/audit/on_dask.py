@@ -1,27 +1,28 @@
 """The pair signals' passes as a reduction on Dask: chunks built and kept on the workers, passes merged by a tree of tasks.
 
 The same passes as :class:`analyzer.audit.stream.StreamedSignals` (its per-chunk functions ``pass_means``,
-``pass_spread``, ``pass_top``, ``pass_habits``, ``pass_pairs`` and their merges), only where they run
-differs: each analysed batch's chunk of links is built by a task that follows the batch's analysis on the
-worker holding its rows and stays there (a future); rows that reach the client another way (a decision
-store's parts) are sent to a worker to be chunked. Before the passes the chunks' own player and kind codes
-are put in the room's (sorted names) and the hands numbered in input order; every pass is then one task a
-chunk plus merges of ``FANIN`` adjacent results at a time (so the per-hand pieces concatenate in chunk
-order), and only the merged sums (sizes set by players, pairs and situations) and the per-hand pieces come
-back to the client. Each analysed batch's think-time sums are made next to its rows as well and merged in a tree
-(``ThinkStats.merge``), and, when the workers share the client's folder, the batch's rows are written into the
-players' spill there (``audit.rows.write_batch``): only a summary comes back; the batch's chunk is then written
-into that folder too (``stream.write_chunk``; the future holds the file's name and the chunk's own names), so the
-workers' memory, like this process', holds no chunk and does not grow with the hands. The result equals the single-process
-one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
+``pass_spread``, ``pass_top``, ``pass_habits``, ``pass_pairs`` and their merges), only where they run differs: each
+analysed batch's chunk of links is built by a task that follows the batch's analysis on the worker holding its rows
+and stays there (a future); rows that reach the client another way (a decision store's parts) are sent to a worker to
+be chunked. Before the passes the chunks' own player and kind codes are put in the room's (sorted names) and the hands
+numbered in input order; every pass is then one task a chunk plus merges of ``FANIN`` adjacent results at a time (so
+the per-hand pieces concatenate in chunk order), and only the merged sums (sizes set by players, pairs and situations)
+and the per-hand deviation hands come back to the client; the last pass E's per-hand burst scores stay on the workers,
+where the burst statistic is read in parts of whole actors (:meth:`DaskSignals._start_burst`). Each analysed batch's
+think-time sums are made next to its rows as well and merged in a tree (``ThinkStats.merge``), and, when the workers
+share the client's folder, the batch's rows are written into the players' spill there (``audit.rows.write_batch``):
+only a summary comes back; the batch's chunk is then written into that folder too (``stream.write_chunk``; the future
+holds the file's name and the chunk's own names), so the workers' memory, like this process', holds no chunk and does
+not grow with the hands. The result equals the single-process one to float rounding (a tree adds in another order than
+a loop; ``tests/test_dask_reduce.py``).
 """
 
 from __future__ import annotations
 
 import functools
 import uuid
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
