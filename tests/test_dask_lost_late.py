@@ -64,12 +64,12 @@ def _die_once(prefix: str, marker: str) -> Any:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("after", ["bieqi-signals-burst", "bieqi-signals-burst-look", "_evidence_task", "bieqi-report"])
+@pytest.mark.parametrize("after", ["bieqi-signals-burst", "_evidence_task", "bieqi-report"])
 def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, single: Path, cluster: Any,
                                                          tmp_path: Path, after: str) -> None:
     """The command's audit (its rows written to the spill by the workers, the player table, the evidence and the rows
     shown read there) with a worker dying right after its first task of ``after``: the burst statistic (the first of
-    pass E's pieces it reads, which stay on the workers, or a part's habit terms: the pieces are made again) or a case's
+    pass E's pieces it reads, which stay on the workers: made again) or a case's
     evidence (the player table's tasks are done by then: their results on that worker must be computed again, from
     the spill's view and the seating the client scattered), or one of the report's pieces (started ahead while the
     rows shown are read: gathered by the page, read anew when a worker went with some). The same audit.json, pairs.csv and players.csv as with

@@ -153,8 +153,8 @@ def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cl
     execution = dask_session(Execution(dask=cluster[0]))
     assert execution.session is not None
     try:
-        with Both(execution.session, chunk_hands=16) as acc:
-            for part in hand_chunks(df, 40):
+        with Both(execution.session, chunk_hands=48) as acc:
+            for part in hand_chunks(df, 100):
                 acc.feed(part)
             acc.result(seating)
             names = Counter(n for n, _ in acc.tasks)
@@ -165,6 +165,7 @@ def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cl
     parts = names["burst-links"]
     assert parts > 1 and names["burst-look"] == parts and names["burst"] == parts and names["burst-habits"] == 1
     assert names["burst-piece"] == names["chunk"] > 8  # one piece a chunk (made by pass E with the per-hand numbers)
+    assert names["pairs-merge"] >= 2 * 2  # chunks merged on the workers, then here, each fit
 
 
 def _store_of_first_hands(room: Path, tmp_path: Path) -> tuple[Path, Any, Any]:
