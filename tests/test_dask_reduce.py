@@ -258,8 +258,9 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     assert [e["evidence"] for e in out["pairs"]] == [e["evidence"] for e in single["pairs"]]
     batches = -(-40 // 7)
     keys = _passes(ran)
-    # the batches' think-time sums: at most FANIN of them are merged here, in one round trip
-    assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] == 0 and keys["names"] == batches
+    # the batches' think-time sums: at most FANIN of them are merged here, in one round trip; the chunks' names come
+    # back with their files' handles (no task)
+    assert keys["spill"] == batches and keys["think"] == batches and keys["think-merge"] == 0 and keys["names"] == 0
     # one rows file a batch, written by the workers
     assert len({f for f in files if "/batch-" in f and f.endswith(".rows")}) == batches
     # and its chunk of the pair signals, in a file beside them, not in the workers' memory

@@ -222,8 +222,15 @@ class DaskUnavailable(RuntimeError):
 #: server), the system monitor (500 ms) and the memory monitor (100 ms, in every nanny and worker). At their defaults
 #: an idle cluster of 2 workers took 0.05-0.08 of a core in this process and 0.07-0.22 on the machine, at these 0.01
 #: and 0.02-0.03 (``benchmarks/bench_dask_idle.py``), which on a machine whose cores all work is taken from the workers.
+#: Also the length of distributed's developer logs (``distributed.admin.low-level-log-length``, 1000 by default): every
+#: batched stream keeps its last that many messages under 1 MB, a task's arguments among them, so the client's stream
+#: to the scheduler and the scheduler's to each worker (in this process for a LocalCluster) held every batch's hands
+#: sent (~2.7 KB a hand, twice: ~90 MB of a 16,000-hand audit's client) and a worker its tasks' (docs/scale.md, "The
+#: client's memory under Dask").
+LOW_LEVEL_LOG = {"distributed.admin.low-level-log-length": 16}
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
-                "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s"}
+                "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s",
+                **LOW_LEVEL_LOG}
 
 
 def _has_distributed() -> bool:
@@ -340,7 +347,10 @@ def dask_client(address: str, jobs: int, preload: Sequence[str] = (), prefork: S
     security = _client_security(address)
     _probe_scheduler(address, security)
     try:
-        client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", security=security)
+        import dask.config
+
+        with dask.config.set(LOW_LEVEL_LOG):  # the client's stream to the scheduler keeps no hands it sent
+            client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s", security=security)
     # what the probe did not meet (a scheduler gone meanwhile): OSError (CommClosedError is one), TimeoutError; a
     # configuration distributed refuses (TypeError, ValueError, RuntimeError); a garbled answer (MemoryError)
     except (OSError, TimeoutError, ValueError, TypeError, RuntimeError, MemoryError) as e:

@@ -115,6 +115,17 @@ class _Tree:
             part = self.owner._submit(self.name, _merge_group, self.merge, group)
             level += 1
 
+    def detach(self) -> None:
+        """The merged results (levels above the leaves) finished on the workers, brought here as values (small sums:
+        one gather): the futures go, and with them the scheduler's lineage back to every batch's analysis (it keeps
+        a finished task's inputs, a batch's hands, while a result made from it is wanted). The groups and their order
+        stay as they were: the same sums."""
+        done = [(lv, i) for lv in range(1, len(self.levels)) for i, p in enumerate(self.levels[lv]) if _finished(p)]
+        if done:
+            got = self.owner.client.gather([self.levels[lv][i] for lv, i in done])
+            for (lv, i), value in zip(done, got):
+                self.levels[lv][i] = value
+
     def finish(self) -> Any:
         """The merged result (its value; None without leaves)."""
         level = 0
@@ -135,6 +146,11 @@ class _Tree:
             return got[0] if len(got) == 1 else self.merge(*got)
         self.levels = []
         return None
+
+
+def _finished(part: Any) -> bool:
+    """Whether ``part`` is a Dask future whose result is ready (not a value, not pending, not failed)."""
+    return type(part).__name__ == "Future" and getattr(part, "status", None) == "finished"
 
 
 def _union(*codes: np.ndarray) -> np.ndarray:
@@ -231,7 +247,7 @@ class DaskSignals(StreamedSignals):
         self.tasks: list[tuple[str, str]] = []
         # each analysed batch's think-time sums, kept on its worker, merged in a tree as they come
         self._thinks = _Tree(self, "think-merge", _merge_think)
-        self._own: list[Any] = []  # each chunk's own names and kinds (futures, made as the chunks are)
+        self._own: list[Any] = []  # each chunk's own names and kinds (futures made as the chunks are, or from handles)
         self._spill: tuple[str, tuple[str, ...]] | None = None  # the players' spill's folder and the columns it skips
         self._pieces: list[Any] | None = None  # pass E's burst pieces (futures), until the burst statistic reads them
         self._kept: tuple[Any, Any] | None = None  # the fit and habits pass E read (to make its pieces again)
@@ -312,12 +328,31 @@ class DaskSignals(StreamedSignals):
         self.flush()  # the rows fed before it (a store's) come first, in their order
         self._chunk_made(chunk)
         self._thinks.add(think)
+        self._detach()
+
+    def _detach(self, wait: bool = False) -> None:
+        """Chunks written into the shared folder, and merged think-time sums, that are ready: their values (a file's
+        handle with the chunk's own names; small sums) brought here in one gather, in place of their futures. The
+        scheduler keeps a finished task's inputs while any result made from it is wanted (to make it again): each
+        batch's analysis task, with its hands' lines, stayed in this process (the LocalCluster's scheduler runs here)
+        until the pair table was made, ~6 KB a hand (and as much in the allocator's holes). A handle's file is on the
+        shared folder, not on a worker: a worker lost later costs nothing. Chunks kept in the workers' memory (a
+        folder the workers do not share) stay futures: their lineage is the only way to make them again. ``wait``:
+        every chunk's handle, waited for (before the passes)."""
+        if self._spill is not None:
+            at = [i for i, c in enumerate(self.chunks) if _finished(c) or (wait and type(c).__name__ == "Future")]
+            if at:
+                for i, handle in zip(at, self.client.gather([self.chunks[i] for i in at])):
+                    self.chunks[i] = handle
+                    self._own[i] = chunk_names(handle)  # the handle carries them
+        self._thinks.detach()
 
     def _chunk_made(self, chunk: Any) -> None:
         """A chunk's future, and a task for its own names and kinds next to it, run while the analysis goes on (the
         room's codes need every chunk's: gathered at once before the passes, not computed then)."""
         self.chunks.append(chunk)
-        self._own.append(self._submit("names", chunk_names, chunk))
+        # a chunk written into the shared folder comes back as a handle that carries them (:meth:`_detach`)
+        self._own.append(None if self._spill is not None else self._submit("names", chunk_names, chunk))
 
     def feed(self, df: pd.DataFrame) -> None:
         if not len(df):
@@ -448,6 +483,7 @@ class DaskSignals(StreamedSignals):
         think = self._thinks.finish()
         if think is not None:
             self.think = self.think.merge(think)
+        self._detach(wait=True)  # the shared folder's chunks: their handles (with their names) here
         own = self.client.gather(self._own)  # made as the chunks were
         self._own = []
         names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
