@@ -168,6 +168,34 @@ def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cl
     assert names["pairs-merge"] >= 2 * 2  # chunks merged on the workers, then here, each fit
 
 
+def test_the_client_does_not_keep_the_hands_it_sent(room: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the command's own LocalCluster (its scheduler in this process), the batches of hands sent to the workers are
+    not kept once analysed: distributed's logs of recent messages are short (they held every batch's lines, on the
+    client's stream and the scheduler's), and the chunks' handles and the merged think sums come back as values, so
+    the scheduler forgets each batch's analysis task. At the pair table only the last think-sum group's batches (fewer
+    than FANIN) are still held, whatever the number of batches; the audit is the single process's."""
+    import gc
+
+    from analyzer.analysis.execute import HandBatch
+    from analyzer.audit import core
+    from analyzer.audit.on_dask import FANIN
+
+    alive: list[int] = []
+    audit_rows = core.audit_rows
+
+    def counted(*a: Any, **k: Any) -> Any:
+        gc.collect()
+        alive.append(sum(isinstance(o, HandBatch) for o in gc.get_objects()))
+        return audit_rows(*a, **k)
+
+    monkeypatch.setattr(core, "audit_rows", counted)
+    single = run_audit([str(room)], **KW).result
+    with run_audit([str(room)], execution=Execution(jobs=2, dask="local", batch_hands=2), slim=True, **KW) as got:
+        _same(got.result, single)
+    batches = 40 // 2
+    assert batches > 2 * FANIN and alive[-1] < FANIN + 2
+
+
 def _store_of_first_hands(room: Path, tmp_path: Path) -> tuple[Path, Any, Any]:
     """A decision store of the room's first 17 hands, it opened, and the single process's audit of the whole room."""
     lines = room.read_text().splitlines(keepends=True)
