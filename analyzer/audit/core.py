@@ -506,8 +506,8 @@ def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], 
 
 #: Called by :func:`audit_rows` with audit.json's ``pairs`` entries (final: the evidence read) and its players' names
 #: (as ``{"pairs": ..., "players": [{"player": name}, ...]}``, the players audit.json's ``players`` holds, in its order)
-#: and the players' spill, before the player table is joined and the rows shown are read: what reads the spill after
-#: the audit (its report) can start its reads on the workers then, while the audit finishes.
+#: and the players' spill, before the rows shown are read from it: what reads the spill after the audit (its report)
+#: can start its reads on the workers then, while the audit finishes.
 OnEntries = Callable[[dict[str, Any], PlayerSpill], None]
 
 
@@ -593,10 +593,6 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             a, b = e["players"]
             partners.setdefault(a, []).append(b)
             partners.setdefault(b, []).append(a)
-    if on_entries is not None and acc.rows:
-        # before the player table is joined: its players are the rows' and the seating's, known already
-        names = sorted({str(p) for p in spill.files} | {str(p) for p in sat.rows.index})
-        on_entries({"pairs": entries, "players": [{"player": n} for n in names]}, spill)
     worst: list[np.ndarray] = []
 
     def parts() -> Iterator[pd.DataFrame]:
@@ -612,6 +608,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     else:
         players = player_table(parts(), seating, pairs)
     player_entries = [_player_entry(r, partners) for _, r in players.iterrows()]
+    if on_entries is not None and acc.rows:
+        on_entries({"pairs": entries, "players": [{"player": e["player"]} for e in player_entries]}, spill)
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}

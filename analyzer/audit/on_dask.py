@@ -251,6 +251,8 @@ class DaskSignals(StreamedSignals):
         self._spill: tuple[str, tuple[str, ...]] | None = None  # the players' spill's folder and the columns it skips
         self._pieces: list[Any] | None = None  # pass E's burst pieces (futures), until the burst statistic reads them
         self._kept: tuple[Any, Any] | None = None  # the fit and habits pass E read (to make its pieces again)
+        self._open: list[int] = []  # the chunks (places) whose handles are not here yet (:meth:`_detach`)
+        self._seen = 0  # the chunks :meth:`_detach` has looked at
         session.follow = self._follow
 
     @property
@@ -306,6 +308,7 @@ class DaskSignals(StreamedSignals):
 
     def close(self) -> None:
         self._pieces = None
+        self._open, self._seen = [], 0
         self.session.follow = None
         self.session.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
@@ -340,16 +343,22 @@ class DaskSignals(StreamedSignals):
         folder the workers do not share) stay futures: their lineage is the only way to make them again. ``wait``:
         every chunk's handle, waited for (before the passes)."""
         if self._spill is not None:
-            at = [i for i, c in enumerate(self.chunks) if _finished(c) or (wait and type(c).__name__ == "Future")]
+            # the chunks not yet brought here (each looked at until it is: not every chunk at every batch)
+            self._open.extend(range(self._seen, len(self.chunks)))
+            self._seen = len(self.chunks)
+            at = [i for i in self._open if _finished(self.chunks[i]) or (wait and type(self.chunks[i]).__name__ == "Future")]
             if at:
                 for i, handle in zip(at, self.client.gather([self.chunks[i] for i in at])):
                     self.chunks[i] = handle
                     self._own[i] = chunk_names(handle)  # the handle carries them
+                done = set(at)
+                self._open = [i for i in self._open if i not in done]
         self._thinks.detach()
 
     def _chunk_made(self, chunk: Any) -> None:
-        """A chunk's future, and a task for its own names and kinds next to it, run while the analysis goes on (the
-        room's codes need every chunk's: gathered at once before the passes, not computed then)."""
+        """A chunk's future, and (unless the chunk is written into the shared folder, whose handle carries them) a task
+        for its own names and kinds next to it, run while the analysis goes on (the room's codes need every chunk's:
+        gathered at once before the passes, not computed then)."""
         self.chunks.append(chunk)
         # a chunk written into the shared folder comes back as a handle that carries them (:meth:`_detach`)
         self._own.append(None if self._spill is not None else self._submit("names", chunk_names, chunk))
