@@ -172,8 +172,8 @@ def test_the_client_does_not_keep_the_hands_it_sent(room: Path, monkeypatch: pyt
     """On the command's own LocalCluster (its scheduler in this process), the batches of hands sent to the workers are
     not kept once analysed: distributed's logs of recent messages are short (they held every batch's lines, on the
     client's stream and the scheduler's), and the chunks' handles and the merged think sums come back as values, so
-    the scheduler forgets each batch's analysis task. At the pair table only the last think-sum group's batches (fewer
-    than FANIN) are still held, whatever the number of batches; the audit is the single process's."""
+    the scheduler forgets each batch's analysis task. At the pair table only the last think-sum group's batches and
+    those still in flight are held, whatever the number of batches; the audit is the single process's."""
     import gc
 
     from analyzer.analysis.execute import HandBatch
@@ -193,7 +193,9 @@ def test_the_client_does_not_keep_the_hands_it_sent(room: Path, monkeypatch: pyt
     with run_audit([str(room)], execution=Execution(jobs=2, dask="local", batch_hands=2), slim=True, **KW) as got:
         _same(got.result, single)
     batches = 40 // 2
-    assert batches > 2 * FANIN and alive[-1] < FANIN + 2
+    # held at most: the last think-sum group's batches and those whose chunk or sums were still being made as the
+    # analysis ended (at most the map's 2 x workers + 1 in flight); all 20 before
+    assert batches > 2 * FANIN and alive[-1] <= FANIN + 2 * 2 + 1 < batches
 
 
 def _store_of_first_hands(room: Path, tmp_path: Path) -> tuple[Path, Any, Any]:
