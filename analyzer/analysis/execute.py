@@ -537,6 +537,22 @@ def lost_retried(client: Any, run: Callable[[int], T]) -> T:
     raise AssertionError("unreachable")
 
 
+def broadcast(client: Any, value: Any) -> Any:
+    """``value`` (one value, whatever its type) scattered to every worker of ``client``'s cluster under a new key
+    (``broadcast=True, hash=False``): its future. Scattered again when a worker left the cluster during it (at most
+    :data:`LOST_TRIES` attempts, while a worker is left): distributed's scheduler takes the list of workers before it
+    sends, so a worker that dies meanwhile fails the whole scatter with a ``KeyError`` of its address (from the
+    broadcast's ``replicate``) or a closed comm (an ``OSError``), though the others hold the value. A copy the failed
+    attempt left on a worker stays there, unreferenced, until the client closes."""
+    for attempt in range(LOST_TRIES):
+        try:
+            return client.scatter([value], broadcast=True, hash=False)[0]
+        except (KeyError, OSError):
+            if attempt + 1 >= LOST_TRIES or not _workers_left(client):
+                raise
+    raise AssertionError("unreachable")
+
+
 #: Groups a Dask worker gets when a step runs over the room's players (the player table, the rows shown, the report's
 #: pieces): enough to spread them over the workers and even out players of unequal rows, few enough that the tasks'
 #: own cost stays small (~2 ms of the client's CPU a task with its scheduler, ~1 ms of a worker's; one task a player

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession, lost_retried
+from analyzer.analysis.execute import FOLLOWER, DaskSession, broadcast, lost_retried
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import SignalOptions, ThinkStats
@@ -148,9 +148,14 @@ class _Tree:
         return None
 
 
+def _is_future(part: Any) -> bool:
+    """Whether ``part`` is a Dask future, not a value (known by its class's name: distributed is not imported here)."""
+    return type(part).__name__ == "Future"
+
+
 def _finished(part: Any) -> bool:
     """Whether ``part`` is a Dask future whose result is ready (not a value, not pending, not failed)."""
-    return type(part).__name__ == "Future" and getattr(part, "status", None) == "finished"
+    return _is_future(part) and getattr(part, "status", None) == "finished"
 
 
 def _union(*codes: np.ndarray) -> np.ndarray:
@@ -346,7 +351,7 @@ class DaskSignals(StreamedSignals):
             # the chunks not yet brought here (each looked at until it is: not every chunk at every batch)
             self._open.extend(range(self._seen, len(self.chunks)))
             self._seen = len(self.chunks)
-            at = [i for i in self._open if _finished(self.chunks[i]) or (wait and type(self.chunks[i]).__name__ == "Future")]
+            at = [i for i in self._open if (_is_future if wait else _finished)(self.chunks[i])]
             if at:
                 for i, handle in zip(at, self.client.gather([self.chunks[i] for i in at])):
                     self.chunks[i] = handle
@@ -395,7 +400,7 @@ class DaskSignals(StreamedSignals):
         def run(attempt: int) -> Any:
             # once, not once a task, to every worker (the active memory manager may keep fewer copies: a worker lost
             # with the last one is a new attempt, lost_retried); held here until the pass is merged
-            shared = self.client.scatter([args], broadcast=True, hash=False)[0]
+            shared = broadcast(self.client, args)
             n = len(self.chunks)
             parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
             return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
@@ -431,7 +436,7 @@ class DaskSignals(StreamedSignals):
     def _pass_e_kept(self, fit: Any, habits: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
         """Pass E's tasks (:func:`pass_pairs_kept`), their sums merged in a tree, and each chunk's burst piece (a
         future on its worker)."""
-        shared = self.client.scatter([(self._room, fit, habits)], broadcast=True, hash=False)[0]
+        shared = broadcast(self.client, (self._room, fit, habits))
         n = len(self.chunks)
         leaves = self._map("pairs", _apply, [pass_pairs_kept] * n, self.chunks, [shared] * n)
         pieces = self._map("burst-piece", _piece, leaves)

@@ -196,14 +196,14 @@ class PlayerSpill:
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
         if self.session is not None and len(names) > 1:
-            from analyzer.analysis.execute import lost_retried, task_groups
+            from analyzer.analysis.execute import broadcast, lost_retried, task_groups
 
             client = self.session.client
 
             def read(attempt: int) -> list[pd.DataFrame]:
                 view = self.shared_view(fresh=attempt > 0)  # the view again when a worker went with it
                 # the filter pickled once, not once a task (a closure goes by value: ~5 ms of the client's CPU each)
-                shared = where if where is None else client.scatter(where, broadcast=True, hash=False)
+                shared = where if where is None else broadcast(client, where)
                 groups = task_groups(client, names)
                 return [f for got in client.gather([client.submit(_parts_of, view, g, shared, texts, columns, pure=False)
                                                     for g in groups]) for f in got]
@@ -218,9 +218,11 @@ class PlayerSpill:
         held here, so the value stays on the cluster while the spill is read). Scattered again when ``fresh`` (a task
         that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost it (a scattered
         value has no lineage; the active memory manager may keep one copy of it)."""
+        from analyzer.analysis.execute import broadcast
+
         have = self._shared
         if fresh or have is None or have[0] != self.rows or getattr(have[1], "status", "finished") != "finished":
-            have = self._shared = (self.rows, self.session.client.scatter(self.view(), broadcast=True, hash=False))
+            have = self._shared = (self.rows, broadcast(self.session.client, self.view()))
         return have[1]
 
     def close(self) -> None:
