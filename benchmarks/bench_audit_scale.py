@@ -336,6 +336,21 @@ def dask_phases(log: Path, workers: int, root: Path = ROOT) -> dict[str, float]:
     return out_
 
 
+#: The issue's goal for 2 workers against 1 (wall time).
+GOAL = 1.7
+
+
+def needed_speedup(one: dict[str, float], two: dict[str, float], goal: float = GOAL) -> float | None:
+    """What the phases between the start-up and the client's end (the analysis and the aggregation) would have to
+    gain on 2 workers for the run to reach ``goal``, the 2-worker start-up and end kept as measured: the 1-worker
+    run's wall over ``goal``, less those fixed spans, against the 1-worker run's own span of those phases. None when
+    the goal cannot be reached at all (the fixed spans alone exceed it)."""
+    fixed = two["start-up"] + two["client's end"]
+    budget = one["wall"] / goal - fixed
+    middle = one["analysis"] + one["aggregation"]
+    return middle / budget if budget > 0 else None
+
+
 def show_dask_phases(log: Path, n: int, pairs: int) -> None:
     """:func:`dask_phases` at 1 and 2 workers, ``pairs`` times in turn: each phase's wall seconds and its speed-up."""
     for _ in range(max(1, pairs)):
@@ -346,6 +361,10 @@ def show_dask_phases(log: Path, n: int, pairs: int) -> None:
             if k.startswith("compute: "):
                 continue
             print(f"  {k:<36} {one[k]:7.1f} {two[k]:7.1f}   x{one[k] / max(two[k], 1e-9):.2f}")
+        need = needed_speedup(one, two)
+        if need is not None:
+            print(f"  to reach x{GOAL:.1f} with the 2-worker start-up and end as they are, the analysis and aggregation "
+                  f"would have to run x{need:.2f} faster on 2 workers than on 1")
         print("  compute seconds of the workers' tasks, by kind (1 worker / 2 workers: CPU the second worker adds):")
         for k in one:
             if k.startswith("compute: ") and (one[k] or two[k]):

@@ -537,16 +537,21 @@ def lost_retried(client: Any, run: Callable[[int], T]) -> T:
     raise AssertionError("unreachable")
 
 
-def broadcast(client: Any, value: Any) -> Any:
-    """``value`` (one value, whatever its type) scattered to every worker of ``client``'s cluster under a new key
-    (``broadcast=True, hash=False``): its future. Scattered again when a worker left the cluster during it (at most
-    :data:`LOST_TRIES` attempts, while a worker is left): distributed's scheduler takes the list of workers before it
-    sends, so a worker that dies meanwhile fails the whole scatter with a ``KeyError`` of its address (from the
-    broadcast's ``replicate``) or a closed comm (an ``OSError``), though the others hold the value. A copy the failed
-    attempt left on a worker stays there, unreferenced, until the client closes."""
+def share(client: Any, value: Any) -> Any:
+    """``value`` (one value, whatever its type) scattered to one worker of ``client``'s cluster under a new key
+    (``hash=False``), for tasks on any worker to read (a worker fetches it once, from its holder, when a task there
+    needs it): its future. Scattered again when a worker left the cluster during it (at most :data:`LOST_TRIES`
+    attempts, while a worker is left): the scheduler takes its list of workers before it sends, so a worker that dies
+    meanwhile fails the scatter with a ``KeyError`` of its address or a closed comm (an ``OSError``).
+
+    Never ``broadcast=True``: distributed's broadcast copies the value with ``Scheduler.replicate``, which loops until
+    every worker of the list it took holds a copy, so a worker that dies during it makes the scatter wait for ever
+    (seen in ``tests/test_dask_lost_late.py``: the command's audit stuck in the scatter of the rows shown's filter). The
+    broadcast bought little: the active memory manager drops the copies no waiting task needs within seconds anyway.
+    A copy a failed attempt left on a worker stays there, unreferenced, until the client closes."""
     for attempt in range(LOST_TRIES):
         try:
-            return client.scatter([value], broadcast=True, hash=False)[0]
+            return client.scatter([value], hash=False)[0]
         except (KeyError, OSError):
             if attempt + 1 >= LOST_TRIES or not _workers_left(client):
                 raise

@@ -424,16 +424,16 @@ class PlayerTasks:
 
     def _submit(self, *, fresh: bool) -> None:
         """The tasks (``fresh``: again, the values scattered anew, after the cluster lost some)."""
-        from analyzer.analysis.execute import broadcast, task_groups
+        from analyzer.analysis.execute import share, task_groups
 
         client, view = self.client, self.view
         if isinstance(view, PlayerSpill):
             shared_view = view.shared_view(fresh=fresh)
         elif isinstance(view, SpillView):
-            shared_view = broadcast(client, view)
+            shared_view = share(client, view)
         else:  # a future given as it is
             shared_view = view
-        shared_seated = broadcast(client, self.seated)
+        shared_seated = share(client, self.seated)
         self.shared = (shared_view, shared_seated)
         run = uuid.uuid4().hex[:12]
         groups = task_groups(client, self.players, PLAYER_GROUPS_PER_WORKER)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession, broadcast, lost_retried
+from analyzer.analysis.execute import FOLLOWER, DaskSession, lost_retried, share
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import SignalOptions, ThinkStats
@@ -398,9 +398,9 @@ class DaskSignals(StreamedSignals):
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
         def run(attempt: int) -> Any:
-            # once, not once a task, to every worker (the active memory manager may keep fewer copies: a worker lost
-            # with the last one is a new attempt, lost_retried); held here until the pass is merged
-            shared = broadcast(self.client, args)
+            # once, not once a task (execute.share: a worker fetches it once; a worker lost with it is a new attempt,
+            # lost_retried); held here until the pass is merged
+            shared = share(self.client, args)
             n = len(self.chunks)
             parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
             return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
@@ -436,7 +436,7 @@ class DaskSignals(StreamedSignals):
     def _pass_e_kept(self, fit: Any, habits: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
         """Pass E's tasks (:func:`pass_pairs_kept`), their sums merged in a tree, and each chunk's burst piece (a
         future on its worker)."""
-        shared = broadcast(self.client, (self._room, fit, habits))
+        shared = share(self.client, (self._room, fit, habits))
         n = len(self.chunks)
         leaves = self._map("pairs", _apply, [pass_pairs_kept] * n, self.chunks, [shared] * n)
         pieces = self._map("burst-piece", _piece, leaves)

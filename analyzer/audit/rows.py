@@ -196,14 +196,14 @@ class PlayerSpill:
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
         if self.session is not None and len(names) > 1:
-            from analyzer.analysis.execute import broadcast, lost_retried, task_groups
+            from analyzer.analysis.execute import lost_retried, share, task_groups
 
             client = self.session.client
 
             def read(attempt: int) -> list[pd.DataFrame]:
                 view = self.shared_view(fresh=attempt > 0)  # the view again when a worker went with it
                 # the filter pickled once, not once a task (a closure goes by value: ~5 ms of the client's CPU each)
-                shared = where if where is None else broadcast(client, where)
+                shared = where if where is None else share(client, where)
                 groups = task_groups(client, names)
                 return [f for got in client.gather([client.submit(_parts_of, view, g, shared, texts, columns, pure=False)
                                                     for g in groups]) for f in got]
@@ -214,15 +214,15 @@ class PlayerSpill:
         return _joined(self.view(), [f for f in got if len(f)], texts, columns)
 
     def shared_view(self, fresh: bool = False) -> Any:
-        """:meth:`view` scattered to every worker of ``session`` (once, after the rows are all added; the future is
-        held here, so the value stays on the cluster while the spill is read). Scattered again when ``fresh`` (a task
-        that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost it (a scattered
-        value has no lineage; the active memory manager may keep one copy of it)."""
-        from analyzer.analysis.execute import broadcast
+        """:meth:`view` scattered to the cluster of ``session`` (``analysis.execute.share``; once, after the rows are all
+        added; the future is held here, so the value stays on the cluster while the spill is read). Scattered again when
+        ``fresh`` (a task that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost
+        it (a scattered value has no lineage)."""
+        from analyzer.analysis.execute import share
 
         have = self._shared
         if fresh or have is None or have[0] != self.rows or getattr(have[1], "status", "finished") != "finished":
-            have = self._shared = (self.rows, broadcast(self.session.client, self.view()))
+            have = self._shared = (self.rows, share(self.session.client, self.view()))
         return have[1]
 
     def close(self) -> None:

@@ -164,11 +164,11 @@ AHEAD_PRIORITY = -1
 def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int = 0) -> list[Any]:
     """One task a group of players on the spill's Dask workers (``analysis.execute.task_groups``): the futures of
     their lists of pieces, in the players' order (the plan scattered once, new keys)."""
-    from analyzer.analysis.execute import broadcast, task_groups
+    from analyzer.analysis.execute import share, task_groups
 
     client = spill.session.client
     view = spill.shared_view()
-    shared = broadcast(client, plan)
+    shared = share(client, plan)
     run = uuid.uuid4().hex[:12]
     groups = task_groups(client, players)
     return list(client.map(_pieces_task, [view] * len(groups), groups, [shared] * len(groups), pure=False,
