@@ -27,8 +27,10 @@ processes against one (``machine_speedup``: one-second bursts of pure-Python wor
 analysis, one process and two in turn; on a virtual machine whose two cores share a physical core or a busy host this
 is well under 2, and no program's 2-worker run can beat it by much). The machine's load average is printed with each
 run: CPU time and wall time both suffer when other jobs share the cores. ``--dask-pairs N`` runs each size's
-1-worker and 2-worker audits N times in turn and prints each pair's speed-up and their median: on a shared virtual
-machine the same run's wall time drifts by 20-40% over minutes, so one pair can land on either side of the goal.
+1-worker and 2-worker audits N times in turn, the order turned every other pair (1-2, 2-1, ...), and prints each
+pair's speed-up, their median and their geometric mean: on a shared virtual machine the same run's wall time drifts
+by 20-40% over minutes, so one pair can land on either side of the goal, and a drift that lasts over a pair favoured
+the same side in every pair while the 1-worker run always came first (an even N cancels a steady drift).
 The ordinary runs are framed by a machine-speed reference (``reference_speed``: the decision analysis alone, one
 process), printed before and after them with each size's hands per CPU-second over it.
 """
@@ -511,8 +513,9 @@ def main() -> None:
                          "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared machine)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--dask-pairs", type=int, default=1,
-                    help="with --dask: the 1-worker and 2-worker runs of each size this many times in turn; the "
-                         "speed-up of each pair and their median (a shared machine's speed drifts between runs)")
+                    help="with --dask: the 1-worker and 2-worker runs of each size this many times in turn, the order "
+                         "turned every other pair; the speed-up of each pair, their median and geometric mean (a "
+                         "shared machine's speed drifts between runs)")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     ap.add_argument("--policy", choices=["strategy", "model", "fast"], default=None,
                     help="the audit's evaluator (--policy of the audit; default: the audit's own, AUDIT_POLICY)")
@@ -584,17 +587,19 @@ def main() -> None:
         for n in (args.dask_sizes or sizes[:1]):
             log = cut(src if n <= max(sizes) else room(args.cache, args.players, n, args.seed), n, args.cache)
             speedups = []
-            for _ in range(max(1, args.dask_pairs)):  # each pair back to back: the drift hits both runs alike
-                for w in (1, 2):
+            for k in range(max(1, args.dask_pairs)):
+                # each pair back to back, the order turned every other pair (1-2, 2-1, ...): the host's drift within
+                # a pair (it often speeds up or slows down for minutes) no longer favours the same side every time
+                for w in ((1, 2) if k % 2 == 0 else (2, 1)):
                     show(f"--dask local, {w} worker(s)", n,
                          audit_once(log, extra(log, ["--dask", "local", "--jobs", str(w)])))
                 one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
                 dask_split(n, one, two)
                 speedups.append(one["wall"] / two["wall"])
             if len(speedups) > 1:
-                print(f"{n} hands, 2 workers / 1 worker over {len(speedups)} pairs: median x"
-                      f"{statistics.median(speedups):.2f} (goal x1.7; each: "
-                      f"{', '.join(f'x{x:.2f}' for x in speedups)})", flush=True)
+                print(f"{n} hands, 2 workers / 1 worker over {len(speedups)} pairs (orders turned): median x"
+                      f"{statistics.median(speedups):.2f}, geometric mean x{statistics.geometric_mean(speedups):.2f} "
+                      f"(goal x1.7; each: {', '.join(f'x{x:.2f}' for x in speedups)})", flush=True)
             print(f"  {describe_machine(warm)}", flush=True)
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             n = sizes[0]
