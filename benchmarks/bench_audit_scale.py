@@ -364,9 +364,9 @@ def show_dask_phases(log: Path, n: int, pairs: int) -> None:
                 continue
             print(f"  {k:<36} {one[k]:7.1f} {two[k]:7.1f}   x{one[k] / max(two[k], 1e-9):.2f}")
         need = needed_speedup(one, two)
-        if need is not None:
-            print(f"  to reach x{GOAL:.1f} with the 2-worker start-up and end as they are, the analysis and aggregation "
-                  f"would have to run x{need:.2f} faster on 2 workers than on 1")
+        print(f"  to reach x{GOAL:.1f} with the 2-worker start-up and end as they are, the analysis and aggregation "
+              + (f"would have to run x{need:.2f} faster on 2 workers than on 1" if need is not None
+                 else "could not: the start-up and end alone take longer"))
         print("  compute seconds of the workers' tasks, by kind (1 worker / 2 workers: CPU the second worker adds):")
         for k in one:
             if k.startswith("compute: ") and (one[k] or two[k]):

@@ -257,7 +257,6 @@ class DaskSignals(StreamedSignals):
         self._pieces: list[Any] | None = None  # pass E's burst pieces (futures), until the burst statistic reads them
         self._kept: tuple[Any, Any] | None = None  # the fit and habits pass E read (to make its pieces again)
         self._open: list[int] = []  # the chunks (places) whose handles are not here yet (:meth:`_detach`)
-        self._seen = 0  # the chunks :meth:`_detach` has looked at
         session.follow = self._follow
 
     @property
@@ -313,7 +312,7 @@ class DaskSignals(StreamedSignals):
 
     def close(self) -> None:
         self._pieces = None
-        self._open, self._seen = [], 0
+        self._open = []
         self.session.follow = None
         self.session.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
@@ -348,9 +347,7 @@ class DaskSignals(StreamedSignals):
         folder the workers do not share) stay futures: their lineage is the only way to make them again. ``wait``:
         every chunk's handle, waited for (before the passes)."""
         if self._spill is not None:
-            # the chunks not yet brought here (each looked at until it is: not every chunk at every batch)
-            self._open.extend(range(self._seen, len(self.chunks)))
-            self._seen = len(self.chunks)
+            # only the chunks not yet brought here (each looked at until it is: not every chunk at every batch)
             at = [i for i in self._open if (_is_future if wait else _finished)(self.chunks[i])]
             if at:
                 for i, handle in zip(at, self.client.gather([self.chunks[i] for i in at])):
@@ -365,6 +362,7 @@ class DaskSignals(StreamedSignals):
         for its own names and kinds next to it, run while the analysis goes on (the room's codes need every chunk's:
         gathered at once before the passes, not computed then)."""
         self.chunks.append(chunk)
+        self._open.append(len(self.chunks) - 1)
         # a chunk written into the shared folder comes back as a handle that carries them (:meth:`_detach`)
         self._own.append(None if self._spill is not None else self._submit("names", chunk_names, chunk))
 
