@@ -125,6 +125,52 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     assert a["marginal_ab_z"].max() > 4
 
 
+def test_passes_over_chunk_files_run_a_task_a_group_of_chunks(cluster: tuple[str, list[str]], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks written into a folder the workers share (handles here, as in a slim audit on a LocalCluster): each pass
+    is one task a group of FANIN adjacent chunks, with no task a chunk and no first level of merges, and the chunks are
+    recoded here (no task); the pair table is the one of a task a chunk to the last bit (the same groups, merged in the
+    same order)."""
+    from analyzer.audit.on_dask import FANIN, LOCAL_PARTS, DaskSignals
+    from analyzer.audit.stream import ChunkFile
+
+    df = synthetic_room(players=30, hands=100, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
+                        habits={"p05": 1.5}, decisions=6, favour=2.0, share=0.4, seed=11)
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+
+    def table(grouped: bool) -> tuple[pd.DataFrame, Counter[str]]:
+        execution = dask_session(Execution(dask=cluster[0]))
+        assert execution.session is not None
+        try:
+            with DaskSignals(execution.session, chunk_hands=48) as acc:
+                folder = tmp_path / f"spill-{grouped}"
+                folder.mkdir()
+                acc._spill = (str(folder), ())  # as write_spill sets it when every worker sees the folder
+                if not grouped:
+                    monkeypatch.setattr(acc, "_grouped", lambda: False)
+                for part in hand_chunks(df, 101):
+                    acc.feed(part)
+                got = acc.result(seating)
+                assert len(acc.chunks) == 15 and all(isinstance(c, ChunkFile) for c in acc.chunks)
+                return got, Counter(n for n, _ in acc.tasks)
+        finally:
+            execution.session.close()
+
+    got, names = table(True)
+    want, per_chunk = table(False)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got["marginal_ab_z"].max() > 4  # the strong pair: the baselines fitted twice
+    groups = -(-15 // FANIN)
+    assert LOCAL_PARTS < 15 and groups <= LOCAL_PARTS
+    for name in ("means", "spread", "top", "habits"):
+        assert names[name] == 2 * groups and names[f"{name}-merge"] == 0, name
+        assert per_chunk[name] == 2 * 15 and per_chunk[f"{name}-merge"] == 2 * groups, name
+    assert names["pairs-of"] == names["regrets"] == groups and per_chunk["pairs-of"] == 15
+    assert names["recode"] == per_chunk["recode"] == 0 and names["chunk"] == 15
+    # pass E of the second fit keeps each chunk's burst piece on its worker: a task a chunk, as before
+    assert names["burst-piece"] == 15
+
+
 def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cluster: tuple[str, list[str]]) -> None:
     """Pass E's per-hand burst pieces stay on the workers; the burst statistic is read there in parts of whole actors,
     its habit spread merged from the parts' terms: the frame ``burst._burst`` gives of the room's links gathered here,

@@ -6,7 +6,9 @@ analysed batch's chunk of links is built by a task that follows the batch's anal
 and stays there (a future); rows that reach the client another way (a decision store's parts) are sent to a worker to
 be chunked. Before the passes the chunks' own player and kind codes are put in the room's (sorted names) and the hands
 numbered in input order; every pass is then one task a chunk plus merges of ``FANIN`` adjacent results at a time (so
-the per-hand pieces concatenate in chunk order), and only the merged sums (sizes set by players, pairs and situations)
+the per-hand pieces concatenate in chunk order) or, when the chunks are files every worker reads and more than
+``LOCAL_PARTS`` of them, one task a group of ``FANIN`` adjacent chunks that merges them itself (the tree's first level
+made without sending a chunk's sums from task to task: the same groups, the same sums to the last bit), and only the merged sums (sizes set by players, pairs and situations)
 and the per-hand deviation hands come back to the client; the last pass E's per-hand burst scores stay on the workers,
 where the burst statistic is read in parts of whole actors (:meth:`DaskSignals._start_burst`). Each analysed batch's
 think-time sums are made next to its rows as well and merged in a tree (``ThinkStats.merge``), and, when the workers
@@ -40,6 +42,7 @@ from analyzer.audit.stream import (
     add_choices,
     add_up,
     Chunk,
+    ChunkFile,
     build_chunk,
     chunk_choices,
     chunk_names,
@@ -73,6 +76,12 @@ def _apply(fn: Any, chunk: Chunk, args: tuple[Any, ...]) -> Any:
 
 def _merge(merge: Any, *parts: Any) -> Any:
     return functools.reduce(merge, parts)
+
+
+def _apply_group(fn: Any, merge: Any, chunks: list[Chunk], args: tuple[Any, ...]) -> Any:
+    """``fn`` over a group of adjacent chunks (files every worker reads), merged as the tree's first level merges
+    them (:func:`_merge_group`): one task where a task a chunk and one merging them made the same value."""
+    return merge(*[on_chunk(fn, ch, *args) for ch in chunks])
 
 
 def _merge_group(merge: Any, parts: list[Any]) -> Any:
@@ -160,6 +169,10 @@ def _finished(part: Any) -> bool:
 
 def _union(*codes: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(codes))
+
+
+def _joined(*arrays: np.ndarray) -> np.ndarray:
+    return np.concatenate(arrays)
 
 
 def batch_think(df: pd.DataFrame) -> ThinkStats:
@@ -400,10 +413,22 @@ class DaskSignals(StreamedSignals):
             # lost_retried); held here until the pass is merged
             shared = share(self.client, args)
             n = len(self.chunks)
-            parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
-            return self._tree(f"{name}-merge", parts, functools.partial(_merge, merge))
+            joined = functools.partial(_merge, merge)
+            if self._grouped():
+                groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+                m = len(groups)
+                parts = self._map(name, _apply_group, [fn] * m, [joined] * m, groups, [shared] * m)
+            else:
+                parts = self._map(name, _apply, [fn] * n, self.chunks, [shared] * n)
+            return self._tree(f"{name}-merge", parts, joined)
 
         return lost_retried(self.client, run)
+
+    def _grouped(self) -> bool:
+        """Whether a pass runs as a task a group of ``FANIN`` adjacent chunks: the chunks are files of the shared
+        folder (handles here, any worker reads them) and more than ``LOCAL_PARTS`` (fewer are merged here as they
+        are)."""
+        return len(self.chunks) > LOCAL_PARTS and all(isinstance(c, ChunkFile) for c in self.chunks)
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one
@@ -502,11 +527,21 @@ class DaskSignals(StreamedSignals):
         kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
         self.players = {str(n): i for i, n in enumerate(names)}
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
-        self.chunks = self._map("recode", recode_chunk, self.chunks, [np.searchsorted(names, n.astype(str)) for n, _ in own],
-                                [np.searchsorted(kinds, k.astype(str)) for _, k in own], list(self._bases))
+        players = [np.searchsorted(names, n.astype(str)) for n, _ in own]
+        codes = [np.searchsorted(kinds, k.astype(str)) for _, k in own]
+        if all(isinstance(c, ChunkFile) for c in self.chunks):  # handles: recoded here (the files stay as they are)
+            self.chunks = [recode_chunk(c, p, k, b) for c, p, k, b in zip(self.chunks, players, codes, self._bases)]
+        else:
+            self.chunks = self._map("recode", recode_chunk, self.chunks, players, codes, list(self._bases))
         n = len(self.chunks)
-        pairs_of = self._map("pairs-of", on_chunk, [chunk_pairs] * n, self.chunks)
-        pos = self._map("regrets", on_chunk, [positive_regrets] * n, self.chunks)
+        if self._grouped():  # a task a group of chunks: its pairs' union, its positive regrets one after another
+            groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+            m = len(groups)
+            pairs_of = self._map("pairs-of", _apply_group, [chunk_pairs] * m, [_union] * m, groups, [()] * m)
+            pos = self._map("regrets", _apply_group, [positive_regrets] * m, [_joined] * m, groups, [()] * m)
+        else:
+            pairs_of = self._map("pairs-of", on_chunk, [chunk_pairs] * n, self.chunks)
+            pos = self._map("regrets", on_chunk, [positive_regrets] * n, self.chunks)
         edges = self._submit("edges", regret_edges, pos)
         self._names = np.asarray(names, object)
         if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed
