@@ -10,6 +10,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,20 @@ def _die_once(prefix: str, marker: str) -> Any:
     return DieOnce()
 
 
+@contextmanager
+def _one_worker_dies(cluster: Any, after: str, marker: str) -> Iterator[None]:
+    """The body run with :func:`_die_once` on ``cluster`` (both workers there first); a worker must have died in it."""
+    plugin = _die_once(after, marker)
+    with distributed.Client(cluster.scheduler_address, timeout="60s") as client:
+        client.wait_for_workers(2, timeout=120)
+        client.register_plugin(plugin)
+        try:
+            yield
+            assert os.path.exists(marker), f"no worker died after a task of {after}"
+        finally:
+            client.unregister_worker_plugin(plugin.name)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("after", ["bieqi-signals-burst", "_evidence_task", "bieqi-report"])
 def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, single: Path, cluster: Any,
@@ -74,19 +89,51 @@ def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, sin
     the spill's view and the seating the client scattered), or one of the report's pieces (started ahead while the
     rows shown are read: gathered by the page, read anew when a worker went with some). The same audit.json, pairs.csv and players.csv as with
     ``--jobs 1``, and a report."""
-    marker = str(tmp_path / "died")
-    plugin = _die_once(after, marker)
-    with distributed.Client(cluster.scheduler_address, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)
-        client.register_plugin(plugin)
-        try:
-            out = tmp_path / "out"
-            r = run_cli("audit", str(sharing_room), "-o", str(out), "--dask", cluster.scheduler_address, *FAST)
-            assert os.path.exists(marker), f"no worker died after a task of {after}"
-            clean_exit(r, 1)
-        finally:
-            client.unregister_worker_plugin(plugin.name)
+    out = tmp_path / "out"
+    with _one_worker_dies(cluster, after, str(tmp_path / "died")):
+        r = run_cli("audit", str(sharing_room), "-o", str(out), "--dask", cluster.scheduler_address, *FAST)
+    clean_exit(r, 1)
     assert (out / "report.html").stat().st_size > 0  # the report's per-player reads are tasks too, retried alike
     assert json.loads((out / "audit.json").read_text()) == json.loads((single / "audit.json").read_text())
     for name in ("pairs.csv", "players.csv"):  # the pair table's sums: a tree on Dask, a loop here (float rounding)
         pd.testing.assert_frame_equal(pd.read_csv(out / name), pd.read_csv(single / name), rtol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["bieqi-signals-means", "bieqi-signals-pairs-sums", "bieqi-signals-burst-links"])
+def test_a_worker_lost_in_a_pass_over_groups_of_chunks_changes_nothing(cluster: Any, tmp_path: Path,
+                                                                       after: str) -> None:
+    """The pair signals' passes as a task a group of chunk files (``on_dask._apply_group``, ``_kept_group``) with a
+    worker dying right after its first task of ``after``: a pass of the first fit, pass E's sums of the last (its
+    group's burst pieces went with the worker and are made again) or the burst statistic reading them. The same pair
+    table, to the last bit, as the run that lost no worker."""
+    from audit_synth import synthetic_room
+
+    from analyzer.analysis.execute import Execution, dask_session
+    from analyzer.audit.on_dask import FANIN, DaskSignals
+    from analyzer.audit.stream import hand_chunks
+
+    df = synthetic_room(players=30, hands=100, colluders=(("p00", "p01"),), habits={"p05": 1.5}, decisions=6,
+                        favour=2.0, share=0.4, seed=11)
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+
+    def table(name: str) -> tuple[pd.DataFrame, int]:
+        execution = dask_session(Execution(dask=cluster.scheduler_address))
+        assert execution.session is not None
+        try:
+            with DaskSignals(execution.session, chunk_hands=48) as acc:
+                folder = tmp_path / name
+                folder.mkdir()
+                acc._spill = (str(folder), ())  # as write_spill sets it when every worker sees the folder
+                for part in hand_chunks(df, 100):
+                    acc.feed(part)
+                got = acc.result(seating)
+                return got, sum(n == "means" for n, _ in acc.tasks)
+        finally:
+            execution.session.close()
+
+    want, means = table("whole")
+    assert means == 2 * -(-15 // FANIN)  # 15 chunks: two fits of a task a group
+    with _one_worker_dies(cluster, after, str(tmp_path / "died")):
+        got, _ = table("lost")
+    pd.testing.assert_frame_equal(got, want, check_exact=True)

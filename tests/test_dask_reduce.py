@@ -167,8 +167,9 @@ def test_passes_over_chunk_files_run_a_task_a_group_of_chunks(cluster: tuple[str
         assert per_chunk[name] == 2 * 15 and per_chunk[f"{name}-merge"] == 2 * groups, name
     assert names["pairs-of"] == names["regrets"] == groups and per_chunk["pairs-of"] == 15
     assert names["recode"] == per_chunk["recode"] == 0 and names["chunk"] == 15
-    # pass E of the second fit keeps each chunk's burst piece on its worker: a task a chunk, as before
-    assert names["burst-piece"] == 15
+    # pass E of the last fit: a task a group too, each group's burst pieces kept on its worker (a task picks them out)
+    assert names["burst-piece"] == names["pairs-sums"] == groups and per_chunk["burst-piece"] == 15
+    assert names["pairs"] == 2 * groups and per_chunk["pairs"] == 2 * 15
 
 
 def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cluster: tuple[str, list[str]]) -> None:

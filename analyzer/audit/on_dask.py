@@ -8,15 +8,15 @@ be chunked. Before the passes the chunks' own player and kind codes are put in t
 numbered in input order; every pass is then one task a chunk plus merges of ``FANIN`` adjacent results at a time (so
 the per-hand pieces concatenate in chunk order) or, when the chunks are files every worker reads and more than
 ``LOCAL_PARTS`` of them, one task a group of ``FANIN`` adjacent chunks that merges them itself (the tree's first level
-made without sending a chunk's sums from task to task: the same groups, the same sums to the last bit), and only the merged sums (sizes set by players, pairs and situations)
-and the per-hand deviation hands come back to the client; the last pass E's per-hand burst scores stay on the workers,
-where the burst statistic is read in parts of whole actors (:meth:`DaskSignals._start_burst`). Each analysed batch's
-think-time sums are made next to its rows as well and merged in a tree (``ThinkStats.merge``), and, when the workers
-share the client's folder, the batch's rows are written into the players' spill there (``audit.rows.write_batch``):
-only a summary comes back; the batch's chunk is then written into that folder too (``stream.write_chunk``; the future
-holds the file's name and the chunk's own names), so the workers' memory, like this process', holds no chunk and does
-not grow with the hands. The result equals the single-process one to float rounding (a tree adds in another order than
-a loop; ``tests/test_dask_reduce.py``).
+made without sending a chunk's sums from task to task: the same groups, the same sums to the last bit), and only the
+merged sums (sizes set by players, pairs and situations) and the per-hand deviation hands come back to the client; the
+last pass E's per-hand burst scores stay on the workers, where the burst statistic is read in parts of whole actors
+(:meth:`DaskSignals._start_burst`). Each analysed batch's think-time sums are made next to its rows as well and merged
+in a tree (``ThinkStats.merge``), and, when the workers share the client's folder, the batch's rows are written into
+the players' spill there (``audit.rows.write_batch``): only a summary comes back; the batch's chunk is then written
+into that folder too (``stream.write_chunk``; the future holds the file's name and the chunk's own names), so the
+workers' memory, like this process', holds no chunk and does not grow with the hands. The result equals the
+single-process one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
 """
 
 from __future__ import annotations
@@ -225,12 +225,28 @@ def _piece(part: tuple[dict[str, Any], pd.DataFrame]) -> pd.DataFrame:
     return part[1]
 
 
+def _kept_group(chunks: list[Chunk], args: tuple[Any, ...]) -> tuple[Any, list[pd.DataFrame]]:
+    """:func:`pass_pairs_kept` over a group of adjacent chunks (files every worker reads): their sums merged as the
+    tree's first level merges them (:func:`_merge_kept`), and each chunk's burst piece, in chunk order."""
+    leaves = [on_chunk(pass_pairs_kept, ch, *args) for ch in chunks]
+    return _merge_kept(*leaves), [leaf[1] for leaf in leaves]
+
+
+def _pieces_of(group: tuple[Any, list[pd.DataFrame]]) -> list[pd.DataFrame]:
+    return group[1]
+
+
+def _each_piece(pieces: Any) -> list[pd.DataFrame]:
+    """Pass E's burst pieces in chunk order, from a piece a chunk or a list of them a group of chunks."""
+    return [q for p in pieces for q in (p if isinstance(p, list) else [p])]
+
+
 def part_links(group: np.ndarray, k: int, names: np.ndarray, *pieces: pd.DataFrame) -> pd.DataFrame:
     """The burst statistic's links of part ``k`` of the room's actors (``group``: each actor code's part): its actors'
     rows of every chunk's piece, in the room's order, indexed by their places among the room's links, the codes
     turned into names: the frame ``burst.by_actors`` cuts from the room's links (``stream.StreamedSignals``)."""
     frames, start = [], 0
-    for p in pieces:
+    for p in _each_piece(pieces):
         at = np.flatnonzero(group[p["actor"].to_numpy(np.int64)] == k)
         frames.append(p.iloc[at].set_axis(pd.Index(start + at)))
         start += len(p)
@@ -461,6 +477,12 @@ class DaskSignals(StreamedSignals):
         future on its worker)."""
         shared = share(self.client, (self._room, fit, habits))
         n = len(self.chunks)
+        if self._grouped():  # a task a group of chunks; its pieces stay on its worker, its sums go to the tree
+            groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+            kept = self._map("pairs", _kept_group, groups, [shared] * len(groups))
+            pieces = self._map("burst-piece", _pieces_of, kept)
+            firsts = self._map("pairs-sums", _sums, kept)
+            return _sums(self._tree("pairs-merge", firsts, _merge_kept)), pieces
         leaves = self._map("pairs", _apply, [pass_pairs_kept] * n, self.chunks, [shared] * n)
         pieces = self._map("burst-piece", _piece, leaves)
         # the first level of merges on the workers, always: the leaves hold the pieces too, which stay there
@@ -482,7 +504,7 @@ class DaskSignals(StreamedSignals):
             return super()._start_burst(st)
         sizes = np.asarray(st.get("burst_links", np.zeros(0)), np.int64)
         if not sizes.any():  # no link at all: the (empty) pieces read here
-            return super()._start_burst({**st, "burst": list(self.client.gather(pieces))})
+            return super()._start_burst({**st, "burst": _each_piece(self.client.gather(pieces))})
         workers = max(1, len(self.client.scheduler_info().get("workers", {})))
         group = burst.actor_parts(sizes, BURST_PARTS * workers)
         parts = int(group.max()) + 1
@@ -529,8 +551,10 @@ class DaskSignals(StreamedSignals):
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
         players = [np.searchsorted(names, n.astype(str)) for n, _ in own]
         codes = [np.searchsorted(kinds, k.astype(str)) for _, k in own]
-        if all(isinstance(c, ChunkFile) for c in self.chunks):  # handles: recoded here (the files stay as they are)
-            self.chunks = [recode_chunk(c, p, k, b) for c, p, k, b in zip(self.chunks, players, codes, self._bases)]
+        handles: list[Any] = list(self.chunks)
+        if all(isinstance(c, ChunkFile) for c in handles):  # handles: recoded here (the files stay as they are)
+            recoded: list[Any] = [recode_chunk(c, p, k, b) for c, p, k, b in zip(handles, players, codes, self._bases)]
+            self.chunks = recoded
         else:
             self.chunks = self._map("recode", recode_chunk, self.chunks, players, codes, list(self._bases))
         n = len(self.chunks)
