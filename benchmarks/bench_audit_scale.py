@@ -4,7 +4,8 @@ Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jo
 [--dask [--dask-sizes 4000 16000] [--dask-pairs 3] [--against TREE]]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--dask-phases``: only the
 1-worker and 2-worker ``--dask local`` runs' wall time cut into start-up, analysis, aggregation and the client's end,
-from the scheduler's task stream, with each kind of task's compute seconds; ``--phases``: only the
+from the scheduler's task stream, with each kind of task's compute seconds, or with ``--against TREE`` those of
+2-worker runs of both checkouts in turn; ``--phases``: only the
 split of each size's CPU time, inside one ``analyzer audit --jobs 1`` (the command's own path: its spill, slim rows
 and report), into start-up, analysis, pair signals, player table, evidence and shown rows, their reasons, the
 report and the other outputs; ``--from-store``: audit decision stores written beforehand with cheap analysis
@@ -373,6 +374,26 @@ def show_dask_phases(log: Path, n: int, pairs: int) -> None:
                 print(f"  {k[9:]:<36} {one[k]:7.1f} {two[k]:7.1f}   x{two[k] / max(one[k], 1e-9):.2f}", flush=True)
 
 
+def against_phases(log: Path, n: int, against: Path, rounds: int) -> None:
+    """:func:`dask_phases` at 2 workers of ``against`` (another checkout) and of this one, ``rounds`` times, the order
+    turned every other round: each run's wall, aggregation phase and the workers' compute seconds (the pair-signal
+    passes' and all tasks'), and the means of both. An A/B of a change's cost where the wall of one run drifts too much
+    to show it."""
+    runs: dict[Path, list[dict[str, float]]] = {against: [], ROOT: []}
+    print(f"{n} hands, 2 workers, {against} (A) against {ROOT} (B), the order turned every other round:")
+    for k in range(rounds):
+        for tree in ((against, ROOT) if k % 2 == 0 else (ROOT, against)):
+            got = dask_phases(log, 2, tree)
+            got["tasks"] = sum(v for key, v in got.items() if key.startswith("compute: "))
+            runs[tree].append(got)
+            print(f"  round {k} {'A' if tree == against else 'B'}: wall {got['wall']:5.1f} s, aggregation "
+                  f"{got['aggregation']:5.1f} s, compute of the pair-signal passes {got['compute: pair-signal passes']:5.2f}"
+                  f" s, of all tasks {got['tasks']:5.1f} s", flush=True)
+    for key in ("wall", "aggregation", "compute: pair-signal passes", "tasks"):
+        a, b = (statistics.mean(r[key] for r in runs[t]) for t in (against, ROOT))
+        print(f"  mean {key:<30} A {a:6.2f}  B {b:6.2f}  B - A {b - a:+6.2f}", flush=True)
+
+
 def _burn(seconds: float) -> int:
     """Units of pure-Python work (a loop of integer arithmetic) one process does in ``seconds`` of wall time."""
     end, units = time.monotonic() + seconds, 0
@@ -510,7 +531,9 @@ def main() -> None:
                                                                 "(memory and aggregation time, not the analysis')")
     ap.add_argument("--against", type=Path, default=None,
                     help="with --dask: another checkout of the repository (e.g. `git worktree add /tmp/old main`); its "
-                         "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared machine)")
+                         "audit at 2 Dask workers runs interleaved with this one's, --rounds times (an A/B on a shared "
+                         "machine); with --dask-phases, each run's phases and its tasks' compute seconds, the order "
+                         "turned every other round")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--dask-pairs", type=int, default=1,
                     help="with --dask: the 1-worker and 2-worker runs of each size this many times in turn, the order "
@@ -528,8 +551,13 @@ def main() -> None:
     if args.dask_phases:
         warm = cut(src, 40, args.cache)
         audit_once(warm, ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+        if args.against is not None:  # the other checkout's own numba cache too
+            audit_once(warm, ["--jobs", "1"], args.against.resolve())
         for n in (args.dask_sizes or sizes[:1]):
-            show_dask_phases(cut(src, n, args.cache), n, args.dask_pairs)
+            if args.against is not None:
+                against_phases(cut(src, n, args.cache), n, args.against.resolve(), args.rounds)
+            else:
+                show_dask_phases(cut(src, n, args.cache), n, args.dask_pairs)
         return
     if args.phases:
         warm = cut(src, 40, args.cache)
