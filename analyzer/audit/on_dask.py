@@ -431,7 +431,7 @@ class DaskSignals(StreamedSignals):
             n = len(self.chunks)
             joined = functools.partial(_merge, merge)
             if self._grouped():
-                groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+                groups = self._groups()
                 m = len(groups)
                 parts = self._map(name, _apply_group, [fn] * m, [joined] * m, groups, [shared] * m)
             else:
@@ -439,6 +439,10 @@ class DaskSignals(StreamedSignals):
             return self._tree(f"{name}-merge", parts, joined)
 
         return lost_retried(self.client, run)
+
+    def _groups(self) -> list[list[Any]]:
+        """The chunks in groups of ``FANIN`` adjacent ones (the tree's first level)."""
+        return [self.chunks[i:i + FANIN] for i in range(0, len(self.chunks), FANIN)]
 
     def _grouped(self) -> bool:
         """Whether a pass runs as a task a group of ``FANIN`` adjacent chunks: the chunks are files of the shared
@@ -478,7 +482,7 @@ class DaskSignals(StreamedSignals):
         shared = share(self.client, (self._room, fit, habits))
         n = len(self.chunks)
         if self._grouped():  # a task a group of chunks; its pieces stay on its worker, its sums go to the tree
-            groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+            groups = self._groups()
             kept = self._map("pairs", _kept_group, groups, [shared] * len(groups))
             pieces = self._map("burst-piece", _pieces_of, kept)
             firsts = self._map("pairs-sums", _sums, kept)
@@ -559,7 +563,7 @@ class DaskSignals(StreamedSignals):
             self.chunks = self._map("recode", recode_chunk, self.chunks, players, codes, list(self._bases))
         n = len(self.chunks)
         if self._grouped():  # a task a group of chunks: its pairs' union, its positive regrets one after another
-            groups = [self.chunks[i:i + FANIN] for i in range(0, n, FANIN)]
+            groups = self._groups()
             m = len(groups)
             pairs_of = self._map("pairs-of", _apply_group, [chunk_pairs] * m, [_union] * m, groups, [()] * m)
             pos = self._map("regrets", _apply_group, [positive_regrets] * m, [_joined] * m, groups, [()] * m)
