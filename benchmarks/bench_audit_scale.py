@@ -499,7 +499,7 @@ def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
     over C, so 2 workers can be at most ``C * wall(1) / CPU(2)`` times faster than 1 (the client's CPU in the
     1-worker run overlaps its worker's on the second core: the more it does, the lower the ceiling)."""
     cores = os.cpu_count() or 1
-    print(f"{n} hands, 2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster (goal x1.7); ceiling on "
+    print(f"{n} hands, 2 workers / 1 worker: wall x{one['wall'] / two['wall']:.2f} faster (goal x{GOAL:.1f}); ceiling on "
           f"{cores} cores given the 2-worker run's CPU: x{cores * one['wall'] / two['cpu']:.2f}")
     for w, r in ((1, one), (2, two)):
         # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
@@ -627,7 +627,7 @@ def main() -> None:
             if len(speedups) > 1:
                 print(f"{n} hands, 2 workers / 1 worker over {len(speedups)} pairs (orders turned): median x"
                       f"{statistics.median(speedups):.2f}, geometric mean x{statistics.geometric_mean(speedups):.2f} "
-                      f"(goal x1.7; each: {', '.join(f'x{x:.2f}' for x in speedups)})", flush=True)
+                      f"(goal x{GOAL:.1f}; each: {', '.join(f'x{x:.2f}' for x in speedups)})", flush=True)
             print(f"  {describe_machine(warm)}", flush=True)
         if args.against is not None:  # the same run of two checkouts in turn: the load hits both alike
             n = sizes[0]

@@ -103,7 +103,7 @@ def test_a_worker_lost_late_in_the_audit_changes_nothing(sharing_room: Path, sin
 @pytest.mark.parametrize("after", ["bieqi-signals-means", "bieqi-signals-pairs-sums", "bieqi-signals-burst-links"])
 def test_a_worker_lost_in_a_pass_over_groups_of_chunks_changes_nothing(cluster: Any, tmp_path: Path,
                                                                        after: str) -> None:
-    """The pair signals' passes as a task a group of chunk files (``on_dask._apply_group``, ``_kept_group``) with a
+    """The pair signals' passes as a task a group of chunk files (``on_dask._apply_group``, ``_kept_pieces``) with a
     worker dying right after its first task of ``after``: a pass of the first fit, pass E's sums of the last (its
     group's burst pieces went with the worker and are made again) or the burst statistic reading them. The same pair
     table, to the last bit, as the run that lost no worker."""

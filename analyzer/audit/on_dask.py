@@ -221,19 +221,15 @@ def _merge_kept(*parts: Any) -> Any:
     return functools.reduce(add_up, [_sums(p) for p in parts])
 
 
-def _piece(part: tuple[dict[str, Any], pd.DataFrame]) -> pd.DataFrame:
+def _piece(part: tuple[Any, Any]) -> Any:
+    """The burst piece of a pass E result (:func:`pass_pairs_kept`), or a group's list of them (:func:`_kept_pieces`)."""
     return part[1]
 
 
-def _kept_group(chunks: list[Chunk], args: tuple[Any, ...]) -> tuple[Any, list[pd.DataFrame]]:
-    """:func:`pass_pairs_kept` over a group of adjacent chunks (files every worker reads): their sums merged as the
-    tree's first level merges them (:func:`_merge_kept`), and each chunk's burst piece, in chunk order."""
-    leaves = [on_chunk(pass_pairs_kept, ch, *args) for ch in chunks]
+def _kept_pieces(*leaves: tuple[dict[str, Any], pd.DataFrame]) -> tuple[Any, list[pd.DataFrame]]:
+    """A group's :func:`pass_pairs_kept` results (:func:`_apply_group`): their sums merged as the tree's first level
+    merges them (:func:`_merge_kept`), and each chunk's burst piece, in chunk order."""
     return _merge_kept(*leaves), [leaf[1] for leaf in leaves]
-
-
-def _pieces_of(group: tuple[Any, list[pd.DataFrame]]) -> list[pd.DataFrame]:
-    return group[1]
 
 
 def _each_piece(pieces: Any) -> list[pd.DataFrame]:
@@ -448,7 +444,11 @@ class DaskSignals(StreamedSignals):
         """Whether a pass runs as a task a group of ``FANIN`` adjacent chunks: the chunks are files of the shared
         folder (handles here, any worker reads them) and more than ``LOCAL_PARTS`` (fewer are merged here as they
         are)."""
-        return len(self.chunks) > LOCAL_PARTS and all(isinstance(c, ChunkFile) for c in self.chunks)
+        return len(self.chunks) > LOCAL_PARTS and self._on_files()
+
+    def _on_files(self) -> bool:
+        """Whether every chunk is a file of the shared folder whose handle is here (not a future)."""
+        return all(isinstance(c, ChunkFile) for c in self.chunks)
 
     def _tree(self, name: str, parts: list[Any], merge: Any) -> Any:
         """The futures ``parts`` merged ``FANIN`` adjacent ones a task (``merge(*some)``), level by level, to one
@@ -483,8 +483,9 @@ class DaskSignals(StreamedSignals):
         n = len(self.chunks)
         if self._grouped():  # a task a group of chunks; its pieces stay on its worker, its sums go to the tree
             groups = self._groups()
-            kept = self._map("pairs", _kept_group, groups, [shared] * len(groups))
-            pieces = self._map("burst-piece", _pieces_of, kept)
+            m = len(groups)
+            kept = self._map("pairs", _apply_group, [pass_pairs_kept] * m, [_kept_pieces] * m, groups, [shared] * m)
+            pieces = self._map("burst-piece", _piece, kept)
             firsts = self._map("pairs-sums", _sums, kept)
             return _sums(self._tree("pairs-merge", firsts, _merge_kept)), pieces
         leaves = self._map("pairs", _apply, [pass_pairs_kept] * n, self.chunks, [shared] * n)
@@ -555,8 +556,8 @@ class DaskSignals(StreamedSignals):
         self.kinds = {str(k): i for i, k in enumerate(kinds)}
         players = [np.searchsorted(names, n.astype(str)) for n, _ in own]
         codes = [np.searchsorted(kinds, k.astype(str)) for _, k in own]
-        handles: list[Any] = list(self.chunks)
-        if all(isinstance(c, ChunkFile) for c in handles):  # handles: recoded here (the files stay as they are)
+        if self._on_files():  # handles: recoded here (the files stay as they are)
+            handles: list[Any] = list(self.chunks)
             recoded: list[Any] = [recode_chunk(c, p, k, b) for c, p, k, b in zip(handles, players, codes, self._bases)]
             self.chunks = recoded
         else:
