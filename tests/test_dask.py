@@ -78,10 +78,18 @@ def test_a_real_scheduler_and_two_workers_on_loopback(sharing_room: Path, single
                 p.wait(timeout=30)
 
 
-def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path: Path) -> None:
+def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens at the port: distributed tries until its deadline (the whole bound shortened here) and says it
+    timed out; the command says the connection was refused."""
+    from analyzer.analysis import execute
+
+    monkeypatch.setattr(execute, "CONNECT_TIMEOUT", 2.0)
     res = CliRunner().invoke(cli, ["audit", str(sharing_room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
                                    "--samples", "2"])
-    assert res.exit_code == 2 and "cannot reach the Dask scheduler" in res.output
+    assert res.exit_code == 2, res.output
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9: nothing listens there (connection refused;" in res.output
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.slow

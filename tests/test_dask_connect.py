@@ -149,6 +149,24 @@ def test_a_peer_that_is_not_a_scheduler_is_said(answer: Any, said: str, monkeypa
         execute._probe_scheduler("tcp://127.0.0.1:9", execute._client_security("tcp://127.0.0.1:9"))
 
 
+def test_an_unknown_host_name_is_said_not_taken_for_silence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """distributed tries a name it cannot resolve again until its deadline, then raises "Timed out trying to
+    connect" from the lookup's error: the line says the name is not known (it said "no answer within 10 s")."""
+    import distributed.comm
+
+    async def connect(address: str, timeout: float | None = None, **kw: Any) -> Any:
+        assert timeout is not None and timeout < execute.CONNECT_TIMEOUT  # its own error comes before the deadline
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except OSError as e:
+            raise OSError(f"Timed out trying to connect to {address} after {timeout} s") from e
+
+    monkeypatch.setattr(distributed.comm, "connect", connect)
+    addr = "tcp://no-such-host.invalid:8786"
+    with pytest.raises(DaskUnavailable, match=rf"at {addr}: its host name is not known \(gaierror: .*not known\)$"):
+        execute._probe_scheduler(addr, execute._client_security(addr))
+
+
 # --------------------------------------------------------------------------- an address Dask's settings refuse (item 7)
 
 def test_a_tls_address_without_dask_tls_settings_is_exit_2(silent: _Listener, tmp_path: Path) -> None:

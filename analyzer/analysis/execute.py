@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -403,7 +404,9 @@ def _probe_scheduler(address: str, security: Any) -> None:
     from distributed.comm import connect
 
     async def ask() -> Any:
-        comm = await connect(address, timeout=CONNECT_TIMEOUT, **security.get_connection_args("client"))
+        # a second less than the whole: distributed's own "timed out" (with the last try's error: refused, a name
+        # unknown) comes before the deadline below, which would say no more than "no answer"
+        comm = await connect(address, timeout=CONNECT_TIMEOUT - 1, **security.get_connection_args("client"))
         try:
             await comm.write({"op": "identity", "reply": True})
             return await comm.read()
@@ -428,7 +431,15 @@ def _probe_scheduler(address: str, security: Any) -> None:
                               "(is it a Dask scheduler's address?)")
     if failed:
         e = failed[0]
-        if isinstance(e, OSError):  # refused, no route, a name unknown, a connection closed: as distributed says it
+        # distributed tries a refused connection or an unknown name again until its deadline, then says it timed out
+        # (from the last try's error): the cause is plainer
+        if _caused_by(e, ConnectionRefusedError):
+            raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: nothing listens there (connection "
+                                  "refused; is the scheduler started, and is this the address it printed?)") from e
+        if _caused_by(e, socket.gaierror):
+            raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: its host name is not known "
+                                  f"({_one_line(_cause(e, socket.gaierror) or e)})") from e
+        if isinstance(e, OSError):  # no route, a name unknown, a connection closed: as distributed says it
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from e
         if isinstance(e, (RuntimeError, TypeError)):  # the connection's settings, e.g. encryption required, no TLS
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: Dask's settings here refuse it "
@@ -441,6 +452,22 @@ def _probe_scheduler(address: str, security: Any) -> None:
     if not isinstance(kind, str) or kind in ("Worker", "Nanny"):
         what = f"a Dask {kind.lower()}" if isinstance(kind, str) else "something else"
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: not a Dask scheduler ({what} answered)")
+
+
+def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``e`` or the first error of class ``kind`` it was raised from (or while handling), or None."""
+    seen: set[int] = set()
+    at: BaseException | None = e
+    while at is not None and id(at) not in seen:
+        if isinstance(at, kind):
+            return at
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return None
+
+
+def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
+    return _cause(e, kind) is not None
 
 
 def _quiet_loss_filter(record: Any) -> bool:
