@@ -20,6 +20,7 @@ pytest.importorskip("distributed")
 
 ROOT = Path(__file__).resolve().parents[1]
 KW = {"samples": 2, "dd_samples": 1, "seed": 3}
+LEGAL = ROOT / "samples" / "legal.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -140,12 +141,23 @@ def test_a_malformed_scheduler_address_is_a_usage_error(sharing_room: Path, tmp_
     assert not out.exists()
 
 
+@pytest.mark.parametrize("address", ["LOCAL", "local:2", " local", "Local:8786/"])
+def test_local_misspelt_is_a_usage_error_that_says_how_to_write_it(tmp_path: Path, address: str) -> None:
+    """``local:2`` read as a host named local (it waited for its connection, then said it timed out), ``LOCAL`` as
+    any malformed address: both are said with the spelling of a LocalCluster and of its workers' number."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(cli, ["decisions", str(LEGAL), "--out", str(out), "--dask", address])
+    assert res.exit_code == 2, res.output
+    assert "expected 'local' (a LocalCluster on this machine; its workers: --jobs N)" in res.output, res.output
+    assert "tcp://local:PORT" in res.output and not out.exists()
+
+
 def test_well_formed_scheduler_addresses_pass_the_option_check() -> None:
     import click
 
     from analyzer.commands.common import _dask_address
 
-    for a in ("local", "tcp://10.0.0.5:8786", "tls://sched.example.org:8786", "tcp://[::1]:8786", "127.0.0.1:8786",
+    for a in ("local", "tcp://local:8786", "tcp://10.0.0.5:8786", "tls://sched.example.org:8786", "tcp://[::1]:8786", "127.0.0.1:8786",
               "ws://h-1.x:1/"):
         assert _dask_address(click.Context(click.Command("x")), None, a) == a  # type: ignore[arg-type]
 

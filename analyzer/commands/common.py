@@ -310,6 +310,10 @@ def _dask_address(ctx: click.Context, param: click.Parameter, value: str | None)
 
     if value is None or value == "local":
         return value
+    local = "'local' (a LocalCluster on this machine; its workers: --jobs N)"
+    if re.fullmatch(r"\s*local\s*(?::[0-9]*)?/?", value, re.IGNORECASE):  # "LOCAL", "local:2": a LocalCluster meant
+        raise click.BadParameter(f"{value!r}: expected {local} or a scheduler address, tcp://HOST:PORT (a scheduler "
+                                 "on a host named local: tcp://local:PORT)")
     m = re.fullmatch(_SCHEDULER, value)
     if m is None or not 0 < int(value.rstrip("/").rsplit(":", 1)[1]) < 65536:
         raise click.BadParameter(f"{value!r}: expected 'local' or a scheduler address, tcp://HOST:PORT")
