@@ -105,9 +105,11 @@ def _adopt_orphans() -> bool:
     return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
 
 
-def _reap_adopted(timeout: float = 60.0) -> tuple[float, float]:
-    """CPU s and peak RSS MB of the adopted orphans (:func:`_adopt_orphans`), each reaped as it exits."""
-    cpu = rss = 0.0
+def _reap_adopted(timeout: float = 60.0) -> tuple[float, float, float, int]:
+    """CPU s, peak RSS MB, system CPU s and minor page faults of the adopted orphans (:func:`_adopt_orphans`), each
+    reaped as it exits (a forkserver's figures count the workers it reaped)."""
+    cpu = rss = system = 0.0
+    faults = 0
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
@@ -119,7 +121,9 @@ def _reap_adopted(timeout: float = 60.0) -> tuple[float, float]:
             continue
         cpu += usage.ru_utime + usage.ru_stime
         rss = max(rss, usage.ru_maxrss / 1024)
-    return cpu, rss
+        system += usage.ru_stime
+        faults += usage.ru_minflt
+    return cpu, rss, system, faults
 
 
 def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, float]:
@@ -137,13 +141,14 @@ def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, floa
                                 cwd=root, env=_env(root), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - t0
-        more_cpu, more_rss = _reap_adopted() if adopted else (0.0, 0.0)
+        more_cpu, more_rss, more_sys, more_faults = _reap_adopted() if adopted else (0.0, 0.0, 0.0, 0)
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         if os.waitstatus_to_exitcode(status) not in (0, 1):
             raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
         client = float(own.read_text()) if own.exists() else float("nan")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime + more_cpu, "client": client,
-            "rss_mb": max(usage.ru_maxrss / 1024, more_rss), "workers_mb": more_rss,
+            "rss_mb": max(usage.ru_maxrss / 1024, more_rss), "workers_mb": more_rss, "workers_sys": more_sys,
+            "workers_faults": more_faults,
             "load": (load + os.getloadavg()[0]) / 2}
 
 
@@ -505,8 +510,11 @@ def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
         # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
         # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
         # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
+        # of the workers' (and their forkserver's): the system's part and the page faults (glibc's malloc settings:
+        # execute.WORKER_MALLOC)
         print(f"  {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
-              f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s", flush=True)
+              f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s (system "
+              f"{r.get('workers_sys', 0.0):.1f} s, {r.get('workers_faults', 0) / 1000:.0f}k page faults)", flush=True)
 
 
 def main() -> None:

@@ -127,7 +127,16 @@ def facts():
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
         parent = f.read().replace(b"\\0", b" ").decode()
     settled = [collector.settled, gc.get_threshold()[0] == collector.YOUNG, gc.get_freeze_count() > 100_000]
-    return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), settled, parent]
+    return [os.getppid(), warm.warmed, warm.warmed_by, warm.over.is_set(), settled, parent, faults()]
+
+def faults():  # page faults of making and freeing a 1 MB array 50 times (glibc's malloc as the forkserver started)
+    import resource
+    import numpy as np
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(50):
+        a = np.ones(1 << 17)
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 def intervals(dask_worker=None, dask_scheduler=None):
     server = dask_worker or dask_scheduler
@@ -164,10 +173,13 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     (p1, *first), (p2, *second) = seen["workers"]
     assert p1 == p2 != seen["me"]  # one parent, not the command
-    assert "forkserver" in first[-1]
-    for warmed, by, over, settled, _ in (first, second):
+    assert "forkserver" in first[-2]
+    for warmed, by, over, settled, _, faults in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
         assert settled == [True, True, True]  # and the collector settled there (analyzer.collector)
+        # glibc's malloc as execute.WORKER_MALLOC sets it: the array reuses the heap (with distributed's setting alone,
+        # a mapping each time: 256 faults each, 12,800)
+        assert faults < 2_000, faults
     # the cluster's periodic checks at execute.LOCAL_CONFIG's intervals (ms), in this process and in the forks; no
     # profiler on the workers
     every = seen["intervals"]
@@ -175,3 +187,15 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     assert [n["memory_monitor"] for n in every["nannies"]] == [1000, 1000]
     for w in every["workers"]:
         assert (w["tick"], w["monitor"], w["memory_monitor"]) == (1000, 5000, 1000) and "profile" not in w
+
+
+def test_the_workers_malloc_settings_yield_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forkserver's environment: distributed's nanny settings (one BLAS thread) and glibc's of
+    ``execute.WORKER_MALLOC`` over distributed's trim threshold, each a variable set here keeps."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    env = execute._pre_spawn_environ()
+    assert env["MALLOC_TRIM_THRESHOLD_"] == env["MALLOC_MMAP_THRESHOLD_"] == str(32 << 20)
+    assert env["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
+    assert execute._pre_spawn_environ()["MALLOC_MMAP_THRESHOLD_"] == "131072"

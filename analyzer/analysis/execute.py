@@ -240,11 +240,23 @@ def _has_distributed() -> bool:
     return importlib.util.find_spec("distributed") is not None
 
 
+#: glibc's malloc settings of a LocalCluster's workers (the environment their forkserver starts with; this process'
+#: environment wins). distributed's nanny sets ``MALLOC_TRIM_THRESHOLD_=65536`` (freed memory goes back to the system
+#: at once), and a threshold set so also stops glibc from raising its mmap threshold from 128 KB as it otherwise
+#: does: every array over 128 KB a task made was a mapping of its own, unmapped when freed, so each of its pages was
+#: faulted in and zeroed again (~450,000 page faults and 1.3-1.6 s of system CPU a worker in a 4,000-hand audit,
+#: more than a worker's share of the work in each of two). Arrays under 32 MB now come from the heap and reuse what
+#: was freed, and the heap keeps up to 32 MB free at its top (a worker's peak grew by ~20-35 MB in that audit);
+#: docs/scale.md, "glibc's malloc in the workers".
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(32 << 20)}
+
+
 def _pre_spawn_environ() -> dict[str, str]:
     """What distributed's nanny puts in the environment before it starts a worker process
     (``distributed.nanny.pre-spawn-environ``: one BLAS thread, glibc's trim threshold), read as the nanny reads it
     (the environment over the Dask config over distributed's defaults) but without importing distributed (~0.5 s):
-    its defaults file is added to the config as distributed's own import adds it."""
+    its defaults file is added to the config as distributed's own import adds it. glibc's settings are
+    :data:`WORKER_MALLOC`'s unless this process' environment has its own."""
     import dask.config
 
     key = "distributed.nanny.pre-spawn-environ"
@@ -258,7 +270,8 @@ def _pre_spawn_environ() -> dict[str, str]:
             return {}
         with open(os.path.join(list(spec.submodule_search_locations)[0], "distributed.yaml")) as f:
             dask.config.update_defaults(yaml.safe_load(f))
-    return {k: os.environ.get(k, str(v)) for k, v in (dask.config.get(key, None) or {}).items() if v is not None}
+    nanny = {k: str(v) for k, v in (dask.config.get(key, None) or {}).items() if v is not None}
+    return {k: os.environ.get(k, v) for k, v in {**nanny, **WORKER_MALLOC}.items()}
 
 
 def start_forkserver(preload: Sequence[str]) -> bool:
