@@ -245,10 +245,11 @@ def _has_distributed() -> bool:
 #: at once), and a threshold set so also stops glibc from raising its mmap threshold from 128 KB as it otherwise
 #: does: every array over 128 KB a task made was a mapping of its own, unmapped when freed, so each of its pages was
 #: faulted in and zeroed again (~450,000 page faults and 1.3-1.6 s of system CPU a worker in a 4,000-hand audit,
-#: more than a worker's share of the work in each of two). Arrays under 32 MB now come from the heap and reuse what
-#: was freed, and the heap keeps up to 32 MB free at its top (a worker's peak grew by ~20-35 MB in that audit);
-#: docs/scale.md, "glibc's malloc in the workers".
-WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(32 << 20)}
+#: more than a worker's share of the work in each of two). Arrays under 32 MB (glibc's most) now come from the heap
+#: and reuse what was freed, and the heap keeps up to 64 MB free at its top: a batch's analysis frees more than 32 MB
+#: there, which a lower threshold gave back and the next batch faulted in again (a worker's peak grew by ~20-35 MB
+#: in that audit); docs/scale.md, "glibc's malloc in the workers".
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 
 
 def _pre_spawn_environ() -> dict[str, str]:
