@@ -509,12 +509,11 @@ def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
     for w, r in ((1, one), (2, two)):
         # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
         # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
-        # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped
-        # of the workers' (and their forkserver's): the system's part and the page faults (glibc's malloc settings:
-        # execute.WORKER_MALLOC)
+        # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped; of the
+        # workers' (and their forkserver's), the system's part and the page faults (execute.WORKER_MALLOC)
         print(f"  {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
               f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s (system "
-              f"{r.get('workers_sys', 0.0):.1f} s, {r.get('workers_faults', 0) / 1000:.0f}k page faults)", flush=True)
+              f"{r['workers_sys']:.1f} s, {r['workers_faults'] / 1000:.0f}k page faults)", flush=True)
 
 
 def main() -> None:

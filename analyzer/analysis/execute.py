@@ -247,7 +247,7 @@ def _has_distributed() -> bool:
 #: faulted in and zeroed again (~450,000 page faults and 1.3-1.6 s of system CPU a worker in a 4,000-hand audit,
 #: more than a worker's share of the work in each of two). Arrays under 32 MB (glibc's most) now come from the heap
 #: and reuse what was freed, and the heap keeps up to 64 MB free at its top: a batch's analysis frees more than 32 MB
-#: there, which a lower threshold gave back and the next batch faulted in again (a worker's peak grew by ~20-35 MB
+#: there, which a lower threshold gave back and the next batch faulted in again (a worker's peak grew by ~20-45 MB
 #: in that audit); docs/scale.md, "glibc's malloc in the workers".
 WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 
@@ -447,13 +447,14 @@ def _probe_scheduler(address: str, security: Any) -> None:
         e = failed[0]
         # distributed tries a refused connection or an unknown name again until its deadline, then says it timed out
         # (from the last try's error): the cause is plainer
-        if _caused_by(e, ConnectionRefusedError):
+        if _cause(e, ConnectionRefusedError) is not None:
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: nothing listens there (connection "
                                   "refused; is the scheduler started, and is this the address it printed?)") from e
-        if _caused_by(e, socket.gaierror):
+        unknown = _cause(e, socket.gaierror)
+        if unknown is not None:
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: its host name is not known "
-                                  f"({_one_line(_cause(e, socket.gaierror) or e)})") from e
-        if isinstance(e, OSError):  # no route, a name unknown, a connection closed: as distributed says it
+                                  f"({_one_line(unknown)})") from e
+        if isinstance(e, OSError):  # no route, a connection closed: as distributed says it
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from e
         if isinstance(e, (RuntimeError, TypeError)):  # the connection's settings, e.g. encryption required, no TLS
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: Dask's settings here refuse it "
@@ -478,10 +479,6 @@ def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
         seen.add(id(at))
         at = at.__cause__ or at.__context__
     return None
-
-
-def _caused_by(e: BaseException, kind: type[BaseException]) -> bool:
-    return _cause(e, kind) is not None
 
 
 def _quiet_loss_filter(record: Any) -> bool:
