@@ -167,6 +167,59 @@ def test_an_unknown_host_name_is_said_not_taken_for_silence(monkeypatch: pytest.
         execute._probe_scheduler(addr, execute._client_security(addr))
 
 
+def _squeezed_last_try(monkeypatch: pytest.MonkeyPatch) -> None:
+    """distributed's connect as it ends when its last try had only the deadline's last milliseconds: "Timed out
+    trying to connect" from that try's TimeoutError, which says nothing of the refusals before it (CI, stop 47)."""
+    import asyncio
+
+    import distributed.comm
+
+    async def connect(address: str, timeout: float | None = None, **kw: Any) -> Any:
+        try:
+            raise asyncio.TimeoutError()
+        except asyncio.TimeoutError as e:
+            raise OSError(f"Timed out trying to connect to {address} after {timeout} s") from e
+
+    monkeypatch.setattr(distributed.comm, "connect", connect)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:  # bound, never listening: a connection to it is refused
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_refusal_is_said_when_distributeds_last_try_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    _squeezed_last_try(monkeypatch)
+    addr = f"tcp://127.0.0.1:{_closed_port()}"
+    with pytest.raises(DaskUnavailable, match=rf"at {addr}: nothing listens there \(connection refused;"):
+        execute._probe_scheduler(addr, execute._client_security(addr))
+
+
+def test_an_unknown_name_is_said_when_distributeds_last_try_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    _squeezed_last_try(monkeypatch)
+
+    def getaddrinfo(host: str, *a: Any, **kw: Any) -> Any:
+        raise socket.gaierror(-2, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)  # no resolver asked: the answer is the same offline
+    addr = "tcp://no-such-host.invalid:8786"
+    with pytest.raises(DaskUnavailable, match=rf"at {addr}: its host name is not known \(gaierror: .*not known\)$"):
+        execute._probe_scheduler(addr, execute._client_security(addr))
+
+
+def test_a_listener_found_on_the_plain_try_leaves_distributeds_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain try connects (a scheduler started meanwhile, a firewall that accepts): nothing plainer is known, so
+    the line is distributed's own."""
+    _squeezed_last_try(monkeypatch)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        addr = f"tcp://127.0.0.1:{listening.getsockname()[1]}"
+        with pytest.raises(DaskUnavailable, match=rf"at {addr}: OSError: Timed out trying to connect to {addr}"):
+            execute._probe_scheduler(addr, execute._client_security(addr))
+
+
 # --------------------------------------------------------------------------- an address Dask's settings refuse (item 7)
 
 def test_a_tls_address_without_dask_tls_settings_is_exit_2(silent: _Listener, tmp_path: Path) -> None:

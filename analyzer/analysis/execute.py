@@ -447,10 +447,14 @@ def _probe_scheduler(address: str, security: Any) -> None:
         e = failed[0]
         # distributed tries a refused connection or an unknown name again until its deadline, then says it timed out
         # (from the last try's error): the cause is plainer
-        if _cause(e, ConnectionRefusedError) is not None:
+        why = e
+        if isinstance(e, OSError) and _cause(e, ConnectionRefusedError) is None and _cause(e, socket.gaierror) is None:
+            # its last try may have had only the deadline's last milliseconds and timed out: one plain try says why
+            why = _connect_once(address) or e
+        if _cause(why, ConnectionRefusedError) is not None:
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: nothing listens there (connection "
                                   "refused; is the scheduler started, and is this the address it printed?)") from e
-        unknown = _cause(e, socket.gaierror)
+        unknown = _cause(why, socket.gaierror)
         if unknown is not None:
             raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: its host name is not known "
                                   f"({_one_line(unknown)})") from e
@@ -467,6 +471,26 @@ def _probe_scheduler(address: str, security: Any) -> None:
     if not isinstance(kind, str) or kind in ("Worker", "Nanny"):
         what = f"a Dask {kind.lower()}" if isinstance(kind, str) else "something else"
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: not a Dask scheduler ({what} answered)")
+
+
+def _connect_once(address: str, timeout: float = 2.0) -> OSError | None:
+    """The error of one plain TCP connection to a ``tcp://`` or ``tls://`` address's host and port (refused, a name
+    not known, ...), or None when it connects, times out or the address is of another kind."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return None
+        host, port = parse_host_port(location)
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except TimeoutError:
+        return None
+    except OSError as e:
+        return e
+    except ValueError:  # an address distributed's own connect had read: not expected here
+        return None
 
 
 def _cause(e: BaseException, kind: type[BaseException]) -> BaseException | None:
