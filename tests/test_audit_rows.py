@@ -153,7 +153,7 @@ def _retained_per_decision(copies: int, base: pd.DataFrame) -> float:
 
 
 def test_the_rows_texts_are_not_held() -> None:
-    df = synthetic_room(players=16, hands=200, decisions=6, seed=5)
+    df = synthetic_room(players=16, hands=100, decisions=6, seed=5)
     df = df.astype({c: object for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])})  # as analyse gives
     # texts of a typical options' size (~600 bytes), one object a row as read from a store (valid JSON)
     df["options"] = [" " * (600 + i % 7) + "[]" for i in range(len(df))]
