@@ -553,11 +553,13 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
         partners.setdefault(actor, set()).add(other)
     # hands as integer codes: numpy's isin compares object arrays element by element (one actor's hands against the
     # hands with a partner: quadratic, 2.7 s for 14,400 links in a 600-hand room), integers by sorting
-    actors, others = lk["actor"].to_numpy(object), lk["other"].to_numpy(object)
+    # and each actor's rows found once, not by comparing every row's name for each actor who stands out
+    others = lk["other"].to_numpy(object)
     hands = pd.factorize(lk["hand_id"], sort=False)[0]
+    rows_of = pd.RangeIndex(len(lk)).groupby(lk["actor"].to_numpy(object))
     out = first.copy()
     for actor, ps in partners.items():
-        mine = np.flatnonzero(actors == actor)
+        mine = np.asarray(rows_of[actor], np.int64)
         my_others, my_hands = others[mine], hands[mine]
         # the actor's pairs by the partners their second reading leaves out: the others' for a partner, all of them
         # for everyone else (nothing for the only partner: its first reading is already without the others)
