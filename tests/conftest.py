@@ -27,6 +27,9 @@ settings.load_profile("seeded")
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 PEER = ROOT.parent / "shared" / "peer" / "foxzero-random-200.jsonl"
+#: A test's LocalCluster's scheduler keeps its HTTP routes (health, metrics) on a free port: on 8787, clusters of tests
+#: running side by side met ("Port 8787 is already in use").
+QUIET_PORT = {"dashboard_address": "127.0.0.1:0"}
 
 #: Debian's chromium, which the browser tests drive through playwright (it cannot download its own).
 CHROMIUM = "/usr/bin/chromium"

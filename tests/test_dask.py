@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import QUIET_PORT
 from click.testing import CliRunner
 
 from analyzer.audit.core import run_audit
@@ -119,7 +120,7 @@ def test_a_worker_lost_mid_audit_changes_nothing(sharing_room: Path, single: dic
                 return
             os._exit(1)
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, scheduler_kwargs=QUIET_PORT) as cluster, \
             Client(cluster) as client:
         client.register_plugin(DieOnce(after, marker))
         result = run_audit([str(sharing_room)], execution=Execution(jobs=2, dask=cluster.scheduler_address,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import clean_exit, run_cli
+from conftest import QUIET_PORT, clean_exit, run_cli
 
 distributed = pytest.importorskip("distributed")
 
@@ -28,7 +28,7 @@ def cluster() -> Iterator[Any]:
     """A LocalCluster of two single-threaded worker processes, each under a nanny that restarts it when it dies; one a
     case (a module's cluster waited for the worker an earlier case ended, and under a full suite's load a nanny once
     gave up restarting it: "Only 1/2 workers arrived after 120")."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, scheduler_kwargs=QUIET_PORT,
                                   silence_logs=logging.CRITICAL) as cl:
         yield cl
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import QUIET_PORT
 from audit_synth import synthetic_room
 from click.testing import CliRunner
 
@@ -33,7 +34,7 @@ def cluster() -> Iterator[tuple[str, list[str]]]:
     """A LocalCluster of two single-threaded worker processes: its address and its workers."""
     import logging
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, scheduler_kwargs=QUIET_PORT,
                                   silence_logs=logging.ERROR) as cl:
         yield cl.scheduler_address, list(cl.scheduler_info["workers"])
 

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 import pytest
+from conftest import QUIET_PORT
 
 from analyzer.analysis.execute import LOST_TRIES, share
 
@@ -21,7 +22,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture()
 def client() -> Any:
     """A client of an in-process LocalCluster of three workers (the scheduler in this process, to be patched)."""
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=None, scheduler_kwargs=QUIET_PORT,
                                   silence_logs=logging.CRITICAL) as cl, distributed.Client(cl) as c:
         yield c
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import QUIET_PORT
 from report_fixtures import EVIL_PLAYER, PLAYERS, AuditRun
 
 from analyzer.analysis.execute import Execution
@@ -158,7 +159,7 @@ def test_the_pieces_join_to_the_rows_the_page_shows(decisions: pd.DataFrame) -> 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, scheduler_kwargs=QUIET_PORT,
                                   silence_logs=logging.ERROR) as cl:
         yield cl.scheduler_address
 
