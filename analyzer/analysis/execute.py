@@ -489,7 +489,7 @@ def _connect_once(address: str, timeout: float = 2.0) -> OSError | None:
         return None
     except OSError as e:
         return e
-    except ValueError:  # an address distributed's own connect had read: not expected here
+    except ValueError:  # an address distributed's connect took and this reading does not: nothing plainer to say
         return None
 
 

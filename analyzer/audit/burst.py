@@ -551,9 +551,9 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     partners: dict[Any, set[Any]] = {}
     for actor, other in hot:
         partners.setdefault(actor, set()).add(other)
-    # hands as integer codes: numpy's isin compares object arrays element by element (one actor's hands against the
-    # hands with a partner: quadratic, 2.7 s for 14,400 links in a 600-hand room), integers by sorting
-    # and each actor's rows found once, not by comparing every row's name for each actor who stands out
+    # hands as integer codes (numpy's isin compares object arrays element by element: an actor's hands against his
+    # hands with a partner was quadratic, 2.7 s for 14,400 links in a 600-hand room), and each actor's rows found
+    # once (not every row's name compared again for each actor who stands out)
     others = lk["other"].to_numpy(object)
     hands = pd.factorize(lk["hand_id"], sort=False)[0]
     rows_of = pd.RangeIndex(len(lk)).groupby(lk["actor"].to_numpy(object))
