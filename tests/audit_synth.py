@@ -56,7 +56,9 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                     noise = rng.normal(0, 1.0, SEATS).tolist()
                     mean = (((noise[0] + noise[1]) + noise[2]) + noise[3]) / SEATS  # numpy's order for 4 values
                     dd = [d[k] + noise[k] - mean for k in range(SEATS)]
-                    imm = _imm(rng)
+                    imm = rng.normal(0, 2.0, SEATS).tolist()
+                    on = rng.random() < 0.5  # half the decisions move nothing
+                    imm = [v * on for v in imm]
                     habit = habits.get(actor, 0.0)
                     if habit:
                         nxt = (s + 1) % SEATS
@@ -90,13 +92,6 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                                  *imm, think, difficulty, "", "[]"))
                 seq += 1
     return pd.DataFrame(rows, columns=list(_COLUMNS))
-
-
-def _imm(rng: np.random.Generator) -> list[float]:
-    """A decision's immediate effects: honest noise, and nothing at all in half the decisions."""
-    imm = rng.normal(0, 2.0, SEATS).tolist()
-    on = rng.random() < 0.5
-    return [v * on for v in imm]
 
 
 _COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0", "p1", "p2", "p3", "kind", "n_options",

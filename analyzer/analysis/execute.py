@@ -473,9 +473,10 @@ def _probe_scheduler(address: str, security: Any) -> None:
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: not a Dask scheduler ({what} answered)")
 
 
-def _connect_once(address: str, timeout: float = 2.0) -> OSError | None:
+def _connect_once(address: str, timeout: float = 1.0) -> OSError | None:
     """The error of one plain TCP connection to a ``tcp://`` or ``tls://`` address's host and port (refused, a name
-    not known, ...), or None when it connects, times out or the address is of another kind."""
+    not known, ...), or None when it connects, times out or the address is of another kind. ``timeout``: the second
+    of :data:`CONNECT_TIMEOUT` distributed's connect does not get, so the whole stays within about that bound."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
     try:
