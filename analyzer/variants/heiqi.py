@@ -825,8 +825,8 @@ class HeiqiVariant(VariantBase):
         bidder = st.bidding.bidder
         if rec.dealer != bidder:
             who = "nobody: all four passed" if bidder is None else f"seat {bidder}, the lowest bidder ({st.contract})"
-            return add("bad-dealer-choice", f"the dealer is recorded as seat {rec.dealer}, but it is {who}",
-                       rec.dealer)
+            recorded = "null (nobody: a pass-out)" if rec.dealer is None else f"seat {rec.dealer}"
+            return add("bad-dealer-choice", f"the dealer is recorded as {recorded}, but it is {who}", rec.dealer)
         if bidder is None:  # a redeal: empty lists and a result of nothing (0 each) say the same as no field
             if rec.buried or rec.trump is not None or rec.tricks:
                 return add("extra-actions", "all four passed, so the cards are dealt again: the hand has no "
