@@ -119,3 +119,26 @@ def test_a_heiqi_dealer_recorded_as_null_is_said_so(tmp_path: Path) -> None:
     assert "None" not in problem.message
     assert problem.message.startswith("the dealer is recorded as null (nobody: a pass-out), but it is seat "
                                       f"{rec.dealer}, the lowest bidder")
+
+
+@pytest.mark.parametrize("variant", ["bieqi", "bieqi-borrow"])
+def test_a_time_backwards_across_untimed_moves_names_the_move_it_is_compared_with(variant: str) -> None:
+    """``ms`` is optional on each action: move 11 without one, move 12 earlier than move 10's time. The problem is at
+    move 12 and names move 10 as the time it is earlier than (it said "the previous action's", which move 11 is not);
+    one just before keeps the old wording. Pages show both in Chinese."""
+    from analyzer.report import i18n
+
+    obj = hunt.legal_hands(variant, 1, 5)[0]
+    acts = obj["actions"]
+    del acts[10]["ms"]
+    acts[11]["ms"] = acts[9]["ms"] - 1
+    acts[30]["ms"] = acts[29]["ms"] - 1
+    (item,) = hunt.gate([orjson.dumps(obj)], 1)
+    found = [(p.code, p.action, p.message) for p in item.check.problems]
+    assert found[:2] == [
+        ("time-backwards", 11, f"ms {acts[11]['ms']} is earlier than move 10's {acts[9]['ms']}, the last action "
+                               f"before it with a time"),
+        ("time-backwards", 30, f"ms {acts[30]['ms']} is earlier than the previous action's {acts[29]['ms']}")]
+    for _, _, message in found[:2]:
+        zh = i18n.translate(message, "time-backwards")
+        assert i18n.CHINESE.search(zh) and not i18n.english_words(zh), zh

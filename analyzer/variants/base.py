@@ -268,18 +268,24 @@ def players_problems(rec: Any) -> list[Problem]:
 class Clock:
     """Times of a hand's actions: each must not be earlier than the last one given."""
 
-    __slots__ = ("last",)
+    __slots__ = ("last", "at")
 
     def __init__(self) -> None:
         self.last: int | None = None
+        self.at: int | None = None  # the index of the action that gave ``last``
 
-    def backwards(self, ms: int | None) -> str | None:
-        """The ``time-backwards`` message when ``ms`` is earlier than the previous time, else None."""
+    def backwards(self, ms: int | None, i: int | None = None) -> str | None:
+        """The ``time-backwards`` message when ``ms`` (of action ``i``) is earlier than the previous time, else None.
+        The message names the move that gave the previous time when it is not the action just before (those between
+        have no ``ms``)."""
         if ms is None:
             return None
-        prev, self.last = self.last, ms
+        prev, at = self.last, self.at
+        self.last, self.at = ms, i
         if prev is not None and ms < prev:
-            return f"ms {ms} is earlier than the previous action's {prev}"
+            if i is None or at is None or at == i - 1:
+                return f"ms {ms} is earlier than the previous action's {prev}"
+            return f"ms {ms} is earlier than move {at + 1}'s {prev}, the last action before it with a time"
         return None
 
 

@@ -336,7 +336,7 @@ class BieqiVariant(VariantBase):
                 stop("bad-card", i, a.seat, str(e))
                 stopped = True
                 break
-            late = clock.backwards(a.ms)
+            late = clock.backwards(a.ms, i)
             if late:
                 stop("time-backwards", i, a.seat, late)
             what = f"{a.kind} {pretty_card(c)}"

@@ -351,7 +351,7 @@ class BorrowVariant(VariantBase):
             except CardError as e:
                 flag("bad-card", i, a.seat, str(e))
                 return HandCheck(problems)
-            late = clock.backwards(a.ms)
+            late = clock.backwards(a.ms, i)
             if late:
                 flag("time-backwards", i, a.seat, late)
             what = (f"borrow {pretty_card(c)} from seat {a.lender}" if isinstance(a, Borrow) else
