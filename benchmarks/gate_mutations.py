@@ -125,7 +125,9 @@ def _live(table: list[set[int]], c: int) -> bool:
 def ref_bieqi(r: dict[str, Any]) -> None:
     """Raise Bad unless ``r`` is a legal, rightly scored hand of standard 憋七 (default rules or the log's own)."""
     ref_header(r, "bieqi", {"deal", "actions", "result"})
-    rules = r.get("rules") or {}
+    rules = {} if r.get("rules") is None else r["rules"]
+    if not isinstance(rules, dict):
+        raise Bad("rules")
     if set(rules) - {"dutou", "tong_factors", "dutou_factor", "cover_doubling"}:
         raise Bad("rules")
     tong_f = rules.get("tong_factors", [1, 2, 4, 8, 1])
@@ -204,6 +206,7 @@ def ref_bieqi(r: dict[str, Any]) -> None:
     final = [covered[s] * mult[s] for s in range(4)]
     scores = [sum(final[o] - final[s] for o in range(4) if o != s) for s in range(4)]
     ranking = sorted(range(4), key=lambda s: (final[s], last_turn[s]))
+    res = {k: v for k, v in res.items() if v is not None or k == "scores"}  # null: not recorded
     for fld in ("scores", "points", "multipliers", "tong", "dutou", "ranking"):
         if fld in res and not (isinstance(res[fld], list) and all(_int(x) for x in res[fld])):
             raise Bad(f"result.{fld} type")
@@ -231,7 +234,9 @@ def ref_bieqi(r: dict[str, Any]) -> None:
 def ref_borrow(r: dict[str, Any]) -> None:
     """Raise Bad unless ``r`` is a legal hand of the table game with a joker and 借牌 (docs/borrow.md, seed 000)."""
     ref_header(r, "bieqi-borrow", {"dealer", "deal", "actions", "result"})
-    rules = r.get("rules") or {}
+    rules = {} if r.get("rules") is None else r["rules"]
+    if not isinstance(rules, dict):
+        raise Bad("rules")
     if set(rules) - {"lend_joker"}:
         raise Bad("rules")
     lend_joker = rules.get("lend_joker", True)
@@ -455,7 +460,9 @@ def _hq_winner(plays: list[list[int]], trump: int) -> int:
 def ref_heiqi(r: dict[str, Any]) -> None:
     ref_header(r, "xinyang-heiqi", {"deal", "bottom", "first_bidder", "bids", "dealer", "buried", "trump",
                                     "tricks", "result"})
-    rules = r.get("rules") or {}
+    rules = {} if r.get("rules") is None else r["rules"]
+    if not isinstance(rules, dict):
+        raise Bad("rules")
 
     def ints(v: Any, n: int, lo: int) -> bool:
         return isinstance(v, list) and len(v) == n and all(_int(x, lo, 1024) for x in v)
@@ -1227,6 +1234,45 @@ BAD_SPELLINGS = {"spelling: seat 1.0": "an integer written with a fraction (docs
 
 
 
+#: Lines of each legal hand with one byte changed.
+BYTE_MUTANTS = 12
+
+
+def _byte_change(rng: random.Random) -> Callable[[bytes], bytes]:
+    """A change of one byte of a line: a bit flipped, or another printable character, anywhere in it."""
+    pick, bit, char = rng.random(), rng.randrange(7), rng.randrange(32, 127)
+
+    def change(line: bytes) -> bytes:
+        k = int(pick * len(line))
+        new = line[k] ^ (1 << bit) if bit < 6 else char
+        return line[:k] + bytes([new]) + line[k + 1:]
+
+    return change
+
+
+def _decoded(line: bytes) -> dict[str, Any]:
+    """A line as the reference reads it: strict JSON (one value, no key twice in an object, no lone surrogate)."""
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise Bad("a key twice")
+        return dict(items)
+
+    try:
+        text = line.decode("utf-8")
+        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=lambda c: (_ for _ in ()).throw(Bad(c)))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise Bad("not JSON") from None
+    if not isinstance(obj, dict):
+        raise Bad("not an object")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in orjson.dumps(obj, option=orjson.OPT_PASSTHROUGH_DATACLASS
+                                                                      ).decode("utf-8", "replace")):
+        raise Bad("a lone surrogate")
+    return obj
+
+
 def gate(lines: list[bytes], batch: int) -> list[Any]:
     """The gate's verdict on each line (its Checked item), every line checked in batches of ``batch``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -1259,11 +1305,19 @@ def run(variant: str, hands: int, seed: int) -> tuple[dict[str, Counter[str]], l
             if isinstance(m.get("players"), list):  # no two mutants one deal (duplicate-deal)
                 m["players"] = [f"{p}~{k}" if isinstance(p, str) and p else p for p in m["players"]]
             mutants.append((kind, m, where, spell[0] if spell else None))
+        for _ in range(BYTE_MUTANTS):  # bit rot: one byte of the line changed (judged as the line then decodes)
+            k = len(mutants)
+            m = copy.deepcopy(r)
+            m.pop("table_id", None)
+            m["hand_id"] = f"{m['hand_id']}~m{k}"
+            m["players"] = [f"{p}~{k}" for p in m["players"]]
+            mutants.append(("bytes: one byte changed", m, None, _byte_change(rng)))
     lines = [orjson.dumps(m) if f is None else f(orjson.dumps(m)) for _, m, _, f in mutants]
     if WRITE:
         with open(WRITE, "ab") as out:
             out.write(b"".join(x + b"\n" for x in lines))
     fast, slow = gate(lines, 1024), gate(lines, 1)
+    ids = [m.get("hand_id") for _, m, _, _ in mutants]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for (kind, m, where, _), line_no, a, b in zip(mutants, range(1, len(lines) + 1), fast, slow):
         t = table[kind]
@@ -1276,6 +1330,10 @@ def run(variant: str, hands: int, seed: int) -> tuple[dict[str, Counter[str]], l
         try:
             if kind in BAD_SPELLINGS:
                 raise Bad(BAD_SPELLINGS[kind], where)
+            if kind.startswith("bytes:"):
+                m = _decoded(lines[line_no - 1])
+                if m.get("hand_id") in ids[: line_no - 1]:
+                    raise Bad("the changed byte made the hand id of an earlier line")
             ref(m)
             legal, why, at = True, "", None
         except Bad as e:
