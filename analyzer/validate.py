@@ -385,16 +385,25 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
 
     def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
         p = Problem(code, msg, hand_id=hand_id)
-        if path and path[0] == "actions" and len(path) > 1 and isinstance(path[1], int):
+        if not path or len(path) < 2 or not isinstance(path[1], int) or path[0] not in ("actions", "tricks", "bids"):
+            return p
+        items = obj.get(path[0])
+        item = items[path[1]] if isinstance(items, list) and path[1] < len(items) else None
+        seat = item.get("seat") if isinstance(item, dict) else None
+        if path[0] == "actions":
             p.action = path[1]
-            acts = obj.get("actions")
-            act = acts[path[1]] if isinstance(acts, list) and path[1] < len(acts) else None
-            seat = act.get("seat") if isinstance(act, dict) else None
-            players = obj.get("players")
-            if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
-                p.seat = seat
-                if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
-                    p.player = cut_id(players[seat])
+        elif path[0] == "tricks":  # (信阳黑七) the trick, and the seat of a play in it: the leader's, then clockwise
+            p.trick = path[1]
+            leader = item.get("leader") if isinstance(item, dict) else None
+            on = path[3] if len(path) > 3 and path[2] == "plays" and isinstance(path[3], int) else -1
+            seat = None
+            if isinstance(leader, int) and not isinstance(leader, bool) and 0 <= leader < 4 and 0 <= on < 4:
+                seat = (leader + on) % 4
+        players = obj.get("players")
+        if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
+            p.seat = seat
+            if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
+                p.player = cut_id(players[seat])
         return p
 
     if obj.get("format") != "bieqi-log":

@@ -1363,7 +1363,7 @@ def run(variant: str, hands: int, seed: int) -> tuple[dict[str, Counter[str]], l
                 findings.append(f"{variant} [{kind}] line {line_no}: the gate names "
                                 f"{'trick' if variant == 'xinyang-heiqi' else 'action'} {got} ({first.code}: "
                                 f"{first.message[:120]}), the reference {at} ({why})")
-            elif at is not None and got is None and not legal and a.variant is not None:
+            elif at is not None and got is None and not legal:
                 t["no place"] += 1
                 findings.append(f"{variant} [{kind}] line {line_no}: {first.code} names no action/trick; the reference "
                                 f"{at} ({why}): {first.message[:160]}")

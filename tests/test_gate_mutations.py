@@ -142,3 +142,24 @@ def test_a_time_backwards_across_untimed_moves_names_the_move_it_is_compared_wit
     for _, _, message in found[:2]:
         zh = i18n.translate(message, "time-backwards")
         assert i18n.CHINESE.search(zh) and not i18n.english_words(zh), zh
+
+
+def test_a_heiqi_shape_problem_inside_a_trick_names_the_trick_and_seat() -> None:
+    """A value of the wrong type inside ``tricks`` (a line that is no record, explained against the schema) is placed
+    as the replay's problems are: its trick and the seat of that play (the trick's leader, then clockwise), as
+    ``$.actions[i]`` gives the standard game's move; a bad value in ``bids`` names the bid's seat. The hunt counted
+    130 of 135 such mutants of 10 hands as naming no trick before."""
+    obj = hunt.legal_hands("xinyang-heiqi", 1, 5)[0]
+    tr = obj["tricks"][5]
+    tr["plays"][2][0] = 7
+    obj["bids"][0]["bid"] = 85
+    (item,) = hunt.gate([orjson.dumps(obj)], 1)
+    found = sorted(((p.code, p.trick, p.seat, p.player) for p in item.check.problems), key=str)
+    seat = (tr["leader"] + 2) % 4
+    bidder = obj["bids"][0]["seat"]
+    assert found == sorted([("bad-type", 5, seat, obj["players"][seat]),
+                            ("bad-type", None, bidder, obj["players"][bidder])], key=str)
+    assert "trick 6, seat" in next(p for p in item.check.problems if p.trick == 5).format()
+    tr["leader"] = "x"  # the leader unreadable: the trick still, no seat
+    (item,) = hunt.gate([orjson.dumps(obj)], 1)
+    assert {(p.trick, p.seat) for p in item.check.problems if p.trick is not None} == {(5, None)}
