@@ -2,17 +2,29 @@
 point as a corrupted or forged log could be, checked by the gate and by a small reference written here from the
 seed rules and the docs (not from the engine), and counted.
 
-    python benchmarks/gate_mutations.py [--hands 40] [--seed 1] [--show 5]
+    python benchmarks/gate_mutations.py [--hands 40] [--seed 1] [--show 8] [--codes] [--write FILE]
+
+The legal hands: the standard game's simulated room (the hands with a 通 or 独头七 first) and the independent engine's
+hands in shared/peer, the borrowing game's room (with its borrows), 信阳黑七's hands with and without rule ``throws``.
+The mutations: a move's card (held, another seat's, already played, no card), kind, seat, order (two moves, or their
+cards, swapped), a move dropped, doubled, appended, the moves cut short; recorded scores, points, factors, 通 and 独头七
+seats, ranking, finish order, loser, settlement and its parts; rule options; the deal (cards swapped, doubled,
+moved, two hands swapped); ids and header fields; times backwards, negative, fractions, strings; any value replaced by
+one of another type; the same hand spelled otherwise (spaces, key order, lenient and escaped codes, escaped keys) and
+odd spellings of a wrong card; one byte of the line changed; a lender, a lent card, a borrow for a play; bids, the
+dealer, the buried cards, the trump, a trick's leader and plays (cards changed, added, dropped, swapped, a play
+replaced by other cards held), tricks swapped, dropped, doubled; and two hands of one table (who deals next, who bids
+first after a hand and after a pass-out, when each started).
 
 For every variant and mutation kind it prints how many mutants were made, how many the gate rejected, how many it
 accepted, and of those how many the reference judges legal (a mutant that happens to be another legal hand: two
-cards swapped between seats, a time left unchanged); any other accepted mutant is a gate bug, listed. A rejected
-mutant the reference judges legal is a false alarm, listed too; a rejection whose first problem names a place
-other than the reference's first fault (its line, hand or action) is listed as misplaced. Each mutant is checked
-twice: in one batch of a file (the standard game's compiled path) and one line at a time (the explaining path),
-which must agree. Exit status 1 when anything is listed.
+cards swapped between seats, a time left unchanged, a 通 seat's factor, which is not compared); any other accepted
+mutant is a gate bug, listed. A rejected mutant the reference judges legal is a false alarm, listed too; a rejection
+whose first problem is on another line or hand, or names another move or trick than the reference's first fault, or
+none where the reference has one, is listed as misplaced. Each mutant is checked twice: in one batch of a file (the
+standard game's compiled path) and one line at a time (the explaining path), which must agree. Exit status 1 when
+anything is listed.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -521,7 +533,8 @@ def ref_heiqi(r: dict[str, Any]) -> None:
     if bidder is None:
         if r.get("buried") or r.get("trump") is not None or r.get("tricks"):
             raise Bad("play after a pass-out")
-        if res is not None and (any(res.get("settlement", [0])) or set(res) - {"settlement"}):
+        if res is not None and (not isinstance(res, dict) or not isinstance(res.get("settlement"), list)
+                                or any(res["settlement"]) or any(res.get(k) for k in set(res) - {"settlement"})):
             raise Bad("result of a pass-out")
         return
     if r.get("trump") not in ("S", "H", "D", "C") or not isinstance(r.get("buried"), list) \
@@ -594,11 +607,13 @@ def ref_heiqi(r: dict[str, Any]) -> None:
         name, each = "defenders", -((pts - low) // 10 * unit)  # type: ignore[operator]
     settlement = [3 * each if s == dealer else -each for s in range(4)]
     if not isinstance(res, dict) or set(res) - {"settlement", "defender_points", "bottom_points", "bottom_factor",
-                                                "outcome"}:
+                                                "outcome"} or not isinstance(res.get("settlement"), list):
         raise Bad("result shape")
     want = {"settlement": settlement, "defender_points": pts, "bottom_points": bp, "bottom_factor": factor,
             "outcome": name}
     for k, v in res.items():
+        if v is None and k != "settlement":  # null: not recorded
+            continue
         if v != want[k] or (isinstance(v, list) and not all(_int(x) for x in v)):
             raise Bad(f"result.{k} {v} != {want[k]}")
 
@@ -999,6 +1014,20 @@ def mutate_heiqi(r: dict[str, Any], rng: random.Random) -> Iterator[Mutant]:
     m = copy.deepcopy(r)
     m["dealer"] = None if r["dealer"] is not None else 0
     yield "dealer: null / a seat", m, None
+    # the same deal passed out by all four: legal with no play (a result, if any, of zeros), not with play left in
+    p = copy.deepcopy(r)
+    p["bids"] = [{"seat": (r["first_bidder"] + j) % 4, "bid": None} for j in range(4)]
+    p["dealer"] = None
+    for f in ("buried", "trump", "tricks", "result"):
+        p.pop(f, None)
+    yield "pass-out: no play (legal)", copy.deepcopy(p), None
+    yield "pass-out: a result of zeros (legal)", {**copy.deepcopy(p), "result": {
+        "settlement": [0, 0, 0, 0], "defender_points": 0, "bottom_points": None}}, None
+    yield "pass-out: a result with an outcome", {**copy.deepcopy(p), "result": {
+        "settlement": [0, 0, 0, 0], "outcome": "draw"}}, None
+    yield "pass-out: a result that is not zero", {**copy.deepcopy(p), "result": {"settlement": [3, -1, -1, -1]}}, None
+    if r.get("tricks"):
+        yield "pass-out: the tricks left in", {**copy.deepcopy(p), "tricks": r["tricks"]}, None
     if r["dealer"] is None:
         return
     m = copy.deepcopy(r)
