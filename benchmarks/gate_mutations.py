@@ -1562,7 +1562,8 @@ def main() -> int:
             more, found = run_sequences(variant, args.hands, args.seed)
             table.update(more)
             findings += found
-        print(f"\n== {variant}: {args.hands} legal hands, seed {args.seed}")
+        peer = f" and {args.hands // 2} of the independent engine's" if variant == "bieqi" and PEER.exists() else ""
+        print(f"\n== {variant}: {args.hands} simulated legal hands{peer}, seed {args.seed}")
         cols = ["mutants", "rejected", "accepted", "accepted, legal", "ACCEPTED, WRONG", "REJECTED, LEGAL", "other place",
                 "no place"]
         print(f"{'mutation':55s} " + " ".join(f"{c[:9]:>9s}" for c in cols))
