@@ -114,7 +114,7 @@ def fmt_true(r: dict) -> str:
             cells.append(f"{t['verdict']} ({t['hands_together']})")
         else:
             cells.append(f"{t['verdict']} {t['score']:.1f} #{t['rank']} ({t['hands_together']}; "
-                         f"help {t['help_active_hands']})")
+                         f"help {t['help_active_hands']}; {t['main']})")
     return "; ".join(cells)
 
 
