@@ -64,6 +64,7 @@ def one(room: str, hands: int, seed: int, work: str) -> dict:
 
     colluders = set(truth["colluders"])
     res = {"room": room, "hands": hands, "seed": seed, "audit_seconds": round(secs, 1), "n_pairs": len(pairs),
+           "n_players": len(players), "n_honest_players": sum(p["player"] not in colluders for p in players),
            "true": [], "friends": [], "groups": aj.get("groups", [])}
     for cp in truth["colluding_pairs"]:
         p = by.get(frozenset(cp["players"]))
@@ -127,6 +128,62 @@ def fmt_false(r: dict) -> str:
     return s
 
 
+def combine(paths: list[str]) -> None:
+    """Compact tables over several runs: one table per size, a column per seed."""
+    results = [r for p in paths for r in json.load(open(p, encoding="utf-8"))]
+    short = {"flagged": "F", "review": "R", "clear": "c"}
+    for size in sorted({r["hands"] for r in results}):
+        rs = [r for r in results if r["hands"] == size]
+        seeds = sorted({r["seed"] for r in rs})
+        rooms = list(dict.fromkeys(r["room"] for r in rs))
+        print(f"\n{size:,} hands. True pairs: F flagged / R review / c clear, score, #rank among the room's pairs "
+              "(hands together / hands the help was used)\n")
+        print("| room | " + " | ".join(f"seed {s}" for s in seeds) + " |")
+        print("|---|" + "---|" * len(seeds))
+        for room in rooms:
+            cells = []
+            for sd in seeds:
+                r = next((x for x in rs if x["room"] == room and x["seed"] == sd), None)
+                if r is None or not r["true"]:
+                    cells.append("")
+                    continue
+                cells.append(", ".join(
+                    f"{short.get(t['verdict'], t['verdict'])} {t['score']:.1f} #{t['rank']} "
+                    f"({t['hands_together']}/{t['help_active_hands']})" if t["score"] is not None
+                    else f"{t['verdict']} ({t['hands_together']})" for t in r["true"]))
+            if any(cells):
+                print(f"| {room} | " + " | ".join(cells) + " |")
+        print(f"\n{size:,} hands. Pairs of two honest players: flagged / review of N (top score); pairs of a colluder "
+              "and an honest player: flagged / review of N; honest players flagged in players.csv\n")
+        print("| room | " + " | ".join(f"seed {s}" for s in seeds) + " |")
+        print("|---|" + "---|" * len(seeds))
+        for room in rooms:
+            cells = []
+            for sd in seeds:
+                r = next((x for x in rs if x["room"] == room and x["seed"] == sd), None)
+                if r is None:
+                    cells.append("")
+                    continue
+                h, m = r["honest"], r["mixed"]
+                c = f"{h['flagged']} / {h['review']} of {h['n']} ({h['top']:.2f})"
+                if m["n"]:
+                    c += f"; {m['flagged']} / {m['review']} of {m['n']}"
+                c += f"; {len(r['players_flagged_honest'])}"
+                cells.append(c)
+            print(f"| {room} | " + " | ".join(cells) + " |")
+        tot = {k: sum(r["honest"][k] for r in rs) for k in ("n", "flagged", "review")}
+        mt = {k: sum(r["mixed"][k] for r in rs) for k in ("n", "flagged", "review")}
+        fr = [f for r in rs for f in r["friends"]]
+        tp = [t for r in rs for t in r["true"] if t["score"] is not None]
+        print(f"\nIn all at {size:,}: honest pairs {tot['flagged']} flagged / {tot['review']} review of {tot['n']}; "
+              f"colluder+honest pairs {mt['flagged']} / {mt['review']} of {mt['n']}; friend pairs "
+              f"{sum(f['verdict'] != 'clear' for f in fr)} marked of {len(fr)} (max {max(f['score'] for f in fr):.2f}); "
+              f"true pairs {sum(t['verdict'] == 'flagged' for t in tp)} flagged / "
+              f"{sum(t['verdict'] == 'review' for t in tp)} review of {len(tp)}; honest players flagged "
+              f"{sum(len(r['players_flagged_honest']) for r in rs)} of "
+              f"{sum(r.get('n_honest_players', 0) for r in rs) or '?'} honest player-rooms")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, help="one seed for every size (default 51 at 1,000, 53 at 3,000)")
@@ -134,7 +191,11 @@ def main(argv=None) -> int:
     ap.add_argument("--rooms", default=",".join(sim.ROOMS))
     ap.add_argument("--work", default="/tmp/indep5")
     ap.add_argument("--json", help="write every result here")
+    ap.add_argument("--combine", nargs="+", metavar="JSON", help="only print compact tables of earlier --json files")
     a = ap.parse_args(argv)
+    if a.combine:
+        combine(a.combine)
+        return 0
     os.makedirs(a.work, exist_ok=True)
     sizes = [int(x) for x in a.sizes.split(",")]
     rooms = a.rooms.split(",")
