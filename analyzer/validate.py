@@ -334,6 +334,11 @@ def _not_object_hint(obj: Any) -> str:
     return ""
 
 
+def _seat(v: Any) -> int | None:
+    """``v`` when it is a seat (an int 0-3, not a bool), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 4 else None
+
+
 def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
     """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
     try:
@@ -389,18 +394,18 @@ def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | Non
             return p
         items = obj.get(path[0])
         item = items[path[1]] if isinstance(items, list) and path[1] < len(items) else None
-        seat = item.get("seat") if isinstance(item, dict) else None
-        if path[0] == "actions":
-            p.action = path[1]
-        elif path[0] == "tricks":  # (信阳黑七) the trick, and the seat of a play in it: the leader's, then clockwise
+        item = item if isinstance(item, dict) else {}
+        if path[0] == "tricks":  # (信阳黑七) the trick, and the seat of a play in it: the leader's, then clockwise
             p.trick = path[1]
-            leader = item.get("leader") if isinstance(item, dict) else None
+            leader = _seat(item.get("leader"))
             on = path[3] if len(path) > 3 and path[2] == "plays" and isinstance(path[3], int) else -1
-            seat = None
-            if isinstance(leader, int) and not isinstance(leader, bool) and 0 <= leader < 4 and 0 <= on < 4:
-                seat = (leader + on) % 4
+            seat = (leader + on) % 4 if leader is not None and 0 <= on < 4 else None
+        else:
+            if path[0] == "actions":
+                p.action = path[1]
+            seat = _seat(item.get("seat"))
         players = obj.get("players")
-        if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < 4:
+        if seat is not None:
             p.seat = seat
             if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
                 p.player = cut_id(players[seat])

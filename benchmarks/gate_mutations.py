@@ -677,24 +677,13 @@ def mutate_common(r: dict[str, Any], rng: random.Random) -> Iterator[Mutant]:
     m = copy.deepcopy(r)
     m["players"][rng.randrange(4)] = 7
     yield "players: an int id", m, None
-    m = copy.deepcopy(r)
-    m["version"] = 2
-    yield "version 2", m, None
-    m = copy.deepcopy(r)
-    m["version"] = "1"
-    yield "version as a string", m, None
-    m = copy.deepcopy(r)
-    m["format"] = "bieqi-log2"
-    yield "format", m, None
-    m = copy.deepcopy(r)
-    m["hand_id"] = 17
-    yield "hand_id an int", m, None
-    m = copy.deepcopy(r)
-    m["started_at"] = "2026-13-01T00:00:00Z"
-    yield "started_at not a time", m, None
-    m = copy.deepcopy(r)
-    m["surprise"] = 1
-    yield "an extra field", m, None
+    for kind, field, value in (("version 2", "version", 2), ("version as a string", "version", "1"),
+                               ("format", "format", "bieqi-log2"), ("hand_id an int", "hand_id", 17),
+                               ("started_at not a time", "started_at", "2026-13-01T00:00:00Z"),
+                               ("an extra field", "surprise", 1)):
+        m = copy.deepcopy(r)
+        m[field] = value
+        yield kind, m, None
     m = copy.deepcopy(r)
     d = m["deal"]
     s1, s2 = rng.sample(range(4), 2)

@@ -272,9 +272,9 @@ class Clock:
 
     def __init__(self) -> None:
         self.last: int | None = None
-        self.at: int | None = None  # the index of the action that gave ``last``
+        self.at = -1  # the index of the action that gave ``last``
 
-    def backwards(self, ms: int | None, i: int | None = None) -> str | None:
+    def backwards(self, ms: int | None, i: int) -> str | None:
         """The ``time-backwards`` message when ``ms`` (of action ``i``) is earlier than the previous time, else None.
         The message names the move that gave the previous time when it is not the action just before (those between
         have no ``ms``)."""
@@ -282,11 +282,11 @@ class Clock:
             return None
         prev, at = self.last, self.at
         self.last, self.at = ms, i
-        if prev is not None and ms < prev:
-            if i is None or at is None or at == i - 1:
-                return f"ms {ms} is earlier than the previous action's {prev}"
-            return f"ms {ms} is earlier than move {at + 1}'s {prev}, the last action before it with a time"
-        return None
+        if prev is None or ms >= prev:
+            return None
+        if at == i - 1:
+            return f"ms {ms} is earlier than the previous action's {prev}"
+        return f"ms {ms} is earlier than move {at + 1}'s {prev}, the last action before it with a time"
 
 
 def result_problems(hand: str, checks: Sequence[tuple[str, Any, Any]], why: str,
