@@ -24,6 +24,17 @@ def client() -> Any:
     """A client of an in-process LocalCluster of three workers (the scheduler in this process, to be patched)."""
     with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False, dashboard_address=None, scheduler_kwargs=QUIET_PORT,
                                   silence_logs=logging.CRITICAL) as cl, distributed.Client(cl) as c:
+        watch = cl._update_worker_status
+
+        def tolerant(op: str, msg: Any) -> None:
+            # the tests remove workers behind the cluster's back; distributed's watcher then met, once in CI, the
+            # removal of a worker its own record no longer held (a KeyError raised at the cluster's close; the same
+            # lookup as dask/distributed#5407): not what these tests are about
+            if op == "remove" and msg not in cl.scheduler_info.get("workers", {}):
+                return
+            watch(op, msg)
+
+        cl._update_worker_status = tolerant
         yield c
 
 
