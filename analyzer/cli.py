@@ -6,6 +6,7 @@ Each subcommand lives in ``analyzer/commands/<name>.py`` and is imported only wh
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -100,17 +101,27 @@ _HELP_ERRORS: tuple[type[Exception], ...] = tuple(
 
 class OneLineError(click.ClickException):
     """A click error (a bad option or argument, a path that is not there, an unknown command) shown as every other
-    error is: one line, ``analyzer: error: why (analyzer COMMAND --help)``, with the error's own exit code."""
+    error is: one line, ``analyzer: error: why (analyzer COMMAND --help)``, with the error's own exit code (click
+    keeps it on the class: :func:`one_line` makes the subclass of each code)."""
 
     def __init__(self, error: click.ClickException) -> None:
         super().__init__(error.format_message())
-        self.exit_code = error.exit_code
         ctx = getattr(error, "ctx", None)
         self.hint = f" ({ctx.command_path} --help)" if isinstance(error, click.UsageError) and ctx is not None else ""
 
     def show(self, file: Any = None) -> None:
         message = " ".join(self.format_message().split())  # one line, whatever the message held
         click.echo(f"analyzer: error: {message}{self.hint}", err=True)
+
+
+@functools.cache
+def _one_line_class(exit_code: int) -> type[OneLineError]:
+    return type(f"OneLineError{exit_code}", (OneLineError,), {"exit_code": exit_code})
+
+
+def one_line(error: click.ClickException) -> OneLineError:
+    """``error`` as a :class:`OneLineError` with its exit code."""
+    return _one_line_class(error.exit_code)(error)
 
 
 class LazyGroup(click.Group):
@@ -124,7 +135,7 @@ class LazyGroup(click.Group):
         except click.ClickException as e:
             if isinstance(e, _HELP_ERRORS):  # bare ``analyzer``: click prints the help (click >= 8.2 by raising)
                 raise
-            raise OneLineError(e) from None
+            raise one_line(e) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run a subcommand; the ways it can fail outside its own checks end with one line and a
@@ -137,7 +148,7 @@ class LazyGroup(click.Group):
         except click.ClickException as e:  # the subcommand's options or arguments, or an unknown subcommand
             if isinstance(e, _HELP_ERRORS):
                 raise
-            raise OneLineError(e) from None
+            raise one_line(e) from None
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated)
             raise click.exceptions.Exit(_interrupted(e)) from None
         except BrokenPipeError:  # the reader went away (`| head`): nothing more to say to it

@@ -192,7 +192,7 @@ class FiniteFloatRange(click.FloatRange):
 
     name = "finite float range"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         import math
 
         out = super().convert(value, param, ctx)
