@@ -129,7 +129,7 @@ AUDIT_FIELD_NOTES: dict[str, str] = {
     "room": "the room's own figures the case files compare with",
     "room.pair_score_mean": "the room's mean combined score of two players per hand",
     "room.pair_score_sd": "its spread per hand",
-    "room.tong_rate": "share of seats that went 通 in the room",
+    "room.tong_rate": "share of the room's player-hands that went 通 (read from the logs' recorded results)",
     "options": "the analysis settings of the run (samples, policy, seed, ...)",
     "problems": "the invalid hands' problems, as `analyzer validate --format json` reports them",
     "players": "one entry a player (the player table's headline columns)",
