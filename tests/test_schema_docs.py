@@ -224,6 +224,17 @@ def test_every_relative_link_resolves(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_path_a_page_names_is_there(page):
+    """A page (a generated one too: --help texts and schema descriptions) that names a file of the repository in
+    prose or code names one that exists."""
+    named = set(re.findall(r"(?<![\w/.])((?:docs|schemas|samples|benchmarks|analyzer|tests)/[\w./-]*?\w"
+                           r"\.(?:md|jsonl\.gz|jsonl|json|py))(?!\w)", page.read_text(encoding="utf-8")))
+    missing = sorted(n for n in named if not (ROOT / n).exists() and ROOT / n not in WRITTEN_ELSEWHERE
+                     and "<" not in n)
+    assert missing == [], f"{page.relative_to(ROOT)} names files that are not there"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_pages_hold_no_history_and_stay_short(page):
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"session|issue [0-9]+", text, re.I), "history belongs in git; say 'sitting' for play"
