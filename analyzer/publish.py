@@ -390,10 +390,13 @@ def commands_page() -> str:
             (f"analyzer {name} ", "")), "```", ""]
         body += _help_text(cmd.help)
         rows = []
+        helper = cmd.get_help_option(ctx)
         for param in cmd.get_params(ctx):
             record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
             if record is None:  # arguments (in the usage line) and hidden options
                 continue
+            if param is helper:  # click caches it with the names of the first context that asked: say the group's
+                record = (", ".join(ctx.help_option_names), "Show this message and exit.")
             rows.append((f"`{record[0]}`", record[1]))
         body += _table(("option", "meaning"), rows) + [""]
         body += _help_text(cmd.epilog)

@@ -85,6 +85,18 @@ def test_the_commands_page_holds_every_command_and_no_hidden_option(pages):
     assert "`-o, --out DIRECTORY`" in text and "[default: 1e-05; 0<x<=1]" in text
 
 
+def test_the_commands_page_does_not_depend_on_what_ran_before():
+    """click caches a command's help option with the names of the first context that asks for it: a command run
+    on its own (no -h) must not change the page."""
+    from click.testing import CliRunner
+
+    from analyzer.commands.audit import command
+    from analyzer.publish import commands_page
+
+    CliRunner().invoke(command, ["--help"])
+    assert commands_page() == (ROOT / "docs" / "reference" / "commands.md").read_text(encoding="utf-8")
+
+
 def test_a_page_is_refused_when_a_column_has_no_meaning(monkeypatch):
     import analyzer.analysis.decisions as decisions
     from analyzer import publish
