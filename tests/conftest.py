@@ -106,13 +106,14 @@ def sharing_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def run_cli(*args: str) -> Any:
-    """The command line in this process (click's runner): its result (exit code, output, exception)."""
+def run_cli(*args: str, input: str | bytes | None = None, catch_exceptions: bool = True) -> Any:
+    """The command line in this process (click's runner): its result (exit code, output, exception). The one way the
+    tests run a command in process; :func:`analyzer_process` runs it in a process of its own."""
     from click.testing import CliRunner
 
     from analyzer.cli import cli
 
-    return CliRunner().invoke(cli, list(args))
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=catch_exceptions)
 
 
 def clean_exit(r: Any, code: int) -> None:
@@ -122,12 +123,22 @@ def clean_exit(r: Any, code: int) -> None:
     assert "Traceback" not in r.output
 
 
-def analyzer_process(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    """The real command in a process of its own, killed (SIGKILL) if it outlives ``timeout``: a hang fails the test
-    instead of stopping the suite."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+def analyzer_process(*args: str, timeout: float = 90, input: str | bytes | None = None, stdin: Any = None,
+                     stdout: Any = subprocess.PIPE, env: dict[str, str] | None = None, cwd: Path | str | None = None,
+                     text: bool = True, code: str | None = None,
+                     pass_fds: tuple[int, ...] = ()) -> subprocess.CompletedProcess[Any]:
+    """The real command in a process of its own (its streams as a user's shell gives them: standard input empty unless
+    ``input`` or ``stdin`` is given; ``env`` added to this process' environment; ``code`` run before the command line),
+    killed (SIGKILL) if it outlives ``timeout``: a hang fails the test instead of stopping the suite."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    if code is None:
+        argv = [sys.executable, "-m", "analyzer.cli", *args]
+    else:
+        argv = [sys.executable, "-c", code + "\nfrom analyzer.cli import main\nmain()\n", *args]
+    if input is None and stdin is None:
+        stdin = subprocess.DEVNULL
+    return subprocess.run(argv, input=input, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=text,
+                          env=full_env, cwd=cwd, timeout=timeout, pass_fds=pass_fds)
 
 
 def feed_fifo(fifo: Path, data: bytes) -> threading.Thread:
@@ -140,3 +151,4 @@ def feed_fifo(fifo: Path, data: bytes) -> threading.Thread:
     t = threading.Thread(target=feed, daemon=True)
     t.start()
     return t
+

@@ -1,0 +1,111 @@
+"""Progress on a terminal (analyzer.progress): the pre-count never opens what is not a regular file, and a named pipe
+is read by the command itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import ROOT, feed_fifo, legal_obj
+
+ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+
+
+needs_pty = pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+
+
+def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
+    out = []
+    for s in range(n):
+        obj = legal_obj(first + s, f"h{first + s}")
+        if players is not None:
+            obj["players"] = players
+        out.append(orjson.dumps(obj) + b"\n")
+    return b"".join(out)
+
+
+def _on_a_terminal(*args: str, timeout: float = 90) -> tuple[int, str, str]:
+    """The real command with standard error on a pseudo-terminal (as a person runs it: the progress bar is on) and
+    standard output on a pipe: (exit code, standard output, what the terminal showed)."""
+    master, slave = os.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:  # the terminal's reader: a full pty buffer would stop the command
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the slave side closed (Linux: EIO)
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    try:
+        r = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], stdout=subprocess.PIPE, stderr=slave,
+                           stdin=subprocess.DEVNULL, env=env, timeout=timeout, text=True)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return r.returncode, r.stdout, b"".join(shown).decode("utf-8", "replace")
+
+
+@needs_fifo
+@needs_pty
+@pytest.mark.parametrize("command", ["decisions", "audit"])
+def test_a_named_pipe_on_a_terminal_is_read_by_the_command_not_by_the_progress_count(tmp_path: Path,
+                                                                                      command: str) -> None:
+    """On a terminal, `decisions` and `audit` count the input's lines first, for the progress bar's ETA. The count
+    opened a named pipe (``<(zcat log.gz)``) and read it to its end, so the command itself then read nothing:
+    `decisions` said "0 decisions from 0 new hands" and exited 0, `audit` "no valid hands" (exit 2); only on a
+    terminal, so a script's run was right and the person's silently empty. Only regular files are counted now."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    writer = feed_fifo(fifo, _lines(3))
+    extra = ONE_SAMPLE if command == "decisions" else ["--samples", "1", "--dd-samples", "1", "--min-hands", "1"]
+    code, stdout, shown = _on_a_terminal(command, str(fifo), "-o", str(out), *extra)
+    writer.join(timeout=10)
+    assert "Traceback" not in shown
+    assert code == 0, shown
+    if command == "decisions":
+        assert "from 3 new hands" in shown, shown
+        assert list(out.glob("part-*.parquet"))
+    else:
+        assert stdout.startswith("3 hands, 6 pairs"), stdout + shown
+        assert (out / "audit.json").is_file()
+
+
+def test_the_progress_count_never_opens_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """The count itself: a FIFO (opening it would wait for a writer), a device, a folder: unknown (None), nothing
+    read; regular files, plain and gzip, are counted."""
+    import gzip
+
+    from analyzer.progress import count_lines
+
+    plain = tmp_path / "a.jsonl"
+    plain.write_bytes(b"1\n2\n3\n")
+    packed = tmp_path / "b.jsonl.gz"
+    packed.write_bytes(gzip.compress(b"1\n2\n"))
+    assert count_lines([str(plain), str(packed)]) == 5
+    assert count_lines([str(plain), os.devnull]) is None
+    assert count_lines([str(tmp_path)]) is None
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "pipe.jsonl"
+        os.mkfifo(fifo)
+        writer = feed_fifo(fifo, b"4\n")  # so that a count that opens the FIFO reads a line (and fails) instead of waiting
+        assert count_lines([str(plain), str(fifo)]) is None
+        with open(fifo, "rb") as f:  # the line is still there for the command: the count did not take it
+            assert f.read() == b"4\n"
+        writer.join(timeout=10)
