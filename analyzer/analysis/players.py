@@ -75,7 +75,7 @@ def _think(think: np.ndarray, diff: np.ndarray) -> tuple[float, float, float]:
         # whose squares polyfit's scaling takes as 0 (a NaN fit, LAPACK failing); a slope that overflows says nothing
         top = float(np.abs(diff[ok]).max())
         with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", np.exceptions.RankWarning)  # nearly equal difficulties: a poor fit
+            warnings.simplefilter("ignore")  # RankWarning (nearly equal difficulties: a poor fit), whichever numpy names it
             fit = float(np.polyfit(diff[ok] / top, think[ok], 1)[0]) / top
         slope = fit if math.isfinite(fit) else math.nan
     return (float(np.nanmean(think)) if ok.any() else math.nan), rho, slope
