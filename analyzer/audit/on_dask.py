@@ -66,9 +66,9 @@ from analyzer.audit.think import ThinkStats
 FANIN = 8
 #: At most this many results of a pass are gathered and merged here (the tree's last level); more are merged on the
 #: workers first, in the same groups. Each chunk's result holds sums sized by its pairs (with 64 players every chunk
-#: sees most of the room's ~4,000 directed pairs), so gathering every chunk's made the client receive ~0.4 MB a chunk
-#: and pass: ~380 MB at 16,000 hands (63 chunks) when it was ``FANIN * FANIN``; one level merged on the workers cuts
-#: that to ~70 MB and the client's CPU by ~15% (docs/scale.md), the same sums to the last bit (the same groups).
+#: sees most of the room's ~4,000 directed pairs): gathering every chunk's makes the client receive ~0.4 MB a chunk
+#: and pass, ~380 MB at 16,000 hands (63 chunks) with ``FANIN * FANIN``; one level merged on the workers cuts that
+#: to ~70 MB and the client's CPU by ~15%, the same sums to the last bit (the same groups).
 LOCAL_PARTS = FANIN
 #: Parts of the room's actors a worker for the burst statistic's tasks (:meth:`DaskSignals._burst`): a few, so a worker
 #: busy with a player-table task when they come does not hold the last one up.
@@ -369,8 +369,8 @@ class DaskSignals(StreamedSignals):
         """Chunks written into the shared folder, and merged think-time sums, that are ready: their values (a file's
         handle with the chunk's own names; small sums) brought here in one gather, in place of their futures. The
         scheduler keeps a finished task's inputs while any result made from it is wanted (to make it again): each
-        batch's analysis task, with its hands' lines, stayed in this process (the LocalCluster's scheduler runs here)
-        until the pair table was made, ~6 KB a hand (and as much in the allocator's holes). A handle's file is on the
+        batch's analysis task, with its hands' lines, would stay in this process (the LocalCluster's scheduler runs
+        here) until the pair table is made, ~6 KB a hand (and as much in the allocator's holes). A handle's file is on the
         shared folder, not on a worker: a worker lost later costs nothing. Chunks kept in the workers' memory (a
         folder the workers do not share) stay futures: their lineage is the only way to make them again. ``wait``:
         every chunk's handle, waited for (before the passes)."""

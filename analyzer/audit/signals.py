@@ -129,7 +129,7 @@ def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEf
     if "options" not in df.columns:
         return SeatEffects(own, dd, own, dd, imm)
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
-    # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this was
+    # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this costs
     # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
     # (a caller's own parse is of a bounded frame: a chunk of CHUNK_HANDS hands)
     texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()

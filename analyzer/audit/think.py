@@ -95,7 +95,7 @@ class ThinkStats:
         hand_code, _ = pd.factorize(t["hand_id"].astype(str).to_numpy(object))
         n_a = len(actors)
         # per actor its pace line's sums (timed decisions, x, log time, x^2, x log time): integer codes and
-        # bincounts, not a groupby on names (this ran once per batch and was a fifth of the pair signals)
+        # bincounts, not a groupby on names (this runs once per batch; a groupby costs a fifth of the pair signals)
         pace = np.stack([np.bincount(actor_code, minlength=n_a).astype(np.float64),
                          *(np.bincount(actor_code, v, n_a) for v in (x, lt, x * x, x * lt))], axis=1)
         for k, a in enumerate(actors):
@@ -277,10 +277,10 @@ def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: in
     from a slow table's.
 
     The hand-level fit takes every hand as independent. Think times are not: a table can be slow as a whole (a
-    laggy connection, a long discussion) and a player's pace drifts over a session, and the hands of one table share
+    laggy connection, a long discussion) and a player's pace drifts over an evening, and the hands of one table share
     that. A co-player's effect is only seen between tables (who sits is the same within one), so the hands of a
-    table count as far fewer than their number, and honest pairs that sat at a few slow tables looked "slower
-    together" with z's of 4-9. Here each table's mean residual y_t over n_t hands has variance sigma^2 / n_t +
+    table count as far fewer than their number: read as independent, honest pairs that sat at a few slow tables look
+    "slower together" with z's of 4-9. Here each table's mean residual y_t over n_t hands has variance sigma^2 / n_t +
     tau^2, with sigma^2 from the spread of hands within tables and tau^2, the tables' own, from DerSimonian and
     Laird's moments (a meta-regression: Cochran's Q of the tables' means about the plain fit); the fit is weighted
     by 1 / (sigma^2 / n_t + tau^2), its variances scaled by the tables' own scatter about it when that is larger
