@@ -54,7 +54,7 @@ ZERO_SUM = 0.025
 #: Weight of the reference policy's judgement in the loss the headline is measured in (its yardstick on
 #: the reference set): 0 (default) = the evaluator's values alone; None = fitted on the room
 #: (analysis.skill.fit_weight). Any weight lets players who copy the heuristic catch up with a search
-#: expert whose choices the values prefer (docs/analysis.md).
+#: expert whose choices the values prefer (docs/methods/skill.md).
 REF_WEIGHT: float | None = 0.0
 MEANING = ("skill: how closely a player's choices follow the options' values (Regan-style choice model, "
            "fitted by maximum likelihood, read on a fixed reference set of decisions; 0 = random, higher = better), "

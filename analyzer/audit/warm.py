@@ -47,7 +47,7 @@ def warm() -> None:
     from analyzer.audit.signals import ThinkStats
     from analyzer.audit.stream import build_chunk
     items = _warmup_items()
-    rows = analyse(items)  # the defaults every command uses (docs/analysis.md)
+    rows = analyse(items)  # the defaults every command uses (docs/methods/decisions.md)
     build_chunk(rows)  # the pair signals' chunk of a batch (audit.on_dask: next to the batch's rows)
     ThinkStats().add_decisions(rows)
     seated = pd.DataFrame([outcome_row(it) for it in items], columns=list(SEATING_COLUMNS))
