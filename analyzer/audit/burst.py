@@ -532,11 +532,11 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
     sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
     hence "the other" partners). The room baselines leave standing-out pairs out the same way
-    (``signals._fit_links``). Leaving those hands out loses every hand of a pair that always sat with one of them (a
-    ring of three at one table); the stratified reading keeps them and still compares like with like. Actors without
-    a standing-out pair are read once. Each actor's answer depends on his own links only (and ``habit_var``), so
-    :func:`by_actors`' parts read apart give the whole room's frame. ``habit_var``: the room's spread of seat habits
-    when known (:func:`room_habit_variance`; then ``lk`` may hold only some actors' links)."""
+    (:func:`analyzer.audit.signals.hot_pairs`). Leaving those hands out loses every hand of a pair that always sat
+    with one of them (a ring of three at one table); the stratified reading keeps them and still compares like with
+    like. Actors without a standing-out pair are read once. Each actor's answer depends on his own links only (and
+    ``habit_var``), so :func:`by_actors`' parts read apart give the whole room's frame. ``habit_var``: the room's
+    spread of seat habits when known (:func:`room_habit_variance`; then ``lk`` may hold only some actors' links)."""
     # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata),
     # without the actors who already stand out when habits are taken as none: a colluder's favour to the partner's
     # seat and disfavour to the others' are no habit, and they made the room's estimate 2-7 times the honest actors'
