@@ -202,8 +202,8 @@ SNIFF_BYTES = 1 << 16
 
 class NotText(ValueError):
     """An input whose first block is binary data, not lines of text (``/dev/urandom``, an image, an executable):
-    nothing of it is read (an io-error, the other files read). A device of endless random bytes was read for ever, a
-    not-utf8 problem a line."""
+    nothing of it is read (an io-error, the other files read), so a device of endless random bytes is not read for
+    ever, a not-utf8 problem a line."""
 
 
 def _regular(f: IO[bytes]) -> bool:
@@ -297,7 +297,7 @@ def binary_data(head: bytes, *, stream: bool) -> str | None:
 
 
 #: Bytes of one too-long line the reader skips, looking for its end, before it gives the file up (:class:`NoLineEnd`;
-#: at least 4x the line limit): a line that never ends (``/dev/zero``) was read for ever.
+#: at least 4x the line limit), so a line that never ends (``/dev/zero``) is not read for ever.
 SKIP_CAP = 1 << 30
 
 
@@ -456,7 +456,7 @@ def records_at(places: dict[str, list[int]], max_line_bytes: int = DEFAULT_MAX_L
                 if ln.line >= last:
                     break
         except (OSError, EOFError, zlib.error, NotText, NoLineEnd) as e:  # gone, unreadable, a gzip stream cut short
-            # or broken since, binary data or a line without end now
+            # or broken, binary data or a line without end
             if expect is None:
                 raise
             raise ChangedInput(path, f" (cannot read it again: {getattr(e, 'strerror', None) or e})") from None

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analyzer.audit.burst import _burst, _burst_one, choice_weights, weighted_links
+from analyzer.audit import stream
+from analyzer.audit.burst import _burst_one
 from analyzer.audit.calibrate import burst_logp, z_of_logp
-from analyzer.audit.signals import _fit_links, seat_effects
 
 LEVELS = (0.001, 0.01, 0.05, 0.2)
 
@@ -42,6 +42,22 @@ def synthetic(reps: int, seed: int = 5) -> np.ndarray:
     return np.exp(np.array(out))
 
 
+def burst_table(df: pd.DataFrame, seating: pd.DataFrame) -> pd.DataFrame:
+    """The directed burst statistic the audit's pair signals read of these rows (``StreamedSignals._burst``)."""
+    got: list[pd.DataFrame] = []
+
+    class Keep(stream.StreamedSignals):
+        def _burst(self, lk: pd.DataFrame) -> pd.DataFrame:
+            got.append(super()._burst(lk))
+            return got[-1]
+
+    with Keep() as acc:
+        for part in stream.hand_chunks(df):
+            acc.add(part)
+        acc.result(seating)
+    return got[0]
+
+
 def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Honest pairs' burst p-values over whole rooms: per directed pair (columns room, friend, hands, p, p_mean,
     p_count: the directed statistic and each of its looks) and per pair (room, friend, hands, p: the pair's p of
@@ -50,13 +66,13 @@ def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataF
 
     rows, pairs = [], []
     for spec in specs:
-        df, _seating, truth = ea.room_frame(spec, cache)
+        df, seating, truth = ea.room_frame(spec, cache)
         colluding = {tuple(p["players"]) for p in truth["colluding_pairs"]}
         friends = {tuple(p["players"]) for p in truth["friend_pairs"]}
         colluding |= {(b, a) for a, b in colluding}
         friends |= {(b, a) for a, b in friends}
         # the statistic as the audit reads it: each decision weighted by the actor's choice model
-        b = _burst(weighted_links(_fit_links(df, seat_effects(df)), choice_weights(df)))
+        b = burst_table(df, seating)
         for (actor, other), r in b.iterrows():
             if (actor, other) in colluding or r["hands"] < 10:
                 continue

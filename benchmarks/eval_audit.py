@@ -25,7 +25,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from analyzer.audit.calibrate import Alarm, calibrate
-from analyzer.audit.signals import pair_signals
+from analyzer.audit.stream import pair_signals
 
 LEVELS = (25, 50, 100, 150, 200, 500)
 #: Part of every cache key: bump it when the decision rows change (v2: the imm columns; v5: the analysis
@@ -88,7 +88,7 @@ def room_frame(spec: dict[str, Any], cache: Path, policy: str | None = None
 
 def scored(df: pd.DataFrame, seating: pd.DataFrame, cut: int) -> pd.DataFrame:
     """The calibrated pair table of the room's first ``cut`` hands."""
-    return calibrate(pair_signals(df[df["hand_seq"] < cut], seating=seating[seating["hand_seq"] < cut]).pairs, Alarm())
+    return calibrate(pair_signals(df[df["hand_seq"] < cut], seating[seating["hand_seq"] < cut]), Alarm())
 
 
 def cut_for(seating: pd.DataFrame, pair: list[str], level: int) -> int | None:

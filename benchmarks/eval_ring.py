@@ -6,7 +6,7 @@ readings tried to lift them (docs/independent4.md, "A ring taking turns: what wa
                                               [--honest h-friends,h-hetero,h-noisy] [--variants base,hot3,strat,triad]
 
 Per room and seed: simulate, `analyzer decisions` once (cached under --cache), then the pair table in this process
-(``audit.stream.streamed_pair_signals`` + ``calibrate``: the audit's own pair verdicts, from the same rows) under each
+(``audit.stream.pair_signals`` + ``calibrate``: the audit's own pair verdicts, from the same rows) under each
 variant; prints the ring's three pairs (verdict, score, rank among the room's pairs) and the honest pairs flagged /
 for review. The variants (benchmarks/eval_strat.py is the acceptance run of ``strat`` over many more rooms):
 
@@ -40,7 +40,7 @@ sys.path.insert(0, ROOT)
 
 from analyzer.audit import burst, stream  # noqa: E402
 from analyzer.audit.calibrate import Alarm, calibrate, rank_pairs  # noqa: E402
-from analyzer.audit.stream import streamed_pair_signals  # noqa: E402
+from analyzer.audit.stream import pair_signals  # noqa: E402
 
 SIM = os.path.join(HERE, "independent_sim4.py")
 PATTERNS = [(1,), (2,), (3,), (1, 2), (1, 3), (2, 3)]
@@ -76,7 +76,7 @@ def pair_table(base: str, variant: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     burst.BURST_HOT_Z = 3.0 if variant == "hot3" else hot_z
     burst.BURST_STRATA = variant == "strat"
     try:
-        pairs = streamed_pair_signals(df, seating)
+        pairs = pair_signals(df, seating)
     finally:
         stream.StreamedSignals._burst, burst.BURST_HOT_Z = orig, hot_z  # type: ignore[method-assign]
         burst.BURST_STRATA = strata

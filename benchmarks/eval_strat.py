@@ -18,7 +18,7 @@ cached under --cache; a log or store of the same name already in --reuse is link
 - ``own``: the project's simulator, the room designs of benchmarks/eval_audit.py (its extra styles, one room of each
   style with weak friends, and the honest room of 40 players) at --sizes hands (the occasional rooms 1.5x).
 
-Per room and variant the pair table is computed in this process (``stream.streamed_pair_signals`` + ``calibrate``:
+Per room and variant the pair table is computed in this process (``stream.pair_signals`` + ``calibrate``:
 the verdicts ``analyzer audit`` gives on those rows). Printed per room: each true pair's verdict, score and rank under
 both variants, and every honest pair (two players who are neither colluders nor lone cheaters) flagged or marked for
 review under either; then the totals (with the pairs of a cheater and an honest player marked) and the acceptance
@@ -44,7 +44,7 @@ sys.path.insert(0, ROOT)
 
 from analyzer.audit import burst  # noqa: E402
 from analyzer.audit.calibrate import Alarm, calibrate, rank_pairs  # noqa: E402
-from analyzer.audit.stream import streamed_pair_signals  # noqa: E402
+from analyzer.audit.stream import pair_signals  # noqa: E402
 
 SIM3 = os.path.join(HERE, "independent_sim3.py")
 SIM4 = os.path.join(HERE, "independent_sim4.py")
@@ -150,7 +150,7 @@ def pair_table(base: str, strata: bool) -> pd.DataFrame:
     was = burst.BURST_STRATA
     burst.BURST_STRATA = strata
     try:
-        pairs = streamed_pair_signals(df, seating)
+        pairs = pair_signals(df, seating)
     finally:
         burst.BURST_STRATA = was
     c = rank_pairs(calibrate(pairs, Alarm()))

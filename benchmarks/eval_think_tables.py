@@ -26,7 +26,7 @@ from audit_synth import synthetic_room  # noqa: E402
 
 from analyzer.analysis.dist import norm_sf  # noqa: E402
 from analyzer.audit.calibrate import direction_correlation  # noqa: E402
-from analyzer.audit.signals import _think, links  # noqa: E402
+from analyzer.audit.think import think_table  # noqa: E402
 
 
 def lagged(df: pd.DataFrame, run: int, seed: int, sd: float = 0.5) -> pd.DataFrame:
@@ -44,7 +44,7 @@ def shape(players: int, hands: int, run: int, rooms: int = 10) -> None:
     rhos: list[float] = []
     for k in range(rooms):
         df = lagged(synthetic_room(players=players, hands=hands, run=run, seed=100 + k), run, k)
-        z = _think(links(df)).set_index(["actor", "other"])["z"]
+        z = think_table(df).set_index(["actor", "other"])["z"]
         directed += z[z != 0].tolist()
         ab, ba = [], []
         for (a, b), v in z.items():
@@ -73,7 +73,7 @@ def colluders() -> None:
         both = seated.apply(lambda r: {"p00", "p01"} <= set(r), axis=1)
         slow = df["hand_id"].map(both).to_numpy() & df["player"].isin(["p00", "p01"]).to_numpy()
         room = df.assign(think_ms=df["think_ms"] * np.where(slow, 1.6, 1.0))
-        t = _think(links(room)).set_index(["actor", "other"])
+        t = think_table(room).set_index(["actor", "other"])
         pair = t.index.isin([("p00", "p01"), ("p01", "p00")])
         print(f"  seed {seed}: sittings together {int(both.sum()) // 40}; colluders' z "
               f"{', '.join(f'{v:.2f}' for v in t.loc[pair, 'z'])}; largest honest z {t.loc[~pair, 'z'].max():.2f}")

@@ -76,9 +76,9 @@ MODEL_UNTIL = 36
 DEFAULT_POLICY = "model"
 #: The audit's policy: the learned model, as for every command (about 4x cheaper a hand than rollouts
 #: everywhere). The model's per-seat own-information values follow a 256-deal reference less closely than
-#: rollouts (correlation 0.30-0.64 against 0.63-0.87, docs/analysis.md), so the pair score leaves out the one
-#: signal built on them alone (``marginal``, calibrate.SCORE_SIGNALS); with that, the audit's detection on
-#: model rows is that on rollout rows (docs/audit.md). ``analyzer audit --policy strategy`` rolls out everywhere.
+#: rollouts (correlation 0.30-0.64 against 0.63-0.87), so the pair score leaves out the one signal built on them
+#: alone (``marginal``, calibrate.SCORE_SIGNALS; docs/methods/signals.md); with that, the audit's detection on
+#: model rows is that on rollout rows. ``analyzer audit --policy strategy`` rolls out everywhere.
 AUDIT_POLICY = "model"
 
 
@@ -89,7 +89,7 @@ def immediate_effects(state: State, options: list[int], chosen: int) -> list[flo
     A play feeds: the number of cards it makes live in each hand. A cover costs: minus the number
     of cards it makes unplayable in each hand (they will have to be covered), and for the actor
     also the covered card. No rollouts, so none of the deal's later luck. Cards, not points: a
-    count has lighter tails, and the audit found favour with it sooner (docs/audit.md).
+    count has lighter tails, and the audit finds favour with it sooner (docs/methods/decisions.md).
     """
     dead = 0  # cards already unplayable: beyond some covered card
     for x in scan(state.covered[0] | state.covered[1] | state.covered[2] | state.covered[3]):

@@ -19,7 +19,6 @@ import numpy as np
 import orjson
 
 SEATS = 4
-_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,8 +30,7 @@ class OptionArrays:
     card: np.ndarray  # (options,) the option's card code (object: str)
     ev: np.ndarray  # (options, 4) every seat's expected score, own information
     ev_dd: np.ndarray  # (options, 4) the same on the true deal
-    values: dict[str, np.ndarray]  # per asked key (options,): the value, 0.0 where it is null or missing
-    has: dict[str, np.ndarray]  # per asked key (options,): whether the option carries the key at all
+    values: dict[str, np.ndarray]  # per asked key (options,): the value, 0.0 where it is null
 
     @property
     def row(self) -> np.ndarray:
@@ -66,8 +64,8 @@ def option_arrays(texts: Sequence[str | None], keys: tuple[str, ...] = ()) -> Op
     """Parse the ``options`` texts of many rows (empty or None: no options): by the compiled reader when every
     text has the analysis' plain shape, else with one ``orjson`` call (the same arrays either way).
 
-    ``ev`` and ``ev_dd`` are read always; ``keys`` (e.g. ``loss``, ``loss_dd``, ``loss_ref``) on request. Raises
-    :class:`OptionsError` for texts that are not options."""
+    ``ev`` and ``ev_dd`` are read always; ``keys`` (e.g. ``loss``, ``loss_dd``, ``loss_ref``) on request, and every
+    option must carry them. Raises :class:`OptionsError` for texts that are not options of this analyzer."""
     fast = _compiled(texts, keys)
     if fast is not None:
         return fast
@@ -86,7 +84,9 @@ def _first_bad(texts: Sequence[str | None], keys: tuple[str, ...]) -> tuple[int 
     for i, t in enumerate(texts):
         try:
             _by_orjson([t], keys)
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        except KeyError as e:
+            return i, f"an option without {str(e)[:200]}: rows of another version of the analyzer"
+        except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
             return i, f"{type(e).__name__}: {str(e)[:200]}"
     return None, ""
 
@@ -103,7 +103,7 @@ _CODE_OF: np.ndarray | None = None  # kernels.optionsjson.code_table of the code
 
 def _compiled(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArrays | None:
     """The compiled reader (``kernels.optionsjson.read_rows``, ~10x cheaper than building Python objects); None when
-    a text is not of the plain shape it reads or a key is asked it does not read."""
+    a text is not of the plain shape it reads, a key is asked it does not read or an option lacks one asked."""
     from analyzer.kernels.optionsjson import LOSS_KEYS, WORDS, code_table, read_rows
 
     global _CODE_OF
@@ -123,14 +123,13 @@ def _compiled(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArray
     ev, ev_dd = np.zeros((room, SEATS)), np.zeros((room, SEATS))
     vals, has = np.zeros((room, len(LOSS_KEYS))), np.zeros((room, len(LOSS_KEYS)), np.bool_)
     n = read_rows(np.frombuffer(blob, np.uint8), rows, WORDS, _CODE_OF, count, card, ev, ev_dd, vals, has)
-    if n < 0:
+    if n < 0 or not has[:n, [LOSS_KEYS.index(k) for k in keys]].all():
         return None
     start = np.zeros(rows, np.int64)
     if rows > 1:
         np.cumsum(count[:-1], out=start[1:])
     values = {k: np.nan_to_num(vals[:n, LOSS_KEYS.index(k)], nan=0.0) for k in keys}
-    return OptionArrays(count, start, _CODE_TEXTS[card[:n]], ev[:n], ev_dd[:n], values,
-                        {k: has[:n, LOSS_KEYS.index(k)].copy() for k in keys})
+    return OptionArrays(count, start, _CODE_TEXTS[card[:n]], ev[:n], ev_dd[:n], values)
 
 
 def _by_orjson(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArrays:
@@ -154,18 +153,10 @@ def _by_orjson(texts: Sequence[str | None], keys: tuple[str, ...]) -> OptionArra
         ev_dd = np.fromiter(chain.from_iterable([o["ev_dd"] for o in flat]), np.float64, SEATS * len(flat)
                             ).reshape(len(flat), SEATS)
         values: dict[str, np.ndarray] = {}
-        has: dict[str, np.ndarray] = {}
-        for key in keys:
-            try:  # every option carries the key (rows of today's analysis): JSON null reads as NaN, then 0
-                vals = np.array([o[key] for o in flat], np.float64)
-                has[key] = np.ones(len(flat), np.bool_)
-                values[key] = np.where(np.isnan(vals), 0.0, vals)
-            except KeyError:  # older rows among them: option by option
-                raw = [o.get(key, _MISSING) for o in flat]
-                has[key] = np.fromiter((v is not _MISSING for v in raw), np.bool_, len(raw))
-                values[key] = np.fromiter((0.0 if v is None or v is _MISSING else v for v in raw), np.float64,
-                                          len(raw))
+        for key in keys:  # every option carries the key (a KeyError otherwise): JSON null reads as NaN, then 0
+            vals = np.array([o[key] for o in flat], np.float64)
+            values[key] = np.where(np.isnan(vals), 0.0, vals)
     finally:
         if was:
             gc.enable()
-    return OptionArrays(count, start, card, ev, ev_dd, values, has)
+    return OptionArrays(count, start, card, ev, ev_dd, values)

@@ -54,7 +54,7 @@ ZERO_SUM = 0.025
 #: Weight of the reference policy's judgement in the loss the headline is measured in (its yardstick on
 #: the reference set): 0 (default) = the evaluator's values alone; None = fitted on the room
 #: (analysis.skill.fit_weight). Any weight lets players who copy the heuristic catch up with a search
-#: expert whose choices the values prefer (docs/analysis.md).
+#: expert whose choices the values prefer (docs/methods/skill.md).
 REF_WEIGHT: float | None = 0.0
 MEANING = ("skill: how closely a player's choices follow the options' values (Regan-style choice model, "
            "fitted by maximum likelihood, read on a fixed reference set of decisions; 0 = random, higher = better), "
@@ -130,17 +130,17 @@ def _level_z(excess: np.ndarray, skill: np.ndarray, ok: np.ndarray, se: np.ndarr
     the model by a margin of its own, the same in every decision, so that part (``tau``, :func:`_between`) does
     not shrink with decisions. A residual is read against sqrt(tau^2 + se^2) (a random-effects reading), widened
     as a prediction interval where the curve is extrapolated (a lone expert above or below the room's levels must
-    not read as a cheater). Without ``se`` (every se 1: ``excess`` is then ``dd_z``) this is the former reading:
-    the dd_z residual over max(1, its robust spread), widened alike; it scaled the between-player part by each
-    player's own se, so a player with fewer decisions than its peers was read against their larger z."""
+    not read as a cheater). Without ``se`` (every se 1: ``excess`` is then ``dd_z``): the dd_z residual over max(1,
+    its robust spread), widened alike, which scales the between-player part by each player's own se (a player with
+    fewer decisions than its peers is read against their larger z)."""
     out = np.full(len(excess), math.nan)
     se = np.ones(len(excess)) if se is None else se
     x = np.log(np.clip(skill, 1e-3, None))
     if ok.sum() < MIN_PEERS:  # too few peers for a level curve: no reading (NaN), not the model's own z
         # honest players beat the model's prediction by a margin that grows with skill and differs from one to the
         # next (the curve and tau below); read against zero, the competent players of a private table of four
-        # independent bots were "better than their level" at z 3-6 after 400 hands (10 of 24 flagged; the lone
-        # all-seeing cheater of such a table at 5.8-6.6): benchmarks/eval_private_table.py
+        # independent bots read "better than their level" at z 3-6 after 400 hands, as high as a lone all-seeing
+        # cheater of such a table (benchmarks/eval_private_table.py)
         return out
     from analyzer.analysis.robust import huber_line
 

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import orjson
 import pandas as pd
 from scipy.optimize import brentq, minimize_scalar
 
@@ -66,8 +65,7 @@ def loss_matrix(frame: pd.DataFrame, *, dd: bool = False, key: str | None = None
     """(rows, 13) normalised loss of every option (inf in the padding) and the chosen option's index.
 
     ``dd``: the losses on the true deal (``loss_dd``), on the same per-decision scale; ``key`` another
-    per-option loss (``loss_ref``: the reference policy's). Rows written before losses were stored
-    are rebuilt from the options' expected scores (``loss_ref`` then reads as 0: no information).
+    per-option loss (``loss_ref``: the reference policy's).
     """
     key = key or ("loss_dd" if dd else "loss")
     losses, chosen = loss_matrices(frame, (key,))
@@ -83,40 +81,18 @@ def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_re
 
     n = len(frame)
     out = {k: np.full((n, MAX_OPTIONS), np.inf) for k in keys}
-    chosen = np.zeros(n, np.int64)
     texts = frame["options"].tolist()
     cards = frame["chosen"].tolist()
-    seats = frame["seat"].tolist()
     # the options of every row parsed at once (options.option_arrays: compiled for the analysis' texts) and placed
-    # by array indexing; rows of older analyses (a key missing) are read one by one below, as before
+    # by array indexing
     oa = parsed if parsed is not None else option_arrays(texts, keys)
     rows, col = oa.row, np.arange(len(oa.card)) - np.repeat(oa.start, oa.count)
-    lacking = np.zeros(n, np.bool_)
-    for key in keys:
-        lacking[rows[~oa.has[key]]] = True
-    on = ~lacking[rows]
     for key, m in out.items():
-        m[rows[on], col[on]] = oa.values[key][on]
-    none = ~lacking & (oa.count == 0)  # no options recorded: one certain choice, no information about skill
+        m[rows, col] = oa.values[key]
+    none = oa.count == 0  # no options recorded: one certain choice, no information about skill
     for m in out.values():
         m[none, 0] = 0.0
-    chosen[~lacking] = np.maximum(oa.index_of(cards)[~lacking], 0)  # not among the options: the first
-    for i in np.flatnonzero(lacking).tolist():
-        text, card, seat = texts[i], cards[i], seats[i]
-        opts = orjson.loads(text)
-        for key, m in out.items():
-            if key in opts[0]:
-                vals = [o[key] if o[key] is not None else 0.0 for o in opts]
-            elif key == "loss_ref":
-                vals = [0.0] * len(opts)
-            else:  # older rows: points, scaled here as decisions.decision_scale does
-                from analyzer.analysis.decisions import decision_scale
-
-                own = np.array([o["ev"][seat] for o in opts], float)
-                pts = np.array([o["ev_dd" if key == "loss_dd" else "ev"][seat] for o in opts], float)
-                vals = ((pts.max() - pts) / decision_scale(own[None, :])[0]).tolist()
-            m[i, : len(vals)] = vals
-        chosen[i] = next((j for j, o in enumerate(opts) if o["card"] == card), 0)
+    chosen = np.maximum(oa.index_of(cards), 0)  # not among the options: the first
     return out, chosen
 
 

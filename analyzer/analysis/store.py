@@ -19,7 +19,7 @@ part or a store that exists. Readers take no lock.
 
 Reading trusts nothing it reads: metadata that is not ours and whole, a hand held by two parts, and a part
 whose rows are not what the analysis writes (columns, types, values, hands, players: :func:`_load_part`)
-are each a :class:`StoreError` naming the file (docs/scale.md, "The decision store").
+are each a :class:`StoreError` naming the file (docs/methods/store.md).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ INPUT_NAMES = (*FEATURES, *EXTRA)
 
 #: Rows a matrix product of the networks takes at once. BLAS picks its kernels and the order of a row's sums by the
 #: matrix's shape, so a row evaluated among 7 others and among 70,000 could differ in the last bits (a decision's
-#: regret then depended on how the hands were cut into batches: ~1e-14, seen as a report's bytes changing with
+#: regret would depend on how the hands are cut into batches, ~1e-14, enough to change a report's bytes with
 #: ``batch_hands``); always ROW_BLOCK rows, the last block padded, each row's outputs depend on that row alone.
 ROW_BLOCK = 128
 

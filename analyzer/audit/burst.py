@@ -32,7 +32,7 @@ BURST_LOOKS = 2
 #: other player (else the pair's hands there are ranked among all the actor's: see ``_mean_look``).
 MIN_STRATUM_OTHERS = 30
 #: Fewer (actor, seat offset) strata than this in a room and the spread of personal seat habits is not estimated
-#: (:func:`habit_variance`; taken as 0, the previous reading).
+#: (:func:`habit_variance`; taken as 0).
 MIN_HABIT_STRATA = 12
 #: A directed pair whose burst z exceeds this in the first reading is the actor's partner in the second: the actor's
 #: other pairs are read on his hands without it (:func:`_burst`).
@@ -40,7 +40,7 @@ BURST_HOT_Z = 4.0
 #: The burst statistic's second reading also reads an actor's pairs on all his hands, the presence of his other
 #: standing-out partners a stratum of its own, the mean look the better of that and the reading without their hands
 #: (x 2): see :func:`_burst`, :func:`_by_presence`, :func:`_better_reading`. Off: the reading without their hands
-#: alone, as before.
+#: alone.
 BURST_STRATA = True
 #: Added to a link's seat offset (1-3) in the hands where one of the actor's other standing-out partners sat: the
 #: strata of :func:`_by_presence` (offset x presence).
@@ -55,10 +55,9 @@ CHOICE_GRID = np.array([0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0,
 #: Whether ``burst`` weighs each decision by the actor's choice model (:func:`choice_weights`).
 CHOICE_WEIGHTS = True
 #: Each weight is mixed with 1, w' = f + (1 - f) w (:func:`weights_of`): the fitted model is a guess, so no decision
-#: weighs more than (2 - f) / f = 7 times another. Unmixed (f = 0), a near-deterministic player's hand scores rested on
-#: the few of his choices his model could not explain, where a misfit of the model meets whatever a co-player's
-#: style makes those choices give (the shipped demo room flagged an honest pair that way: docs/audit.md, "The burst
-#: statistic weighted by the actor's choice model").
+#: weighs more than (2 - f) / f = 7 times another. Unmixed (f = 0), a near-deterministic player's hand scores rest on
+#: the few of his choices his model cannot explain, where a misfit of the model meets whatever a co-player's style
+#: makes those choices give (enough to flag an honest pair of the shipped demo room).
 CHOICE_WEIGHT_FLOOR = 0.25
 #: The choice model is fitted on one decision in FIT_EVERY, chosen by a fixed hash of (hand_id, action): the same
 #: decisions whichever way the room is chunked (the fit stays a sum over chunks), at 1 / FIT_EVERY of the cost; two
@@ -220,9 +219,9 @@ def habit_variance(scores: pd.DataFrame) -> float:
 
     Why: where an actor had (almost) no hands without the other at that offset (a table that never re-formed), the
     mean look cannot tell favour for the other from a habit towards the seat, and reads the pair's hands there
-    against all the actor's hands; taking the habit as none there made such pairs read as favour (an honest pair of
-    49 hands, all the actor's hands, marked for review in three cuts: docs/audit.md). A habit nobody could learn now
-    counts as one of the room's typical size (:func:`_mean_look`)."""
+    against all the actor's hands; taking the habit as none there reads such pairs as favour (an honest pair of 49
+    hands, all the actor's hands, would be marked for review). A habit nobody could learn counts as one of the
+    room's typical size (:func:`_mean_look`)."""
     return habit_variance_of(*habit_terms(scores))
 
 
@@ -456,7 +455,7 @@ def hot_actors(lk: pd.DataFrame) -> set[Any]:
 
 def room_habit_variance(lk: pd.DataFrame, hot: set[Any] | None = None) -> float:
     """:func:`habit_variance` of a whole room's links, leaving out the actors with a pair that stands out (z >
-    BURST_HOT_Z) when the habits are read as none (the previous reading, one more pass over the room; ``hot``: those
+    BURST_HOT_Z) when the habits are read as none (one more reading of the room; ``hot``: those
     actors, when already known, e.g. :func:`hot_actors` of parts of the room read elsewhere)."""
     if lk.empty:
         return 0.0
@@ -533,11 +532,11 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     his hands they make his ordinary hands with anyone else look favourable (review marks for honest pairs that
     sat with a colluder, in the cuts where the colluders are flagged; such a bystander can itself pass BURST_HOT_Z,
     hence "the other" partners). The room baselines leave standing-out pairs out the same way
-    (``signals._fit_links``). Leaving those hands out loses every hand of a pair that always sat with one of them (a
-    ring of three at one table); the stratified reading keeps them and still compares like with like. Actors without
-    a standing-out pair are read once. Each actor's answer depends on his own links only (and ``habit_var``), so
-    :func:`by_actors`' parts read apart give the whole room's frame. ``habit_var``: the room's spread of seat habits
-    when known (:func:`room_habit_variance`; then ``lk`` may hold only some actors' links)."""
+    (:func:`analyzer.audit.signals.hot_pairs`). Leaving those hands out loses every hand of a pair that always sat
+    with one of them (a ring of three at one table); the stratified reading keeps them and still compares like with
+    like. Actors without a standing-out pair are read once. Each actor's answer depends on his own links only (and
+    ``habit_var``), so :func:`by_actors`' parts read apart give the whole room's frame. ``habit_var``: the room's
+    spread of seat habits when known (:func:`room_habit_variance`; then ``lk`` may hold only some actors' links)."""
     # the room's spread of seat habits, read once on the whole room (an actor's re-reading alone has too few strata),
     # without the actors who already stand out when habits are taken as none: a colluder's favour to the partner's
     # seat and disfavour to the others' are no habit, and they made the room's estimate 2-7 times the honest actors'
@@ -552,8 +551,8 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
     for actor, other in hot:
         partners.setdefault(actor, set()).add(other)
     # hands as integer codes (numpy's isin compares object arrays element by element: an actor's hands against his
-    # hands with a partner was quadratic, 2.7 s for 14,400 links in a 600-hand room), and each actor's rows found
-    # once (not every row's name compared again for each actor who stands out)
+    # hands with a partner would be quadratic), and each actor's rows found once (not every row's name compared
+    # again for each actor who stands out)
     others = lk["other"].to_numpy(object)
     hands = pd.factorize(lk["hand_id"], sort=False)[0]
     rows_of = pd.RangeIndex(len(lk)).groupby(lk["actor"].to_numpy(object))
@@ -611,7 +610,7 @@ def _better_reading(apart: pd.Series, by_presence: pd.Series) -> pd.Series:
     Only the mean look is ranked within strata; the count look's pool is all of the actor's hands, so with those
     partners' hands kept in it, a colluder's disfavour of every non-partner there sinks the pool's levels and a
     bystander who never sat with them reads as favoured (a seeded null of such actors, tests/test_burst_strat.py:
-    the count look at p <= 0.01 for 3.6% of the bystander pairs when it took the better count too; none now).
+    taking the better count too puts the count look at p <= 0.01 for 3.6% of the bystander pairs).
 
     The mean look's z is that of its paid-for p, read as 0 when that p passes 1/2 (paying twice turns "no favour"
     into a strongly negative z): that can only raise the pair's "both directions" sum (``calibrate``) where this

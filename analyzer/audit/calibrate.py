@@ -37,7 +37,7 @@ from analyzer.audit.burst import BURST_LOOKS
 #: own-information values of every seat) is reported but left out too: on rollout rows it added nothing over the
 #: true-deal and exact favour (leaving it out: the same or better AUC and verdicts in every cell), and on the
 #: learned evaluator's rows, whose per-seat values are the least faithful part, it alone put honest pairs in
-#: review (docs/audit.md, "The audit on the learned evaluator").
+#: review (docs/methods/signals.md).
 SCORE_SIGNALS = ("favour", "imm_marginal", "codev", "think", "burst")
 DIRECTED = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled", "think")
 #: Directed signals summed into ``favour``: true-deal favour to the partner (rollouts, and the exact
@@ -50,7 +50,7 @@ LOG_P_MAX = math.log1p(-1e-12)
 VERDICTS = ("flagged", "review", "clear")
 
 
-#: The per-pair alarm threshold whose false-alarm rate docs/audit.md measured (well under one in 10,000 honest pairs).
+#: The per-pair alarm threshold (well under one false alarm in 10,000 honest pairs: docs/methods/verdicts.md).
 DEFAULT_ALPHA = 1e-5
 
 

@@ -2,7 +2,7 @@
 
 A ring of three or more accounts shows up in the pair audit as several marked pairs that share players (A + B
 flagged, B + C for review, ...); listed pair by pair, an analyst has to join them by hand, and a ring's weakest pair
-(often clear: see docs/independent4.md, "A ring taking turns") is easy to miss. A group is a connected component of
+(often clear, in a ring taking turns) is easy to miss. A group is a connected component of
 the graph whose nodes are players and whose edges are the marked pairs (``scipy.sparse.csgraph``), kept when it has
 three or more players. It changes no p-value and no verdict: it is a way of reading the pairs' verdicts, with every
 pair among the members (the clear ones too) and how often the members sat together.

@@ -21,6 +21,7 @@ single-process one to float rounding (a tree adds in another order than a loop; 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import uuid
 from collections.abc import Callable
@@ -33,35 +34,41 @@ import pandas as pd
 from analyzer.analysis.execute import FOLLOWER, DaskSession, lost_retried, share
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
-from analyzer.audit.signals import SignalOptions, ThinkStats
-from analyzer.audit.stream import (
+from analyzer.audit.signals import (
     BURST_COLUMNS,
-    CHUNK_HANDS,
+    Baselines,
+    HabitSums,
+    PairSums,
     Room,
-    StreamedSignals,
+    RoomCodes,
+    SignalOptions,
     add_choices,
-    add_up,
-    Chunk,
-    ChunkFile,
     build_chunk,
     chunk_choices,
-    chunk_names,
     chunk_pairs,
-    on_chunk,
     pass_pairs,
     positive_regrets,
-    recode_chunk,
     regret_edges,
+)
+from analyzer.audit.stream import (
+    CHUNK_HANDS,
+    Chunk,
+    ChunkFile,
+    StreamedSignals,
+    chunk_names,
+    on_chunk,
+    recode_chunk,
     write_chunk,
 )
+from analyzer.audit.think import ThinkStats
 
 #: Results merged by one task of the tree (adjacent ones, in chunk order).
 FANIN = 8
 #: At most this many results of a pass are gathered and merged here (the tree's last level); more are merged on the
 #: workers first, in the same groups. Each chunk's result holds sums sized by its pairs (with 64 players every chunk
-#: sees most of the room's ~4,000 directed pairs), so gathering every chunk's made the client receive ~0.4 MB a chunk
-#: and pass: ~380 MB at 16,000 hands (63 chunks) when it was ``FANIN * FANIN``; one level merged on the workers cuts
-#: that to ~70 MB and the client's CPU by ~15% (docs/scale.md), the same sums to the last bit (the same groups).
+#: sees most of the room's ~4,000 directed pairs): gathering every chunk's makes the client receive ~0.4 MB a chunk
+#: and pass, ~380 MB at 16,000 hands (63 chunks) with ``FANIN * FANIN``; one level merged on the workers cuts that
+#: to ~70 MB and the client's CPU by ~15%, the same sums to the last bit (the same groups).
 LOCAL_PARTS = FANIN
 #: Parts of the room's actors a worker for the burst statistic's tasks (:meth:`DaskSignals._burst`): a few, so a worker
 #: busy with a player-table task when they come does not hold the last one up.
@@ -199,16 +206,12 @@ def _sees(folder: str, token: str) -> bool:
         return False
 
 
-def pass_pairs_kept(ch_packed: dict[str, np.ndarray], room: Room, fit: Any, habits: dict[str, Any]
-                    ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Pass E with its per-hand numbers (``stream.pass_pairs``, ``extras``), the burst statistic's piece apart: the
+def pass_pairs_kept(ch_packed: dict[str, np.ndarray], room: Room, fit: Baselines, habits: HabitSums
+                    ) -> tuple[PairSums, pd.DataFrame]:
+    """Pass E with its per-hand numbers (``signals.pass_pairs``, ``extras``), the burst statistic's piece apart: the
     sums (with the piece's number of links of each actor, ``burst_links``) go to the merge tree, the piece stays on
     its worker for the burst statistic's tasks (:meth:`DaskSignals._start_burst`)."""
-    out = pass_pairs(ch_packed, room, fit, habits, True)
-    piece = out["burst"][0]
-    out["burst"] = []
-    out["burst_links"] = np.bincount(piece["actor"].to_numpy(np.int64), minlength=room.n_players)
-    return out, piece
+    return pass_pairs(ch_packed, room, fit, habits, True).without_burst(room.n_players)
 
 
 def _sums(part: Any) -> Any:
@@ -216,9 +219,9 @@ def _sums(part: Any) -> Any:
     return part[0] if isinstance(part, tuple) else part
 
 
-def _merge_kept(*parts: Any) -> Any:
-    """The sums of :func:`pass_pairs_kept`'s results (or of merged ones) added in order, as ``stream.add_up``."""
-    return functools.reduce(add_up, [_sums(p) for p in parts])
+def _merge_kept(*parts: Any) -> PairSums:
+    """The sums of :func:`pass_pairs_kept`'s results (or of merged ones) merged in order."""
+    return functools.reduce(PairSums.merge, [_sums(p) for p in parts])
 
 
 def _piece(part: tuple[Any, Any]) -> Any:
@@ -226,7 +229,7 @@ def _piece(part: tuple[Any, Any]) -> Any:
     return part[1]
 
 
-def _kept_pieces(*leaves: tuple[dict[str, Any], pd.DataFrame]) -> tuple[Any, list[pd.DataFrame]]:
+def _kept_pieces(*leaves: tuple[PairSums, pd.DataFrame]) -> tuple[PairSums, list[pd.DataFrame]]:
     """A group's :func:`pass_pairs_kept` results (:func:`_apply_group`): their sums merged as the tree's first level
     merges them (:func:`_merge_kept`), and each chunk's burst piece, in chunk order."""
     return _merge_kept(*leaves), [leaf[1] for leaf in leaves]
@@ -366,8 +369,8 @@ class DaskSignals(StreamedSignals):
         """Chunks written into the shared folder, and merged think-time sums, that are ready: their values (a file's
         handle with the chunk's own names; small sums) brought here in one gather, in place of their futures. The
         scheduler keeps a finished task's inputs while any result made from it is wanted (to make it again): each
-        batch's analysis task, with its hands' lines, stayed in this process (the LocalCluster's scheduler runs here)
-        until the pair table was made, ~6 KB a hand (and as much in the allocator's holes). A handle's file is on the
+        batch's analysis task, with its hands' lines, would stay in this process (the LocalCluster's scheduler runs
+        here) until the pair table is made, ~6 KB a hand (and as much in the allocator's holes). A handle's file is on the
         shared folder, not on a worker: a worker lost later costs nothing. Chunks kept in the workers' memory (a
         folder the workers do not share) stay futures: their lineage is the only way to make them again. ``wait``:
         every chunk's handle, waited for (before the passes)."""
@@ -462,21 +465,21 @@ class DaskSignals(StreamedSignals):
             parts = [next(merged) if len(g) > 1 else g[0] for g in groups]
         return _merge_here(merge, self.client.gather(parts))
 
-    def _pass_e(self, fit: Any, habits: dict[str, Any], extras: bool) -> dict[str, Any]:
+    def _pass_e(self, fit: Baselines, habits: HabitSums, extras: bool) -> PairSums:
         """Pass E; with ``extras``, its per-hand burst pieces kept on the workers (:func:`pass_pairs_kept`): they
         never come here (~0.6 KB a hand, and as much again for their copies on their way back to the workers)."""
         if not extras:
             return super()._pass_e(fit, habits, extras)
 
-        def run(attempt: int) -> tuple[dict[str, Any], list[Any]]:
+        def run(attempt: int) -> tuple[PairSums, list[Any]]:
             st, self._pieces = self._pass_e_kept(fit, habits)
             return st, self._pieces
 
         st, _ = lost_retried(self.client, run)
         self._kept = (fit, habits)
-        return dict(st)
+        return st
 
-    def _pass_e_kept(self, fit: Any, habits: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    def _pass_e_kept(self, fit: Baselines, habits: HabitSums) -> tuple[PairSums, list[Any]]:
         """Pass E's tasks (:func:`pass_pairs_kept`), their sums merged in a tree, and each chunk's burst piece (a
         future on its worker)."""
         shared = share(self.client, (self._room, fit, habits))
@@ -495,7 +498,7 @@ class DaskSignals(StreamedSignals):
         firsts = self._map("pairs-merge", _merge_group, [_merge_kept] * len(groups), groups)
         return _sums(self._tree("pairs-merge", firsts, _merge_kept)), pieces
 
-    def _start_burst(self, st: dict[str, Any]) -> Callable[[], pd.DataFrame]:
+    def _start_burst(self, st: PairSums) -> Callable[[], pd.DataFrame]:
         """The burst statistic read on the workers from pass E's pieces, which stay there: the room's actors cut into
         parts of whole actors (:data:`BURST_PARTS` a worker, ``burst.actor_parts`` of their numbers of links), and
         for each part a task gathering its links from every piece (:func:`part_links`), one reading its habit terms
@@ -507,9 +510,9 @@ class DaskSignals(StreamedSignals):
         pieces, self._pieces = self._pieces, None
         if pieces is None or self._kept is None:
             return super()._start_burst(st)
-        sizes = np.asarray(st.get("burst_links", np.zeros(0)), np.int64)
+        sizes = np.asarray(st.burst_links if st.burst_links is not None else np.zeros(0), np.int64)
         if not sizes.any():  # no link at all: the (empty) pieces read here
-            return super()._start_burst({**st, "burst": _each_piece(self.client.gather(pieces))})
+            return super()._start_burst(dataclasses.replace(st, burst=_each_piece(self.client.gather(pieces))))
         workers = max(1, len(self.client.scheduler_info().get("workers", {})))
         group = burst.actor_parts(sizes, BURST_PARTS * workers)
         parts = int(group.max()) + 1
@@ -540,8 +543,9 @@ class DaskSignals(StreamedSignals):
         return read
 
     def _prepare(self) -> None:
-        """The room's codes (sorted names and kinds), the chunks recoded on their workers, the directed pairs
-        (a tree of unions) and the band edges (one task over every chunk's positive regrets)."""
+        """The room's codes (``RoomCodes``, from every chunk's own names in chunk order, as the chunks made here
+        are numbered), the chunks recoded on their workers, the directed pairs (a tree of unions) and the band edges
+        (one task over every chunk's positive regrets)."""
         # the batches' think-time sums (a tree of merges on the workers, mostly done during the analysis), after the
         # rows read here
         think = self._thinks.finish()
@@ -550,12 +554,10 @@ class DaskSignals(StreamedSignals):
         self._detach(wait=True)  # the shared folder's chunks: their handles (with their names) here
         own = self.client.gather(self._own)  # made as the chunks were
         self._own = []
-        names = np.unique(np.concatenate([n for n, _ in own]).astype(str))
-        kinds = np.unique(np.concatenate([k for _, k in own]).astype(str))
-        self.players = {str(n): i for i, n in enumerate(names)}
-        self.kinds = {str(k): i for i, k in enumerate(kinds)}
-        players = [np.searchsorted(names, n.astype(str)) for n, _ in own]
-        codes = [np.searchsorted(kinds, k.astype(str)) for _, k in own]
+        self.codes = RoomCodes()
+        coded = [self.codes.add(n, k) for n, k in own]
+        players, codes = [p for p, _ in coded], [k for _, k in coded]
+        names = self.codes.names()
         if self._on_files():  # handles: recoded here (the files stay as they are)
             handles: list[Any] = list(self.chunks)
             recoded: list[Any] = [recode_chunk(c, p, k, b) for c, p, k, b in zip(handles, players, codes, self._bases)]
@@ -572,9 +574,9 @@ class DaskSignals(StreamedSignals):
             pairs_of = self._map("pairs-of", on_chunk, [chunk_pairs] * n, self.chunks)
             pos = self._map("regrets", on_chunk, [positive_regrets] * n, self.chunks)
         edges = self._submit("edges", regret_edges, pos)
-        self._names = np.asarray(names, object)
+        self._names = names
         if burst.CHOICE_WEIGHTS:  # off: the chunks carry no choice log-likelihoods, no pass over them is needed
             self._choice_ll = self._map_reduce("choices", chunk_choices, add_choices, len(names))
         a, b = self._choice_fit()
         pairs = self._tree("pairs-union", pairs_of, _union)
-        self._room = Room(len(names), max(len(kinds), 1), edges.result(), pairs, self.options, a, b)
+        self._room = Room(len(names), max(len(self.codes.kinds), 1), edges.result(), pairs, self.options, a, b)

@@ -1,24 +1,61 @@
-"""Pair signals from decision rows: collusion tables, pooled information, co-deviation, think time.
+"""Pair signals from decision rows: a map over batches into chunks, passes that reduce chunks to small mergeable
+statistics, and a finish that turns the merged statistics into the pair table.
 
-Every signal is generic (no model of a particular cheat). Each decision is seen three times, once
-per other seat: a *link* from the actor to that seat. A link's statistic is centred on what the
-whole room does in the same situation (offset round the table, play or cover, how costly the
-decision was), so position effects and skill do not look like favouritism. Links are summed per
-hand, and a directed pair's z divides the sum by the spread of the actor's per-hand sums over all
-the seats it sat with; hands are the unit, so decisions in one hand may be correlated.
+Every signal is generic (no model of a particular cheat). Each decision is seen three times, once per other seat:
+a *link* from the actor to that seat. A link's statistic is centred on what the whole room does in the same
+situation (offset round the table, play or cover, how costly the decision was), so position effects and skill do
+not look like favouritism. Links are summed per hand, and a directed pair's z divides the sum by the spread of the
+actor's per-hand sums over all the seats it sat with; hands are the unit, so decisions in one hand may be
+correlated.
+
+The work has three parts, and every way of running it (one process: :mod:`analyzer.audit.stream`; a Dask cluster:
+:mod:`analyzer.audit.on_dask`) calls the same functions here:
+
+- **map**: :func:`build_chunk` turns a batch of whole hands into a compact numeric *chunk* (its links: player codes,
+  seat offset and the five raw effects; per decision the hand, play or cover, the regret and burst's choice
+  inputs). Chunks are kept (on disk or on the workers) because the passes read them more than once.
+- **passes**: each reads one chunk and returns a statistic whose ``merge`` adds another chunk's (adding in chunk
+  order gives the floats of one loop over the chunks):
+
+  A. :class:`SituationSums` (:func:`pass_means`): per situation the room's sums for the baselines;
+  B. :class:`SituationSpread` (:func:`pass_spread`): per situation the spread of ``total``'s covariate (regret);
+  C. :class:`LargestResiduals` (:func:`pass_top`): per signal the largest |residuals|, for the 99.5% clip cap (an
+     exact quantile from the largest values: the count is known after pass A);
+  D. :class:`HabitSums` (:func:`pass_habits`): per (actor, offset) and (actor, co-player, offset) the seat-habit
+     sums;
+  E. :class:`PairSums` (:func:`pass_pairs`): per directed pair hands, decisions and the sum and sum of squares of
+     its per-hand sums (the z's), and, kept per hand because their statistics need them, burst's per-hand favour
+     scores and the hands where a pair deviated.
+
+  Besides the passes, the room's regret band edges (quantiles of every positive regret), its directed pairs, the
+  choice model's per-player grid sums (:func:`chunk_choices`) and the think-time sums
+  (:class:`analyzer.audit.think.ThinkStats`) are read once from the chunks or the rows.
+- **finish**: :func:`pair_table` reads the merged statistics (the directed z's: :func:`directed`), the think-time
+  fit, co-deviation (:func:`codeviation_of`) and burst (:mod:`analyzer.audit.burst`) into one row per pair.
+
+Not every step is a sum over hands. The regret bands are room-wide quantiles; passes B-E read the baselines
+that passes A-C fit from the whole room; the baselines are fitted twice, the second time without the decisions of
+directed pairs that stand out after the first (:func:`hot_pairs`); the seat habit of pass D is subtracted link by
+link before pass E squares the per-hand sums; burst ranks each pair's hands among the actor's others (a permutation
+test over per-hand scores, weighted by a choice model fitted on all of the actor's decisions); co-deviation tests
+against the room's favour rates. So a room is read in up to ten passes over its chunks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
-from analyzer.analysis.dist import norm_isf, poisson_logsf, t_sf
+from analyzer.analysis.dist import poisson_logsf
 from analyzer.analysis.options import OptionArrays, option_arrays
-from analyzer.audit.burst import _burst, choice_weights, weighted_links
+from analyzer.audit import burst
+from analyzer.audit.burst import (BURST_SIGNAL, CHOICE_GRID, CHOICE_KEYS, choice_inputs, choice_loglik, fit_rows,
+                                  weights_of)
+from analyzer.audit.think import P_MAX, ThinkStats
 
 SEATS = 4
 #: Hands of the pair's own spread that weigh as much as the actor's spread over everyone.
@@ -32,34 +69,21 @@ HABIT_CHECKED = ("marginal", "dd_marginal", "imm_marginal")
 #: Links (decisions seen from one seat) below which an actor's own habit towards a seat offset
 #: is shrunk towards none.
 HABIT_LINKS = 100.0
-#: A directed pair this far out on the first pass is left out of the room's baselines.
+#: A directed pair this far out on the first fit is left out of the room's baselines in the second.
 SUSPECT_Z = 4.0
-P_MAX = 1 - 1e-12  # keeps one-sided z finite when nothing at all points that way
-#: Think time: a co-player's coefficient is read only when this many hands' worth of its presence
-#: is not explained by the other co-players' (see ``_separable``).
-MIN_SEPARATE_HANDS = 4.0
-#: Think times that do not move are no evidence: an actor whose hands' mean log think times stray from its pace line
-#: by less than this (root mean square, log units: a millionth of the time) has times a log fixed (a placeholder such
-#: as every action a second after the last, a bot's constant delay), and its residuals are float rounding, whose t
-#: values are noise over noise (once a certain "slower with this player" for every pair of such a room).
-FLAT_THINK = 1e-6
-#: The least residual variance, as a share of the variance around the pace line, that the fit's standard errors
-#: assume: the residual sum of squares comes from the normal equations, where rounding can leave ~0 for a near
-#: perfect fit and make every z infinite.
-MIN_RSS_SHARE = 1e-10
-#: Tables (sets of co-players) kept per actor for the tables' random effect (:func:`_between_tables`): memory stays
-#: bounded by the players, however many hands. An actor past it (a room that reseats every hand: each table then
-#: holds a hand or two, and the spread of tables cannot be told from the spread of hands anyway) gets the plain fit.
-MAX_TABLES = 20_000
-#: Tables beyond the fit's coefficients an actor needs before a co-player's effect on its think time is read: below
-#: it, who sat is confounded with how slow each table was (``_between_tables``), and the think signal says nothing.
-MIN_TABLE_DOF = 2
 
 #: Rows whose options ``seat_effects`` parses at once (bounded memory, whatever the rows).
 OPTION_BLOCK = 512
 
 #: Directed per-hand signals (name -> what a link contributes); co-deviation is per pair.
 LINK_SIGNALS = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled")
+#: The per-pair columns pass E sums per hand: the signals and the seat-habit-free ones.
+PAIR_COLUMNS = (*LINK_SIGNALS, *(f"{s}_habit_free" for s in HABIT_CHECKED))
+#: The columns of the burst statistic's per-hand links (``burst._burst``), as pass E's pieces give them.
+BURST_COLUMNS = ("actor", "other", "hand_id", "offset", BURST_SIGNAL, f"{BURST_SIGNAL}_habit_free")
+#: Fields of a directed signal table (:func:`directed`'s columns).
+FIELDS = ("hands", "decisions", "z", "per_hand", "se_per_hand", "raw_per_hand")
+_EFFECTS = ("own", "dd", "own_avg", "dd_avg", "imm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +129,7 @@ def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEf
     if "options" not in df.columns:
         return SeatEffects(own, dd, own, dd, imm)
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
-    # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this was
+    # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this costs
     # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
     # (a caller's own parse is of a bounded frame: a chunk of CHUNK_HANDS hands)
     texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()
@@ -131,187 +155,622 @@ def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEf
     return SeatEffects(own, dd, own_avg, dd_avg, imm)
 
 
-def links(df: pd.DataFrame, eff: SeatEffects | None = None) -> pd.DataFrame:
-    """Each decision once per other seat: actor -> other, with the effects seen from that pair.
+def hands_together(seating: pd.DataFrame) -> pd.Series:
+    """Hands each unordered pair sat at one table, from a frame with hand_id, p0..p3."""
+    names = seating[["p0", "p1", "p2", "p3"]].to_numpy(object)
+    pairs: dict[tuple[str, str], int] = {}
+    for row in names:
+        ps = sorted(map(str, row))
+        for i in range(SEATS):
+            for j in range(i + 1, SEATS):
+                key = (ps[i], ps[j])
+                pairs[key] = pairs.get(key, 0) + 1
+    idx = pd.MultiIndex.from_tuples(list(pairs), names=["a", "b"]) if pairs else pd.MultiIndex.from_tuples(
+        [], names=["a", "b"])
+    return pd.Series(list(pairs.values()), index=idx, dtype=np.int64, name="hands_together")
 
-    ``X_actor``, ``X_other`` and ``X_rest`` (mean of the two remaining seats) for X in
-    ``d`` (vs the sensible choice, own information), ``dd`` (the same, true deal), ``a`` and
-    ``add`` (vs the average option, own information / true deal), ``imm`` (immediate effect).
-    """
-    n = len(df)
-    seat = df["seat"].to_numpy(np.int64)
-    names = df[["p0", "p1", "p2", "p3"]].to_numpy(object)
-    eff = seat_effects(df) if eff is None else eff
+
+
+
+# --- the map: a batch of whole hands into a chunk -------------------------------------------------------------
+
+def _raw_links(ch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A chunk's links (each decision once per other seat, offsets 1, 2, 3 in turn) and their raw effects."""
+    seat = ch["seat"]
+    n = len(seat)
     rows = np.arange(n)
-    parts = []
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("actor", "other", "offset", *LINK_SIGNALS)}
     for k in (1, 2, 3):
         o = (seat + k) % SEATS
         r1, r2 = (seat + (k % 3) + 1) % SEATS, (seat + ((k + 1) % 3) + 1) % SEATS  # the two remaining seats
-        cols: dict[str, object] = {"row": rows, "offset": k, "actor": names[rows, seat], "other": names[rows, o]}
-        for tag, m in (("d", eff.own), ("dd", eff.dd), ("a", eff.own_avg), ("add", eff.dd_avg), ("imm", eff.imm)):
-            cols[f"{tag}_actor"] = m[rows, seat]
-            cols[f"{tag}_other"] = m[rows, o]
-            cols[f"{tag}_rest"] = (m[rows, r1] + m[rows, r2]) / 2
-        parts.append(pd.DataFrame(cols))
-    out = pd.concat(parts, ignore_index=True)
-    keep = ["hand_id", "hand_seq", "action", "kind", "chosen", "best", "regret", "regret_se", "think_ms",
-            "difficulty"]
-    base = df[keep].reset_index(drop=True)
-    out = pd.concat([out, base.iloc[out["row"].to_numpy()].reset_index(drop=True)], axis=1)
-    out["actor"] = out["actor"].astype(str)
-    out["other"] = out["other"].astype(str)
+        v: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for tag, name in (("d", "own"), ("dd", "dd"), ("a", "own_avg"), ("add", "dd_avg"), ("imm", "imm")):
+            m = ch[name]
+            v[tag] = (m[rows, seat], m[rows, o], (m[rows, r1] + m[rows, r2]) / 2)  # actor, other, the rest
+        parts["actor"].append(ch["names"][rows, seat])
+        parts["other"].append(ch["names"][rows, o])
+        parts["offset"].append(np.full(n, k, np.int64))
+        # how the actor treats this seat compared with the two others (Bowling's marginal impact), the chosen
+        # option against the average one, by the actor's own information
+        parts["marginal"].append(v["a"][1] - v["a"][2])
+        # the same judged with the true deal: favour that only someone who saw the partner's hand could aim
+        parts["dd_marginal"].append(v["add"][1] - v["add"][2])
+        # the same favour measured exactly and at once (cards made live or dead, no rollouts): far less noise
+        parts["imm_marginal"].append(v["imm"][1] - v["imm"][2])
+        # what the decision did for the pair against the sensible choice (total impact); weak players lose
+        # more, so the room's line in regret is its baseline, not zero
+        parts["total"].append(v["d"][0] + v["d"][1])
+        # true-deal value for the pair beyond what the actor's own information promised: zero on average for
+        # anyone deciding from their own hand (a martingale), positive with pooled hands
+        parts["pooled"].append((v["add"][0] + v["add"][1]) - (v["a"][0] + v["a"][1]))
+    return {k: np.concatenate(p) for k, p in parts.items()}
+
+
+def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A chunk of decision rows of whole hands: its links with the raw effects, and per decision the hand,
+    kind and regret (runs where the rows are: this process, or a Dask worker next to the batch's analysis).
+
+    Player and kind codes are the chunk's own (indices into its sorted ``names`` and ``kinds``) and the hands
+    are numbered from 0: :func:`recode` puts them in the room's codes and numbering before the passes."""
+    # the options' texts parsed once for both readers (the seat effects and burst's choice weights)
+    parsed = (option_arrays(df["options"].tolist(), CHOICE_KEYS if burst.CHOICE_WEIGHTS else ())
+              if "options" in df.columns and len(df) else None)
+    eff = seat_effects(df, parsed)
+    names, pcode = np.unique(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object).astype(str), return_inverse=True)
+    pcode = pcode.reshape(len(df), SEATS).astype(np.int64)
+    kinds, kcode = np.unique(df["kind"].to_numpy(object).astype(str), return_inverse=True)
+    hand = pd.factorize(df["hand_id"].astype(str))[0].astype(np.int64)
+    regret = df["regret"].to_numpy(np.float64)
+    seat = df["seat"].to_numpy(np.int64)
+    links = _raw_links({"names": pcode, "seat": seat, **{k: getattr(eff, k) for k in _EFFECTS}})
+    return {**_choices(df, pcode[np.arange(len(df)), seat], len(names), parsed),
+            "names": np.asarray(names, object), "kinds": np.asarray(kinds, object),
+            "n_hands": np.array([int(hand.max()) + 1 if len(hand) else 0], np.int64),
+            "hand": hand.astype(np.int32), "kind": kcode.ravel().astype(np.int16), "regret": regret,
+            "regret_se": df["regret_se"].to_numpy(np.float64),
+            # the links themselves, so the passes read them instead of rebuilding them
+            "actor": links["actor"].astype(np.int32), "other": links["other"].astype(np.int32),
+            "offset": links["offset"].astype(np.int8), **{k: links[k] for k in LINK_SIGNALS}}
+
+
+def _choices(df: pd.DataFrame, actor: np.ndarray, n_players: int, parsed: OptionArrays | None = None
+             ) -> dict[str, np.ndarray]:
+    """burst's choice weights' inputs: each decision's option losses, kept for pass E's weights, and the chunk's
+    per-player grid log-likelihoods (chunk codes; summed over the room's chunks before the passes,
+    :func:`chunk_choices`). Empty when the rows carry no options."""
+    inputs = choice_inputs(df, parsed) if burst.CHOICE_WEIGHTS else None
+    if inputs is None:
+        return {}
+    loss, ref, chosen = inputs
+    m = fit_rows(df)  # the model is fitted on a fixed share of the decisions (burst.FIT_EVERY)
+    return {"choice_loss": loss.astype(np.float32), "choice_ref": ref.astype(np.float32), "choice_chosen": chosen,
+            "choice_ll": choice_loglik(loss[m], ref[m], chosen[m], actor[m], n_players)}
+
+
+def chunk_choices(ch: dict[str, np.ndarray], n_players: int) -> np.ndarray:
+    """A recoded chunk's per-player grid log-likelihoods in the room's codes ((n_players, grid); zeros without
+    options): they add up over the chunks (:func:`add_choices`)."""
+    out = np.zeros((n_players, len(CHOICE_GRID) ** 2))
+    if "choice_ll" in ch:
+        out[ch["choice_players"]] += ch["choice_ll"]  # a chunk's own codes are distinct players
     return out
 
 
-def _regret_bin(regret: pd.Series) -> pd.Series:
-    """0 for (near) free decisions, then quantile bins of the costly ones, room-wide."""
-    out = pd.Series(0, index=regret.index, dtype=np.int64)
-    pos = regret > 1e-9
-    if pos.sum() >= REGRET_BINS * 10:
-        out[pos] = 1 + pd.qcut(regret[pos], REGRET_BINS, labels=False, duplicates="drop").astype(np.int64)
-    else:
-        out[pos] = 1
+def add_choices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two per-player log-likelihood sums, the shorter padded with players of no decision."""
+    n = max(len(a), len(b))
+    return np.pad(a, ((0, n - len(a)), (0, 0))) + np.pad(b, ((0, n - len(b)), (0, 0)))
+
+
+def recode(ch: dict[str, np.ndarray], players: np.ndarray, kinds: np.ndarray, hand_base: int) -> dict[str, np.ndarray]:
+    """The chunk in the room's codes: ``players[i]`` / ``kinds[i]`` is the room's code of the chunk's i-th
+    name / kind, ``hand_base`` the room's number of the chunk's first hand (a new dict, ``ch`` unchanged)."""
+    out = {k: v for k, v in ch.items() if k not in ("names", "kinds")}
+    players = np.asarray(players, np.int64)
+    out["actor"] = players[ch["actor"]].astype(np.int32)
+    out["other"] = players[ch["other"]].astype(np.int32)
+    out["kind"] = np.asarray(kinds, np.int64)[ch["kind"]].astype(np.int16)
+    out["hand_base"] = np.array([hand_base], np.int64)
+    if "choice_ll" in ch:
+        out["choice_players"] = players
     return out
 
 
-def _centred(value: pd.Series, groups: np.ndarray, use: np.ndarray, covariate: pd.Series | None = None
-             ) -> pd.Series:
-    """Value minus what the room does in the same situation, clipped (see CLIP_QUANTILE).
+class RoomCodes:
+    """The room's codes of players and kinds: in order of first appearance, each chunk's own (sorted) names in
+    turn, so every way of running the passes numbers the room alike."""
 
-    ``groups``: integer situation codes. The room's expectation is the mean of the links in
-    ``use`` (suspect pairs are left out, so a strong pair cannot shift everyone's baseline), or
-    with ``covariate`` a straight line in it fitted per situation.
-    """
-    y = value.to_numpy(np.float64)
-    w = use.astype(np.float64)
-    n = int(groups.max()) + 1 if len(groups) else 0
+    def __init__(self) -> None:
+        self.players: dict[str, int] = {}
+        self.kinds: dict[str, int] = {}
 
-    def mean_of(v: np.ndarray) -> np.ndarray:
-        return (np.bincount(groups, w * v, n) / np.maximum(np.bincount(groups, w, n), 1e-12))[groups]
+    @staticmethod
+    def _codes(values: np.ndarray, table: dict[str, int]) -> np.ndarray:
+        uniq, inv = np.unique(values.astype(str), return_inverse=True)
+        for u in uniq.tolist():
+            table.setdefault(u, len(table))
+        return np.array([table[u] for u in uniq.tolist()], np.int64)[inv.ravel()].reshape(values.shape)
 
-    my = mean_of(y)
-    fit = my
-    if covariate is not None:
-        x = covariate.to_numpy(np.float64)
-        mx = mean_of(x)
-        sxx = mean_of((x - mx) ** 2)
-        slope = np.where(sxx > 1e-12, mean_of((x - mx) * (y - my)) / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
-        fit = my + slope * (x - mx)
-    res = y - fit
-    cap = float(np.nanquantile(np.abs(res[use]), CLIP_QUANTILE)) if use.any() else 0.0
-    return pd.Series(np.clip(res, -cap, cap) if cap > 0 else res, index=value.index)
+    def add(self, names: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The room's codes of a chunk's own names and kinds (new ones numbered after those seen)."""
+        return self._codes(names, self.players), self._codes(kinds, self.kinds)
+
+    def names(self) -> np.ndarray:
+        """The players' names by code."""
+        return np.array(sorted(self.players, key=self.players.__getitem__), dtype=object)
 
 
-def _without_habit(lk: pd.DataFrame, value: pd.Series, use: np.ndarray) -> pd.Series:
-    """Value minus the actor's own habit towards the seat at that offset (say, never releasing
-    cards to the next player), learnt from the actor's hands without this other player.
-
-    Hands with the other player are left out of the habit (not only the links to them: favour for a
-    partner also shows as disfavour for the two others of that hand), so a colluder's favour stays
-    in the signal, while an honest player whose friend often sits after them is not taken for one.
-    A habit seen in fewer than HABIT_LINKS links is shrunk towards none (a player seen little in
-    hands without the other is judged by the room alone); above that it is taken whole, since any
-    shrinking would leave a fixed share of a real habit to pile up over hands together.
-    """
-    v = pd.Series(np.where(use, value.to_numpy(np.float64), 0.0), index=value.index)
-    n = pd.Series(use.astype(np.float64), index=value.index)
-    per = pd.DataFrame({"actor": lk["actor"], "hand_id": lk["hand_id"], "offset": lk["offset"], "v": v, "n": n})
-    by_offset = per.groupby(["actor", "offset"])[["v", "n"]].sum()
-    per_hand = per.groupby(["actor", "hand_id", "offset"], sort=False)[["v", "n"]].sum().reset_index()
-    co = lk[["actor", "hand_id", "other"]].drop_duplicates()
-    with_other = co.merge(per_hand, on=["actor", "hand_id"]).groupby(["actor", "other", "offset"])[["v", "n"]].sum()
-    keys = pd.MultiIndex.from_arrays([lk["actor"], lk["offset"]])
-    keys3 = pd.MultiIndex.from_arrays([lk["actor"], lk["other"], lk["offset"]])
-    tot = by_offset.reindex(keys).to_numpy()
-    mine = with_other.reindex(keys3).fillna(0.0).to_numpy()
-    habit = (tot[:, 0] - mine[:, 0]) / np.maximum(tot[:, 1] - mine[:, 1], HABIT_LINKS)
-    return value - habit
+def positive_regrets(ch: dict[str, np.ndarray]) -> np.ndarray:
+    """The chunk's positive regrets (the regret bands' edges are their room-wide quantiles)."""
+    return ch["regret"][ch["regret"] > 1e-9]
 
 
-def link_statistics(lk: pd.DataFrame, use: np.ndarray | None = None) -> pd.DataFrame:
-    """Per link: raw effects in points and the centred statistic of each directed signal.
-
-    ``use`` marks the links the room's baselines are fitted on (default: all).
-    """
-    lk = lk.copy()
-    use = np.ones(len(lk), bool) if use is None else use
-    lk["rbin"] = _regret_bin(lk["regret"])
-    situation = pd.MultiIndex.from_arrays([lk["offset"], lk["kind"], lk["rbin"]]).factorize()[0]
-    # how the actor treats this seat compared with the two others (Bowling's marginal impact),
-    # the chosen option against the average one, by the actor's own information
-    lk["marginal_raw"] = lk["a_other"] - lk["a_rest"]
-    # the same judged with the true deal: favour that only someone who saw the partner's hand
-    # could aim (an honest actor's choice is blind to it, so it averages out like the above)
-    lk["dd_marginal_raw"] = lk["add_other"] - lk["add_rest"]
-    # the same favour measured exactly and at once (cards made live or dead in each hand, no
-    # rollouts): none of the deal's later luck, so far less noise per decision
-    lk["imm_marginal_raw"] = lk["imm_other"] - lk["imm_rest"]
-    # what the decision did for the pair against the sensible choice (total impact); weak
-    # players lose more, so the room's line in regret is the baseline, not zero
-    lk["total_raw"] = lk["d_actor"] + lk["d_other"]
-    # true-deal value for the pair beyond what the actor's own information promised: zero on
-    # average for anyone deciding from their own hand (a martingale), positive with pooled hands
-    lk["pooled_raw"] = (lk["add_actor"] + lk["add_other"]) - (lk["a_actor"] + lk["a_other"])
-    for name in HABIT_CHECKED:
-        lk[name] = _centred(lk[f"{name}_raw"], situation, use)
-        lk[f"{name}_habit_free"] = _without_habit(lk, lk[name], use)
-    lk["total"] = _centred(lk["total_raw"], situation, use, covariate=lk["regret"])
-    lk["pooled"] = _centred(lk["pooled_raw"], situation, use)
-    return lk
+def chunk_pairs(ch: dict[str, np.ndarray]) -> np.ndarray:
+    """The directed pairs (actor << 32 | other, room codes) with a link in the chunk, sorted."""
+    return np.unique(ch["actor"].astype(np.int64) * (1 << 32) + ch["other"].astype(np.int64))
 
 
-def _directed(lk: pd.DataFrame, name: str) -> pd.DataFrame:
-    """Per directed pair: per-hand sums of a signal, their mean, s.e. and z (hands as the unit).
+def regret_edges(pos: list[np.ndarray]) -> np.ndarray | None:
+    """The regret bands' edges from every chunk's positive regrets (None: too few for bands)."""
+    values = np.concatenate(pos) if pos else np.zeros(0)
+    if 3 * len(values) < REGRET_BINS * 10:  # the links hold each decision three times
+        return None
+    return qcut_edges(np.repeat(values, 3), REGRET_BINS)
 
-    For the favour signals the z is the smaller of the plain one and the one with the actor's own
-    seat-offset habit removed: favour must survive both readings to count, so a habit cannot pass
-    for favour and a noisy habit estimate cannot create any.
-    """
-    out, se_sum, total = _per_hand_z(lk, name, with_raw=True)
-    out["per_hand"] = total / out["hands"]
-    out["se_per_hand"] = se_sum / out["hands"]
-    if f"{name}_habit_free" in lk.columns:
-        z_free = _per_hand_z(lk, f"{name}_habit_free")[0]["z"].reindex(out.index)
-        out["z"] = np.minimum(out["z"], z_free)
+
+def qcut_edges(values: np.ndarray, bins: int) -> np.ndarray:
+    """The edges ``pd.qcut(values, bins, retbins=True, duplicates="drop")`` returns, without the labels of
+    every value (which cost ~5x the values' memory); equal to the last bit (``tests/test_audit_rows.py``)."""
+    q = np.linspace(0, 1, bins + 1)
+    np.putmask(q, bins * q != np.arange(bins + 1), np.nextafter(q, 1))  # as qcut: round up, not to nearest
+    return np.asarray(pd.unique(pd.Series(values).quantile(q).to_numpy()), np.float64)
+
+
+def unpack(ch: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A chunk as the passes read it: per decision (hand, kind, regret, ...) and per link, in int64 (``ch`` unchanged)."""
+    link_keys = ("actor", "other", "offset", *LINK_SIGNALS)
+    links = {k: ch[k] for k in link_keys}
+    for k in ("actor", "other", "offset"):
+        links[k] = links[k].astype(np.int64)
+    dec = {k: v for k, v in ch.items() if k not in link_keys}
+    dec["hand"] = dec["hand"].astype(np.int64)
+    dec["kind"] = dec["kind"].astype(np.int64)
+    return dec, links
+
+
+# --- the room: what every pass needs besides its chunk --------------------------------------------------------
+
+@dataclass(frozen=True)
+class Room:
+    """What every pass needs besides the chunk (small: sizes, codes of the pairs, band edges)."""
+
+    n_players: int
+    kinds: int
+    edges: np.ndarray | None
+    pair_codes: np.ndarray
+    options: SignalOptions
+    #: burst's choice weights: per player the choice model's fitted (a, b) (``burst.grid_fit``)
+    choice_a: np.ndarray | None = None
+    choice_b: np.ndarray | None = None
+
+    @property
+    def n_sit(self) -> int:
+        return 3 * self.kinds * (REGRET_BINS + 1)
+
+    def pair_index(self, actor: np.ndarray, other: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.pair_codes, actor * (1 << 32) + other)
+
+    def situation(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        """Offset x kind x regret band: 0 for (near) free decisions, then the bands of the costly ones."""
+        regret = np.tile(ch["regret"], 3)
+        rbin = np.zeros(len(regret), np.int64)
+        pos = regret > 1e-9
+        if self.edges is None:
+            rbin[pos] = 1
+        else:  # pd.qcut's bins: right-closed, the lowest edge included
+            ids = np.searchsorted(self.edges, regret[pos], side="left")
+            ids[regret[pos] == self.edges[0]] = 1
+            rbin[pos] = ids
+        kind = np.tile(ch["kind"], 3)
+        return np.asarray(((links["offset"] - 1) * self.kinds + kind) * (REGRET_BINS + 1) + rbin, np.int64)
+
+    def use(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray], hot: np.ndarray | None) -> np.ndarray:
+        """Links in the baselines' fit: all, or (second fit) those of decisions without a link of a hot pair."""
+        n = len(ch["regret"])
+        if hot is None:
+            return np.ones(3 * n, bool)
+        bad = hot[self.pair_index(links["actor"], links["other"])].reshape(3, n).any(axis=0)
+        return np.tile(~bad, 3)
+
+    def weights(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        """Per link, its decision's burst weight (1 for chunks without options)."""
+        n = len(ch["regret"])
+        if "choice_loss" not in ch or self.choice_a is None or self.choice_b is None:
+            return np.ones(3 * n)
+        actor = links["actor"][:n]  # the links of offset 1 come first, one per decision
+        w = weights_of(ch["choice_loss"].astype(np.float64), ch["choice_ref"].astype(np.float64), ch["choice_chosen"],
+                       self.choice_a[actor], self.choice_b[actor])
+        return np.tile(w, 3)
+
+
+@dataclass
+class Baselines:
+    """One fit of the room's baselines (passes A-C): per situation the line of each signal, and its clip cap."""
+
+    mean_y: dict[str, np.ndarray]
+    mean_x: np.ndarray  # regret, for ``total``'s line
+    slope: np.ndarray
+    cap: dict[str, float]
+
+
+# --- the passes: a chunk into a statistic with a merge ----------------------------------------------------------
+
+@dataclass
+class SituationSums:
+    """Pass A: per situation the links in the baselines' fit (``w``), their regrets' sum (``x``) and each signal's
+    sum (``y``); ``used``: how many links. Merge: every sum added."""
+
+    used: int
+    w: np.ndarray
+    x: np.ndarray
+    y: dict[str, np.ndarray]
+
+    def merge(self, later: SituationSums) -> SituationSums:
+        return SituationSums(self.used + later.used, self.w + later.w, self.x + later.x,
+                             {s: self.y[s] + later.y[s] for s in self.y})
+
+
+def pass_means(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None) -> SituationSums:
+    """Pass A: per situation the links in use and the sums of each signal and of the regret."""
+    ch, links = unpack(ch_packed)
+    g_n = room.n_sit
+    grp = room.situation(ch, links)
+    w = room.use(ch, links, hot).astype(np.float64)
+    regret = np.tile(ch["regret"], 3)
+    return SituationSums(int(w.sum()), np.bincount(grp, w, g_n), np.bincount(grp, w * regret, g_n),
+                         {s: np.bincount(grp, w * links[s], g_n) for s in LINK_SIGNALS})
+
+
+@dataclass
+class SituationSpread:
+    """Pass B: per situation the sum of the regret's squared deviation from its mean (``sxx``) and of its product
+    with ``total``'s deviation (``sxy``): ``total``'s line in regret. Merge: added."""
+
+    sxx: np.ndarray
+    sxy: np.ndarray
+
+    def merge(self, later: SituationSpread) -> SituationSpread:
+        return SituationSpread(self.sxx + later.sxx, self.sxy + later.sxy)
+
+
+def pass_spread(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, mean_x: np.ndarray,
+                mean_total: np.ndarray) -> SituationSpread:
+    """Pass B: per situation the sums of the covariate's squared deviation and its product with ``total``'s."""
+    ch, links = unpack(ch_packed)
+    g_n = room.n_sit
+    grp = room.situation(ch, links)
+    w = room.use(ch, links, hot).astype(np.float64)
+    dx = np.tile(ch["regret"], 3) - mean_x[grp]
+    return SituationSpread(np.bincount(grp, w * dx ** 2, g_n),
+                           np.bincount(grp, w * dx * (links["total"] - mean_total[grp]), g_n))
+
+
+@dataclass
+class LargestResiduals:
+    """Pass C: per signal the ``keep`` largest |residuals| of the links in use (``top``) and how many are finite.
+    Merge: the counts added, the ``keep`` largest of both kept (the same values whatever the order)."""
+
+    finite: dict[str, int]
+    top: dict[str, np.ndarray]
+    keep: int
+
+    def merge(self, later: LargestResiduals) -> LargestResiduals:
+        return LargestResiduals({s: self.finite[s] + later.finite[s] for s in LINK_SIGNALS},
+                                {s: _largest(np.concatenate([self.top[s], later.top[s]]), self.keep)
+                                 for s in LINK_SIGNALS}, self.keep)
+
+    def cap(self, signal: str, q: float) -> float:
+        """The q-quantile of the signal's |residuals| (numpy's linear method), from the largest ones kept."""
+        return _upper_quantile(np.sort(self.top[signal]), self.finite[signal], q)
+
+
+def pass_top(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, fit: Baselines,
+             keep: int) -> LargestResiduals:
+    """Pass C: per signal the ``keep`` largest |residuals| of the links in use and how many are finite."""
+    ch, links = unpack(ch_packed)
+    use = room.use(ch, links, hot)
+    res = _residuals(room, fit, ch, links)
+    finite: dict[str, int] = {}
+    top: dict[str, np.ndarray] = {}
+    for s in LINK_SIGNALS:
+        a = np.abs(res[s][use])
+        a = a[~np.isnan(a)]
+        finite[s] = len(a)
+        top[s] = _largest(a, keep)
+    return LargestResiduals(finite, top, keep)
+
+
+def _largest(values: np.ndarray, keep: int) -> np.ndarray:
+    return np.partition(values, len(values) - keep)[len(values) - keep:] if len(values) > keep else values
+
+
+def _upper_quantile(top: np.ndarray, n: int, q: float) -> float:
+    """The q-quantile (numpy's linear method) of n values of which ``top`` (ascending) holds the largest."""
+    if n == 0:
+        return float("nan")
+    pos = q * (n - 1)
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, n - 1)
+    skip = n - len(top)  # ranks below the kept values
+    a, b = float(top[lo - skip]), float(top[hi - skip])
+    t = pos - lo
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)
+
+
+def fit_baselines(means: SituationSums, spread_of: Callable[[np.ndarray, np.ndarray], SituationSpread],
+                  top_of: Callable[[Baselines, int], LargestResiduals]) -> Baselines:
+    """The room's baselines from pass A's sums, pass B (``spread_of(mean_x, mean_total)``) and pass C
+    (``top_of(fit, keep)``): per situation the mean of each signal (``total``: a line in regret) and per signal the
+    clip cap, the CLIP_QUANTILE quantile of |residual| over the links in use."""
+    used = means.used
+    den = np.maximum(means.w, 1e-12)
+    mean_y = {s: means.y[s] / den for s in LINK_SIGNALS}
+    mean_x = means.x / den
+    b = spread_of(mean_x, mean_y["total"])
+    sxx, sxy = b.sxx / den, b.sxy / den
+    slope = np.where(sxx > 1e-12, sxy / np.where(sxx > 1e-12, sxx, 1.0), 0.0)
+    fit = Baselines(mean_y, mean_x, slope, {})
+    # with n links in use the quantile reads the values of ranks floor(q (n - 1)) and the next, so the largest
+    # n - floor(q (n - 1)) suffice
+    keep = used - int(np.floor(CLIP_QUANTILE * (used - 1))) if used else 0
+    c = top_of(fit, keep)
+    for s in LINK_SIGNALS:
+        fit.cap[s] = c.cap(s, CLIP_QUANTILE) if used else 0.0
+    return fit
+
+
+def _residuals(room: Room, fit: Baselines, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]
+               ) -> dict[str, np.ndarray]:
+    grp = room.situation(ch, links)
+    out = {}
+    for s in LINK_SIGNALS:
+        f = fit.mean_y[s][grp]
+        if s == "total":
+            f = f + fit.slope[grp] * (np.tile(ch["regret"], 3) - fit.mean_x[grp])
+        out[s] = links[s] - f
     return out
 
 
-def _per_hand_z(lk: pd.DataFrame, col: str, with_raw: bool = False) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
-    """z of a directed pair's sum of ``col`` over its hands together, with the actor's spread per hand."""
-    agg = {"s": (col, "sum"), "n": (col, "size")}
-    if with_raw:
-        agg["raw"] = (f"{col}_raw", "sum")
-    per_hand = lk.groupby(["actor", "other", "hand_id"], sort=False).agg(**agg)
-    per_hand["s2"] = per_hand["s"] ** 2
-    actor_mean_sq = per_hand.groupby(level="actor")["s2"].mean()  # null mean is 0: second moment, not variance
-    g = per_hand.groupby(level=["actor", "other"])
-    out = pd.DataFrame({"hands": g.size(), "decisions": g["n"].sum()})
-    if with_raw:
-        out["raw_per_hand"] = g["raw"].mean()
-    total, mean_sq = g["s"].sum(), g["s2"].mean()
-    actor_sq = actor_mean_sq.reindex(out.index.get_level_values("actor")).to_numpy()
-    var = (out["hands"] * mean_sq + SHRINK_HANDS * actor_sq) / (out["hands"] + SHRINK_HANDS)
-    se_sum = np.sqrt(out["hands"] * var)
-    out["z"] = np.where(se_sum > 0, total / se_sum.where(se_sum > 0, 1.0), 0.0)
-    return out, se_sum, total
+def _centred(room: Room, fit: Baselines, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]
+             ) -> dict[str, np.ndarray]:
+    """Each link's value minus the room's baseline in its situation, clipped at the cap."""
+    res = _residuals(room, fit, ch, links)
+    return {s: (np.clip(r, -fit.cap[s], fit.cap[s]) if fit.cap[s] > 0 else r) for s, r in res.items()}
 
 
-def _codeviation(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
-    """The seed's test: hands where both partners deviated, each in the other's favour.
+@dataclass
+class HabitSums:
+    """Pass D: the seat-habit sums of each favour signal: per (actor, offset) (``tot``: rows actor * 3 + offset - 1)
+    and per (directed pair, offset) over the actor's hands with that other player (``mine``: rows pair * 3 +
+    offset - 1), each the centred value's sum and the links in use. Merge: added."""
 
-    A deviation is a costly choice by the actor's own information; its favour is judged with
-    the true deal (which is where a partner's hand shows).
-    Conditioned on both deviating in a hand, whether each favoured the other is close to a coin
-    flip for honest players (weak ones deviate more, not more towards a friend), so the count of
-    mutual-favour hands is tested against the room's own favour rate: a Poisson tail.
-    """
-    return codeviation_of(deviation_hands(lk, opts))
+    tot: dict[str, np.ndarray]
+    mine: dict[str, np.ndarray]
+
+    def merge(self, later: HabitSums) -> HabitSums:
+        return HabitSums({s: self.tot[s] + later.tot[s] for s in self.tot},
+                         {s: self.mine[s] + later.mine[s] for s in self.mine})
+
+
+def pass_habits(ch_packed: dict[str, np.ndarray], room: Room, hot: np.ndarray | None, fit: Baselines) -> HabitSums:
+    """Pass D: the seat-habit sums, per (actor, offset) and per (actor, co-player, offset) over their hands
+    together: the centred value's sum and the links in use.
+
+    The habit is learnt from the actor's hands without the other player (not only the links to them: favour for
+    a partner also shows as disfavour for the two others of that hand), so a colluder's favour stays in the
+    signal, while an honest player whose friend often sits after them is not taken for one."""
+    ch, links = unpack(ch_packed)
+    n_p, n_pairs = room.n_players, len(room.pair_codes)
+    use = room.use(ch, links, hot)
+    val = _centred(room, fit, ch, links)
+    hand = np.tile(ch["hand"], 3)
+    n_h = int(hand.max()) + 1
+    ao = links["actor"] * 3 + links["offset"] - 1
+    # the (actor, hand) pairs and, for each, the co-players it had links to
+    ah, ah_idx = np.unique(links["actor"] * n_h + hand, return_inverse=True)
+    pair = room.pair_index(links["actor"], links["other"])
+    co, co_first = np.unique(pair * n_h + hand, return_index=True)
+    co_pair, co_ah = co // n_h, ah_idx.ravel()[co_first]
+    tot: dict[str, np.ndarray] = {}
+    mine: dict[str, np.ndarray] = {}
+    for s in HABIT_CHECKED:
+        v = np.where(use, np.nan_to_num(val[s], nan=0.0), 0.0)  # a missing value adds nothing
+        u = use.astype(np.float64)
+        tot[s] = np.stack([np.bincount(ao, v, n_p * 3), np.bincount(ao, u, n_p * 3)], axis=1)
+        # per (actor, hand, offset), then added to every co-player of that hand
+        key = ah_idx.ravel() * 3 + links["offset"] - 1
+        ph_v = np.bincount(key, v, len(ah) * 3).reshape(-1, 3)
+        ph_n = np.bincount(key, u, len(ah) * 3).reshape(-1, 3)
+        m = np.zeros((n_pairs * 3, 2))
+        for off in range(3):
+            m[:, 0] += np.bincount(co_pair * 3 + off, ph_v[co_ah, off], n_pairs * 3)
+            m[:, 1] += np.bincount(co_pair * 3 + off, ph_n[co_ah, off], n_pairs * 3)
+        mine[s] = m
+    return HabitSums(tot, mine)
+
+
+@dataclass
+class PairSums:
+    """Pass E, per directed pair (rows in ``Room.pair_codes`` order): ``hands`` and ``decisions`` together, per
+    column of PAIR_COLUMNS the sum and the sum of squares of its per-hand sums (``acc``: (pairs, 2)), per signal
+    the raw effects' sum (``raw``); and, read per hand by their statistics, burst's per-hand favour scores
+    (``burst``: frames of BURST_COLUMNS, room codes) and the hands where a pair deviated (``deviations``: frames
+    of :func:`deviation_hands`). ``burst_links``: per actor the links of burst pieces kept elsewhere (on Dask,
+    where the pieces stay on the workers). Merge: sums added, the per-hand frames concatenated in order."""
+
+    hands: np.ndarray
+    decisions: np.ndarray
+    acc: dict[str, np.ndarray]
+    raw: dict[str, np.ndarray]
+    burst: list[pd.DataFrame]
+    deviations: list[pd.DataFrame]
+    burst_links: np.ndarray | None = None
+
+    def merge(self, later: PairSums) -> PairSums:
+        links = (self.burst_links if later.burst_links is None else later.burst_links if self.burst_links is None
+                 else self.burst_links + later.burst_links)
+        return PairSums(self.hands + later.hands, self.decisions + later.decisions,
+                        {c: self.acc[c] + later.acc[c] for c in self.acc},
+                        {s: self.raw[s] + later.raw[s] for s in self.raw},
+                        self.burst + later.burst, self.deviations + later.deviations, links)
+
+    def without_burst(self, n_players: int) -> tuple[PairSums, pd.DataFrame]:
+        """These sums with the burst piece taken out (one chunk's), counted per actor in ``burst_links``, and the
+        piece."""
+        piece = self.burst[0]
+        links = np.bincount(piece["actor"].to_numpy(np.int64), minlength=n_players)
+        return (PairSums(self.hands, self.decisions, self.acc, self.raw, [], self.deviations, links), piece)
+
+
+def pass_pairs(ch_packed: dict[str, np.ndarray], room: Room, fit: Baselines, habits: HabitSums,
+               extras: bool) -> PairSums:
+    """Pass E: per directed pair its hands, decisions, the sum and sum of squares of its per-hand sums and
+    the raw sums; with ``extras`` also the per-hand numbers: the burst statistic's per-hand favour scores and the
+    hands where a pair deviated.
+
+    The seat habit is the actor's mean centred value towards the offset over its hands without the other player;
+    a habit seen in fewer than HABIT_LINKS links is shrunk towards none (a player seen little in hands without the
+    other is judged by the room alone), above that it is taken whole (any shrinking would leave a fixed share of a
+    real habit to pile up over hands together)."""
+    ch, links = unpack(ch_packed)
+    n_pairs = len(room.pair_codes)
+    val = _centred(room, fit, ch, links)
+    pair = room.pair_index(links["actor"], links["other"])
+    hand = np.tile(ch["hand"], 3)
+    n_h = int(hand.max()) + 1
+    key3 = pair * 3 + links["offset"] - 1
+    ao = links["actor"] * 3 + links["offset"] - 1
+    for s in HABIT_CHECKED:
+        t, m = habits.tot[s][ao], habits.mine[s][key3]
+        habit = (t[:, 0] - m[:, 0]) / np.maximum(t[:, 1] - m[:, 1], HABIT_LINKS)
+        val[f"{s}_habit_free"] = val[s] - habit
+    ph, ph_idx = np.unique(pair * n_h + hand, return_inverse=True)
+    ph_idx = ph_idx.ravel()
+    ph_pair = ph // n_h
+    sums = {c: np.bincount(ph_idx, np.nan_to_num(val[c], nan=0.0), len(ph)) for c in PAIR_COLUMNS}
+    out = PairSums(
+        np.bincount(ph_pair, minlength=n_pairs).astype(np.float64),
+        np.bincount(pair, minlength=n_pairs).astype(np.float64),
+        {c: np.stack([np.bincount(ph_pair, sums[c], n_pairs), np.bincount(ph_pair, sums[c] ** 2, n_pairs)], axis=1)
+         for c in PAIR_COLUMNS},
+        {s: np.bincount(pair, np.nan_to_num(links[s], nan=0.0), n_pairs) for s in LINK_SIGNALS}, [], [])
+    if not extras:
+        return out
+    codes = room.pair_codes[ph_pair]
+    base = int(ch["hand_base"][0])
+    free = f"{BURST_SIGNAL}_habit_free"
+    w = room.weights(ch, links)
+    out.burst = [pd.DataFrame({"actor": codes >> 32, "other": codes & 0xFFFFFFFF, "hand_id": base + ph % n_h,
+                               **{c: np.bincount(ph_idx, w * np.nan_to_num(val[c], nan=0.0), len(ph))
+                                  for c in (BURST_SIGNAL, free)},
+                               # the seat offset (one per pair and hand): burst's strata
+                               "offset": np.bincount(ph_idx, links["offset"], len(ph)).astype(np.int64)
+                               // np.bincount(ph_idx, minlength=len(ph))})]
+    regret, se = np.tile(ch["regret"], 3), np.tile(ch["regret_se"], 3)
+    dev = (regret > room.options.deviation_regret) & (regret > room.options.deviation_se * se)
+    out.deviations = [deviation_hands(pd.DataFrame({
+        "actor": links["actor"][dev], "other": links["other"][dev], "hand_id": base + hand[dev],
+        "offset": links["offset"][dev], "regret": regret[dev], "regret_se": se[dev],
+        "dd_marginal": val["dd_marginal"][dev], "dd_marginal_habit_free": val["dd_marginal_habit_free"][dev]}),
+        room.options)]
+    return out
+
+
+# --- the finish: merged statistics into the pair table ----------------------------------------------------------
+
+def directed(st: PairSums, name: str, room: Room) -> pd.DataFrame:
+    """A directed signal per pair (rows in ``room.pair_codes`` order): hands, decisions, z, and the per-hand mean,
+    its standard error and the raw effects' per-hand mean.
+
+    The z divides the pair's sum over its hands together by its spread: the pair's own per-hand second moment
+    shrunk towards the actor's over all its seats (SHRINK_HANDS; the null mean is 0). For the favour signals the z
+    is the smaller of the plain one and the one with the actor's own seat-offset habit removed: favour must survive
+    both readings to count, so a habit cannot pass for favour and a noisy habit estimate cannot create any."""
+    hands, s2 = st.hands, st.acc
+    actor = room.pair_codes >> 32
+
+    def z_of(col: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        total, sq = s2[col][:, 0], s2[col][:, 1]
+        # the actor's mean square per (other, hand) over all its seats: its null spread per hand
+        a_sq = np.bincount(actor, sq, room.n_players) / np.maximum(np.bincount(actor, hands, room.n_players), 1)
+        h = np.maximum(hands, 1)
+        var = (hands * (sq / h) + SHRINK_HANDS * a_sq[actor]) / (hands + SHRINK_HANDS)
+        se_sum = np.sqrt(hands * var)
+        z = np.where(se_sum > 0, total / np.where(se_sum > 0, se_sum, 1.0), 0.0)
+        return z, se_sum, total
+
+    z, se_sum, total = z_of(name)
+    if name in HABIT_CHECKED:
+        z = np.minimum(z, z_of(f"{name}_habit_free")[0])
+    h = np.maximum(hands, 1)
+    return pd.DataFrame({"hands": hands, "decisions": st.decisions, "z": z, "per_hand": total / h,
+                         "se_per_hand": se_sum / h, "raw_per_hand": st.raw[name] / h})
+
+
+def hot_pairs(st: PairSums, room: Room) -> np.ndarray:
+    """Per directed pair: whether a signal's z passes SUSPECT_Z (its decisions then stay out of the second fit)."""
+    hot = np.zeros(len(room.pair_codes), bool)
+    for name in LINK_SIGNALS:
+        hot |= directed(st, name, room)["z"].to_numpy() > SUSPECT_Z
+    return hot
+
+
+def burst_links(pieces: list[pd.DataFrame], names: np.ndarray) -> pd.DataFrame:
+    """Pass E's per-hand burst pieces as the links the burst statistic reads (players by name)."""
+    per_hand = pd.concat(pieces, ignore_index=True)
+    per_hand["actor"] = names[per_hand["actor"].to_numpy()]
+    per_hand["other"] = names[per_hand["other"].to_numpy()]
+    return per_hand[list(BURST_COLUMNS)]
+
+
+def pair_table(seating: pd.DataFrame, names: np.ndarray, room: Room, st: PairSums, think: ThinkStats,
+               burst_of: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """One row per unordered pair (a < b) that sat together: every signal in both directions.
+
+    Columns: ``a, b, hands_together``; for each signal S in LINK_SIGNALS ``S_ab_*`` (a acting towards b) and
+    ``S_ba_*``; ``think_ab_*``/``think_ba_*``; co-deviation ``codev_*``; ``burst_ab_*``/``burst_ba_*``: occasional
+    collusion (``burst._burst``, read when ``burst_of`` is called: last, so a reading started elsewhere runs
+    while the rest is made). ``seating`` (hand_id, p0..p3 per hand) gives the hands together; ``names`` the
+    players' names by room code."""
+    out = hands_together(seating).to_frame()
+    idx = pd.MultiIndex.from_arrays([names[room.pair_codes >> 32], names[room.pair_codes & 0xFFFFFFFF]],
+                                    names=["actor", "other"])
+    for name in LINK_SIGNALS:
+        _by_direction(out, directed(st, name, room).set_axis(idx), name, {f: f for f in FIELDS})
+    _by_direction(out, think.result().set_index(["actor", "other"]), "think",
+                  {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
+    dev = pd.concat(st.deviations, ignore_index=True)
+    dev["actor"] = names[dev["actor"].to_numpy(np.int64)] if len(dev) else dev["actor"].astype(object)
+    dev["other"] = names[dev["other"].to_numpy(np.int64)] if len(dev) else dev["other"].astype(object)
+    codeviation = codeviation_of(dev)
+    finish_pairs(out, burst_of(), codeviation)
+    return out.reset_index()
+
+
+def _by_direction(out: pd.DataFrame, table: pd.DataFrame, prefix: str, fields: dict[str, str]) -> None:
+    """Copy a directed (actor, other) table into the pair table as ``prefix_ab_*`` and ``prefix_ba_*``."""
+    for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
+        idx = pd.MultiIndex.from_arrays([out.index.get_level_values(x), out.index.get_level_values(y)])
+        sub = table.reindex(idx)
+        for src, dst in fields.items():
+            out[f"{prefix}_{tag}_{dst}"] = sub[src].to_numpy(np.float64)
+
 
 
 def deviation_hands(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
     """Per (actor, other, hand) with a deviation: the true-deal favour of the deviations, plain (``m``) and
-    without the actor's seat habit (``m_free``), and the seat offset (``off``). Hands are whole in any
-    batch of whole hands, so batches' tables concatenate (see :mod:`analyzer.audit.stream`)."""
+    without the actor's seat habit (``m_free``), and the seat offset (``off``), from links of deviating decisions
+    (``lk``). Hands are whole in any chunk, so the chunks' tables concatenate."""
     dev = lk[(lk["regret"] > opts.deviation_regret) & (lk["regret"] > opts.deviation_se * lk["regret_se"])]
     free = "dd_marginal_habit_free" if "dd_marginal_habit_free" in dev.columns else "dd_marginal"
     h = dev.groupby(["actor", "other", "hand_id"], sort=False).agg(
@@ -320,7 +779,13 @@ def deviation_hands(lk: pd.DataFrame, opts: SignalOptions) -> pd.DataFrame:
 
 
 def codeviation_of(h: pd.DataFrame) -> pd.DataFrame:
-    """The co-deviation test from :func:`deviation_hands`' table."""
+    """The seed's test: hands where both partners deviated, each in the other's favour, from
+    :func:`deviation_hands`' table.
+
+    A deviation is a costly choice by the actor's own information; its favour is judged with the true deal (which
+    is where a partner's hand shows). Conditioned on both deviating in a hand, whether each favoured the other is
+    close to a coin flip for honest players (weak ones deviate more, not more towards a friend), so the count of
+    mutual-favour hands is tested against the room's own favour rate: a Poisson tail."""
     h = h.copy()
     h["fav"] = (h["m"] > 0) & (h["m_free"] > 0)  # favour with and without the actor's seat habit
     rate = h.groupby("off")["fav"].mean()
@@ -341,473 +806,9 @@ def codeviation_of(h: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _separable(gram: np.ndarray) -> np.ndarray:
-    """Per co-player, from the Gram matrix of the co-player columns of a design (hands, co-players; the
-    intercept is left out: the three co-players of a hand always sum to it): the residual sum of
-    squares of the column on the other co-players' columns, in hands. Near 0 when the co-player always
-    sat with the same others (early in a room): then no regression can tell whose presence made the
-    actor slow, and the pseudo-inverse would hand a partner's effect to a bystander with a tiny
-    standard error.
-
-    From the Gram matrix alone (its size is the co-players', whatever the hands): a column lies in the
-    span of the others exactly when some null vector of the Gram matrix has a non-zero entry there
-    (residual 0); otherwise its residual is 1 / (pseudo-inverse)_jj (the row of X+ for that column is
-    orthogonal to the other columns and has squared norm (G+)_jj = 1 / residual).
-    """
-    n = len(gram)
-    if n == 0:
-        return np.zeros(0)
-    e, v = np.linalg.eigh(gram)
-    tol = max(float(e.max()), 0.0) * n * np.finfo(np.float64).eps * 10
-    keep = e > tol
-    null_weight = (v[:, ~keep] ** 2).sum(axis=1)
-    pinv_diag = ((v[:, keep] ** 2) / e[keep]).sum(axis=1)
-    out = np.where((null_weight > 1e-9) | (pinv_diag <= 0), 0.0, 1.0 / np.where(pinv_diag > 0, pinv_diag, 1.0))
-    return np.asarray(out, np.float64)
-
-
-def _normal_equations(hi: np.ndarray, oi: np.ndarray, n_hands: int, n_others: int
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """X'X of the design (hands, co-player indicators + intercept) and the design itself (sparse), built
-    from the (hand, co-player) pairs: cost linear in hands, memory (co-players + 1)^2 for X'X."""
-    from scipy import sparse
-
-    rows = np.concatenate([hi, np.arange(n_hands)])
-    cols = np.concatenate([oi, np.full(n_hands, n_others)])
-    x = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_hands, n_others + 1))
-    x.sum_duplicates()
-    x.data[:] = 1.0  # an indicator, however many links name the pair in a hand
-    return np.asarray((x.T @ x).toarray(), np.float64), x
-
-
-class ThinkStats:
-    """The think-time model's sufficient statistics, added batch by batch (whole hands a batch): per
-    actor its pace fit (sums over its timed decisions of 1, x, log time, x^2, x log time) and, over the
-    hands it timed, the normal equations of the per-hand regression on who sat with it (X'X and X'a,
-    X'b for the hand's mean log time a and mean difficulty b, and their sums and cross-products).
-    The per-hand residual is a - slope b - c with the actor's pace line (slope, c), linear in a and b,
-    so X'y and y'y follow at the end without a second pass. Memory: co-players squared per actor,
-    whatever the hands."""
-
-    def __init__(self) -> None:
-        self.pace: dict[str, np.ndarray] = {}  # n, sum x, sum lt, sum x^2, sum x lt
-        self.others: dict[str, dict[str, int]] = {}
-        self.xtx: dict[str, np.ndarray] = {}  # co-players + intercept (last), grown as co-players appear
-        self.xta: dict[str, np.ndarray] = {}
-        self.xtb: dict[str, np.ndarray] = {}
-        self.sums: dict[str, np.ndarray] = {}  # hands, sum a, sum b, sum a^2, sum b^2, sum ab
-        #: per actor, per table (its three co-players, sorted): hands, sum a, sum b (the between-table spread)
-        self.tables: dict[str, dict[tuple[str, ...], list[float]]] = {}
-        self.overflow: set[str] = set()  # actors whose tables passed MAX_TABLES: no longer kept
-
-    def add_decisions(self, df: pd.DataFrame) -> None:
-        """Add decision rows (``player``, ``seat``, ``p0..p3``, ``hand_id``, ``think_ms``, ``difficulty``)."""
-        t = df.dropna(subset=["think_ms"])
-        if t.empty:
-            return
-        lt = np.log1p(t["think_ms"].clip(lower=0).to_numpy(np.float64))
-        x = t["difficulty"].fillna(0.0).to_numpy(np.float64)
-        actor_code, actors = pd.factorize(t["player"].astype(str).to_numpy(object))
-        hand_code, _ = pd.factorize(t["hand_id"].astype(str).to_numpy(object))
-        n_a = len(actors)
-        # per actor its pace line's sums (timed decisions, x, log time, x^2, x log time): integer codes and
-        # bincounts, not a groupby on names (this ran once per batch and was a fifth of the pair signals)
-        pace = np.stack([np.bincount(actor_code, minlength=n_a).astype(np.float64),
-                         *(np.bincount(actor_code, v, n_a) for v in (x, lt, x * x, x * lt))], axis=1)
-        for k, a in enumerate(actors):
-            self.pace[a] = self.pace.get(a, np.zeros(5)) + pace[k]
-        # per (actor, hand): mean log time and difficulty, and the table read from its first decision
-        key = actor_code.astype(np.int64) * (int(hand_code.max()) + 1) + hand_code
-        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
-        inv = inv.ravel()
-        cnt = np.bincount(inv, minlength=len(uniq)).astype(np.float64)
-        m_lt, m_x = np.bincount(inv, lt, len(uniq)) / cnt, np.bincount(inv, x, len(uniq)) / cnt
-        order = np.argsort(first, kind="stable")  # the (actor, hand) pairs in order of appearance
-        first, m_lt, m_x = first[order], m_lt[order], m_x[order]
-        names = t[["p0", "p1", "p2", "p3"]].astype(str).to_numpy(object)[first]
-        who = actor_code[first]
-        by = np.argsort(who, kind="stable")
-        bounds = np.searchsorted(who[by], np.arange(n_a + 1))
-        for k, a in enumerate(actors):
-            i = by[bounds[k]:bounds[k + 1]]
-            nm = names[i]
-            self._hands(str(a), nm[nm != a].reshape(len(i), 3), m_lt[i], m_x[i])
-
-    def _hands(self, actor: str, co: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-        """Add an actor's hands: co-players (hands, 3), mean log time and mean difficulty per hand."""
-        from scipy import sparse
-
-        idx = self.others.setdefault(actor, {})
-        for o in pd.unique(co.ravel()):
-            if o not in idx:
-                idx[o] = len(idx)
-        k = len(idx) + 1
-        old = self.xtx.get(actor)
-        if old is None or len(old) < k:  # grow, keeping the intercept last
-            m = max(k, 2 * (0 if old is None else len(old) - 1) + 1)
-            xtx, xta, xtb = np.zeros((m, m)), np.zeros(m), np.zeros(m)
-            if old is not None:
-                n = len(old) - 1
-                xtx[:n, :n], xtx[:n, -1], xtx[-1, :n], xtx[-1, -1] = old[:n, :n], old[:n, -1], old[-1, :n], old[-1, -1]
-                xta[:n], xta[-1] = self.xta[actor][:n], self.xta[actor][-1]
-                xtb[:n], xtb[-1] = self.xtb[actor][:n], self.xtb[actor][-1]
-            self.xtx[actor], self.xta[actor], self.xtb[actor] = xtx, xta, xtb
-        xtx, xta, xtb = self.xtx[actor], self.xta[actor], self.xtb[actor]
-        h = len(a)
-        cols = np.concatenate([np.vectorize(idx.__getitem__, otypes=[np.int64])(co).ravel(),
-                               np.full(h, len(xtx) - 1)])
-        rows = np.concatenate([np.repeat(np.arange(h), 3), np.arange(h)])
-        d = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(h, len(xtx)))
-        xtx += (d.T @ d).toarray()
-        xta += d.T @ a
-        xtb += d.T @ b
-        self.sums[actor] = self.sums.get(actor, np.zeros(6)) + np.array(
-            [h, a.sum(), b.sum(), a @ a, b @ b, a @ b], np.float64)
-        if actor in self.overflow:
-            return
-        tables = self.tables.setdefault(actor, {})
-        for key, ai, bi in zip(map(tuple, np.sort(co.astype(str), axis=1).tolist()), a.tolist(), b.tolist()):
-            cell = tables.get(key)
-            if cell is None:
-                tables[key] = [1.0, ai, bi]
-            else:
-                cell[0] += 1.0
-                cell[1] += ai
-                cell[2] += bi
-        if len(tables) > MAX_TABLES:
-            self.overflow.add(actor)
-            del self.tables[actor]
-
-    def merge(self, later: ThinkStats) -> ThinkStats:
-        """These sums and ``later``'s (sums of the rows that came after these) as one, as if every row had been
-        added to one accumulator in that order: each actor's co-players keep their order of appearance
-        (``later``'s new ones after), so the fit is the same one (to float rounding). Per-batch sums made
-        apart (e.g. on Dask workers, next to each batch's rows) merge in a tree of these."""
-        out = ThinkStats()
-        for actor in [*self.others, *(a for a in later.others if a not in self.others)]:
-            mine, theirs = self.others.get(actor, {}), later.others.get(actor, {})
-            idx = dict(mine)
-            for o in theirs:
-                idx.setdefault(o, len(idx))
-            k = len(idx) + 1
-            xtx, xta, xtb = np.zeros((k, k)), np.zeros(k), np.zeros(k)
-            for part, own in ((self, mine), (later, theirs)):
-                if actor not in part.xtx:
-                    continue
-                m = len(part.xtx[actor])
-                src = np.array([*own.values(), m - 1], np.int64)  # own codes, intercept last
-                dst = np.array([*(idx[o] for o in own), k - 1], np.int64)
-                xtx[np.ix_(dst, dst)] += part.xtx[actor][np.ix_(src, src)]
-                xta[dst] += part.xta[actor][src]
-                xtb[dst] += part.xtb[actor][src]
-            out.others[actor], out.xtx[actor], out.xta[actor], out.xtb[actor] = idx, xtx, xta, xtb
-            out.sums[actor] = self.sums.get(actor, np.zeros(6)) + later.sums.get(actor, np.zeros(6))
-            if actor in self.overflow or actor in later.overflow:
-                out.overflow.add(actor)
-                continue
-            tables = {key: list(cell) for key, cell in self.tables.get(actor, {}).items()}
-            for key, cell in later.tables.get(actor, {}).items():
-                mine_cell = tables.get(key)
-                tables[key] = list(cell) if mine_cell is None else [x + y for x, y in zip(mine_cell, cell)]
-            if len(tables) > MAX_TABLES:
-                out.overflow.add(actor)
-            else:
-                out.tables[actor] = tables
-        for actor in [*self.pace, *(a for a in later.pace if a not in self.pace)]:
-            out.pace[actor] = self.pace.get(actor, np.zeros(5)) + later.pace.get(actor, np.zeros(5))
-        return out
-
-    def result(self) -> pd.DataFrame:
-        """Per (actor, co-player): z of the co-player's coefficient, hands together, slower ratio."""
-        cols = ["actor", "other", "z", "hands_with", "slower_ms_ratio"]
-        rows: list[tuple[str, str, float, float, float]] = []
-        for actor, idx in self.others.items():
-            n, sx, sl, sxx_, sxl = self.pace[actor]
-            mx, my = sx / n, sl / n
-            sxx, sxy = sxx_ - n * mx * mx, sxl - n * mx * my
-            slope = sxy / sxx if (sxx > 1e-12 and n > 2) else 0.0
-            c = my - slope * mx
-            p = len(idx)
-            keep = list(range(p)) + [len(self.xtx[actor]) - 1]
-            xtx = self.xtx[actor][np.ix_(keep, keep)]
-            xta, xtb = self.xta[actor][keep], self.xtb[actor][keep]
-            hands, sa, sb, saa, sbb, sab = self.sums[actor]
-            xty = xta - slope * xtb - c * xtx[:, -1]
-            yty = saa + slope * slope * sbb + hands * c * c - 2 * slope * sab - 2 * c * sa + 2 * slope * c * sb
-            others = sorted(idx, key=idx.__getitem__)
-            rows.extend(_think_fit(actor, others, xtx, xty, yty, int(hands), None if actor in self.overflow else
-                                   _table_means(self.tables.get(actor, {}), idx, slope, c)))
-        return pd.DataFrame(rows, columns=cols)
-
-
-def _table_means(tables: dict[tuple[str, ...], list[float]], idx: dict[str, int], slope: float, c: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """An actor's tables (each set of three co-players it sat with): hands, the mean residual from its pace line
-    (``slope``, ``c``) and the co-players' columns in the design (tables, 3); None without tables."""
-    if not tables:
-        return None
-    cells = np.array(list(tables.values()), np.float64)
-    n = cells[:, 0]
-    mean = (cells[:, 1] - slope * cells[:, 2]) / n - c
-    cols = np.array([[idx[o] for o in key] for key in tables], np.int64).reshape(len(tables), -1)
-    return n, mean, cols
-
-
-def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, yty: float, hands: int,
-               tables: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-               ) -> list[tuple[str, str, float, float, float]]:
-    """One actor's regression on its co-players, from its normal equations; with the actor's ``tables``
-    (:func:`_table_means`), each table one observation with a spread of its own (:func:`_between_tables`), unless
-    its tables hold about a hand each (then the hand-level fit is that model)."""
-    counts = np.diag(xtx)[:-1]
-    rank = int(np.linalg.matrix_rank(xtx, hermitian=True))
-    dof = hands - rank
-    if dof < 3 or not yty > hands * FLAT_THINK ** 2:  # too few hands, or times that do not move (FLAT_THINK)
-        return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
-    xtx_inv = np.linalg.pinv(xtx, hermitian=True)
-    beta = xtx_inv @ xty
-    # ||y - X beta||^2 from the normal equations: y'y - 2 beta'X'y + beta'X'X beta
-    rss = float(yty - 2 * beta @ xty + beta @ xtx @ beta)
-    sigma2 = max(rss, MIN_RSS_SHARE * yty) / dof
-    var = np.diag(xtx_inv)[:-1] * sigma2
-    mixed = _between_tables(xtx_inv, beta, yty, hands, rank, tables) if tables is not None else None
-    alone = False  # each co-player read on its own: its tables with and without it tell it apart
-    if mixed is not None:  # each table one observation, with its own spread (a slow table, a drifting pace)
-        beta, var, dof, alone = mixed
-        if dof == 0:  # too few tables to tell a co-player from a slow table: no evidence either way
-            return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
-    p = t_sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
-    ok = (counts >= 2) & (hands - counts >= 2) & np.isfinite(var) & (
-        alone | (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS))
-    z = norm_isf(np.clip(p, 1e-300, P_MAX))
-    return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
-            for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
-
-
-def _between_tables(xtx_inv: np.ndarray, beta: np.ndarray, yty: float, hands: int, rank: int,
-                    tables: tuple[np.ndarray, np.ndarray, np.ndarray]
-                    ) -> tuple[np.ndarray, np.ndarray, int, bool] | None:
-    """The co-players' coefficients, their variances and degrees of freedom with each table (set of co-players) as
-    one observation that has a spread of its own; None when every table holds about one hand (the hand-level fit is
-    then the same model). No degrees of freedom (0) when the actor sat at too few tables to tell a co-player's effect
-    from a slow table's.
-
-    The hand-level fit takes every hand as independent. Think times are not: a table can be slow as a whole (a
-    laggy connection, a long discussion) and a player's pace drifts over a session, and the hands of one table share
-    that. A co-player's effect is only seen between tables (who sits is the same within one), so the hands of a
-    table count as far fewer than their number, and honest pairs that sat at a few slow tables looked "slower
-    together" with z's of 4-9. Here each table's mean residual y_t over n_t hands has variance sigma^2 / n_t +
-    tau^2, with sigma^2 from the spread of hands within tables and tau^2, the tables' own, from DerSimonian and
-    Laird's moments (a meta-regression: Cochran's Q of the tables' means about the plain fit); the fit is weighted
-    by 1 / (sigma^2 / n_t + tau^2), its variances scaled by the tables' own scatter about it when that is larger
-    (Knapp and Hartung's adjustment, which holds its level with few tables) and read on a t with tables - rank
-    degrees of freedom. With tau^2 = 0 the coefficients are the plain fit's. When the co-players outnumber what the
-    tables can tell apart (fewer than MIN_TABLE_DOF degrees of freedom left), each co-player is read on its own
-    (:func:`_one_at_a_time`)."""
-    n, mean, cols = tables
-    k = len(n)
-    dof_w = hands - k
-    if dof_w < 2:
-        return None  # a hand or so a table: the tables are the hands
-    dof_t = k - rank
-    within = yty - float(n @ (mean * mean))
-    sigma2 = max(within, MIN_RSS_SHARE * yty) / dof_w
-    p = len(beta)
-    if dof_t < MIN_TABLE_DOF:  # more co-players than tables can tell apart together: each one on its own
-        return (*_one_at_a_time(n, mean, cols, p, sigma2, hands), True)
-    x = np.zeros((k, p))
-    np.put_along_axis(x, cols, 1.0, axis=1)
-    x[:, -1] = 1.0
-    fit, var = _random_tables(x, n, mean, sigma2, hands, dof_t, xtx_inv, beta)
-    return fit, var, dof_t, False
-
-
-def _random_tables(x: np.ndarray, n: np.ndarray, mean: np.ndarray, sigma2: float, hands: int, dof_t: int,
-                   xtx_inv: np.ndarray | None = None, beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The random-effects meta-regression of the tables' mean residuals ``mean`` (over ``n`` hands each, within
-    variance ``sigma2``) on the design ``x`` (tables x coefficients, the intercept last): the coefficients and their
-    Knapp-Hartung variances (but the intercept's). ``xtx_inv``, ``beta``: the plain fit's, when known (weights
-    n_t / sigma^2; the hand-level fit's, as a table's hands share its row)."""
-    if xtx_inv is None or beta is None:
-        xtx_inv = np.linalg.pinv((x * n[:, None]).T @ x, hermitian=True)
-        beta = xtx_inv @ (x.T @ (n * mean))
-    q = float(n @ (mean - x @ beta) ** 2) / sigma2  # Cochran's Q about the plain (weights n_t / sigma^2) fit
-    g2 = (x * (n * n)[:, None]).T @ x
-    denom = (hands - float(np.trace(xtx_inv @ g2))) / sigma2
-    tau2 = max(q - dof_t, 0.0) / denom if denom > 0 else 0.0
-    w = 1.0 / (sigma2 / n + tau2)
-    m_inv = np.linalg.pinv((x * w[:, None]).T @ x, hermitian=True)
-    fit = m_inv @ (x.T @ (w * mean))
-    scatter = float(w @ (mean - x @ fit) ** 2) / dof_t
-    return fit, np.diag(m_inv)[:-1] * max(1.0, scatter)
-
-
-def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, sigma2: float, hands: int
-                   ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each co-player's coefficient on its own (tables with it against tables without it, the others' effects left
-    in the tables' spread), read on a t with tables - 2 degrees of freedom: for an actor who sat with more co-players
-    than tables (long sittings in a big room), where the joint fit has none. A co-player needs 2 tables with it and 2
-    without; too few tables in all (fewer than MIN_TABLE_DOF + 2): no evidence (0 degrees of freedom).
-
-    :func:`_random_tables` of each co-player's design (its tables' indicator and the intercept), for every co-player
-    at once: with two columns the fits have closed forms (a co-player's coefficient is the weighted mean of its
-    tables less that of the others), so the room's actors x co-players fits are a few array operations each actor,
-    not a Python loop of small solves (the same figures to rounding, ``tests/test_think_linear.py``)."""
-    k = len(n)
-    fit, var = np.zeros(p), np.full(p - 1, np.inf)
-    dof = k - 2
-    if dof < MIN_TABLE_DOF:
-        return fit, var, 0
-    seated = np.unique(np.arange(k)[:, None] * p + cols)  # (table, co-player) once each
-    m = np.bincount(seated % p, minlength=p)[:p - 1]  # tables with each co-player
-    ok = np.flatnonzero((m >= 2) & (k - m >= 2))
-    step = max(1, BLOCK_CELLS // k)  # co-players a block: its arrays of co-players x tables stay a few MB
-    for at in range(0, len(ok), step):
-        js = ok[at:at + step]
-        h = np.zeros((len(js), k))  # co-player x table: 1 where the co-player sat at the table
-        where = np.full(p - 1, -1)
-        where[js] = np.arange(len(js))
-        t, s = np.nonzero(where[cols] >= 0)
-        h[where[cols[t, s]], t] = 1.0
-        fit[js], var[js] = _tables_with(h, n, mean, sigma2, hands, dof)
-    return fit, var, dof
-
-
-#: Cells (co-players x tables) of one block of :func:`_one_at_a_time`'s fits.
-BLOCK_CELLS = 1 << 19
-
-
-def _tables_with(h: np.ndarray, n: np.ndarray, mean: np.ndarray, sigma2: float, hands: int, dof: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_random_tables` of each row's design (``h``: co-players x tables, 1 where it sat; and the intercept):
-    each co-player's coefficient and its Knapp-Hartung variance, by the two-column design's closed forms."""
-
-    def line(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per co-player, the fit of ``mean`` on (its indicator, 1) with table weights ``w`` (co-players x tables,
-        or tables): its coefficient and intercept, and the inverse normal matrix' first diagonal element."""
-        w = np.broadcast_to(w, h.shape)
-        with_ = (w * h).sum(axis=1)
-        all_ = w.sum(axis=1)
-        u, v = (w * h) @ mean, w @ mean
-        intercept = (v - u) / (all_ - with_)  # the tables without it
-        return u / with_ - intercept, intercept, all_ / (with_ * (all_ - with_))
-
-    b, c, _ = line(n)  # the plain fit (weights n_t / sigma^2)
-    q = ((mean - b[:, None] * h - c[:, None]) ** 2) @ n / sigma2  # Cochran's Q about it
-    with_, all_ = h @ n, float(n.sum())
-    nn_with, nn_all = h @ (n * n), float(n @ n)
-    trace = (all_ * nn_with - 2.0 * with_ * nn_with + with_ * nn_all) / (with_ * (all_ - with_))
-    denom = (hands - trace) / sigma2
-    tau2 = np.where(denom > 0, np.maximum(q - dof, 0.0) / np.where(denom > 0, denom, 1.0), 0.0)
-    w = 1.0 / (sigma2 / n[None, :] + tau2[:, None])
-    b, c, inv00 = line(w)
-    scatter = (w * (mean - b[:, None] * h - c[:, None]) ** 2).sum(axis=1) / dof
-    return b, inv00 * np.maximum(1.0, scatter)
-
-
-def _think(lk: pd.DataFrame) -> pd.DataFrame:
-    """Secondary: is the actor slower, for the difficulty, in hands with this seat than without?
-
-    Each actor's log think time is fitted on difficulty (its own pace); per hand the mean
-    residual, regressed on who else sat at the table (one indicator per co-player); the z of a
-    co-player's coefficient. Solved from sufficient statistics (:class:`ThinkStats`, which can also
-    be fed batch by batch): cost linear in hands, memory the number of co-players squared.
-    """
-    t = lk[lk["offset"] == 1]  # one copy of each decision; its row in the decisions gives the table
-    base = t.rename(columns={"actor": "player"})[["player", "hand_id", "think_ms", "difficulty"]]
-    seats = t[["row"]].merge(_table_of(lk), on="row", how="left")
-    stats_ = ThinkStats()
-    stats_.add_decisions(pd.concat([base.reset_index(drop=True), seats[["p0", "p1", "p2", "p3"]]], axis=1))
-    return stats_.result()
-
-
-def _table_of(lk: pd.DataFrame) -> pd.DataFrame:
-    """Per decision row: the four players at its table (the actor and the three others of its links)."""
-    first = lk.drop_duplicates("row").set_index("row")
-    out = pd.DataFrame({"row": first.index, "p0": first["actor"].to_numpy()})
-    for k in (1, 2, 3):
-        at = lk[lk["offset"] == k].drop_duplicates("row").set_index("row")["other"]
-        out[f"p{k}"] = at.reindex(first.index).to_numpy()
-    return out
-
-
-def hands_together(seating: pd.DataFrame) -> pd.Series:
-    """Hands each unordered pair sat at one table, from a frame with hand_id, p0..p3."""
-    names = seating[["p0", "p1", "p2", "p3"]].to_numpy(object)
-    pairs: dict[tuple[str, str], int] = {}
-    for row in names:
-        ps = sorted(map(str, row))
-        for i in range(SEATS):
-            for j in range(i + 1, SEATS):
-                key = (ps[i], ps[j])
-                pairs[key] = pairs.get(key, 0) + 1
-    idx = pd.MultiIndex.from_tuples(list(pairs), names=["a", "b"]) if pairs else pd.MultiIndex.from_tuples(
-        [], names=["a", "b"])
-    return pd.Series(list(pairs.values()), index=idx, dtype=np.int64, name="hands_together")
-
-
-@dataclass(frozen=True)
-class Signals:
-    """The pair table and the links it was computed from (the evidence reads the links)."""
-
-    pairs: pd.DataFrame
-    links: pd.DataFrame
-    effects: SeatEffects
-
-
-def _fit_links(df: pd.DataFrame, eff: SeatEffects) -> pd.DataFrame:
-    """Centred links in two passes: the second fits the room's baselines without the decisions
-    of directed pairs that already stand out (robust to a strong pair in a small room)."""
-    lk = link_statistics(links(df, eff))
-    suspect = np.zeros(len(lk), bool)
-    for name in LINK_SIGNALS:
-        d = _directed(lk, name)
-        hot = d.index[d["z"] > SUSPECT_Z]
-        if len(hot):
-            suspect |= pd.MultiIndex.from_arrays([lk["actor"], lk["other"]]).isin(hot)
-    if not suspect.any():
-        return lk
-    bad_rows = np.unique(lk["row"].to_numpy()[suspect])
-    return link_statistics(lk, use=~np.isin(lk["row"].to_numpy(), bad_rows))
-
-
-def _by_direction(out: pd.DataFrame, table: pd.DataFrame, prefix: str, fields: dict[str, str]) -> None:
-    """Copy a directed (actor, other) table into the pair table as ``prefix_ab_*`` and ``prefix_ba_*``."""
-    for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):
-        idx = pd.MultiIndex.from_arrays([out.index.get_level_values(x), out.index.get_level_values(y)])
-        sub = table.reindex(idx)
-        for src, dst in fields.items():
-            out[f"{prefix}_{tag}_{dst}"] = sub[src].to_numpy(np.float64)
-
-
-def pair_signals(df: pd.DataFrame, *, seating: pd.DataFrame | None = None,
-                 options: SignalOptions = SignalOptions()) -> Signals:
-    """One row per unordered pair (a < b) that sat together: every signal in both directions.
-
-    Columns: ``a, b, hands_together``; for each signal S in LINK_SIGNALS ``S_ab_*`` (a acting
-    towards b) and ``S_ba_*``; ``think_ab_*``/``think_ba_*``; co-deviation ``codev_*``.
-    ``burst_ab_*``/``burst_ba_*``: occasional collusion (see :func:`_burst`).
-    ``seating`` (hand_id, p0..p3 per hand) gives exact hands together; by default the hands
-    with decision rows.
-    """
-    if seating is None:
-        seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    out = hands_together(seating).to_frame()
-    eff = seat_effects(df)
-    lk = _fit_links(df, eff)
-    fields = ("hands", "decisions", "z", "per_hand", "se_per_hand", "raw_per_hand")
-    for name in LINK_SIGNALS:
-        _by_direction(out, _directed(lk, name), name, {f: f for f in fields})
-    _by_direction(out, _think(lk).set_index(["actor", "other"]), "think",
-                  {"z": "z", "hands_with": "hands", "slower_ms_ratio": "ratio"})
-    # burst reads each decision's favour weighted by how little the actor's own choice model foresaw it
-    finish_pairs(out, _burst(weighted_links(lk, choice_weights(df))), _codeviation(lk, options))
-    return Signals(out.reset_index(), lk, eff)
-
-
 def finish_pairs(out: pd.DataFrame, burst: pd.DataFrame, codev: pd.DataFrame) -> None:
-    """The pair table's last columns, the same for the in-memory and the streamed signals: the burst
-    statistic by direction, co-deviation, and 0 for the z's and log p's of pairs a signal never saw."""
+    """The pair table's last columns: the burst statistic by direction, co-deviation, and 0 for the z's and log p's
+    of pairs a signal never saw."""
     burst = burst.copy()
     for z, logp in (("z", "logp"), ("z_count", "logp_count")):
         burst[z] = -special.ndtri_exp(np.minimum(burst[logp].to_numpy(np.float64), np.log(P_MAX)))

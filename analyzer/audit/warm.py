@@ -47,7 +47,7 @@ def warm() -> None:
     from analyzer.audit.signals import ThinkStats
     from analyzer.audit.stream import build_chunk
     items = _warmup_items()
-    rows = analyse(items)  # the defaults every command uses (docs/analysis.md)
+    rows = analyse(items)  # the defaults every command uses (docs/methods/decisions.md)
     build_chunk(rows)  # the pair signals' chunk of a batch (audit.on_dask: next to the batch's rows)
     ThinkStats().add_decisions(rows)
     seated = pd.DataFrame([outcome_row(it) for it in items], columns=list(SEATING_COLUMNS))
@@ -70,8 +70,8 @@ def warm_quietly() -> None:
 def warm_reasons() -> None:
     """Load, in this process, the kernel the shown rows' reasons are scored with (``strategy.score``, as
     :func:`analyzer.analysis.reasons.fill_reasons` does at the audit's end). Where the analysis runs on Dask
-    workers, the command's own process never loaded it, and its first reason waited ~0.75 s for numba (its first
-    kernel in that process) while every worker was idle."""
+    workers, the command's own process never loads it, and its first reason would wait ~0.75 s for numba (its first
+    kernel in that process) while every worker is idle."""
     from analyzer.strategy import score
     from analyzer.variants.bieqi import DEFAULT_RULES, VARIANT, State
 

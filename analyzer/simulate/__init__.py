@@ -20,12 +20,6 @@ def simulators() -> dict[str, str]:
     return {name: v.offers.simulator for name, v in registry().items() if v.offers.simulator}
 
 
-def __getattr__(name: str) -> Any:
-    if name == "SIMULATORS":  # the old name of simulators()
-        return simulators()
-    raise AttributeError(name)
-
-
 @dataclass
 class Simulation:
     """A simulated room: its hands (log v1 records, lazily) and the truth about who colluded."""

@@ -86,7 +86,7 @@ class Sitting:
 
 @dataclass
 class Options:
-    """Room options (``simulate``'s keyword options); see docs/simulate.md."""
+    """Room options (``simulate``'s keyword options); see docs/guide/simulate.md."""
 
     colluders: int = 1
     style: str = "share"

@@ -139,10 +139,6 @@ class Game(Protocol):
         ...
 
 
-#: The old name of the contract.
-Variant = Game
-
-
 class VariantBase:
     """Defaults for the optional parts of the contract, and what every variant computes the same way."""
 

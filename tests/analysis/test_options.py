@@ -49,7 +49,7 @@ def rows() -> pd.DataFrame:
 
 def _odd(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows as other sources may hold them: no options, an empty list, a chosen card not among them, a null loss,
-    an older row without losses."""
+    a row without losses (the seat effects read none)."""
     df = rows.head(40).copy().reset_index(drop=True)
     df.loc[3, "options"] = ""
     df.loc[5, "options"] = "[]"
@@ -94,13 +94,28 @@ def test_seat_effects_of_odd_rows(rows: pd.DataFrame) -> None:
 
 def test_option_arrays_index_rows_and_cards() -> None:
     texts = ['[{"card":"S7","ev":[1,2,3,4],"ev_dd":[0,0,0,0],"loss":0.5}]', "",
-             '[{"card":"H7","ev":[0,0,0,0],"ev_dd":[1,1,1,1]},{"card":"S8","ev":[5,6,7,8],"ev_dd":[2,2,2,2],"loss":null}]']
+             '[{"card":"H7","ev":[0,0,0,0],"ev_dd":[1,1,1,1],"loss":2},{"card":"S8","ev":[5,6,7,8],"ev_dd":[2,2,2,2],'
+             '"loss":null}]']
     oa = option_arrays(texts, ("loss",))
     assert oa.count.tolist() == [1, 0, 2] and oa.start.tolist() == [0, 1, 1]
     assert oa.row.tolist() == [0, 2, 2]
     assert oa.index_of(["S7", "S7", "S8"]).tolist() == [0, -1, 1]
-    assert oa.values["loss"].tolist() == [0.5, 0.0, 0.0] and oa.has["loss"].tolist() == [True, False, True]
+    assert oa.values["loss"].tolist() == [0.5, 2.0, 0.0]
     assert oa.ev[2].tolist() == [5, 6, 7, 8]
+
+
+def test_an_option_without_an_asked_key_is_refused_naming_the_row() -> None:
+    """Rows whose options lack a loss (another version's) are an error naming the key and the row, by either
+    reader; the key not asked for is not needed."""
+    from analyzer.analysis.options import OptionsError
+
+    plain = '[{"card":"7S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":0.5,"loss_dd":1,"loss_ref":0}]'
+    lacking = '[{"card":"8S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":0.5,"loss_dd":1}]'
+    assert option_arrays([plain, lacking], ("loss", "loss_dd")).values["loss_dd"].tolist() == [1.0, 1.0]
+    for odd in (lacking, lacking.replace("0.5", "1e-5")):  # the compiled reader's shape, and orjson's
+        with pytest.raises(OptionsError, match="row 2 of those read") as e:
+            option_arrays([plain, odd], ("loss", "loss_ref"))
+        assert "an option without 'loss_ref'" in str(e.value) and e.value.text == odd
 
 
 def _orjson_texts(cover: np.ndarray, nopt: np.ndarray, cards: np.ndarray, ev: np.ndarray, ev_dd: np.ndarray,
@@ -164,7 +179,7 @@ def _same_arrays(a: OptionArrays, b: OptionArrays) -> None:
     assert np.array_equal(a.ev, b.ev) and np.array_equal(a.ev_dd, b.ev_dd)
     assert a.values.keys() == b.values.keys()
     for k in a.values:
-        assert np.array_equal(a.values[k], b.values[k]) and np.array_equal(a.has[k], b.has[k]), k
+        assert np.array_equal(a.values[k], b.values[k]), k
 
 
 def test_compiled_reader_equals_orjson(rows: pd.DataFrame) -> None:
@@ -178,8 +193,10 @@ def test_compiled_reader_equals_orjson(rows: pd.DataFrame) -> None:
         for o in opts[::2]:
             o["loss_ref"] = None
         other.append(json.dumps([dict(reversed(list(o.items()))) for o in opts], indent=None, separators=(" , ", " : ")))
-    other += ['[{"card":"7S","kind":"play","ev":[1,-0.0,2.5,-3],"ev_dd":[0,0,0,0],"loss":0,"loss_dd":12.25}]', "[]",
-              "", ' [ ] ', '[{"card":"KC","kind":"cover","ev":[123456789012345,0.1,0.2,0.3],"ev_dd":[1,2,3,4]}]']
+    other += ['[{"card":"7S","kind":"play","ev":[1,-0.0,2.5,-3],"ev_dd":[0,0,0,0],"loss":0,"loss_dd":12.25,'
+              '"loss_ref":-0.0}]', "[]", "", ' [ ] ',
+              '[{"card":"KC","kind":"cover","ev":[123456789012345,0.1,0.2,0.3],"ev_dd":[1,2,3,4],"loss_ref":1,'
+              '"loss":7,"loss_dd":null}]']
     for keys in ((), ("loss",), ("loss", "loss_ref", "loss_dd")):
         for some in (texts, other):
             fast = _compiled(some, keys)
@@ -194,14 +211,10 @@ def test_compiled_reader_equals_orjson(rows: pd.DataFrame) -> None:
 
 
 def test_loss_matrices_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
-    from analyzer.analysis.decisions import decision_scale
     from analyzer.analysis.skill import MAX_OPTIONS, loss_matrices
 
     frame = rows.head(300).copy()
     texts = frame["options"].tolist()
-    for i in range(0, 300, 7):  # rows of older analyses: no losses stored
-        texts[i] = orjson.dumps([{k: v for k, v in o.items() if not k.startswith("loss")} for o in orjson.loads(texts[i])]
-                                ).decode()
     for i in range(3, 300, 11):
         texts[i] = "[]"
     for i in range(5, 300, 13):
@@ -211,21 +224,14 @@ def test_loss_matrices_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
     keys = ("loss", "loss_ref", "loss_dd")
     want = {k: np.full((len(frame), MAX_OPTIONS), np.inf) for k in keys}
     want_chosen = np.zeros(len(frame), np.int64)
-    for i, (text, card, seat) in enumerate(zip(texts, frame["chosen"], frame["seat"])):  # the former reading
+    for i, (text, card) in enumerate(zip(texts, frame["chosen"])):  # row by row
         opts = orjson.loads(text)
         if not opts:
             for m in want.values():
                 m[i, 0] = 0.0
             continue
         for key, m in want.items():
-            if key in opts[0]:
-                vals = [o[key] if o[key] is not None else 0.0 for o in opts]
-            elif key == "loss_ref":
-                vals = [0.0] * len(opts)
-            else:
-                own = np.array([o["ev"][seat] for o in opts], float)
-                pts = np.array([o["ev_dd" if key == "loss_dd" else "ev"][seat] for o in opts], float)
-                vals = ((pts.max() - pts) / decision_scale(own[None, :])[0]).tolist()
+            vals = [o[key] if o[key] is not None else 0.0 for o in opts]
             m[i, :len(vals)] = vals
         want_chosen[i] = next((j for j, o in enumerate(opts) if o["card"] == card), 0)
     got, chosen = loss_matrices(frame, keys)

@@ -102,7 +102,8 @@ def test_a_player_sharp_on_covers_and_loose_on_plays_is_predicted_kind_by_kind()
 def test_strata_are_cover_or_play_times_model_or_rollouts() -> None:
     """From the options alone (what every path of the table reads): their kind, and rollouts' zero-sum values."""
     def text(kind: str, ev: list[float], spaced: bool = False) -> str:
-        opts = [{"card": c, "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": 0.0, "loss_dd": 0.0} for c in ("2S", "3S")]
+        opts = [{"card": c, "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": 0.0, "loss_dd": 0.0, "loss_ref": 0.0}
+                for c in ("2S", "3S")]
         return orjson.dumps(opts).decode().replace(":", ": ") if spaced else orjson.dumps(opts).decode()
     texts = [text("play", MODEL), text("cover", MODEL), text("play", [3.01, -1.0, -1.0, -1.0]),
              text("cover", ZERO, spaced=True), "[]", text("play", [1.0, 0.0, -1.0, 0.03])]

@@ -14,7 +14,7 @@ from analyzer.audit.calibrate import Alarm, calibrate, rank_pairs
 from analyzer.audit.case import burst_look
 from analyzer.audit.core import _burst_looks, _finite, _pair_entry, _Record, _Seated
 from analyzer.audit.outcomes import pair_outcomes, room_outcomes
-from analyzer.audit.signals import pair_signals
+from analyzer.audit.stream import pair_signals
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def room() -> tuple[pd.DataFrame, pd.DataFrame]:
     for s in range(4):  # scores and 通 flags, for the outcomes
         seating[f"score{s}"] = rng.integers(-40, 40, len(seating)).astype(float)
         seating[f"tong{s}"] = (rng.random(len(seating)) < 0.1).astype(float)
-    return rank_pairs(calibrate(pair_signals(df).pairs, Alarm())), seating
+    return rank_pairs(calibrate(pair_signals(df), Alarm())), seating
 
 
 @pytest.mark.parametrize("x", [0, 3, 7.5, -2.25, math.nan, math.inf, -math.inf, np.float64("nan"), np.int64(12),

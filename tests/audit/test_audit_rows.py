@@ -20,7 +20,8 @@ from analyzer.audit.core import audit_rows, keep_shown_texts, run_audit
 from analyzer.audit.evidence import pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
 from analyzer.audit.rows import UNREAD_COLUMNS, AuditRows, FrameRows, SpilledRows
-from analyzer.audit.stream import StreamedSignals, hand_chunks, qcut_edges, streamed_pair_signals
+from analyzer.audit.signals import qcut_edges
+from analyzer.audit.stream import StreamedSignals, hand_chunks, pair_signals
 from analyzer.report.audit import write_audit_report
 from analyzer.report.player import Room, player_data
 from analyzer.validate import generate_checked
@@ -39,7 +40,7 @@ def slim_run(audit_run: AuditRun):  # type: ignore[no-untyped-def]
 def test_the_audit_equals_the_in_memory_path(audit_run: AuditRun, slim_run) -> None:  # type: ignore[no-untyped-def]
     df, seating = audit_run.decisions, _seating(audit_run)
     # the pair table: the streamed signals of the whole frame at once
-    want_pairs = rank_pairs(calibrate(streamed_pair_signals(df, seating), Alarm()))
+    want_pairs = rank_pairs(calibrate(pair_signals(df, seating), Alarm()))
     pd.testing.assert_frame_equal(slim_run.pairs, want_pairs)
     # the player table: the shared table of every row at once
     want = player_table(df, seating).sort_values("player", ignore_index=True)
@@ -107,7 +108,7 @@ def test_the_evidence_from_the_spill_is_the_whole_frames(audit_run: AuditRun) ->
 
 def test_fed_in_batches_of_any_size_the_signals_are_the_same() -> None:
     df = synthetic_room(players=12, hands=300, colluders=(("p00", "p01"),), decisions=5, favour=2.0, seed=2)
-    want = streamed_pair_signals(df, chunk_hands=64)  # once for every way of feeding (one test: ~12 s less)
+    want = pair_signals(df, chunk_hands=64)  # once for every way of feeding (one test: ~12 s less)
     hands = list(hand_chunks(df, 1))
     for sizes in ([7], [1, 40, 3, 500, 2], [1000]):
         with StreamedSignals(chunk_hands=64) as acc:

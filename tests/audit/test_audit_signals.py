@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from audit_synth import synthetic_room
+from signals_reference import links, reference_pair_signals
 
 from analyzer.analysis.decisions import analyse, immediate_effects
 from analyzer.audit.calibrate import (
@@ -15,7 +16,8 @@ from analyzer.audit.calibrate import (
     empirical_null,
     stouffer_variance,
 )
-from analyzer.audit.signals import SignalOptions, hands_together, links, pair_signals
+from analyzer.audit.signals import SignalOptions, hands_together
+from analyzer.audit.stream import pair_signals
 from analyzer.cards import mask_of, parse_card
 from analyzer.simulate.room import simulate
 from analyzer.validate import Checked
@@ -27,13 +29,13 @@ from analyzer.variants.bieqi import COVER, SEVEN_OF_SPADES, VARIANT, State
 def colluding_room() -> pd.DataFrame:
     return calibrate(pair_signals(synthetic_room(
         players=16, hands=240, colluders=(("p00", "p01"),), friends=(("p02", "p03"),), weak=("p02", "p03"), decisions=6,
-        favour=2.0, share=0.4, seed=11)).pairs)
+        favour=2.0, share=0.4, seed=11)))
 
 
 @pytest.fixture(scope="module")
 def honest_room() -> pd.DataFrame:
     return calibrate(pair_signals(synthetic_room(players=20, hands=200, decisions=6, friends=(("p02", "p03"), ("p04", "p05")),
-                                                 weak=("p02", "p03", "p04", "p05"), seed=12)).pairs)
+                                                 weak=("p02", "p03", "p04", "p05"), seed=12)))
 
 
 def _row(pairs: pd.DataFrame, a: str, b: str) -> pd.Series:
@@ -65,7 +67,7 @@ def test_one_way_help_is_seen_in_its_direction() -> None:
     # p00 favours p01; p01 plays honestly (one-way feeding)
     df = synthetic_room(players=12, hands=200, colluders=(("p00", "p01"),), favour=2.0, share=0.5, one_way=True,
                         seed=3)
-    pairs = pair_signals(df).pairs
+    pairs = pair_signals(df)
     row = _row(pairs, "p00", "p01")
     assert row["marginal_ab_z"] > 4 and row["marginal_ba_z"] < 3  # no favour back from the receiver
     assert calibrate(pairs).sort_values("score").iloc[-1][["a", "b"]].tolist() == ["p00", "p01"]
@@ -108,8 +110,8 @@ def test_alarm_threshold_is_an_option(colluding_room: pd.DataFrame) -> None:
 
 def test_deviation_threshold_changes_codeviation() -> None:
     df = synthetic_room(players=8, hands=60, seed=5)
-    loose = pair_signals(df, options=SignalOptions(deviation_regret=0.0)).pairs
-    strict = pair_signals(df, options=SignalOptions(deviation_regret=50.0)).pairs
+    loose = pair_signals(df, options=SignalOptions(deviation_regret=0.0))
+    strict = pair_signals(df, options=SignalOptions(deviation_regret=50.0))
     assert loose["codev_both_deviated"].sum() > 0 and strict["codev_both_deviated"].sum() == 0
 
 
@@ -171,7 +173,7 @@ def simulated() -> dict[str, pd.DataFrame]:
         df = analyse((Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)), samples=4,
                      dd_samples=1, seed=1, reasons=False)
         out[name] = df
-        out[name + "_pairs"] = calibrate(pair_signals(df).pairs)
+        out[name + "_pairs"] = calibrate(pair_signals(df))
         out[name + "_truth"] = sim.truth  # type: ignore[assignment]
     return out
 
@@ -226,11 +228,11 @@ def test_stouffer_variance_counts_correlation_upwards_only() -> None:
 
 def test_think_time_is_not_handed_to_bystanders_who_always_sat_with_the_pair() -> None:
     # tables re-form once: each bystander sat in one sitting with the same two others, so none is separable
-    fixed = pair_signals(synthetic_room(players=8, hands=60, run=30, colluders=(("p00", "p01"),), seed=4)).pairs
+    fixed = pair_signals(synthetic_room(players=8, hands=60, run=30, colluders=(("p00", "p01"),), seed=4))
     assert (fixed[["think_ab_z", "think_ba_z"]] == 0).all().all()
     # tables re-form every 10 hands: the partner is separable and the slowness is seen towards it, and towards
-    # nobody else (each table one observation, signals._between_tables: ~10 tables an actor, so z's are modest)
-    moving = pair_signals(synthetic_room(players=8, hands=200, colluders=(("p00", "p01"),), seed=4)).pairs
+    # nobody else (each table one observation, think._between_tables: ~10 tables an actor, so z's are modest)
+    moving = pair_signals(synthetic_room(players=8, hands=200, colluders=(("p00", "p01"),), seed=4))
     row = _row(moving, "p00", "p01")
     assert min(row["think_ab_z"], row["think_ba_z"]) > 2
     others = moving[(moving["a"] != "p00") | (moving["b"] != "p01")]
@@ -244,10 +246,10 @@ def test_a_seat_habit_is_not_taken_for_favour_to_the_friend_who_sits_there() -> 
     df = synthetic_room(colluders=(("p03", "p07"),), friends=(("p01", "p02"),), habits={"p01": 2.0, "p05": -2.0},
                         seed=4)
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    sig = pair_signals(df, seating=seating)
-    plain = sig.links[(sig.links["actor"] == "p01") & (sig.links["other"] == "p02")]
+    lk = reference_pair_signals(df, seating=seating).links
+    plain = lk[(lk["actor"] == "p01") & (lk["other"] == "p02")]
     assert plain["imm_marginal"].mean() > 1.0  # the habit shows as favour when read plainly
-    pairs = calibrate(sig.pairs).set_index(["a", "b"])
+    pairs = calibrate(pair_signals(df, seating)).set_index(["a", "b"])
     assert not pairs.loc[("p01", "p02"), "flagged"] and pairs.loc[("p01", "p02"), "score"] < 3
     assert pairs.loc[("p03", "p07"), "flagged"]
     assert not pairs.drop(index=[("p03", "p07")])["flagged"].any()

@@ -1,4 +1,5 @@
-"""The streamed pair signals (chunk by chunk, sums per pair) equal the in-memory ones (every link at once)."""
+"""The audit's pair signals (chunk by chunk, sums per pair) equal the reference written plainly over every link
+at once (``signals_reference``)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from audit_synth import synthetic_room
+from signals_reference import reference_pair_signals
 
 from analyzer.analysis.decisions import analyse
-from analyzer.audit.signals import pair_signals
-from analyzer.audit.stream import StreamedSignals, _upper_quantile, hand_chunks, streamed_pair_signals
+from analyzer.audit.signals import _upper_quantile
+from analyzer.audit.stream import StreamedSignals, hand_chunks, pair_signals
 from analyzer.simulate.room import simulate
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
@@ -31,15 +33,15 @@ def test_streamed_equals_in_memory_with_a_strong_pair(chunk: int) -> None:
     # a strong pair makes the room's baselines be fitted a second time without its decisions
     df = synthetic_room(players=16, hands=240, colluders=(("p00", "p01"),), friends=(("p02", "p03"),),
                         weak=("p02", "p03"), decisions=6, favour=2.0, share=0.4, seed=11)
-    want = pair_signals(df).pairs
+    want = reference_pair_signals(df).pairs
     assert want["marginal_ab_z"].max() > 4  # the second fit really runs
-    _assert_same(want, streamed_pair_signals(df, chunk_hands=chunk))
+    _assert_same(want, pair_signals(df, chunk_hands=chunk))
 
 
 def test_streamed_equals_in_memory_with_seat_habits_and_one_way_help() -> None:
     df = synthetic_room(players=12, hands=200, colluders=(("p04", "p05"),), one_way=True, decisions=5,
                         habits={"p00": 1.5, "p01": -1.0}, seed=3)
-    _assert_same(pair_signals(df).pairs, streamed_pair_signals(df, chunk_hands=23))
+    _assert_same(reference_pair_signals(df).pairs, pair_signals(df, chunk_hands=23))
 
 
 @pytest.mark.filterwarnings("ignore:All-NaN slice")  # the in-memory path's quantile of a signal all missing
@@ -51,7 +53,7 @@ def test_streamed_equals_in_memory_with_missing_values_and_shuffled_rows() -> No
     chunks = list(hand_chunks(df, 20))
     assert sum(len(c) for c in chunks) == len(df)
     assert all(not set(x["hand_id"]) & set(y["hand_id"]) for x, y in zip(chunks, chunks[1:]))
-    _assert_same(pair_signals(df).pairs, streamed_pair_signals(df, chunk_hands=20))
+    _assert_same(reference_pair_signals(df).pairs, pair_signals(df, chunk_hands=20))
 
 
 @pytest.mark.parametrize("weights", [False, True])
@@ -63,7 +65,7 @@ def test_streamed_equals_in_memory_on_analysed_hands(weights: bool, monkeypatch:
                  samples=2, max_samples=2, dd_samples=1, seed=1, policy="fast")
     assert df["options"].str.len().gt(2).any()  # the per-option values are read, not the deltas alone
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    _assert_same(pair_signals(df, seating=seating).pairs, streamed_pair_signals(df, seating, chunk_hands=16))
+    _assert_same(reference_pair_signals(df, seating=seating).pairs, pair_signals(df, seating, chunk_hands=16))
 
 
 def test_the_clip_cap_is_numpys_quantile_from_the_largest_values() -> None:
@@ -91,17 +93,8 @@ def test_the_accumulator_keeps_chunks_on_disk_and_cleans_up() -> None:
 def test_a_chunk_in_a_file_reads_back_as_the_chunk_in_memory(tmp_path) -> None:
     """``write_chunk`` (a Dask worker's chunk kept in the spill's folder) reads back as ``build_chunk`` made it, and
     recoded (the handle carries the room's codes; the file stays as written) as ``recode`` makes it."""
-    from analyzer.audit.stream import (
-        ChunkFile,
-        build_chunk,
-        chunk_names,
-        load_chunk,
-        on_chunk,
-        positive_regrets,
-        recode,
-        recode_chunk,
-        write_chunk,
-    )
+    from analyzer.audit.signals import build_chunk, positive_regrets, recode
+    from analyzer.audit.stream import ChunkFile, chunk_names, load_chunk, on_chunk, recode_chunk, write_chunk
 
     df = synthetic_room(players=8, hands=20, decisions=4, seed=6)
     want = build_chunk(df)

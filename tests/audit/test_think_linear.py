@@ -8,7 +8,9 @@ import pytest
 from audit_synth import synthetic_room
 from scipy import stats
 
-from analyzer.audit.signals import MIN_SEPARATE_HANDS, P_MAX, _separable, _think, links
+from signals_reference import links
+
+from analyzer.audit.think import MIN_SEPARATE_HANDS, P_MAX, _separable, think_table
 
 
 def _dense_separable(x: np.ndarray) -> np.ndarray:
@@ -73,12 +75,12 @@ def test_separable_from_the_gram_matrix_equals_least_squares() -> None:
 
 def test_think_from_normal_equations_equals_the_dense_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hand-level fit (the tables' random effect off: it is checked against a dense model of its own below)."""
-    from analyzer.audit import signals
+    from analyzer.audit import think as signals
 
     monkeypatch.setattr(signals, "_between_tables", lambda *a, **k: None)
     df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
     lk = links(df)
-    fast = _think(lk).set_index(["actor", "other"]).sort_index()
+    fast = think_table(df).set_index(["actor", "other"]).sort_index()
     dense = _dense_think(lk).set_index(["actor", "other"]).sort_index()
     assert fast.index.equals(dense.index)
     assert (dense["z"] != 0).sum() > len(dense) // 2  # the comparison is not between zeros
@@ -87,10 +89,10 @@ def test_think_from_normal_equations_equals_the_dense_model(monkeypatch: pytest.
 
 
 def test_think_statistics_added_batch_by_batch_equal_one_pass() -> None:
-    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit.think import ThinkStats
 
     df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
-    once = _think(links(df)).set_index(["actor", "other"]).sort_index()
+    once = think_table(df).set_index(["actor", "other"]).sort_index()
     acc = ThinkStats()
     hands = df["hand_id"].unique()
     for part in (hands[:70], hands[70:71], hands[71:]):  # whole hands a batch, one batch of a single hand
@@ -106,24 +108,24 @@ def test_think_times_that_do_not_move_are_no_evidence() -> None:
     residuals are float rounding, and their t values once made every pair of such a room "slower together" with
     z ~ 37 (42 of 106 pairs flagged in a 3,000-hand room, benchmarks/eval_timing.py). Those actors now give z = 0;
     the others' fits (which read only their own times) are unchanged."""
-    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit.think import ThinkStats
 
     df = synthetic_room(players=10, hands=300, run=5, colluders=(("p00", "p01"),), seed=7)
-    real = _think(links(df)).set_index(["actor", "other"]).sort_index()
+    real = think_table(df).set_index(["actor", "other"]).sort_index()
     assert (real["z"].abs() > 1).any()  # the room's times carry signal
     flat = df.assign(think_ms=1000.0)
-    for t in (_think(links(flat)), ThinkStats().merge(_stats(flat)).result()):
+    for t in (think_table(flat), ThinkStats().merge(_stats(flat)).result()):
         assert (t["z"] == 0).all() and (t["slower_ms_ratio"] == 1).all(), t.sort_values("z").tail()
     bots = {"p02", "p03", "p04"}  # a fixed delay for some players, real times for the rest
     mixed = df.assign(think_ms=np.where(df["player"].isin(bots), 800.0, df["think_ms"]))
-    got = _think(links(mixed)).set_index(["actor", "other"]).sort_index()
+    got = think_table(mixed).set_index(["actor", "other"]).sort_index()
     is_bot = got.index.get_level_values("actor").isin(bots)
     assert (got.loc[is_bot, "z"] == 0).all()
     assert np.allclose(got.loc[~is_bot, "z"], real.loc[~is_bot, "z"], atol=1e-9)
 
 
 def _stats(df: pd.DataFrame) -> object:
-    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit.think import ThinkStats
 
     acc = ThinkStats()
     acc.add_decisions(df)
@@ -184,14 +186,14 @@ def test_tables_that_spread_more_than_their_hands_are_a_random_effect() -> None:
     alike: the fit then takes each table as one observation with its own spread (tau^2 > 0), and equals the
     meta-regression written out densely. Honest pairs of a room with slow tables lose the z the hand-level fit gave
     them; the colluders' own slowness (in the hands they collude) stays visible."""
-    from analyzer.audit import signals
+    from analyzer.audit import think as signals
 
     df = synthetic_room(players=10, hands=400, run=8, colluders=(("p00", "p01"),), seed=11)
     hands = df["hand_id"].drop_duplicates().to_numpy()
     rng = np.random.default_rng(2)
     lag = pd.Series(np.exp(rng.normal(0.0, 0.7, len(hands) // 8 + 1)).repeat(8)[:len(hands)], index=hands)
     slow = df.assign(think_ms=df["think_ms"] * df["hand_id"].map(lag).to_numpy())  # a lag per sitting of 8 hands
-    got = _think(links(slow)).set_index(["actor", "other"])
+    got = think_table(slow).set_index(["actor", "other"])
     dense = _dense_tables_think(slow)
     assert len(dense) >= 5  # actors whose tables spread: the comparison is not empty
     for key, (z, ratio) in dense.items():
@@ -204,17 +206,17 @@ def test_tables_that_spread_more_than_their_hands_are_a_random_effect() -> None:
     assert got.loc[honest, "z"].max() < 4.0, got[honest].sort_values("z").tail()
     with pytest.MonkeyPatch.context() as mp:  # the hand-level fit of the same rows: honest pairs "slower together"
         mp.setattr(signals, "_between_tables", lambda *a, **k: None)
-        plain = _think(links(slow)).set_index(["actor", "other"])
+        plain = think_table(slow).set_index(["actor", "other"])
     assert plain.loc[honest, "z"].max() > 6.0 and (plain.loc[honest, "z"] > 3).sum() >= 5
-    clean = _think(links(df)).set_index(["actor", "other"])  # without the lag the colluders' slowness shows
+    clean = think_table(df).set_index(["actor", "other"])  # without the lag the colluders' slowness shows
     assert clean.loc[~honest, "z"].min() > 5.0 and clean.loc[honest, "z"].max() < 3.0
 
 
 def test_past_max_tables_an_actor_gets_the_plain_fit_and_keeps_no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """Memory stays bounded by the players: an actor with more tables than ``MAX_TABLES`` keeps none (one pass or
     merged batches alike) and gets the hand-level fit."""
-    from analyzer.audit import signals
-    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit import think as signals
+    from analyzer.audit.think import ThinkStats
 
     df = synthetic_room(players=10, hands=400, run=8, colluders=(("p00", "p01"),), seed=11)
     hands = df["hand_id"].drop_duplicates().to_numpy()
@@ -243,7 +245,7 @@ def test_an_actor_with_more_co_players_than_tables_reads_each_on_its_own() -> No
     """Long sittings in a big room: each actor sits at 12 tables with 15 co-players, so the joint fit has no
     degrees of freedom left (it gave every pair z = 0). Each co-player is then read on its own (its tables against
     the others): the colluders' slowness together shows, honest pairs stay quiet."""
-    from analyzer.audit import signals
+    from analyzer.audit import think as signals
 
     for seed, together in ((0, 5),):  # 2 sittings together (seed 2) read as strongly: eval_think_tables.py
         df = synthetic_room(players=16, hands=480, run=40, seed=seed)
@@ -252,14 +254,14 @@ def test_an_actor_with_more_co_players_than_tables_reads_each_on_its_own() -> No
         assert int(both.sum()) // 40 == together  # sittings of the two together
         slow = df["hand_id"].map(both).to_numpy() & df["player"].isin(["p00", "p01"]).to_numpy()
         room = df.assign(think_ms=df["think_ms"] * np.where(slow, 1.6, 1.0))
-        got = _think(links(room)).set_index(["actor", "other"])
+        got = think_table(room).set_index(["actor", "other"])
         pair = got.index.isin([("p00", "p01"), ("p01", "p00")])
         assert got.loc[pair, "z"].min() > 5.0 and got.loc[~pair, "z"].max() < 3.5, got.sort_values("z").tail()
         assert (got["z"] != 0).mean() > 0.6  # most pairs are read (2 tables with and 2 without)
         with pytest.MonkeyPatch.context() as mp:  # the joint fit alone: no evidence for anyone
             mp.setattr(signals, "_one_at_a_time",
                        lambda n, mean, cols, p, s2, hands: (np.zeros(p), np.full(p - 1, np.inf), 0))
-            joint = _think(links(room))
+            joint = think_table(room)
         assert (joint["z"] == 0).all()
 
 
@@ -290,7 +292,7 @@ def test_each_co_player_on_its_own_is_its_own_random_effects_fit() -> None:
     """``_one_at_a_time`` fits every co-player at once by the two-column design's closed forms: the same coefficients
     and variances as ``_random_tables`` of each co-player's design (its tables' indicator and the intercept), and no
     evidence for a co-player with fewer than 2 tables with it or without it."""
-    from analyzer.audit.signals import MIN_TABLE_DOF, _one_at_a_time, _random_tables
+    from analyzer.audit.think import MIN_TABLE_DOF, _one_at_a_time, _random_tables
 
     rng = np.random.default_rng(3)
     read = skipped = 0
@@ -319,7 +321,7 @@ def test_each_co_player_on_its_own_is_its_own_random_effects_fit() -> None:
 def test_each_co_player_on_its_own_in_blocks_is_the_same() -> None:
     """Co-players fitted a block at a time (a big room's actor: the co-players x tables arrays bounded) give the
     figures of one block."""
-    from analyzer.audit import signals
+    from analyzer.audit import think as signals
 
     rng = np.random.default_rng(8)
     k, p = 60, 40

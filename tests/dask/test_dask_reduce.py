@@ -3,6 +3,7 @@ pass run there as tasks, and the same pairs, scores, verdicts and players as the
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from conftest import QUIET_PORT, run_cli
 from analyzer.analysis.execute import Execution, dask_session
 from analyzer.analysis.store import open_store
 from analyzer.audit.core import run_audit
-from analyzer.audit.stream import hand_chunks, streamed_pair_signals
+from analyzer.audit.stream import hand_chunks, pair_signals
 from analyzer.logs import write_records
 
 distributed = pytest.importorskip("distributed")
@@ -97,7 +98,7 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
     seen = [len(np.unique(c[["p0", "p1", "p2", "p3"]].to_numpy().astype(str))) for c in hand_chunks(df, 48)]
     assert min(seen) < 30  # a chunk's own player codes are not the room's: the recoding matters
-    want = streamed_pair_signals(df, seating, chunk_hands=48)
+    want = pair_signals(df, seating, chunk_hands=48)
     execution = dask_session(Execution(dask=cluster[0]))
     assert execution.session is not None
     try:
@@ -183,9 +184,9 @@ def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cl
     compared: list[pd.DataFrame] = []
 
     class Both(DaskSignals):
-        def _start_burst(self, st: dict[str, Any]) -> Any:
-            assert st["burst"] == [] and self._pieces is not None  # the pieces did not come here
-            here = StreamedSignals._start_burst(self, {**st, "burst": list(self.client.gather(self._pieces))})
+        def _start_burst(self, st: Any) -> Any:
+            assert st.burst == [] and self._pieces is not None  # the pieces did not come here
+            here = StreamedSignals._start_burst(self, dataclasses.replace(st, burst=list(self.client.gather(self._pieces))))
             there = super()._start_burst(st)
 
             def read() -> pd.DataFrame:
@@ -409,7 +410,7 @@ def test_think_sums_merged_in_a_tree_equal_one_accumulator() -> None:
     accumulator fed every row: per actor, the same co-players in the same order, and the same normal equations."""
     import functools
 
-    from analyzer.audit.signals import ThinkStats
+    from analyzer.audit.think import ThinkStats
 
     df = synthetic_room(players=12, hands=120, decisions=5, seed=4)
     rng = np.random.default_rng(0)
