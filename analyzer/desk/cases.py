@@ -363,12 +363,18 @@ def _loads(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+def _history_row(row: Sequence[Any]) -> HistoryRow:
+    fields = list(row)
+    fields[15], fields[16] = _loads(fields[15]), _loads(fields[16])  # the signal's and the lead's JSON
+    return HistoryRow(*fields)
+
+
 def show_case(db: Cases, ref: int | str) -> CaseFile:
     """One case with its history at every look, its events and the cases sharing a member."""
     with db.reading() as c:
         case_id = resolve(c, ref)
         summary = _summaries(c, " WHERE c.case_id = ?", (case_id,))[0]
-        history = [HistoryRow(*row[:15], _loads(row[15]), _loads(row[16]), row[17]) for row in c.execute(
+        history = [_history_row(row) for row in c.execute(
             "SELECT l.look_id, l.at, l.label, l.audit_dir, r.verdict, r.hands, r.score, r.log10_p, r.p_value, "
             "r.q_value, r.log10_q, r.log10_e, r.level, r.level_kind, r.main_signal, r.signal, r.lead, "
             "r.report_index FROM case_looks r JOIN looks l USING (look_id) WHERE r.case_id = ? ORDER BY l.look_id",
