@@ -70,7 +70,8 @@ def _json(value: Any) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
 
 
-@click.group(name="cases", epilog=help_epilog(
+@click.group(name="cases", short_help="Cases across looks: list, show, decide, record a look.",
+             epilog=help_epilog(
     "analyzer cases record reports/day4 --db STORE && analyzer cases list --changed --db STORE",
     "0: done", "2: usage error, an unknown case, a decision that cannot be made, or a database that cannot be used "
     "(not a cases database, newer than this analyzer, busy with another writer past the timeout)"))
@@ -81,8 +82,8 @@ def command() -> None:
     \b
     A look is an audit's result recorded (record AUDIT_DIR). A dismissed case
     reopens by itself when a later look's evidence passes its level at
-    dismissal plus a margin (docs/cases.md). CASE is a case's number or its
-    members (p02,p12)."""
+    dismissal plus a margin (docs/guide/cases.md). CASE is a case's number
+    or its members (p02,p12)."""
 
 
 @command.command(name="record")

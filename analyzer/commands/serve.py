@@ -12,10 +12,11 @@ from analyzer.commands.common import fail, help_epilog
 DEFAULT_PORT = 8765
 
 
-@click.command(name="serve", epilog=help_epilog(
+@click.command(name="serve", short_help="The review page over the cases, on this machine.", epilog=help_epilog(
     "analyzer serve --db STORE --by ana   # then open http://127.0.0.1:8765/",
+    "0: not used: it serves until stopped (Ctrl-C)",
     "2: usage error (another host without --allow-remote, a port in use), no cases database, or the extra is "
-    "not installed (pip install -e '.[serve]')", "130: stopped by Ctrl-C (the way to stop it)"))
+    "not installed (pip install -e '.[serve]')"))
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to serve on; another than this machine's needs --allow-remote.")

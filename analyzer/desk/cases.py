@@ -4,7 +4,7 @@ Every pair, group or illegal borrower a look marks (flagged or review) is a case
 one row of its verdict and evidence to each case (``absent`` when it did not see the members together). A reviewer
 dismisses a case with a reason, confirms it, reopens it or adds a note, each with who and when. A dismissed case
 reopens by itself at the first look whose evidence passes the level it was dismissed at plus a margin
-(:data:`REOPEN_MARGIN`; docs/cases.md). Every function takes an open database (:func:`analyzer.desk.db.open_cases`);
+(:data:`REOPEN_MARGIN`; docs/guide/cases.md). Every function takes an open database (:func:`analyzer.desk.db.open_cases`);
 each write is one transaction.
 
 From a notebook::

@@ -6,15 +6,15 @@ the version it had); one at a later version is refused, so an older analyzer nev
 The file runs in SQLite's write-ahead-log mode, so readers (``analyzer cases list``, the review page) never wait for a
 writer; a second writer waits up to the busy timeout, then gets :class:`CasesError` and has changed nothing.
 
-``python -m analyzer.desk.db`` writes docs/reference/cases.md from the schema a fresh database has.
+docs/reference/cases.md is generated from the schema a fresh database has (:func:`reference_markdown`, written by
+``python -m analyzer.publish``).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -165,8 +165,9 @@ DOCS: dict[str, tuple[str, dict[str, str]]] = {
     "case_looks": ("A case's verdict and evidence at every look since it was opened: one row per case and look.", {
         "case_id": "the case",
         "look_id": "the look",
-        "verdict": "`flagged`, `review` or `clear` as the audit gave it (a group's: see docs/cases.md); `absent` when "
-                   "the look did not see the case's members together",
+        "verdict": "`flagged`, `review` or `clear` as the audit gave it (a group's: the audit's verdict of that group, "
+                   "else the strongest of its members' pairs); `absent` when the look did not see the case's members "
+                   "together",
         "hands": "hands together (pair), hands with two or more members (group), hands played (borrow)",
         "score": "the pair's score, -log10 p (a group: its best pair's)",
         "log10_p": "log10 of the pair's p-value",
@@ -362,17 +363,19 @@ def _statements(script: str) -> list[str]:
 
 
 def reference_markdown() -> str:
-    """docs/reference/cases.md: every table and column of a fresh database at :data:`VERSION`, with its SQL type and
-    constraints as SQLite reports them and what it holds (:data:`DOCS`)."""
+    """docs/reference/cases.md without its generated-page note: every table and column of a fresh database at
+    :data:`VERSION`, with its SQL type and constraints as SQLite reports them and what it holds (:data:`DOCS`)."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     for v in range(VERSION):
         for statement in _statements(MIGRATIONS[v]):
             conn.execute(statement)
-    lines = ["# The cases database (reference)", "",
-             "Generated from the schema by `python -m analyzer.desk.db`; how cases work: [docs/cases.md](../cases.md).",
-             "", f"Schema version {VERSION} (`PRAGMA user_version`), application id `{APPLICATION_ID:#x}` "
+    lines = ["# The cases database", "",
+             "The fair-play desk's cases in one SQLite file (`analyzer cases`, `analyzer serve`); how the desk uses "
+             "it day to day: [the cases desk](../guide/cases.md).", "",
+             f"Schema version {VERSION} (`PRAGMA user_version`), application id `{APPLICATION_ID:#x}` "
              f"(`PRAGMA application_id`). A file at an earlier version is migrated when opened, in one transaction; "
-             f"one at a later version is refused.", ""]
+             f"one at a later version is refused and left as it is. The file is in write-ahead-log mode; times are "
+             f"UTC, ISO 8601 (`2024-05-01T06:00:00Z`).", ""]
     for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid"):
         what, columns = DOCS[table]
         lines += [f"## `{table}`", "", what, "", "| column | type | constraints | what it holds |", "|---|---|---|---|"]
@@ -385,24 +388,6 @@ def reference_markdown() -> str:
         sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
         lines += ["", "```sql", sql + ";", "```", ""]
     indexes = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")
-    lines += ["## Indexes", "", "```sql", *(sql + ";" for (sql,) in indexes), "```", ""]
+    lines += ["## Indexes", "", "```sql", *(sql + ";" for (sql,) in indexes), "```"]
     conn.close()
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None, write: Callable[[str], object] | None = None) -> None:
-    """Write the reference page (``python -m analyzer.desk.db [PATH]``, default docs/reference/cases.md)."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0]) if args else Path(__file__).resolve().parents[2] / "docs" / "reference" / "cases.md"
-    text = reference_markdown()
-    if write is not None:
-        write(text)
-        return
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
-    print(f"wrote {target}")
-
-
-if __name__ == "__main__":
-    main()
+    return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
 :func:`read_audit` reads an audit folder's audit.json (or the file) and checks the parts a look reads;
 :func:`marked` and :func:`observe` turn the result into :class:`Observation` rows, one per case, in the units the
-cases database keeps (docs/cases.md, "What a look records").
+cases database keeps (docs/guide/cases.md, "What a look records").
 """
 
 from __future__ import annotations
