@@ -91,6 +91,8 @@ COMMANDS: dict[str, str] = {
     "players": "players",
     "audit": "audit",
     "report": "report",
+    "cases": "cases",
+    "serve": "serve",
 }
 
 

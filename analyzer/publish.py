@@ -2,7 +2,7 @@
 
 The JSON Schemas under ``schemas/`` (the log's from :mod:`analyzer.schema`, the audit's from
 :mod:`analyzer.audit.schema`) and the reference pages under ``docs/reference/`` (problem codes, audit.json,
-decision rows, the player table, every command's options) plus ``docs/glossary.md``. A page states what the
+decision rows, the player table, the cases database, every command's options) plus ``docs/glossary.md``. A page states what the
 code holds, so it is made from the code; a test checks the committed files equal what this module makes.
 This module sits above the layers it reads, so no layer below imports a page or the audit.
 """
@@ -406,6 +406,14 @@ def commands_page() -> str:
     return _page("Commands", intro, body)
 
 
+# --------------------------------------------------------------------------- the cases database
+
+def cases_page() -> str:
+    from analyzer.desk.db import reference_markdown
+
+    return f"{GENERATED_NOTE}\n\n{reference_markdown()}"
+
+
 # --------------------------------------------------------------------------- all of it
 
 def generated_pages() -> dict[str, str]:
@@ -417,6 +425,7 @@ def generated_pages() -> dict[str, str]:
         f"{REFERENCE}/audit-json.md": audit_json_page(),
         f"{REFERENCE}/decision-rows.md": decision_rows_page(),
         f"{REFERENCE}/player-table.md": player_table_page(),
+        f"{REFERENCE}/cases.md": cases_page(),
         f"{REFERENCE}/commands.md": commands_page(),
         "docs/glossary.md": glossary_markdown(),
     }

@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyzer.simulate", "analyzer.analysis"),
     ("analyzer.audit",),
     ("analyzer.report",),
+    ("analyzer.desk",),
     ("analyzer.publish", "analyzer.commands", "analyzer.cli"),
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,54 @@ TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3"
 FORMATS = ("table", "csv", "json")
 #: An output name's ending (lower case) -> the format a file of that name holds.
 FORMAT_OF_SUFFIX = {".csv": "csv", ".json": "json"}
+#: The short table (the table format's default; ``--columns all``: every column of the player table) and what each
+#: of its columns shows: the help lists these.
+SHORT_COLUMNS: dict[str, str] = {
+    "player": "the player's id",
+    "skill": "how closely the player's choices follow the options' values (0 = random, higher = better)",
+    "95% interval": "of skill",
+    "hands": "hands played (valid hands of standard 憋七)",
+    "flag": "yes: plays better than their level, or than without one partner, past chance (signal q <= 0.01)",
+    "signal q": "that signal's Benjamini-Hochberg q over the table's players (small: strong)",
+    "flagged partner": "for a flagged player, the co-player they play best with against their hands without them "
+                       "(the partner part of the signal; '-' otherwise)",
+    "z": "that difference as a z",
+    "together": "hands with that partner",
+}
+COLUMN_SETS = ("short", "all")
+
+
+def _number(x: float) -> str:
+    """A figure of the table: three significant digits, large ones whole (1470, not 1.47e+03)."""
+    return f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+def short_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The player table's short form (:data:`SHORT_COLUMNS`), its figures as text, in the table's order."""
+    import math
+    import numbers
+
+    import pandas as pd
+
+    def fig(x: object) -> str:
+        ok = isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
+        return _number(float(x)) if ok else "-"  # type: ignore[arg-type]
+
+    flagged = table["flag"].astype(bool)
+    partner = [str(p) if f and isinstance(p, str) and p else "-" for p, f in zip(table["partner"], flagged)]
+    shown = [p != "-" for p in partner]
+    return pd.DataFrame({
+        "player": table["player"].astype(object),
+        "skill": [fig(x) for x in table["skill"]],
+        "95% interval": [f"{fig(lo)}..{fig(hi)}" if fig(lo) != "-" else "-"
+                         for lo, hi in zip(table["skill_lo"], table["skill_hi"])],
+        "hands": [str(int(h)) for h in table["hands"]],
+        "flag": ["yes" if f else "no" for f in flagged],
+        "signal q": [f"{float(q):.1e}" if fig(q) != "-" and 0 < float(q) < 1e-3 else fig(q) for q in table["signal_q"]],
+        "flagged partner": partner,
+        "z": [fig(z) if s else "-" for z, s in zip(table["partner_z"], shown)],
+        "together": [str(int(n)) if s else "-" for n, s in zip(table["partner_hands"], shown)],
+    }, columns=list(SHORT_COLUMNS))
 
 
 def _row_of(frame: pd.DataFrame, e: Exception) -> str:
@@ -79,7 +128,18 @@ def output_format(fmt: str | None, out: str | None) -> str:
     return fmt
 
 
-@click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.",
+PLAYERS_HELP = "\n".join([
+    "Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs), from a "
+    "decision store alone (--decisions STORE, no PATHS), or from decision files/stores given as PATHS.", "",
+    "The table (the default) shows, highest skill first:", "", "\b",
+    *(textwrap.fill(f"{name}: {meaning}", 76, initial_indent="  ", subsequent_indent="      ")
+      for name, meaning in SHORT_COLUMNS.items()), "",
+    "--columns all shows every column of the player table (dd_excess, level_z, partner_z, think times, ...: "
+    "docs/reference/player-table.md), as csv and json write them. How skill and the signal are "
+    "measured: docs/methods/skill.md."])
+
+
+@click.command("players", short_help="Per-player skill (95% interval), plays-above-level signal.", help=PLAYERS_HELP,
                epilog=help_epilog("analyzer players logs/ -o players.csv   (CSV: the format follows a .csv or .json "
                                   "name)", "0: table written", "2: usage error (no input, unreadable decisions file, a "
                                   "decision store of other logs or settings, a --format other than the -o name's)"))
@@ -88,6 +148,9 @@ def output_format(fmt: str | None, out: str | None) -> str:
               help="table for people, csv or json for programs. Default: the -o FILE's name says (.csv: csv, .json: "
                    "json), else table. A --format other than a .csv or .json name's is refused (exit 2): a file named "
                    ".csv holds CSV.")
+@click.option("--columns", type=click.Choice(list(COLUMN_SETS)), default="short", show_default=True,
+              help="The table's columns: short, the columns above; all, every column of the player table (csv and "
+                   "json always hold every column).")
 @out_option("Write the table to this file instead of standard output.", required=False)
 @samples_option
 @max_samples_option
@@ -103,20 +166,9 @@ def output_format(fmt: str | None, out: str | None) -> str:
 @dask_option
 @max_line_option
 @click.pass_context
-def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: str | None, samples: int,
-            max_samples: int, dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str, store_path: str | None,
-            jobs: int | None, dask_address: str | None, max_line_bytes: int) -> None:
-    """Per-player table from the logs in PATHS (with --decisions STORE: its rows, checked against the logs),
-    from a decision store alone (--decisions STORE, no PATHS), or from decision files/stores given as PATHS.
-
-    \b
-    skill: how closely a player's choices follow the options' values (Regan-style choice model fitted
-    by maximum likelihood, read on a fixed reference set of decisions; 0 = random, higher = better),
-    with its 95% interval skill_lo..skill_hi.
-    Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
-    their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
-    (see docs/methods/skill.md).
-    """
+def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, columns: str, out: str | None,
+            samples: int, max_samples: int, dd_samples: int, seed: int, noise: float, policy: str, ref_weight: str,
+            store_path: str | None, jobs: int | None, dask_address: str | None, max_line_bytes: int) -> None:
     import pandas as pd
 
     from analyzer.analysis.execute import Settings
@@ -204,11 +256,11 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
 
         from analyzer.problems import printable  # player ids are the logs' text: no terminal control in the table
 
-        shown = table.copy()
+        shown = short_table(table) if columns == "short" else table.copy()
         for c in shown.columns:
             if not (is_numeric_dtype(shown[c]) or is_bool_dtype(shown[c])):  # names: object or string dtype
                 shown[c] = shown[c].astype(object).map(lambda v: printable(v) if isinstance(v, str) else v)
-        text = MEANING + "\n" + shown.to_string(index=False, float_format=lambda x: f"{x:.3g}") + "\n"
+        text = MEANING + "\n" + shown.to_string(index=False, float_format=_number) + "\n"
     if out:
         from analyzer.logs import atomic_write_bytes
 
