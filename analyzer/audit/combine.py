@@ -45,6 +45,8 @@ SIGNAL_COLUMNS = {"imm_marginal": "imm_marginal_{t}_z", "burst": "burst_{t}_z_me
 #: Signals read on their own too, each direction a contrast of its own beside the learned ones: the exact favour and
 #: the rank of the per-hand favour, the two that carry one-way help alone.
 SINGLE = ("imm_marginal", "burst")
+#: Signals whose null variance is the room's even below 1: think time's z is 0 wherever the rows carry no times.
+ROOM_VARIANCE = ("think",)
 #: Fewer pairs with enough hands than this and the room cannot estimate its own covariance: the honest
 #: covariance of the rooms the weights were fitted on is used, and no room centring or spread.
 MIN_PAIRS_ROOM = 30
@@ -190,7 +192,7 @@ def read_room(xa: np.ndarray, xb: np.ndarray, use: np.ndarray, params: Params, W
     """The room's null of x and of the contrasts (see the module's docstring)."""
     n2 = xa.shape[1]
     if use.sum() < MIN_PAIRS_ROOM:
-        cov = floored(params.null_cov)
+        cov = floored(params.null_cov, variance_floor(params.signals))
         sd = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", W, cov, W), 1e-12))
         return Room(np.zeros(n2), cov, sd, np.zeros(len(W)), np.ones(len(W)), _corr(W, cov), False)
     both = np.vstack([xa[use], xb[use]])
@@ -204,7 +206,7 @@ def read_room(xa: np.ndarray, xb: np.ndarray, use: np.ndarray, params: Params, W
         if top.sum() >= MIN_PAIRS_ROOM:
             keep = top
             cov = np.cov(np.vstack([ca[keep], cb[keep]]), rowvar=False)
-    cov = floored(np.atleast_2d(cov))
+    cov = floored(np.atleast_2d(cov), variance_floor(params.signals))
     sd = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", W, cov, W), 1e-12))
     # each contrast read in both orders (a contrast and its mirror are one contrast: one centre and spread for both)
     one = np.vstack([ca @ W.T / sd, cb @ W.T / sd])
@@ -213,17 +215,24 @@ def read_room(xa: np.ndarray, xb: np.ndarray, use: np.ndarray, params: Params, W
     return Room(centre, cov, sd, shift, spread, _corr(W, cov), True)
 
 
-def floored(cov: np.ndarray) -> np.ndarray:
-    """The covariance with each signal's variance raised to at least 1, its theoretical null (its correlations
-    kept): the room may widen a signal's null, never narrow it. A signal with no spread at all (no evidence in
-    the room) is uncorrelated with the rest."""
+def floored(cov: np.ndarray, floor: np.ndarray | None = None) -> np.ndarray:
+    """The covariance with each signal's variance raised to at least ``floor`` (default 1, its theoretical null),
+    its correlations kept: the room may widen a signal's null, never narrow it. A signal with no spread at all
+    (no evidence in the room) is uncorrelated with the rest."""
     cov = np.array(cov, np.float64)
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
     live = sd > 1e-9
     corr = np.eye(len(cov))
     corr[np.ix_(live, live)] = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-    wide = np.maximum(sd, 1.0)
+    wide = np.maximum(sd, 1.0 if floor is None else np.sqrt(floor))
     return corr * np.outer(wide, wide)
+
+
+def variance_floor(signals: tuple[str, ...]) -> np.ndarray:
+    """Per element of x, the least variance the room may give it: 1 (the theoretical null), but for think time,
+    whose z is 0 for every pair without times (no evidence), the room's own."""
+    one = np.array([0.0 if s in ROOM_VARIANCE else 1.0 for s in signals])
+    return np.r_[one, one]
 
 
 def _corr(W: np.ndarray, cov: np.ndarray) -> np.ndarray:
