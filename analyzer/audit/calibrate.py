@@ -26,7 +26,7 @@ from scipy import special
 
 from analyzer.analysis.dist import bh_adjust, log_bh_adjust, mad_normal, norm_isf, norm_logsf
 from analyzer.audit.burst import BURST_LOOKS
-from analyzer.audit.combine import combine, multiplicity
+from analyzer.audit.combine import combine, log_combine_directions, multiplicity
 
 #: Signals in the pair score (analyzer/audit/combine.py: the directed ones in learned linear contrasts, burst's count
 #: look and codev beside them). Every signal's own p is reported too (``<signal>_p``), ``favour`` (the Stouffer sum of
@@ -71,17 +71,6 @@ def empirical_null(z: pd.Series, weights: pd.Series | None = None) -> tuple[floa
 def z_of_logp(logp: np.ndarray | float) -> np.ndarray:
     """The one-sided normal z of a log p-value, without ceiling (p = 1e-400 gives z ~ 42.8)."""
     return -special.ndtri_exp(np.minimum(np.asarray(logp, np.float64), LOG_P_MAX))
-
-
-def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray, rho: float = 0.0) -> np.ndarray:
-    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2. ``rho``: the
-    directions' correlation under the null (:func:`direction_correlation`); 'both sides' is their sum over its
-    standard deviation, sqrt(2 (1 + rho))."""
-    z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
-    log_one = norm_logsf(np.maximum(z_ab, z_ba))
-    log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
-    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2.0 * (1.0 + rho)))
-    return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
 
 
 def combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:

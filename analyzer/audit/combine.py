@@ -138,6 +138,17 @@ def features(pairs: pd.DataFrame, signals: tuple[str, ...]) -> tuple[np.ndarray,
     return np.hstack([ab, ba]), np.hstack([ba, ab])
 
 
+def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray, rho: float = 0.0) -> np.ndarray:
+    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2. ``rho``: the
+    directions' correlation under the null (``calibrate.direction_correlation``); 'both sides' is their sum over its
+    standard deviation, sqrt(2 (1 + rho))."""
+    z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
+    log_one = norm_logsf(np.maximum(z_ab, z_ba))
+    log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
+    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2.0 * (1.0 + rho)))
+    return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
+
+
 def orthant(t: np.ndarray, rho: float) -> np.ndarray:
     """P(X > t, Y > t) of a standard bivariate normal with correlation rho (Owen's T function)."""
     rho = min(max(rho, -1 + 1e-12), 1 - 1e-12)
@@ -257,8 +268,6 @@ def combine(pairs: pd.DataFrame, min_hands: int, params: Params | None = None,
             without: tuple[str, ...] = ()) -> Combined:
     """The combination over a calibrated pair table (``codev_logp``, ``burst_{ab,ba}_z_count`` read as they are).
     ``without``: signals whose weights are set to 0 (the think-time rule reads the play signals alone)."""
-    from analyzer.audit.calibrate import log_combine_directions
-
     params = params or shipped()
     W = contrasts(params)
     if without:
