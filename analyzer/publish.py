@@ -142,8 +142,8 @@ AUDIT_FIELD_NOTES: dict[str, str] = {
     "players[].max_pair_score": "the highest score of the player's pairs",
     "players[].flagged_with": "the players this one is flagged with",
     "pairs": "every pair that sat together, flagged first, then review, then by score",
-    "pairs[].p_value": "the pair's p over its scored signals (the best signal, corrected for the signals and "
-                       "directions looked at)",
+    "pairs[].p_value": "the pair's p from its scored signals: learned contrasts with the exact null of their "
+                       "maximum under the room's covariance, and two counts beside them (docs/methods/verdicts.md)",
     "pairs[].signals": "each signal's reading of the pair, by direction (`ab`: the first player's treatment of the "
                        "second; `ba`: the reverse)",
     "pairs[].signals.burst": "the occasional-help statistic: the pair's hands ranked among the actor's hands with "

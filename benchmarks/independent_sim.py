@@ -418,6 +418,7 @@ def need_suit(g, seat):
 
 
 # ----------------------------------------------------------------------------- room
+AWARE = 1.0
 CHAT_FACTOR = 1.4
 STYLE_MODES = {"share": "share", "late_feed": "late_feed", "block": "block", "signal": "signal",
                "trio": "trio", "part20": "share", "weak_share": "share", "cover_only": "cover_only"}
@@ -469,10 +470,16 @@ def main():
     ap.add_argument("--players", type=int, default=20)
     ap.add_argument("--seek", type=float, default=0.8)
     ap.add_argument("--runs", default="", help="hands a table sits before re-forming, e.g. 5-10 (default 5-50)")
+    ap.add_argument("--pairs", type=int, default=1)
+    ap.add_argument("--aware", type=float, default=1.0)
+    ap.add_argument("--share", type=float, default=None)
+    ap.add_argument("--friends", type=int, default=None)
+    ap.add_argument("--friend-seek", type=float, default=None)
     ap.add_argument("--chat-factor", type=float, default=1.4, help="honest_chatty: friends' think-time factor together")
     a = ap.parse_args()
-    global CHAT_FACTOR
+    global CHAT_FACTOR, AWARE
     CHAT_FACTOR = a.chat_factor
+    AWARE = a.aware
     rng = random.Random(a.seed * 7919 + sum(map(ord, a.style)))
     style = a.style
     ids, P = build_players(style, rng, a.players)
@@ -484,7 +491,7 @@ def main():
     rng.shuffle(idx)
     def take(k):
         return [ids[idx.pop()] for _ in range(k)]
-    if mode:
+    for _pair in range(a.pairs if mode else 0):
         size = 3 if style == "trio" else 2
         cl = take(size)
         for c in cl:
@@ -492,7 +499,7 @@ def main():
                 P[c].kind, P[c].temp = rng.choice([("random", 0), ("heur", 6.0)])
             elif P[c].kind in ("random", "lookahead"):
                 P[c].kind, P[c].temp = "heur", 1.0
-        share = 0.2 if style == "part20" else 1.0
+        share = a.share if a.share is not None else (0.2 if style == "part20" else 1.0)
         colluders.append(dict(members=cl, mode=mode, share=share))
         groups.append((cl, "coll", a.seek, False))
         truth["colluders"].append(dict(players=cl, mode=mode, share=share,
@@ -508,7 +515,7 @@ def main():
         truth["friends"] += [dict(players=[x, y], fixed_order=True, club=True)
                              for i, x in enumerate(club) for y in club[i + 1:]]
     # friends: every room has 2 friend pairs (hard negatives)
-    nf = 3 if style.startswith("honest") else 2
+    nf = a.friends if a.friends is not None else (3 if style.startswith("honest") else 2)
     for fi in range(nf):
         fr = take(2)
         fixed = False
@@ -527,7 +534,8 @@ def main():
             P[fr[1]].kind, P[fr[1]].temp = "heur", 0.5
             if fi == 0:
                 P[fr[1]].habit = "starve_next"
-        groups.append((fr, "friend", 0.95 if style == "honest_mentor" else (0.75 if style != "honest_longtables" else 0.9), fixed))
+        fprob = 0.95 if style == "honest_mentor" else (0.75 if style != "honest_longtables" else 0.9)
+        groups.append((fr, "friend", a.friend_seek if a.friend_seek is not None else fprob, fixed))
         truth["friends"].append(dict(players=fr, fixed_order=fixed))
     if style == "honest_habits":
         # more habits among the rest
@@ -662,6 +670,8 @@ def play_hand(rng, P, order, colluders, lag, style, chat=()):
                 ps = info["pseats"][0]
                 info["need"] = signal_sent.get(ps)
             if style == "weak_share" and rng.random() < 0.4:
+                card = None
+            elif AWARE < 1.0 and len(opts) > 1 and rng.random() >= AWARE:
                 card = None
             else:
                 card = colluding_choice(p, g, kind, opts, seat_of, info)

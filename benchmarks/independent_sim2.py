@@ -24,6 +24,7 @@ RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 SEVEN = 6  # rank index of 7
 TONG_FACTORS = [1, 2, 4, 8, 1]
+BLOCK_LEN = (8, 40)
 
 
 def code(c):
@@ -585,7 +586,7 @@ def run(name, seed, hands, out, nplayers=None, reform="blocks"):
             # players come and go: ~85% present each block
             present = [p for p in pids if rng.random() < 0.85]
             tables = seat_tables(present, groups, rng)
-            L = rng.randint(8, 40)
+            L = rng.randint(*BLOCK_LEN)
             for ti, tab in enumerate(tables):
                 for p in tab:
                     P[p].progress = nh / hands

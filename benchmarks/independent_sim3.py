@@ -864,7 +864,7 @@ def simulate(name, hands, seed, out):
     # NB: the first `hands` hands in time are kept, so every table's session is cut alike
     while hid < hands:  # whole sessions; cut to the first `hands` hands in time below
         tables = form_tables(rng, players, links, friends, cfg, session)
-        slen = rng.randint(15, 45)
+        slen = rng.randint(*cfg.get('slen', (15, 45)))
         for ti, tp in enumerate(tables):
             tclock = clock + rng.uniform(0, 60)
             res = rng.choice([1, 1, 10, 16, 100]) if not cfg.get("laggy") else rng.choice([100, 250, 1000])

@@ -791,7 +791,7 @@ class Room:
             mood = {pid: math.exp(srng.gauss(0, self.players[pid].pace["session_sd"])) for pid in self.ids}
             start = now
             for ti, seats in enumerate(tables):
-                length = srng.randint(6, 30)
+                length = srng.randint(*self.cfg.get('slen', (6, 30)))
                 grains = (1, 10, 100, 1000)
                 gw = (0.15, 0.15, 0.3, 0.4) if heavy else (0.45, 0.3, 0.17, 0.08)
                 tclock = {

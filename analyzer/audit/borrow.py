@@ -3,7 +3,10 @@
 An illegal borrow (``borrow-with-live``) needs no statistics: the replay proves it. Lending favour
 does: each lent card is ranked among the cards the lender could have handed over (0 = the least
 useful to the borrower, 1 = the most useful), and a pair's lends to each other are compared with
-their lends to everyone else by a one-sided Mann-Whitney test.
+their lends to everyone else by a one-sided Mann-Whitney test. When either side has few lends the
+test is exact (:func:`exact_rank_sum_p`, the permutation distribution of the rank sum with its ties):
+the normal approximation is far too sure of itself for a lend or two against a crowd of tied ranks,
+and one lend among N can carry no more than a p of 1/N.
 """
 
 from __future__ import annotations
@@ -106,9 +109,44 @@ def illegal_borrows(problems: Iterable[Problem], borrows: dict[str, int] | None 
     return df.sort_values(["illegal_borrows", "player"], ascending=[False, True], ignore_index=True)
 
 
+#: Lends on the smaller side up to which the Mann-Whitney p is the exact permutation p.
+EXACT_LENDS = 12
+
+
+def exact_rank_sum_p(partner: list[float], others: list[float]) -> float:
+    """One-sided exact p that the partner's lends rank this high among all the pair's lends: the share of
+    the ways of choosing len(partner) of them whose (mid)rank sum is at least the partner's. Counted by
+    dynamic programming over the distinct values, so ties are exact; the work grows with the smaller
+    side's size, which is why only small sides are counted (see EXACT_LENDS)."""
+    import numpy as np
+    from scipy.special import comb
+    from scipy.stats import rankdata
+
+    pooled = np.asarray(partner + others, np.float64)
+    twice = np.rint(2 * rankdata(pooled)).astype(np.int64)  # midranks are halves: twice them are integers
+    k, n = len(partner), len(pooled)
+    small = min(k, n - k)
+    side = twice[:k] if small == k else twice[k:]
+    observed = int(side.sum())
+    values, counts = np.unique(twice, return_counts=True)
+    top = int(values[-1]) * small
+    ways = np.zeros((small + 1, top + 1))
+    ways[0, 0] = 1.0
+    for x, c in zip(values.tolist(), counts.tolist()):
+        new = ways.copy()
+        for i in range(1, min(c, small) + 1):
+            new[i:, i * x:] += comb(c, i) * ways[:small + 1 - i, :top + 1 - i * x]
+        ways = new
+    dist = ways[small] / comb(n, small)
+    # the partner's rank sum high is the others' low (their sum is the total less the partner's)
+    tail = dist[observed:].sum() if small == k else dist[:observed + 1].sum()
+    return float(min(tail, 1.0))
+
+
 def lending_favour(lends: Iterable[Lend]) -> pd.DataFrame:
     """Per unordered pair that lent to each other: how good their lends to each other were versus their
-    lends to others (mean goodness, favour = the difference, one-sided Mann-Whitney p-value)."""
+    lends to others (mean goodness, favour = the difference, one-sided Mann-Whitney p-value, exact for a
+    small side)."""
     from scipy.stats import mannwhitneyu  # here: scipy.stats costs ~1 CPU-s to import, and only 借牌 needs it
 
     by_lender: dict[str, list[Lend]] = {}
@@ -120,7 +158,12 @@ def lending_favour(lends: Iterable[Lend]) -> pd.DataFrame:
         mine = by_lender.get(a, []) + by_lender.get(b, [])
         partner = [x.goodness for x in mine if x.borrower in (a, b)]
         others = [x.goodness for x in mine if x.borrower not in (a, b)]
-        p = mannwhitneyu(partner, others, alternative="greater").pvalue if partner and others else float("nan")
+        if not (partner and others):
+            p = float("nan")
+        elif min(len(partner), len(others)) <= EXACT_LENDS:
+            p = exact_rank_sum_p(partner, others)
+        else:
+            p = float(mannwhitneyu(partner, others, alternative="greater").pvalue)
         mp = sum(partner) / len(partner)
         mo = sum(others) / len(others) if others else float("nan")
         rows.append((a, b, len(partner), mp, len(others), mo, mp - mo, float(p)))

@@ -1,15 +1,14 @@
 """From pair signals to calibrated verdicts: per-pair p-values in log space, Benjamini-Hochberg q-values,
 the alarm (``flagged``) and the review tier.
 
-Each directed z is first read against the room itself (Efron's empirical null: most pairs in a
+Each signal gets its own p, read against the room itself (Efron's empirical null: most pairs in a
 room are honest, so the spread of their z's shows how far the theoretical N(0, 1) can be trusted;
-the null is only ever widened, never narrowed). The favour signals, which all ask whether the
-actor's choices helped the partner, are summed per direction (Stouffer, with the variance of the
-sum read from their correlation across the room's pairs). Each signal's two directions are
-combined so that one-way help (feeding) and two-way help (hand sharing) both count; the pair's
-p-value is the best signal's, Bonferroni-corrected for the number of signals, so no single style
-is assumed. Everything is carried as log p (``scipy.stats.norm.logsf``, ``scipy.special.ndtri_exp``),
-so the strongest cases keep their order instead of meeting a floor of 1e-300.
+the null is only ever widened, never narrowed), its two directions combined so that one-way help
+(feeding) and two-way help (hand sharing) both count. The pair's p-value is the combination's
+(analyzer/audit/combine.py: learned contrasts of the directed z's with the exact null of their
+maximum under the room's covariance, and the two count statistics beside them). Everything is
+carried as log p (``scipy.special.log_ndtr``, ``scipy.special.ndtri_exp``), so the strongest cases
+keep their order instead of meeting a floor of 1e-300.
 
 Two verdicts are drawn from one p-value: **flagged** (family-wise: p <= alpha, 1e-5 by default, a false
 alarm well under once in 10,000 honest pairs) and **review** (a false-discovery tier: Benjamini-Hochberg
@@ -27,18 +26,13 @@ from scipy import special
 
 from analyzer.analysis.dist import bh_adjust, log_bh_adjust, mad_normal, norm_isf, norm_logsf
 from analyzer.audit.burst import BURST_LOOKS
+from analyzer.audit.combine import combine, log_combine_directions, multiplicity
 
-#: Signals in the pair score (directed ones are combined over both directions). Total impact is
-#: reported but left out: given the regret, it carries the same information as marginal impact.
-#: Think time counts only when the rows carry times (else its z is 0 and its p is 1/2 or more).
-#: The exact immediate favour also counts on its own: it is far less noisy than the rollout-based
-#: favour signals, and an equal-weight sum with them would dilute it. ``burst`` is the statistic of
-#: occasional collusion (a few extreme hands, see ``burst._burst``). ``marginal`` (favour judged on the actor's
-#: own-information values of every seat) is reported but left out too: on rollout rows it added nothing over the
-#: true-deal and exact favour (leaving it out: the same or better AUC and verdicts in every cell), and on the
-#: learned evaluator's rows, whose per-seat values are the least faithful part, it alone put honest pairs in
-#: review (docs/methods/signals.md).
-SCORE_SIGNALS = ("favour", "imm_marginal", "codev", "think", "burst")
+#: Signals in the pair score (analyzer/audit/combine.py: the directed ones in learned linear contrasts, burst's count
+#: look and codev beside them). Every signal's own p is reported too (``<signal>_p``), ``favour`` (the Stouffer sum of
+#: the favour signals) among them, but the score is the combination's. Think time counts only when the rows carry
+#: times (else its z is 0).
+SCORE_SIGNALS = ("imm_marginal", "burst", "think", "dd_marginal", "codev")
 DIRECTED = ("marginal", "dd_marginal", "imm_marginal", "total", "pooled", "think")
 #: Directed signals summed into ``favour``: true-deal favour to the partner (rollouts, and the exact
 #: immediate effect) and the pair's gain beyond the actor's own information.
@@ -77,17 +71,6 @@ def empirical_null(z: pd.Series, weights: pd.Series | None = None) -> tuple[floa
 def z_of_logp(logp: np.ndarray | float) -> np.ndarray:
     """The one-sided normal z of a log p-value, without ceiling (p = 1e-400 gives z ~ 42.8)."""
     return -special.ndtri_exp(np.minimum(np.asarray(logp, np.float64), LOG_P_MAX))
-
-
-def log_combine_directions(z_ab: np.ndarray, z_ba: np.ndarray, rho: float = 0.0) -> np.ndarray:
-    """log p per pair from its two directed z's: the better of 'either side' and 'both sides', x 2. ``rho``: the
-    directions' correlation under the null (:func:`direction_correlation`); 'both sides' is their sum over its
-    standard deviation, sqrt(2 (1 + rho))."""
-    z_ab, z_ba = np.asarray(z_ab, np.float64), np.asarray(z_ba, np.float64)
-    log_one = norm_logsf(np.maximum(z_ab, z_ba))
-    log_either = log_one + np.log(2.0 - np.exp(log_one))  # 1 - (1 - p)^2 = p (2 - p)
-    log_both = norm_logsf((z_ab + z_ba) / np.sqrt(2.0 * (1.0 + rho)))
-    return np.minimum(np.log(2.0) + np.minimum(log_either, log_both), 0.0)
 
 
 def combine_directions(z_ab: np.ndarray, z_ba: np.ndarray) -> np.ndarray:
@@ -159,17 +142,18 @@ def q_values(p: np.ndarray) -> np.ndarray:
     return bh_adjust(p) if len(p) else p
 
 
-def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, n_signals: int = len(SCORE_SIGNALS)
-                   ) -> np.ndarray:
+def hands_to_alarm(log_p: np.ndarray, hands: np.ndarray, alpha: float, factor: float | None = None) -> np.ndarray:
     """More hands together the pair needs before its p could reach alpha, if its effect per hand stays.
 
-    The pair's p is read back as the z of one directed signal (undoing the x 2 of the directions and the
-    Bonferroni factor); a z grows as the square root of the hands, so n' = n (z_alpha / z)^2. NaN when
-    the pair shows no effect to scale up (its p is 1/2 or more); 0 when it is already there.
+    The pair's p is read back as the z of one contrast (undoing ``factor``, the combination's multiplicity in the
+    tail: :func:`analyzer.audit.combine.multiplicity`); a z grows as the square root of the hands, so
+    n' = n (z_alpha / z)^2. NaN when the pair shows no effect to scale up (its p is 1/2 or more); 0 when it is
+    already there.
     """
+    factor = multiplicity() if factor is None else factor
     log_p = np.asarray(log_p, np.float64)
-    z = np.where(log_p < np.log(0.5), z_of_logp(log_p - np.log(2.0 * n_signals)), 0.0)
-    z_alpha = float(norm_isf(alpha / (2.0 * n_signals)))
+    z = np.where(log_p < np.log(0.5), z_of_logp(log_p - np.log(factor)), 0.0)
+    z_alpha = float(norm_isf(alpha / factor))
     n = np.asarray(hands, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.where(z > 0, np.ceil(n * (z_alpha / np.where(z > 0, z, 1.0)) ** 2 - n), np.nan)
@@ -211,8 +195,11 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     out["burst_logp"] = burst_logp(out)
     for s in (*DIRECTED, "favour", "codev", "burst"):
         out[f"{s}_p"] = np.exp(out[f"{s}_logp"])
-    logs = out[[f"{s}_logp" for s in SCORE_SIGNALS]].to_numpy(np.float64)
-    log_p = np.minimum(np.log(len(SCORE_SIGNALS)) + logs.min(axis=1), 0.0) if len(out) else np.zeros(0)
+    comb = combine(out, alarm.min_hands)
+    log_p = comb.logp
+    for i, tag in enumerate(("ab", "ba", "both")):  # the learned contrasts (the single signals' are their own z's)
+        out[f"combined_{tag}_t"] = comb.t[:, i] if len(out) else np.zeros(0)
+    out["combined_linear_logp"] = comb.logp_linear
     out["log10_p"] = log_p / np.log(10.0)
     out["p_value"] = np.exp(log_p)  # may underflow to 0 for the strongest cases: log10_p keeps them apart
     out["score"] = -out["log10_p"] + 0.0  # + 0.0: no negative zero
@@ -223,8 +210,7 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     # units of an honest hand's spread (the stronger direction's room-adjusted z over sqrt(hands))
     fz = np.maximum(out["favour_ab_z"].to_numpy(np.float64), out["favour_ba_z"].to_numpy(np.float64))
     out["effect_size"] = fz / np.sqrt(np.maximum(out["hands_together"].to_numpy(np.float64), 1.0))
-    winner = logs.argmin(axis=1) if len(out) else np.zeros(0, np.int64)
-    out["main_signal"] = [SCORE_SIGNALS[k] for k in winner]
+    out["main_signal"] = comb.main_signal.tolist()
     enough = out["hands_together"] >= alarm.min_hands
     # Benjamini-Hochberg over the pairs that can be marked at all: a pair below min_hands is no hypothesis
     # the audit tests, and counting it would only make every threshold stricter (q = 1 for it)
@@ -235,9 +221,7 @@ def calibrate(pairs: pd.DataFrame, alarm: Alarm = Alarm()) -> pd.DataFrame:
     log_q = np.zeros(len(out))
     log_q[enough.to_numpy()] = log_bh_adjust(log_p[enough.to_numpy()])
     out["log10_q"] = log_q / np.log(10.0) + 0.0
-    play = [i for i, name in enumerate(SCORE_SIGNALS) if name not in CORROBORATING]
-    play_logp = (np.minimum(np.log(len(play)) + logs[:, play].min(axis=1), 0.0) if len(out)
-                 else np.zeros(0))
+    play_logp = combine(out, alarm.min_hands, without=CORROBORATING).logp
     alone = np.isin(out["main_signal"].to_numpy(object), CORROBORATING) & (play_logp > np.log(BACKING_P))
     out["corroboration_only"] = alone
     out["flagged"] = (out["p_value"] <= alarm.alpha) & (out["q_value"] <= alarm.fdr) & enough & ~alone

@@ -13,7 +13,6 @@ from scipy import special, stats
 from analyzer.audit.burst import BURST_LEVELS, _burst_one, _logsumexp_rows, betabinom_logsf
 from analyzer.audit.calibrate import (
     DIRECTED,
-    SCORE_SIGNALS,
     Alarm,
     calibrate,
     hands_to_alarm,
@@ -22,6 +21,7 @@ from analyzer.audit.calibrate import (
     rank_pairs,
     z_of_logp,
 )
+from analyzer.audit.combine import contrasts, multiplicity, shipped
 from analyzer.audit.evidence import directions, edge, pair_evidence
 from analyzer.audit.outcomes import SEATING_COLUMNS, pair_outcomes
 
@@ -66,7 +66,8 @@ def test_benjamini_hochberg_counts_only_the_pairs_that_can_be_marked() -> None:
     for name in DIRECTED:
         for tag in ("ab", "ba"):
             t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n)
-    t.loc[:2, "imm_marginal_ab_z"] = 4.0
+            t[f"burst_{tag}_z_mean"] = rng.normal(0.0, 1.0, n)
+    t.loc[:2, ["imm_marginal_ab_z", "burst_ab_z_mean"]] = 4.0
     out = calibrate(t, Alarm())
     enough = out["hands_together"] >= 10
     assert (out.loc[~enough, "q_value"] == 1.0).all()
@@ -96,22 +97,24 @@ def test_the_pairs_z_is_the_normal_score_of_p_floored_at_zero() -> None:
 
 
 def test_think_time_alone_is_review_at_most_and_counts_when_play_backs_it() -> None:
-    """Slower together has innocent causes: a pair whose only signal is think time (z 7 both ways) is for review,
-    never flagged, and says why; with a play signal that backs it (exact favour z 3.5) the same pair is flagged."""
+    """Slower together has innocent causes: a pair whose only signal is think time (z 20 both ways) is for review,
+    never flagged, and says why; with a play signal that backs it (exact favour and its per-hand ranks, z 3.5 both
+    ways) the same pair is flagged."""
     from analyzer.audit.case import verdict_line
 
     rng = np.random.default_rng(8)
     n = 80
     t = pd.DataFrame({"a": [f"a{i:02d}" for i in range(n)], "b": [f"b{i:02d}" for i in range(n)],
                       "hands_together": [300] * n, "codev_z": 0.0})
-    for name in DIRECTED:
-        for tag in ("ab", "ba"):
-            t[f"{name}_{tag}_z"] = rng.normal(0.0, 1.0, n)
-    t.loc[0, ["think_ab_z", "think_ba_z"]] = 7.0  # chatty friends: slower together, nothing in the play
-    t.loc[0, [f"{name}_{tag}_z" for name in DIRECTED if name != "think" for tag in ("ab", "ba")]] = 0.0
-    t.loc[1, ["think_ab_z", "think_ba_z"]] = 7.0  # colluders: slower together and favouring each other
-    t.loc[1, [f"{name}_{tag}_z" for name in DIRECTED if name != "think" for tag in ("ab", "ba")]] = 0.0
-    t.loc[1, ["imm_marginal_ab_z", "imm_marginal_ba_z"]] = 3.5
+    play = [f"{name}_{tag}_z" for name in DIRECTED if name != "think" for tag in ("ab", "ba")]
+    play += ["burst_ab_z_mean", "burst_ba_z_mean"]
+    for name in play + ["think_ab_z", "think_ba_z"]:
+        t[name] = rng.normal(0.0, 1.0, n)
+    t.loc[0, ["think_ab_z", "think_ba_z"]] = 20.0  # chatty friends: slower together, nothing in the play
+    t.loc[0, play] = 0.0
+    t.loc[1, ["think_ab_z", "think_ba_z"]] = 20.0  # colluders: slower together and favouring each other
+    t.loc[1, play] = 0.0
+    t.loc[1, ["imm_marginal_ab_z", "imm_marginal_ba_z", "burst_ab_z_mean", "burst_ba_z_mean"]] = 3.5
     out = calibrate(t, Alarm())
     friends, colluders = out.iloc[0], out.iloc[1]
     assert friends["main_signal"] == "think" and friends["p_value"] < 1e-5  # strong enough for the alarm ...
@@ -123,10 +126,11 @@ def test_think_time_alone_is_review_at_most_and_counts_when_play_backs_it() -> N
 
 
 def test_hands_to_alarm_follows_the_square_root_law() -> None:
-    alpha, k = 1e-5, len(SCORE_SIGNALS)
-    z_alpha = stats.norm.isf(alpha / (2 * k))
-    # a pair whose single-direction z is half the alarm's needs 4x the hands: 3x more
-    log_p = np.array([stats.norm.logsf(z_alpha / 2) + math.log(2 * k), stats.norm.logsf(z_alpha) + math.log(2 * k)])
+    alpha, k = 1e-5, multiplicity()
+    assert k == pytest.approx(len(contrasts(shipped())) / shipped().weights["linear"])
+    z_alpha = stats.norm.isf(alpha / k)
+    # a pair whose single-contrast z is half the alarm's needs 4x the hands: 3x more
+    log_p = np.array([stats.norm.logsf(z_alpha / 2) + math.log(k), stats.norm.logsf(z_alpha) + math.log(k)])
     more = hands_to_alarm(log_p, np.array([100, 100]), alpha)
     assert abs(more[0] - 300) <= 1 and more[1] == 0
     assert np.isnan(hands_to_alarm(np.array([0.0]), np.array([100]), alpha)[0])  # no effect: never

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 
 import pytest
+from scipy.stats import rankdata
 
-from analyzer.audit.borrow import Lend, audit_borrow, illegal_borrows, lend_goodness, lending_favour
+from analyzer.audit.borrow import (
+    Lend,
+    audit_borrow,
+    exact_rank_sum_p,
+    illegal_borrows,
+    lend_goodness,
+    lending_favour,
+)
 from analyzer.cards import BIG_JOKER, mask_of, parse_card
 from analyzer.logs import format_record, write_records
 from analyzer.problems import Problem
@@ -89,6 +98,26 @@ def test_lending_favour_compares_a_pair_with_their_other_lends() -> None:
     ab = df.loc[("a", "b")]
     assert (ab["lends_to_partner"], ab["lends_to_others"]) == (30, 30) and ab["p_value"] < 1e-6
     assert df.loc[("a", "c"), "p_value"] > 0.99  # a lends worse to c than to others
+
+
+def test_one_lend_carries_no_more_than_one_in_its_lends() -> None:
+    """One excellent lend to the partner among 400 tied least-useful lends to others: the exact p is 1/401 (the
+    normal approximation of Mann-Whitney read it as 1e-45)."""
+    lends = [Lend("h", 0, "a", "b", 0, 4, 1.0)] + [Lend("h", k, "a", "c", 0, 4, 0.0) for k in range(400)]
+    ab = lending_favour(lends).set_index(["a", "b"]).loc[("a", "b")]
+    assert ab["lends_to_partner"] == 1 and ab["p_value"] == pytest.approx(1 / 401)
+
+
+def test_exact_rank_sum_p_is_the_share_of_subsets_as_extreme() -> None:
+    rng = random.Random(4)
+    for _ in range(30):
+        partner = [rng.choice([0.0, 0.0, 0.25, 0.5, 1.0]) for _ in range(rng.randint(1, 5))]
+        others = [rng.choice([0.0, 0.5, 1.0]) for _ in range(rng.randint(1, 6))]
+        ranks = rankdata(partner + others)
+        seen = ranks[:len(partner)].sum()
+        subsets = list(itertools.combinations(ranks, len(partner)))
+        share = sum(sum(c) >= seen - 1e-9 for c in subsets) / len(subsets)
+        assert exact_rank_sum_p(partner, others) == pytest.approx(share)
 
 
 def test_bad_options_are_refused() -> None:
