@@ -64,7 +64,7 @@ def main() -> None:
         _, d_wall, d_cpu = analyzer("decisions", str(day), "--out", str(store), "--jobs", "1")
         out = work / f"night{n:03d}"
         _, l_wall, l_cpu = analyzer("audit", "--decisions", str(store), "--out", str(out), ok=(0, 1))
-        doc = json.loads((out / "nightly.json").read_text())
+        doc = json.loads((out / "audit.json").read_text())
         row: dict[str, Any] = {"night": n, "decisions_wall_s": round(d_wall, 2), "look_wall_s": round(l_wall, 2),
                                "look_cpu_s": round(l_cpu, 2), "flagged": doc["flagged"], "review": doc["review"]}
         for p in doc["pairs"]:

@@ -489,30 +489,45 @@ class Look:
     min_hands: int
 
     def summary(self) -> dict[str, Any]:
-        """The look as audit-like JSON (``nightly.json``): the days, the method's constants, and every pair."""
+        """The look as an audit result (``audit.json``, format ``bieqi-audit``, which the cases database reads): the
+        alarm, one entry a pair (its e-values, verdict and first day flagged, and the fixed-sample figures of the
+        same score: ``p_value``, ``score`` = -log10 p, ``q_value`` by Benjamini-Hochberg over the pairs tested),
+        and under ``nightly`` the days, the window read and the method's constants."""
+        from analyzer.audit.calibrate import q_values
+
         days = [{"day": d.number, "date": d.date, "added_at": d.added_at, "hands": d.hands, "parts": sorted(d.parts)}
                 for d in self.ledger.days]
         by_day = {d.number: d.date for d in self.ledger.days}
+        t = self.pairs
+        p = np.clip(t["p_fixed"].to_numpy(np.float64), 1e-300, 1.0)
+        tested = t["hands_together"].to_numpy() >= self.min_hands
+        q = np.ones(len(t))
+        q[tested] = q_values(p[tested])
+        z_cols = [c for c in t.columns if c.endswith(("_z_ab", "_z_ba"))]
+        z_best = t[z_cols].max(axis=1).to_numpy() if z_cols else np.zeros(len(t))
         pairs = []
-        for r in self.pairs.itertuples(index=False):
+        for i, r in enumerate(t.itertuples(index=False)):
+            day = int(r.flagged_day)
             pairs.append({"players": [r.a, r.b], "hands_together": int(r.hands_together), "verdict": r.verdict,
+                          "flagged": r.verdict == "flagged",
                           "log10_e": round(float(r.log10_e), 4), "max_log10_e": round(float(r.max_log10_e), 4),
-                          "flagged_day": int(r.flagged_day) or None,
-                          "flagged_date": by_day.get(int(r.flagged_day)) if r.flagged_day else None,
-                          "p_fixed": float(r.p_fixed)})
-        return {"format": "bieqi-nightly-audit", "version": 1, "days": days,
-                "window": {"first_day": self.window[0].number if self.window else None,
-                           "last_day": self.window[-1].number if self.window else None,
-                           "hands": sum(d.hands for d in self.window)},
-                "added_days": self.added,
-                "method": {"e_process": "one-sided normal mixture over per-hand scores, V = (sum x^2 + 2 sum v) / 3",
-                           "scores": list(self.ledger.state.scores), "rho": anytime.RHO,
-                           "prior_hands": PRIOR_HANDS},
+                          "flagged_day": day or None, "flagged_date": by_day.get(day) if day else None,
+                          "score": round(float(-np.log10(p[i])), 4), "log10_p": float(np.log10(p[i])),
+                          "p_value": float(p[i]), "q_value": float(q[i]), "log10_q": float(np.log10(q[i])),
+                          "effect_size": round(float(z_best[i] / np.sqrt(max(r.hands_together, 1))), 4),
+                          "main_signal": "imm_marginal"})
+        return {"format": "bieqi-audit", "version": 1, "hands": sum(d.hands for d in self.window),
                 "alarm": {"alpha": self.alpha, "fdr": self.fdr, "min_hands": self.min_hands,
                           "e_threshold": 1 / self.alpha},
-                "flagged": int((self.pairs["verdict"] == "flagged").sum()),
-                "review": int((self.pairs["verdict"] == "review").sum()),
-                "pairs": pairs}
+                "flagged": int((t["verdict"] == "flagged").sum()), "review": int((t["verdict"] == "review").sum()),
+                "pairs": pairs,
+                "nightly": {"days": days, "added_days": self.added,
+                            "window": {"first_day": self.window[0].number if self.window else None,
+                                       "last_day": self.window[-1].number if self.window else None},
+                            "method": {"e_process": "one-sided normal mixture over per-hand scores, "
+                                                    "V = (sum x^2 + 2 sum v) / 3",
+                                       "scores": list(self.ledger.state.scores), "rho": anytime.RHO,
+                                       "prior_hands": PRIOR_HANDS}}}
 
 
 def window_days(days: list[Day], since: str | None) -> list[Day]:

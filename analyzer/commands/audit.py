@@ -58,7 +58,7 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
                                   "2: usage error, no valid hand, or a decision store of other logs or settings"))
 @click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
-            "nightly.json and pairs.csv).", folder=True)
+            "audit.json of the e-values' verdicts and pairs.csv).", folder=True)
 @click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=DEFAULT_ALPHA, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
 @click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
@@ -296,7 +296,7 @@ def _certain_cheats(audit: dict[str, Any]) -> int:
 
 
 #: What the nightly look writes into --out.
-NIGHTLY_OUTPUTS = ("nightly.json", "pairs.csv")
+NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv")
 
 
 def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None) -> None:
@@ -329,11 +329,11 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
         click.echo(f"analyzer: error: {printable(store_path)}: the store holds no day to audit", err=True)
         sys.exit(2)
     with outputs as tmp:
-        atomic_write_bytes(tmp / "nightly.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
         atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
     w = seen.window
     click.echo(f"days {w[0].number}-{w[-1].number} of {len(seen.ledger.days)} ({seen.added} new), "
-               f"{summary['window']['hands']} hands, {len(seen.pairs)} pairs, {summary['flagged']} flagged, "
+               f"{summary['hands']} hands, {len(seen.pairs)} pairs, {summary['flagged']} flagged, "
                f"{summary['review']} for review" if w else "no day in the window")
     for p in summary["pairs"]:
         if p["verdict"] == "clear":
@@ -346,5 +346,5 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
         click.echo(f"  (flagged: the e-value reached 1/alpha = {1 / alpha:g} on some day, for an honest pair a chance "
                    f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
                    f"Exit code 1 only when a pair is flagged.)")
-    click.echo(printable(f"wrote {out}/nightly.json, pairs.csv"))
+    click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
     sys.exit(1 if summary["flagged"] else 0)

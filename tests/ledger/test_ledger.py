@@ -188,8 +188,8 @@ def test_nightly_command_audits_the_store_alone(nightly: tuple[Path, list[pd.Dat
     r = run_cli("audit", "--decisions", str(copy), "--out", str(tmp_path / "out"))
     assert r.exit_code == 1, r.output
     assert "FLAGGED p00 + p01" in r.output and "(0 new)" in r.output
-    doc = orjson.loads((tmp_path / "out" / "nightly.json").read_bytes())
-    assert [d["day"] for d in doc["days"]] == [1, 2, 3, 4]
+    doc = orjson.loads((tmp_path / "out" / "audit.json").read_bytes())
+    assert doc["format"] == "bieqi-audit" and [d["day"] for d in doc["nightly"]["days"]] == [1, 2, 3, 4]
     flagged = [p["players"] for p in doc["pairs"] if p["verdict"] == "flagged"]
     assert flagged == [list(PAIR)]
     csv = pd.read_csv(tmp_path / "out" / "pairs.csv")
