@@ -51,7 +51,9 @@ LEDGER = "_ledger"
 DAY_PREFIX = "day-"
 #: The per-hand score columns of the pair signals' pass E (``signals.PAIR_COLUMNS``): the favour towards the partner
 #: measured exactly and at once (cards made live or stranded), without the actor's own seat habit. A pair's e-value is
-#: the mean of its e-processes over these columns and both directions.
+#: the mean of its e-processes over these columns and both directions. Another choice of columns makes another ledger
+#: (``update``'s ``scores``; each day records its own); a weighted sum of columns per hand would need pass E to keep
+#: the per-hand cross products, which it does not.
 SCORES = ("imm_marginal_habit_free",)
 #: Hands of the room's spread an actor's spread is shrunk towards (an actor seen in few hands is read by the room).
 PRIOR_HANDS = 30.0
@@ -322,11 +324,13 @@ def new_additions(store: Store, led: Ledger) -> list[list[int]]:
     return list(groups.values())
 
 
-def update(store: Store, *, on_day: Callable[[int, int], None] | None = None) -> Ledger:
+def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
+           scores: tuple[str, ...] = SCORES) -> Ledger:
     """Add a day to the ledger for each addition of the store it does not cover yet, reading only those parts' rows;
-    the ledger as it is then (``on_day(day, hands added so far)`` after each day). A day is written whole (a hidden
-    folder renamed into place) or not at all; the ledger takes a lock while it adds, so two looks at once cannot
-    write one day twice (the second waits)."""
+    the ledger as it is then (``on_day(day, hands added so far)`` after each day). ``scores``: the per-hand score
+    columns of a new ledger (any of ``signals.PAIR_COLUMNS``); a ledger keeps the scores its first day recorded. A
+    day is written whole (a hidden folder renamed into place) or not at all; the ledger takes a lock while it adds,
+    so two looks at once cannot write one day twice (the second waits)."""
     from analyzer.analysis.store import read_rows
 
     root = ledger_path(store.path)
@@ -334,6 +338,8 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None) ->
     fd = _lock(root)
     try:
         led = open_ledger(store)
+        if not led.days:
+            led.state = State.empty(tuple(scores))
         _drop_leftovers(root)
         done = 0
         for group in new_additions(store, led):
@@ -541,12 +547,12 @@ def window_days(days: list[Day], since: str | None) -> list[Day]:
 
 
 def look(store: Store, *, alpha: float = ALPHA, fdr: float = 0.05, min_hands: int = 10, since: str | None = None,
-         on_day: Callable[[int, int], None] | None = None) -> Look:
+         on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES) -> Look:
     """Bring the ledger of ``store`` up to date (reading only the new additions' rows) and read the verdicts: of
     every day from the ledger's state, or of a window of days (``since``, :func:`window_days`) from those days'
     contributions, the e-process then started at the window's first day."""
     before = len(open_ledger(store).days) if ledger_path(store.path).is_dir() else 0
-    led = update(store, on_day=on_day)
+    led = update(store, on_day=on_day, scores=scores)
     window = window_days(led.days, since)
     scores = led.state.scores
     if len(window) == len(led.days):

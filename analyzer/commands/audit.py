@@ -323,6 +323,9 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     except (StoreError, LedgerError) as e:
         bar.close()
         fail("audit", str(e))
+    except OSError as e:  # the ledger's folder inside the store cannot be written (read-only, full disk)
+        bar.close()
+        fail("audit", f"{printable(store_path)}: cannot write its evidence ledger: {e.strerror or e}")
     bar.close()
     summary = seen.summary()
     if not seen.ledger.days:

@@ -200,3 +200,16 @@ def test_nightly_command_audits_the_store_alone(nightly: tuple[Path, list[pd.Dat
     assert r.exit_code == 2 and "--since yesterday" in r.output
     r = run_cli("audit", "--out", str(tmp_path / "none"))
     assert r.exit_code == 2 and "Missing argument" in r.output
+
+
+def test_the_score_is_pluggable_and_kept_by_the_ledger(days: list[pd.DataFrame], tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    _add_day(store, days[0])
+    two = ("imm_marginal_habit_free", "dd_marginal_habit_free")
+    led = update(open_store(store), scores=two)
+    assert led.state.scores == two and {"dd_marginal_habit_free_S", "imm_marginal_habit_free_S"} <= set(
+        led.state.pairs.columns)
+    _add_day(store, days[1])
+    again = look(open_store(store))  # the default asked for, the ledger's own kept
+    assert again.ledger.state.scores == two and len(again.ledger.days) == 2
+    assert {"dd_marginal_habit_free_z_ab", "imm_marginal_habit_free_z_ba"} <= set(again.pairs.columns)
