@@ -213,3 +213,34 @@ def test_the_score_is_pluggable_and_kept_by_the_ledger(days: list[pd.DataFrame],
     again = look(open_store(store))  # the default asked for, the ledger's own kept
     assert again.ledger.state.scores == two and len(again.ledger.days) == 2
     assert {"dd_marginal_habit_free_z_ab", "imm_marginal_habit_free_z_ba"} <= set(again.pairs.columns)
+
+
+def test_an_honest_room_looked_at_every_day_keeps_the_alarm_rate(tmp_path: Path) -> None:
+    """A synthetic honest room cut into 16 days, the ledger read after each: the share of pairs whose e-value ever
+    reached 1/alpha stays within alpha's sampling error; the fixed-sample p read at the same looks is printed."""
+    alpha = 0.01
+    df = synthetic_room(players=32, hands=96, run=8, decisions=6, seed=5)
+    schema = analyse([])
+    for c in schema.columns:
+        if c not in df.columns:
+            df[c] = "" if schema[c].dtype == object else 0
+    df["scale"] = 1.0
+    df["loss"] = df["regret"]
+    df = df[list(schema.columns)].astype(schema.dtypes.to_dict())
+    ids = list(dict.fromkeys(df["hand_id"]))
+    store = tmp_path / "store"
+    for cut in np.array_split(np.arange(len(ids)), 16):
+        _add_day(store, df[df["hand_id"].isin([ids[i] for i in cut])])
+    led = update(open_store(store))
+    ever_e: set[tuple[str, str]] = set()
+    ever_fixed: set[tuple[str, str]] = set()
+    for d in led.days:
+        st = pd.read_parquet(d.path / "state-pairs.parquet").set_index(["actor", "other"])
+        v = ledger.verdicts(st, led.state.scores, alpha=alpha, min_hands=1)
+        ever_e |= {(a, b) for a, b, m in zip(v["a"], v["b"], v["max_log10_e"]) if m >= np.log10(1 / alpha)}
+        ever_fixed |= {(a, b) for a, b, p in zip(v["a"], v["b"], v["p_fixed"]) if p <= alpha}
+    pairs = len(v)
+    print(f"{pairs} honest pairs, 16 looks: ever alarmed {len(ever_e) / pairs:.4f} (e-process), "
+          f"{len(ever_fixed) / pairs:.4f} (fixed-sample p <= {alpha})")
+    assert pairs > 300
+    assert len(ever_e) / pairs <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / pairs)
