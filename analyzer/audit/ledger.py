@@ -11,14 +11,17 @@ whole or not at all, and a run killed while writing leaves the ledger as it was.
 signals' map and passes (:mod:`analyzer.audit.signals`) as a room of their own: the situation baselines, regret
 bands, clip caps and seat habits are fitted on the day itself, so a day's statistics depend on that day's rows only.
 Per directed pair: hands and decisions together and, per score column (``SCORES``), the sum and sum of squares of its
-per-hand sums. Per player: its per-(co-player, hand) sums' count and sum of squares (its spread).
+per-hand sums, and the sum over hands of the product of the two directions' per-hand sums (for the e-process of the
+two directions' sum). Per player: its per-(co-player, hand) sums' count and sum of squares (its spread).
 
 **The per-hand score** of a directed pair on day d is its per-hand favour sum divided by the actor's null spread:
 the actor's root mean square of per-hand sums towards every seat it sat with, over days 1..d, shrunk towards the
 room's (days 1..d) with the weight of ``PRIOR_HANDS`` hands. So the scale a day is read in is fixed when the day is
 written, from that day and the days before it; an actor's favour towards one partner is a small part of its spread
 over every co-player. The day adds S (the scores' sum), Q (their sum of squares) and N (hands: one unit of null
-variance each) to the pair's totals; the e-process reads S and V = (Q + 2N) / 3.
+variance each) to the pair's totals; the e-process reads S and V = (Q + 2N) / 3. The two directions' sum adds BS, BQ
+and BV (its null variance: 1 a direction a hand, plus 2 rho in hands where both decided, rho the room's correlation
+of the directions over the days so far, counted upwards only).
 
 **The state after each day** (the totals, the current e-value, its running maximum and the day it first reached
 the ledger's alarm) is kept in that day's folder, so a look reads the last day and the new rows, never old rows;
@@ -27,6 +30,7 @@ a window of days (:func:`verdicts` ``since``) is read from the days' own contrib
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Callable
@@ -39,7 +43,8 @@ import orjson
 import pandas as pd
 
 from analyzer.audit import anytime
-from analyzer.audit.signals import HabitSums, PairSums, hands_together, hot_pairs, pass_habits
+from analyzer.audit.signals import (BURST_COLUMNS, HabitSums, PairSums, Room, hands_together, hot_pairs, pass_habits,
+                                    pass_pairs)
 from analyzer.audit.stream import StreamedSignals, hand_chunks
 
 if TYPE_CHECKING:
@@ -69,11 +74,21 @@ class LedgerError(Exception):
 
 # --- one day's statistics -------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class _UnitRoom(Room):
+    """A room whose decisions all weigh 1: pass E's per-hand pieces are then the plain per-hand sums (burst's pieces
+    weigh each decision by the actor's choice model)."""
+
+    def weights(self, ch: dict[str, np.ndarray], links: dict[str, np.ndarray]) -> np.ndarray:
+        return np.ones(3 * len(ch["regret"]))
+
+
 class _DaySignals(StreamedSignals):
     """The pair signals' passes over one day's rows, stopped at pass E's sums (no pair table, no burst)."""
 
     def sums(self) -> tuple[np.ndarray, np.ndarray, PairSums]:
-        """The players' names by code, the directed pairs' codes and pass E's sums (fitted twice, as the audit)."""
+        """The players' names by code, the directed pairs' codes and pass E's sums (fitted twice, as the audit), with
+        the per-(directed pair, hand) sums of ``BURST_COLUMNS`` in ``burst`` (every decision weighing 1)."""
         self.flush()
         self._prepare()
         room = self._room
@@ -84,7 +99,8 @@ class _DaySignals(StreamedSignals):
         if hot.any():
             fit = self._fit(hot)
             habits = self._map_reduce("habits", pass_habits, HabitSums.merge, room, hot, fit)
-            st = self._pass_e(fit, habits, extras=False)
+        unit = _UnitRoom(**{f.name: getattr(room, f.name) for f in dataclasses.fields(room)})
+        st = self._map_reduce("pairs", pass_pairs, PairSums.merge, unit, fit, habits, True)
         return self._names, room.pair_codes, st
 
 
@@ -108,6 +124,7 @@ def day_statistics(rows: pd.DataFrame, scores: tuple[str, ...] = SCORES) -> tupl
     for c in scores:
         pairs[f"{c}_sum"] = st.acc[c][:, 0]
         pairs[f"{c}_sq"] = st.acc[c][:, 1]
+    _add_cross(pairs, st, names, scores)
     # both directions of every pair (one may have had no decision with a choice towards the other): zeros
     known = set(zip(pairs["actor"], pairs["other"]))
     missing = sorted({(b, a) for a, b in known} - known)
@@ -129,9 +146,28 @@ def day_statistics(rows: pd.DataFrame, scores: tuple[str, ...] = SCORES) -> tupl
     return pairs.sort_values(["actor", "other"], ignore_index=True), players
 
 
+def _add_cross(pairs: pd.DataFrame, st: PairSums, names: np.ndarray, scores: tuple[str, ...]) -> None:
+    """Per directed pair, from pass E's per-hand pieces: ``both_hands`` (hands where both directions had a link) and
+    per score column ``c_cross``, the sum over hands of the two directions' per-hand sums' product (NaN for a column
+    the pieces do not carry: its both-directions e-process is then not read)."""
+    per_hand = pd.concat(st.burst, ignore_index=True) if st.burst else pd.DataFrame(columns=list(BURST_COLUMNS))
+    per_hand["actor"] = names[per_hand["actor"].to_numpy(np.int64)].astype(str)
+    per_hand["other"] = names[per_hand["other"].to_numpy(np.int64)].astype(str)
+    kept = [c for c in scores if c in per_hand.columns]
+    both = per_hand.merge(per_hand, left_on=["actor", "other", "hand_id"], right_on=["other", "actor", "hand_id"],
+                          suffixes=("", "_back"))
+    g = both.assign(**{f"{c}_cross": both[c] * both[f"{c}_back"] for c in kept}).groupby(["actor", "other"])
+    agg = g.agg(both_hands=("hand_id", "size"), **{f"{c}_cross": (f"{c}_cross", "sum") for c in kept})
+    at = pd.MultiIndex.from_arrays([pairs["actor"], pairs["other"]])
+    pairs["both_hands"] = agg["both_hands"].reindex(at).fillna(0.0).to_numpy(np.float64)
+    for c in scores:
+        pairs[f"{c}_cross"] = (agg[f"{c}_cross"].reindex(at).fillna(0.0).to_numpy(np.float64) if c in kept
+                               else np.nan)
+
+
 def _empty_pairs(scores: tuple[str, ...]) -> pd.DataFrame:
-    cols = ["actor", "other", "hands", "decisions", *(f"{c}_{k}" for c in scores for k in ("sum", "sq")),
-            "hands_together"]
+    cols = ["actor", "other", "hands", "decisions", *(f"{c}_{k}" for c in scores for k in ("sum", "sq", "cross")),
+            "both_hands", "hands_together"]
     return pd.DataFrame({c: pd.Series(dtype=object if c in ("actor", "other") else np.float64) for c in cols})
 
 
@@ -142,52 +178,79 @@ def _empty_players(scores: tuple[str, ...]) -> pd.DataFrame:
 
 # --- the state: the totals after a day --------------------------------------------------------------------------
 
+#: Per score column, the totals a pair keeps: its direction's scores' sum, sum of squares and hands (``S``, ``Q``,
+#: ``N``), and the both-directions sum's (``BS``, ``BQ``, ``BV``: its sum, sum of squares and null variance).
+KINDS = ("S", "Q", "N", "BS", "BQ", "BV")
+
+
 @dataclass
 class State:
     """The ledger's totals after some days: per directed pair (``pairs``, indexed by actor, other) and per player
-    (``players``, indexed by player); ``day`` the last day folded in (0: none)."""
+    (``players``, indexed by player); ``day`` the last day folded in (0: none); ``room``: per score column the room's
+    standardised cross products of the two directions and their hands (``[sum, hands]``), whose ratio is the null
+    correlation of the directions."""
 
     pairs: pd.DataFrame
     players: pd.DataFrame
     day: int = 0
     scores: tuple[str, ...] = SCORES
+    room: dict[str, list[float]] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, scores: tuple[str, ...] = SCORES) -> State:
         pcols: dict[str, list[float]] = {"hands_together": [], "hands": [], "decisions": [],
-                 **{f"{c}_{k}": [] for c in scores for k in ("S", "Q", "N")},
-                 "log_e": [], "max_log_e": [], "alarm_day": []}
+                                         **{f"{c}_{k}": [] for c in scores for k in KINDS},
+                                         "log_e": [], "max_log_e": [], "alarm_day": []}
         pairs = pd.DataFrame({k: pd.Series(v, dtype=np.float64) for k, v in pcols.items()},
                              index=pd.MultiIndex.from_arrays([[], []], names=["actor", "other"]))
         players = pd.DataFrame({k: pd.Series([], dtype=np.float64)
                                 for k in ("hands", *(f"{c}_{k}" for c in scores for k in ("sq", "n")))},
                                index=pd.Index([], name="player", dtype=object))
-        return cls(pairs, players, 0, scores)
+        return cls(pairs, players, 0, scores, {c: [0.0, 0.0] for c in scores})
+
+    def rho(self, score: str) -> float:
+        """The room's null correlation of a pair's two directions in a hand, counted upwards only (0 when unknown)."""
+        cross, hands = self.room.get(score, [0.0, 0.0])
+        return float(np.clip(cross / hands, 0.0, 1.0)) if hands > 0 else 0.0
 
 
 def fold(state: State, day: int, pairs: pd.DataFrame, players: pd.DataFrame,
          alpha: float = ALPHA) -> tuple[State, pd.DataFrame]:
     """The state after ``day`` (its statistics from :func:`day_statistics`), and the day's contributions per directed
-    pair (per score column ``c_s``, ``c_q``, ``c_n``: the standardised scores' sum, sum of squares and hands). The
-    state given is unchanged."""
+    pair (per score column ``c_s``, ``c_q``, ``c_n``: the standardised scores' sum, sum of squares and hands; ``c_bs``,
+    ``c_bq``, ``c_bv``: the same of the two directions' sum, its null variance for ``bv``). The state given is
+    unchanged."""
     scores = state.scores
     pl = state.players.add(players.set_index("player")[state.players.columns], fill_value=0.0)
-    room = {c: float(pl[f"{c}_sq"].sum()) / max(float(pl[f"{c}_n"].sum()), 1.0) for c in scores}
+    spread = {c: float(pl[f"{c}_sq"].sum()) / max(float(pl[f"{c}_n"].sum()), 1.0) for c in scores}
     contrib = pairs.set_index(["actor", "other"])
-    actor = contrib.index.get_level_values("actor")
+    idx = contrib.index
+    rev = pd.MultiIndex.from_arrays([idx.get_level_values("other"), idx.get_level_values("actor")])
+    actor = idx.get_level_values("actor")
+    first = (idx.get_level_values("actor") < idx.get_level_values("other"))
     out = pd.DataFrame({"hands_together": contrib["hands_together"], "hands": contrib["hands"],
-                        "decisions": contrib["decisions"]}, index=contrib.index)
+                        "decisions": contrib["decisions"]}, index=idx)
+    room = {c: list(v) for c, v in state.room.items()}
     for c in scores:
         n_a, sq_a = pl[f"{c}_n"].reindex(actor).to_numpy(), pl[f"{c}_sq"].reindex(actor).to_numpy()
-        var = (sq_a + PRIOR_HANDS * room[c]) / (n_a + PRIOR_HANDS)
+        var = (sq_a + PRIOR_HANDS * spread[c]) / (n_a + PRIOR_HANDS)
         sd = np.sqrt(np.where(var > 0, var, 1.0))
+        sd_back = pd.Series(sd, index=idx).reindex(rev).to_numpy()
         out[f"{c}_s"] = contrib[f"{c}_sum"].to_numpy() / sd
         out[f"{c}_q"] = contrib[f"{c}_sq"].to_numpy() / sd ** 2
         out[f"{c}_n"] = contrib["hands"].to_numpy()
+        cross = contrib[f"{c}_cross"].to_numpy() / (sd * sd_back)
+        both = contrib["both_hands"].to_numpy()
+        was = room.get(c, [0.0, 0.0])
+        room[c] = [was[0] + float(np.nansum(cross[first])), was[1] + float(both[first & np.isfinite(cross)].sum())]
+        rho = State(state.pairs, pl, day, scores, room).rho(c)
+        back = out[[f"{c}_s", f"{c}_q", f"{c}_n"]].reindex(rev).to_numpy()
+        out[f"{c}_bs"] = out[f"{c}_s"].to_numpy() + back[:, 0]
+        out[f"{c}_bq"] = out[f"{c}_q"].to_numpy() + back[:, 1] + 2 * cross
+        out[f"{c}_bv"] = out[f"{c}_n"].to_numpy() + back[:, 2] + 2 * rho * both
     add = pd.DataFrame({"hands_together": out["hands_together"], "hands": out["hands"],
                         "decisions": out["decisions"],
-                        **{f"{c}_{k}": out[f"{c}_{k.lower()}"] for c in scores for k in ("S", "Q", "N")}},
-                       index=out.index)
+                        **{f"{c}_{k}": out[f"{c}_{k.lower()}"] for c in scores for k in KINDS}}, index=out.index)
     totals = [c for c in state.pairs.columns if c not in ("log_e", "max_log_e", "alarm_day")]
     new = state.pairs[totals].add(add[totals], fill_value=0.0)
     new["log_e"] = pair_log_e(new, scores)
@@ -196,12 +259,13 @@ def fold(state: State, day: int, pairs: pd.DataFrame, players: pd.DataFrame,
     prev_day = state.pairs["alarm_day"].reindex(new.index).fillna(0.0).to_numpy()
     crossed = (prev_day == 0) & (new["log_e"].to_numpy() >= np.log(1 / alpha))
     new["alarm_day"] = np.where(crossed, float(day), prev_day)
-    return State(new, pl, day, scores), out.reset_index()
+    return State(new, pl, day, scores, room), out.reset_index()
 
 
 def pair_log_e(totals: pd.DataFrame, scores: tuple[str, ...]) -> np.ndarray:
     """Per directed pair of ``totals`` (indexed by actor, other) the log of the unordered pair's e-value: the mean of
-    the e-processes of both directions over every score column (a direction never seen adds an e-value of 1)."""
+    the e-processes of each direction and of the two directions' sum, over every score column (a direction never
+    seen adds an e-value of 1; a sum without its cross products, NaN, is left out)."""
     idx = totals.index
     rev = pd.MultiIndex.from_arrays([idx.get_level_values("other"), idx.get_level_values("actor")])
     logs = []
@@ -210,6 +274,10 @@ def pair_log_e(totals: pd.DataFrame, scores: tuple[str, ...]) -> np.ndarray:
                                                                                     totals[f"{c}_N"].to_numpy()))
         back = pd.Series(mine, index=idx).reindex(rev).fillna(0.0).to_numpy()
         logs += [mine, back]
+        if np.isfinite(totals[f"{c}_BQ"].to_numpy()).all():
+            logs.append(anytime.log_mixture_e(totals[f"{c}_BS"].to_numpy(),
+                                              anytime.robust_v(totals[f"{c}_BQ"].to_numpy(),
+                                                               totals[f"{c}_BV"].to_numpy())))
     return anytime.log_mean_e(np.stack(logs, axis=1), axis=1)
 
 
@@ -217,12 +285,12 @@ def replay(days: list[pd.DataFrame], scores: tuple[str, ...] = SCORES, alpha: fl
     """The pairs' totals, e-values and running maxima over a run of days' contributions (``fold``'s second output,
     in day order): a window's verdicts, read from the days alone."""
     totals: pd.DataFrame | None = None
-    cols = ["hands_together", "hands", "decisions", *(f"{c}_{k}" for c in scores for k in ("S", "Q", "N"))]
+    cols = ["hands_together", "hands", "decisions", *(f"{c}_{k}" for c in scores for k in KINDS)]
     best: pd.Series | None = None
     first: pd.Series | None = None
     for i, d in enumerate(days, 1):
         add = d.set_index(["actor", "other"])
-        add = add.rename(columns={f"{c}_{k.lower()}": f"{c}_{k}" for c in scores for k in ("S", "Q", "N")})[cols]
+        add = add.rename(columns={f"{c}_{k.lower()}": f"{c}_{k}" for c in scores for k in KINDS})[cols]
         totals = add if totals is None else totals.add(add, fill_value=0.0)
         log_e = pd.Series(pair_log_e(totals, scores), index=totals.index)
         best = log_e if best is None else np.maximum(best.reindex(log_e.index).fillna(-np.inf), log_e)
@@ -306,9 +374,10 @@ def open_ledger(store: Store) -> Ledger:
         led.days.append(Day(i, dict(doc["parts"]), int(doc.get("hands", 0)), doc.get("added_at"), path))
     if led.days:
         last = led.days[-1].path
+        doc = orjson.loads((last / "day.json").read_bytes())
         led.state = State(pd.read_parquet(last / "state-pairs.parquet").set_index(["actor", "other"]),
                           pd.read_parquet(last / "state-players.parquet").set_index("player"), len(led.days),
-                          tuple(orjson.loads((last / "day.json").read_bytes()).get("scores", SCORES)))
+                          tuple(doc.get("scores", SCORES)), {c: list(v) for c, v in doc.get("room", {}).items()})
     return led
 
 
@@ -381,7 +450,8 @@ def _write_day(root: Path, number: int, parts: dict[str, str], hands: int, added
         state.pairs.reset_index().to_parquet(tmp / "state-pairs.parquet", index=False)
         state.players.reset_index().to_parquet(tmp / "state-players.parquet", index=False)
         doc = {"format": FORMAT, "version": VERSION, "day": number, "parts": parts, "hands": hands,
-               "added_at": added_at, "scores": list(state.scores), "prior_hands": PRIOR_HANDS, "rho": anytime.RHO,
+               "added_at": added_at, "scores": list(state.scores), "room": state.room, "prior_hands": PRIOR_HANDS,
+               "rho": anytime.RHO,
                "alarm_alpha": ALPHA}
         (tmp / "day.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
         if final.exists():
@@ -432,8 +502,8 @@ def verdicts(totals: pd.DataFrame, scores: tuple[str, ...] = SCORES, *, alpha: f
     (``flagged``: the maximum reached 1/alpha on some day, with at least ``min_hands`` hands together now; ``review``:
     not flagged, chosen by e-BH at ``fdr`` over the current e-values of the pairs with ``min_hands``; else ``clear``)
     and ``flagged_day`` (the first day at or above 1/alpha); beside them the fixed-sample figures of the same scores:
-    per direction ``z_ab``, ``z_ba`` (S / sqrt(N)) and the one-sided p of the stronger direction, x 2 and x the
-    score columns (``p_fixed``)."""
+    per direction ``z_ab``, ``z_ba`` (S / sqrt(N)), of the two directions' sum ``z_both`` (BS / sqrt(BV)), and the
+    one-sided p of the largest, x 3 and x the score columns (``p_fixed``)."""
     from scipy import stats
 
     t = totals.reset_index()
@@ -450,10 +520,12 @@ def verdicts(totals: pd.DataFrame, scores: tuple[str, ...] = SCORES, *, alpha: f
         z_ab = t[f"{c}_S"].to_numpy() / np.sqrt(n_ab)
         rev = back.reindex(key)
         z_ba = np.nan_to_num(rev[f"{c}_S"].to_numpy() / np.sqrt(np.maximum(rev[f"{c}_N"].to_numpy(), 1)))
-        out[f"{c}_z_ab"], out[f"{c}_z_ba"] = z_ab, z_ba
-        zs += [z_ab, z_ba]
+        bv = t[f"{c}_BV"].to_numpy()
+        z_both = np.where(bv > 0, t[f"{c}_BS"].to_numpy() / np.sqrt(np.where(bv > 0, bv, 1.0)), 0.0)
+        out[f"{c}_z_ab"], out[f"{c}_z_ba"], out[f"{c}_z_both"] = z_ab, z_ba, np.nan_to_num(z_both)
+        zs += [z_ab, z_ba, np.nan_to_num(z_both)]
     z_best = np.max(np.stack(zs, axis=1), axis=1) if zs else np.zeros(len(out))
-    out["p_fixed"] = np.minimum(1.0, 2 * len(scores) * stats.norm.sf(z_best))
+    out["p_fixed"] = np.minimum(1.0, len(zs) * stats.norm.sf(z_best))
     out["log10_e"] = t["log_e"].to_numpy() / np.log(10)
     out["max_log10_e"] = t["max_log_e"].to_numpy() / np.log(10)
     log_max = t["max_log_e"].to_numpy()

@@ -244,3 +244,21 @@ def test_an_honest_room_looked_at_every_day_keeps_the_alarm_rate(tmp_path: Path)
           f"{len(ever_fixed) / pairs:.4f} (fixed-sample p <= {alpha})")
     assert pairs > 300
     assert len(ever_e) / pairs <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / pairs)
+
+
+def test_both_directions_are_read_together(nightly: tuple[Path, list[pd.DataFrame]], days: list[pd.DataFrame]) -> None:
+    """The two directions' cross products are one number a pair (the same on both rows); the room's correlation of
+    the directions is small in a room of honest noise; the colluding pair's sum carries more evidence than either
+    direction."""
+    store, _ = nightly
+    pairs, _ = ledger.day_statistics(days[0])
+    c = ledger.SCORES[0]
+    t = pairs.set_index(["actor", "other"])
+    back = t.reindex(pd.MultiIndex.from_arrays([t.index.get_level_values(1), t.index.get_level_values(0)]))
+    assert np.allclose(t[f"{c}_cross"].to_numpy(), back[f"{c}_cross"].to_numpy())
+    assert (t["both_hands"].to_numpy() <= np.minimum(t["hands"], back["hands"].to_numpy())).all()
+    assert (t["both_hands"] > 0).any() and (t[f"{c}_cross"] != 0).any()
+    led = open_ledger(open_store(store))
+    assert 0 <= led.state.rho(c) < 0.2
+    v = look(open_store(store)).pairs.set_index(["a", "b"]).loc[PAIR]
+    assert v[f"{c}_z_both"] > max(v[f"{c}_z_ab"], v[f"{c}_z_ba"])
