@@ -375,10 +375,28 @@ def open_ledger(store: Store) -> Ledger:
     if led.days:
         last = led.days[-1].path
         doc = orjson.loads((last / "day.json").read_bytes())
+        scores = tuple(doc.get("scores", SCORES))
+        want = {f"{c}_{k}" for c in scores for k in KINDS} | {"log_e", "max_log_e", "alarm_day"}
+        have = set(pq_columns(last / "state-pairs.parquet"))
+        if not want <= have or "room" not in doc:
+            raise LedgerError(f"{last}: written by another version of the ledger (its state lacks "
+                              f"{', '.join(sorted(want - have)) or 'room'}); remove {root} to build it again from "
+                              f"the store")
         led.state = State(pd.read_parquet(last / "state-pairs.parquet").set_index(["actor", "other"]),
                           pd.read_parquet(last / "state-players.parquet").set_index("player"), len(led.days),
                           tuple(doc.get("scores", SCORES)), {c: list(v) for c, v in doc.get("room", {}).items()})
     return led
+
+
+def pq_columns(path: Path) -> list[str]:
+    """A Parquet file's column names (its footer only)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return list(pq.read_schema(path).names)
+    except (OSError, ValueError) as e:
+        raise LedgerError(f"{path}: not readable as Parquet ({e}); remove {path.parent.parent} to build the ledger "
+                          f"again from the store") from e
 
 
 def new_additions(store: Store, led: Ledger) -> list[list[int]]:

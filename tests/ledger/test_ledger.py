@@ -170,6 +170,12 @@ def test_a_ledger_that_no_longer_matches_its_store_is_refused(days: list[pd.Data
     store = tmp_path / "store"
     _add_day(store, days[0])
     update(open_store(store))
+    state = store / ledger.LEDGER / "day-000001" / "state-pairs.parquet"
+    kept = state.read_bytes()
+    pd.read_parquet(state).drop(columns=[f"{ledger.SCORES[0]}_BV"]).to_parquet(state, index=False)
+    with pytest.raises(LedgerError, match="written by another version of the ledger"):
+        open_ledger(open_store(store))
+    state.write_bytes(kept)
     doc_path = store / ledger.LEDGER / "day-000001" / "day.json"
     doc = orjson.loads(doc_path.read_bytes())
     doc["parts"]["part-000009.parquet"] = "0" * 32
