@@ -96,6 +96,9 @@ class Store:
     parts: list[Path] = field(default_factory=list)
     #: each part's hands as its metadata lists them (the ids of ``hands``, part by part)
     part_hands: list[list[str]] = field(default_factory=list)
+    #: each part's addition (the ``decisions`` run that wrote it: ``{"run": token, "at": UTC time}``), None for a part
+    #: whose metadata names none; the evidence ledger counts one addition as one day (``audit.ledger``)
+    part_additions: list[dict[str, str] | None] = field(default_factory=list)
 
     def check_settings(self, settings: Settings) -> None:
         if settings != self.settings:
@@ -103,11 +106,22 @@ class Store:
                              f"but this run asks for {settings.describe()}; use the same settings or another store")
 
 
-def _meta(settings: Settings, hand_ids: list[str] | None = None, fps: list[str] | None = None) -> dict[bytes, bytes]:
+def _meta(settings: Settings, hand_ids: list[str] | None = None, fps: list[str] | None = None,
+          addition: dict[str, str] | None = None) -> dict[bytes, bytes]:
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "settings": settings.to_dict()}
     if hand_ids is not None:
         doc["hands"] = [hand_ids, fps]
+    if addition is not None:
+        doc["addition"] = addition
     return {META_KEY: orjson.dumps(doc)}
+
+
+def _addition(doc: dict[str, Any]) -> dict[str, str] | None:
+    """A part's addition as its metadata records it (optional: None when absent or not two texts)."""
+    a = doc.get("addition")
+    if isinstance(a, dict) and isinstance(a.get("run"), str) and isinstance(a.get("at"), str):
+        return {"run": a["run"], "at": a["at"]}
+    return None
 
 
 def _regular(path: str | os.PathLike[str]) -> None:
@@ -252,6 +266,7 @@ def open_store(path: str | os.PathLike[str]) -> Store:
                              f"twice. Remove the copy, or write the store again from its logs")
         store.parts.append(part)
         store.part_hands.append(ids)
+        store.part_additions.append(_addition(doc))
     return store
 
 
@@ -562,13 +577,15 @@ def _read_part(part: Path, columns: list[str] | None = None) -> Any:
                          f"its logs (`analyzer decisions LOGS --out NEW_STORE`)") from e
 
 
-def _write_part(tmp: Path, frame: pd.DataFrame, settings: Settings, hand_ids: list[str], fps: list[str]) -> None:
+def _write_part(tmp: Path, frame: pd.DataFrame, settings: Settings, hand_ids: list[str], fps: list[str],
+                addition: dict[str, str] | None = None) -> None:
     """One part, written under its hidden temporary name ``tmp`` and left there (the caller renames it into place)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **_meta(settings, hand_ids, fps)})
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           **_meta(settings, hand_ids, fps, addition)})
     pq.write_table(table, tmp)
     os.chmod(tmp, _umask_mode())
 
@@ -730,6 +747,10 @@ class StoreWriter:
         import secrets
 
         self.token = secrets.token_hex(_TOKEN // 2)  # this run's temporary names: never another run's
+        from datetime import datetime, timezone
+
+        # every part of this run names the run: one addition, one day of the evidence ledger
+        self.addition = {"run": secrets.token_hex(8), "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         try:
             if self.target.exists():
                 self.dir = self.target
@@ -807,7 +828,7 @@ class StoreWriter:
         tmp = self.dir / f".{name}.{self.token}.tmp"
         self.pending.append((tmp, self.dir / name))  # known to abort() before a byte of it is written
         with self._named():
-            _write_part(tmp, frame, self.settings, hand_ids, fps)
+            _write_part(tmp, frame, self.settings, hand_ids, fps, self.addition)
         self.hands += len(hand_ids)
         self.rows += len(frame)
 

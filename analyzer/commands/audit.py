@@ -26,7 +26,6 @@ from analyzer.commands.common import (
     max_line_option,
     open_decision_store,
     out_option,
-    paths_argument,
     refuse_inputs,
     resolve_paths,
     samples_option,
@@ -45,12 +44,21 @@ OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
 DEFAULT_ALPHA = 1e-5
 
 
+def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """PATHS, which may be left out only when --decisions STORE is given (the nightly look). An option given on the
+    command line is processed before an argument left out, so ``store_path`` is known here when it was given."""
+    if not value and ctx.params.get("store_path") is None:
+        raise click.MissingParameter(ctx=ctx, param=param)
+    return value
+
+
 @click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
                                   "0: no pair flagged", "1: a pair flagged (or an illegal borrow found)",
                                   "2: usage error, no valid hand, or a decision store of other logs or settings"))
-@paths_argument
-@out_option("Folder for audit.json, pairs.csv, players.csv and report.html.", folder=True)
+@click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
+@out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
+            "audit.json of the e-values' verdicts and pairs.csv).", folder=True)
 @click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=DEFAULT_ALPHA, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
 @click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
@@ -70,11 +78,23 @@ DEFAULT_ALPHA = 1e-5
 @jobs_option
 @dask_option
 @max_line_option
+@click.option("--since", default=None, metavar="DAY|DATE",
+              help="With --decisions STORE alone: read the verdicts of the days from this one on (a day's number in "
+                   "the store's ledger, or a UTC date YYYY-MM-DD of its addition), the e-values started afresh there.")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int,
             samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None, jobs: int | None,
-            dask_address: str | None, max_line_bytes: int) -> None:
-    """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other."""
+            dask_address: str | None, max_line_bytes: int, since: str | None) -> None:
+    """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other; with --decisions
+    STORE and no PATHS, everything the store holds, day by day, with verdicts valid over every nightly look."""
+    if not paths:
+        if store_path is None:
+            raise click.UsageError("Missing argument 'PATHS...' (or --decisions STORE alone: the nightly look at "
+                                   "everything the store holds)")
+        _nightly(store_path, out, alpha, fdr, min_hands, since)
+        return
+    if since is not None:
+        raise click.UsageError("--since reads a decision store's days: give --decisions STORE without PATHS")
     files = resolve_paths(paths)
     out_dir = Path(out)
     refuse_inputs([out_dir / n for n in OUTPUTS], [*files, *([store_path] if store_path else [])])
@@ -273,3 +293,61 @@ def _certain_cheats(audit: dict[str, Any]) -> int:
 
     return sum(game.offer("audit_section").certain_cheats(audit[name]) for name, game in registry().items()
                if game.offers.audit_section and name in audit)
+
+
+#: What the nightly look writes into --out.
+NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv")
+
+
+def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None) -> None:
+    """The nightly look (``audit.ledger.look``): the store's ledger brought up to date from its new additions' rows,
+    the verdicts of every day (or of ``since`` on) written to ``out``; exit 1 when a pair is flagged."""
+    import re
+
+    from analyzer.analysis.store import StoreError
+    from analyzer.audit.ledger import LedgerError, look
+    from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
+    from analyzer.problems import printable
+    from analyzer.progress import Progress
+
+    if since is not None and not (since.isdigit() or re.fullmatch(r"\d{4}-\d{2}-\d{2}", since)):
+        raise click.UsageError(f"--since {printable(since)}: a day's number (1, 2, ...) or a date YYYY-MM-DD expected")
+    out_dir = Path(out)
+    store = open_decision_store("audit", store_path)
+    outputs = OutputSet(out_dir, NIGHTLY_OUTPUTS, inputs=[])
+    bar = Progress("audit")
+    phase = bar.phase("ledger")
+    try:
+        seen = look(store, alpha=alpha, fdr=fdr, min_hands=min_hands, since=since,
+                    on_day=None if phase is None else lambda day, hands: phase(hands))
+    except (StoreError, LedgerError) as e:
+        bar.close()
+        fail("audit", str(e))
+    except OSError as e:  # the ledger's folder inside the store cannot be written (read-only, full disk)
+        bar.close()
+        fail("audit", f"{printable(store_path)}: cannot write its evidence ledger: {e.strerror or e}")
+    bar.close()
+    summary = seen.summary()
+    if not seen.ledger.days:
+        click.echo(f"analyzer: error: {printable(store_path)}: the store holds no day to audit", err=True)
+        sys.exit(2)
+    with outputs as tmp:
+        atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+    w = seen.window
+    click.echo(f"days {w[0].number}-{w[-1].number} of {len(seen.ledger.days)} ({seen.added} new), "
+               f"{summary['hands']} hands, {len(seen.pairs)} pairs, {summary['flagged']} flagged, "
+               f"{summary['review']} for review" if w else "no day in the window")
+    for p in summary["pairs"]:
+        if p["verdict"] == "clear":
+            continue
+        a, b = (printable(x) for x in p["players"])
+        since_day = f", since day {p['flagged_day']}" if p["flagged_day"] else ""
+        click.echo(f"  {p['verdict'].upper():7} {a} + {b}: e-value 10^{p['max_log10_e']:.2f} at most, "
+                   f"10^{p['log10_e']:.2f} now, {p['hands_together']} hands together{since_day}")
+    if summary["flagged"] or summary["review"]:
+        click.echo(f"  (flagged: the e-value reached 1/alpha = {1 / alpha:g} on some day, for an honest pair a chance "
+                   f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
+                   f"Exit code 1 only when a pair is flagged.)")
+    click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
+    sys.exit(1 if summary["flagged"] else 0)
