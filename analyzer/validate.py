@@ -7,13 +7,11 @@ are explained against the published JSON Schema.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import re
 from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -36,6 +34,8 @@ from analyzer.logs import (
 from analyzer.logs import _compressed_as, _encoding_hint  # noqa: F401 - used here and by tests
 
 from analyzer.problems import IdSpellings, Problem, blank_hand_id, named_table
+from analyzer.running.collector import few_collections
+from analyzer.running.jobs import VALIDATE_MIN_BYTES, VALIDATE_MOST, default_jobs, usable_cores
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
 from analyzer.variants.record import MAX_ID_LENGTH
@@ -831,7 +831,7 @@ def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -
     nums = array("q")
     nums.frombytes(numbers)
     lines = [Line(file, n, data or None) for n, data in zip(nums, blob.split(b"\n"))]
-    with _few_collections():
+    with few_collections():
         checked = check_lines(lines, max_line_bytes, keep_records=False)
     return _results(checked)
 
@@ -858,7 +858,7 @@ def _check_range(r: _Range, max_line_bytes: int, batch_size: int) -> tuple[Any, 
         lines, count = _range_lines(r, max_line_bytes)
     except (OSError, ValueError) as e:
         return None, f"cannot read {r.file}: {e}"
-    with _few_collections():
+    with few_collections():
         checked = [c for k in range(0, len(lines), batch_size)
                    for c in check_lines(lines[k:k + batch_size], max_line_bytes, keep_records=False)]
     return count, array("q", [x.line for x in lines]).tobytes(), _results(checked)
@@ -884,87 +884,6 @@ def _unpack(file: str, numbers: array, result: tuple[Any, ...], base: int = 0) -
 def _pack(batch: list[Line]) -> tuple[array, bytes]:
     numbers = array("q", [x.line for x in batch])
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
-
-
-def pool_children() -> set[int]:
-    """The process ids of this process' live children (multiprocessing's): taken before a pool starts, so that
-    :func:`shut_down` can tell the pool's workers from the rest."""
-    import multiprocessing
-
-    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-
-
-def shut_down(pool: Any, before: set[int] | None = None) -> None:
-    """``pool.shutdown(wait=True, cancel_futures=True)`` of a ``ProcessPoolExecutor``, also when a signal stopped
-    its start. The command's handler for SIGTERM and SIGHUP raises (``cli.Terminated``) in the main thread:
-
-    - landing in ``pool.submit`` while it starts the pool's manager thread, it interrupts ``Thread.start`` waiting
-      for the new thread to say it runs. That thread then runs, but joining it before it has said so raises
-      RuntimeError ("cannot join thread before it is started"), which replaced the signal's clean exit with an
-      internal error. The thread is given up to 5 s to start, and the shutdown done again.
-    - landing in ``pool.submit`` after the workers were forked but before the manager thread was made, it leaves
-      workers that nobody tells to stop: they wait for work for ever, and the command, done with its clean-up,
-      waited for them at its exit (multiprocessing joins its children then; a full-suite run hung so, found with
-      py-spy). When the pool has no manager thread, its workers are killed: they hold nothing but the queue they wait
-      on. Those it recorded, and, when a ``submit`` got as far as forking (its work item counted) and ``before`` is
-      given (:func:`pool_children` taken before the pool started), any child started since: one forked as the
-      signal came is not recorded yet. A pool never submitted to forked nothing: other children are left alone."""
-    manager = getattr(pool, "_executor_manager_thread", None)
-    workers = list((getattr(pool, "_processes", None) or {}).values())
-    submitted = getattr(pool, "_queue_count", 0) > 0
-    try:
-        pool.shutdown(wait=True, cancel_futures=True)
-    except RuntimeError:
-        started = getattr(manager, "_started", None)
-        if started is None or not started.wait(5.0):
-            raise
-        pool.shutdown(wait=True, cancel_futures=True)
-    if manager is None:
-        import multiprocessing
-
-        strays = ([p for p in multiprocessing.active_children() if p.pid not in before]
-                  if before is not None and submitted else [])
-        for p in {id(p): p for p in (*workers, *strays)}.values():
-            if p.is_alive():
-                p.kill()
-                p.join(5.0)
-
-
-def ignore_sigint() -> None:
-    """A pool worker's start: Ctrl-C is left to the parent, which stops the workers quietly (no traceback from each
-    worker); and the worker ends itself once its parent is gone (:func:`_end_with_parent`)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):  # forked with the parent's handler (cli.Terminated): the pool stops its
-        sig = getattr(signal, name, None)  # workers with SIGTERM, which must end them, not unwind them noisily
-        if sig is not None:
-            signal.signal(sig, signal.SIG_DFL)
-    _end_with_parent()
-
-
-#: How often a pool worker looks whether its parent is still there (seconds).
-PARENT_WATCH_S = 1.0
-
-
-def _end_with_parent() -> None:
-    """A thread of the worker that ends the process when its parent is gone (killed with SIGKILL, or by a signal it
-    could not unwind from): the worker's result pipe is shared with its siblings, so it would never see the pipe
-    close and would wait forever, holding its memory. Polls ``getppid`` (portable, unlike Linux's
-    ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked the worker ends)."""
-    import os
-    import threading
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_WATCH_S)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
@@ -1006,7 +925,9 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
             yield here(b)
         return
     import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import Future
+
+    from analyzer.running.pools import new_pool, shut_down, submit
 
     # The first batch is checked here, before any worker exists: it loads the compiled kernels its hands
     # need (importing numba and loading them costs ~0.4 s of CPU a process), and the workers, forked
@@ -1016,9 +937,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         if not isinstance(b, Checked):
             break
     fork = "fork" in multiprocessing.get_all_start_methods()  # not on Windows: the workers load their own
-    before = pool_children()
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint,
-                               mp_context=multiprocessing.get_context("fork") if fork else None)
+    pool = new_pool(jobs, multiprocessing.get_context("fork") if fork else None)
     Task = tuple[_Range, "Future[tuple[Any, ...]]"] | tuple[str, array, "Future[tuple[Any, ...]]"] | Checked
     try:
         pending: deque[Task] = deque()
@@ -1035,17 +954,17 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
             if isinstance(b, Checked):
                 pending.append(b)
             elif isinstance(b, _Range):  # the worker reads the range itself
-                pending.append((b, pool.submit(_check_range, b, max_line_bytes, batch_size)))
+                pending.append((b, submit(pool, _check_range, b, max_line_bytes, batch_size)))
             else:  # lines of a stream (stdin, gzip): sent as one blob; a batch never spans two files
                 numbers, blob = _pack(b)
                 pending.append((b[0].file, numbers,
-                                pool.submit(_check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))
+                                submit(pool, _check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))
             while len(pending) > 2 * jobs:  # bounded: memory stays flat however long the input
                 yield done(pending.popleft())
         while pending:
             yield done(pending.popleft())
     finally:  # on an interrupt or an early stop: drop queued work rather than finish it
-        shut_down(pool, before)
+        shut_down(pool)
 
 
 #: Problems that make a hand a copy of an earlier one (inserted first by :func:`generate_checked`).
@@ -1136,21 +1055,6 @@ def _starts_earlier(rec: Any, started: datetime, prev_started: datetime, prev_pl
                    f"logged in the order they were played", hand_id=rec.hand_id)
 
 
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def default_jobs(paths: list[str]) -> int:
-    """Worker processes worth starting: 1 for small inputs (start-up costs more than it saves)."""
-    import os
-
-    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
-    return 1 if size < 32 << 20 or "-" in paths else min(4, os.cpu_count() or 1)
-
-
 def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
              on_progress: Callable[[int], None] | None = None, jobs: int | None = None,
              on_problem: Callable[[Problem], None] | None = None) -> Summary:
@@ -1158,9 +1062,9 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     problem as it is found (so a caller can stream them out in constant memory)."""
     files = expand_paths(paths, keep_missing=True)  # a missing path: an io-error among the problems
     summary = Summary()
-    n_jobs = default_jobs(files) if jobs is None else jobs
+    n_jobs = default_jobs(files, VALIDATE_MIN_BYTES, VALIDATE_MOST) if jobs is None else jobs
     spellings = IdSpellings()
-    with _few_collections():
+    with few_collections():
         for item in generate_checked(files, max_line_bytes=max_line_bytes, jobs=n_jobs, keep_records=False):
             found = item.check.problems
             if item.line:
@@ -1186,18 +1090,6 @@ def lookalikes(spellings: IdSpellings, item: Checked) -> list[Problem]:
     players = None if any(p.code == "bad-players" for p in found) else item.players
     hand_id = None if item.hand_id is not None and blank_hand_id(item.hand_id) else item.hand_id  # its own problem
     return spellings.check(item.file, item.line, hand_id, players)
-
-
-@contextmanager
-def _few_collections() -> Iterator[None]:
-    """Run the cyclic GC rarely: a batch holds ~100k small acyclic objects, and the default
-    thresholds make the collector re-scan them so often that it costs a third of the run."""
-    old = gc.get_threshold()
-    gc.set_threshold(100_000, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def generate_valid(paths: Iterable[str], problems: list[Problem] | None = None, **kw: Any) -> Iterator[Checked]:

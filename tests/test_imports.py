@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent / "analyzer"
 
 #: Layers, lowest first (docs/design.md). A module may import its own layer or any below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("analyzer.cards", "analyzer.problems", "analyzer.collector", "analyzer.relaxed_gc", "analyzer.stopping"),
+    ("analyzer.cards", "analyzer.problems", "analyzer.running"),
     ("analyzer.rules",),
     ("analyzer.kernels",),
     ("analyzer.variants",),

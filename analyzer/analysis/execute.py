@@ -30,9 +30,6 @@ R = TypeVar("R")
 #: Hands per task: ~3-5 s of work on one core at the audit's settings, so a task's overhead (pickling,
 #: scheduling: milliseconds) is lost in it, while 1,000 hands still make enough tasks for 2-4 workers.
 DEFAULT_BATCH_HANDS = 256
-#: Below this many bytes of input an ordinary run stays in one process: starting workers (each loads
-#: numba's compiled kernels, ~1 s) costs more than it saves on a few hundred hands.
-PARALLEL_MIN_BYTES = 256 << 10
 
 
 #: The largest count a setting of the analysis takes (the command line's ``--samples`` / ``--max-samples`` /
@@ -162,9 +159,11 @@ def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -
 
 
 def default_jobs(paths: Iterable[str]) -> int:
-    """Worker processes for an ordinary run: every core, unless the input is too small to pay for them."""
-    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
-    return 1 if size < PARALLEL_MIN_BYTES else max(1, os.cpu_count() or 1)
+    """Worker processes for an ordinary run of the decision analysis (:mod:`analyzer.running.jobs`' rule)."""
+    from analyzer.running.jobs import ANALYSIS_MIN_BYTES
+    from analyzer.running.jobs import default_jobs as jobs_for
+
+    return jobs_for(paths, ANALYSIS_MIN_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,26 +190,9 @@ class Execution:
             return _dask_map(fn, tasks, self.dask, self.jobs, self.preload, self.prefork)
         if self.jobs <= 1:
             return map(fn, tasks)
-        return _pool_map(fn, tasks, self.jobs)
+        from analyzer.running.pools import ordered_map
 
-
-def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    from analyzer.validate import ignore_sigint, pool_children, shut_down
-
-    before = pool_children()
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)  # Ctrl-C is the parent's to handle
-    try:
-        pending: deque[Future[R]] = deque()
-        for t in tasks:
-            pending.append(pool.submit(fn, t))
-            while len(pending) > 2 * jobs:  # bounded: a few batches a worker, however long the input
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:  # on an error (or a consumer that stops early) the batches not started are dropped
-        shut_down(pool, before)
+        return ordered_map(fn, tasks, self.jobs)
 
 
 class DaskUnavailable(RuntimeError):
@@ -293,7 +275,7 @@ def start_forkserver(preload: Sequence[str]) -> bool:
     if not _forkserver_started:  # the environment once (setenv is not thread-safe: call it before starting threads)
         os.environ.update(_pre_spawn_environ())
         multiprocessing.get_context("forkserver").set_forkserver_preload(
-            ["analyzer.relaxed_gc", "distributed", "numpy", "pandas", *preload])  # the collector relaxed first
+            ["analyzer.running.relaxed_gc", "distributed", "numpy", "pandas", *preload])  # the collector relaxed first
         _forkserver_started = True
     forkserver.ensure_running()
     return True
@@ -609,7 +591,7 @@ def share(client: Any, value: Any) -> Any:
 
     Never ``broadcast=True``: distributed's broadcast copies the value with ``Scheduler.replicate``, which loops until
     every worker of the list it took holds a copy, so a worker that dies during it makes the scatter wait for ever
-    (seen in ``tests/test_dask_lost_late.py``: the command's audit stuck in the scatter of the rows shown's filter). The
+    (seen in ``tests/dask/test_dask_lost_late.py``: the command's audit stuck in the scatter of the rows shown's filter). The
     broadcast bought little: the active memory manager drops the copies no waiting task needs within seconds anyway.
     A copy a failed attempt left on a worker stays there, unreferenced, until the client closes."""
     for attempt in range(LOST_TRIES):

@@ -117,7 +117,7 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
     while it runs, ``analyzer.kernels``, and scipy is imported by now)."""
     import analyzer.audit.core  # noqa: F401  # the audit's layers (numba, scipy, pandas) before the collector settles
     import analyzer.report.audit  # noqa: F401
-    from analyzer.collector import settle
+    from analyzer.running.collector import settle
 
     settle()  # the imports are done: out of every collection from now on
     warming = None

@@ -166,7 +166,7 @@ lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="e
 
 #: The exit code every command shares for a bug (analyzer.cli.main's last resort), listed last in every --help.
 INTERNAL_ERROR_EXIT = "3: internal error (a bug in the analyzer, not in the input; traceback on standard error)"
-#: And how every command ends when stopped (analyzer.cli.Terminated), listed after it.
+#: And how every command ends when stopped (analyzer.running.stops.Terminated), listed after it.
 STOPPED_EXIT = "130 / 143 / 129: stopped by Ctrl-C / SIGTERM / SIGHUP (no output file changed, no temporary file left)"
 
 
@@ -339,8 +339,7 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
     """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the session is opened now in
     the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
     from analyzer.analysis.execute import DaskSession, Execution, default_jobs
-
-    from analyzer.validate import usable_cores
+    from analyzer.running.jobs import usable_cores
 
     if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
         jobs = min(jobs, usable_cores())

@@ -6,7 +6,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -152,7 +152,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     import analyzer.analysis.decisions  # noqa: F401  # the analysis (numba, pandas) before the collector settles
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
-    from analyzer.collector import settle
+    from analyzer.running.collector import settle
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
     from analyzer.validate import generate_valid
@@ -174,6 +174,8 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     problems: list[Problem] = []
     reused = [0]
     others: Counter[str] = Counter()  # valid hands of games without decision rows, by game
+    from analyzer.running import stops
+
     quiet = None
     try:
         # the writer locks the store from here to the end of the block (a second run into it is refused at once, exit
@@ -206,11 +208,14 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                 # from the commit on, the run completes: a Ctrl-C (or SIGTERM, SIGHUP) during the renames or after them
                 # is ignored, so an exit of 130 (143, 129) always means nothing was added (the handlers are back before
                 # the command returns)
-                quiet = _interrupts_ignored()
+                quiet = stops.ignored()
                 writer.commit()
     except (StoreError, DaskUnavailable) as e:
-        _interrupts_back(quiet)
+        stops.restore(quiet)
         fail("decisions", str(e))
+    except BaseException:  # any other way out of the commit: the handlers back before it propagates
+        stops.restore(quiet)
+        raise
     try:
         exit_on_read_errors(problems)
         bad = {(p.file, p.line) for p in problems}
@@ -222,33 +227,4 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                    + (f"; {left_out(others)}" if others else ""), err=True)
         sys.exit(0)
     finally:  # as the command ends (this process may go on: a test's runner)
-        _interrupts_back(quiet)
-
-
-def _interrupts_ignored() -> Any:
-    """Ignore Ctrl-C, SIGTERM and SIGHUP from now on (in the main thread); the handlers they replaced, for
-    :func:`_interrupts_back`."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    previous = {}
-    for name in _STOPS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.getsignal(sig)
-            signal.signal(sig, signal.SIG_IGN)
-    return previous
-
-
-#: The signals that stop a run with its clean-up (cli.Terminated): ignored once a commit starts.
-_STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def _interrupts_back(previous: Any) -> None:
-    if previous:
-        import signal
-
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        stops.restore(quiet)

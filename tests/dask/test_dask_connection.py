@@ -122,7 +122,7 @@ from analyzer.analysis.execute import DaskSession
 
 def facts():
     import gc
-    from analyzer import collector
+    from analyzer.running import collector
     from analyzer.audit import warm
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
         parent = f.read().replace(b"\\0", b" ").decode()
@@ -162,7 +162,7 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     """The LocalCluster's workers are forked from one forkserver (not spawned by the command, each importing
     everything again), which imported the preload and ran the prewarm module once: each worker's caches were made
     in its parent, before the fork, and no worker warmed itself; the collector settled there too
-    (analyzer.collector). A fresh process: the forkserver is one a process."""
+    (analyzer.running.collector). A fresh process: the forkserver is one a process."""
     import json
     import subprocess
 
@@ -176,7 +176,7 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     assert "forkserver" in first[-2]
     for warmed, by, over, settled, _, faults in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
-        assert settled == [True, True, True]  # and the collector settled there (analyzer.collector)
+        assert settled == [True, True, True]  # and the collector settled there (analyzer.running.collector)
         # glibc's malloc as execute.WORKER_MALLOC sets it: the array reuses the heap (with distributed's setting alone,
         # a mapping each time: 256 faults each, 12,800)
         assert faults < 2_000, faults
