@@ -38,8 +38,7 @@ max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1, ma
                                help="Lines longer than this are reported, not parsed.")
 
 # --------------------------------------------------------------------------- one option set
-# Every command spells an option the same way and, where it has a default, the same default;
-# old spellings keep working as hidden aliases.
+# Every command spells an option the same way and, where it has a default, the same default.
 
 #: The decision analysis' one default set, for every command that analyses decisions (decisions,
 #: players, audit, report): at least 8 hidden-hand deals per decision for the own-information
@@ -59,28 +58,12 @@ POLICY_NAMES, AUDIT_POLICY = ("fast", "strategy", "model"), "model"
 POLICY, NOISE = "model", 0.0
 
 
-class AliasOption(click.Option):
-    """An option whose help lists only its first spellings; ``hidden_aliases`` still parse."""
-
-    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.hidden_aliases = hidden_aliases
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        shown = self.opts
-        self.opts = [o for o in self.opts if o not in self.hidden_aliases]
-        try:
-            return super().get_help_record(ctx)
-        finally:
-            self.opts = shown
-
-
 def out_option(help: str, *, required: bool = True, default: str | None = None, folder: bool = False,
-               aliases: tuple[str, ...] = (), compressed: bool = False) -> Callable[[Any], Any]:
-    """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden); an empty PATH is
+               compressed: bool = False) -> Callable[[Any], Any]:
+    """``-o/--out PATH``: where a command writes its output; an empty PATH is
     a usage error (it would mean the current folder, or no page at all), and so is a compressed file's name unless
     the command compresses what it writes (``compressed``: simulate's log)."""
-    return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
+    return click.option("-o", "--out", "out",
                         type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
                         default=None if default is None else (default,), show_default=default is not None,
                         help=help, multiple=True,
@@ -89,7 +72,7 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
 
 def one_out(check: Callable[[click.Context, click.Parameter, str | None], str | None]) -> Callable[..., str | None]:
     """A click callback for ``-o`` read as a multiple option: its one value, checked by ``check``; given twice (``-o
-    a.html -o b.html``, or an old spelling beside the new) it is a usage error, not the last value kept without a
+    a.html -o b.html``, or ``-o`` beside ``--out``) it is a usage error, not the last value kept without a
     word while the user waits for two outputs."""
     def callback(ctx: click.Context, param: click.Parameter, value: tuple[str, ...] | str | None) -> str | None:
         if isinstance(value, tuple):

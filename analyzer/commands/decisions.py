@@ -18,7 +18,6 @@ from analyzer.commands.common import (
     FiniteFloatRange,
     exit_on_read_errors,
     MAX_SAMPLES,
-    AliasOption,
     dask_option,
     dd_samples_option,
     execution_for,
@@ -110,7 +109,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                                   "0: rows written", "2: usage error (no input, bad option, output is an input, "
                                   "a store of other settings or other hands, a store another run is writing)"))
 @paths_argument
-@click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
+@click.option("-o", "--out", "out", type=click.Path(),
               required=True, multiple=True, callback=one_out(folder_out),  # a folder, or a path to create; a file
               # (say an input) is refused below; given twice: a usage error
               help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "

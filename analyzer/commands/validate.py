@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for programs.")
 @max_line_option
-@out_option("Also write an HTML page showing each problem on its replayed hand.", required=False, aliases=("--html",))
+@out_option("Also write an HTML page showing each problem on its replayed hand.", required=False)
 @lang_option
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_COUNT), default=None,
               help="Worker processes [default: 1 for inputs under 32 MB, else up to 4 by CPU count].")

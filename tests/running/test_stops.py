@@ -35,7 +35,7 @@ def _start(args: list[str], **kw: object) -> subprocess.Popen[bytes]:
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_during_validate_exits_130_quietly(jobs: str, tmp_path: Path) -> None:
     html = tmp_path / "v.html"
-    proc = _start(["validate", "-", "--jobs", jobs, "--html", str(html)], stdin=subprocess.PIPE)
+    proc = _start(["validate", "-", "--jobs", jobs, "-o", str(html)], stdin=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"x\n" * 8192)  # more batches than the workers hold in flight: results come back
     proc.stdin.flush()
