@@ -174,8 +174,8 @@ class Execution:
     jobs: int = 1
     dask: str | None = None
     batch_hands: int = DEFAULT_BATCH_HANDS
-    #: an open Dask client shared by the whole command (:func:`dask_session`), else each map opens its own
-    session: DaskSession | None = field(default=None, compare=False, repr=False)
+    #: an open Dask client shared by the whole command (:func:`dask_connection`), else each map opens its own
+    connection: DaskConnection | None = field(default=None, compare=False, repr=False)
     #: modules a LocalCluster's workers import as they start (the code their tasks run), not on the first task
     preload: tuple[str, ...] = ()
     #: modules imported, after ``preload``, once by the process a LocalCluster's workers are forked from (e.g. one
@@ -184,8 +184,8 @@ class Execution:
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``tasks``, results in task order, a bounded number in flight."""
-        if self.session is not None:
-            return _session_map(fn, tasks, self.session, self.jobs)
+        if self.connection is not None:
+            return _connection_map(fn, tasks, self.connection, self.jobs)
         if self.dask is not None:
             return _dask_map(fn, tasks, self.dask, self.jobs, self.preload, self.prefork)
         if self.jobs <= 1:
@@ -660,18 +660,18 @@ def close_client(client: Any) -> None:
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int,
               preload: Sequence[str] = (), prefork: Sequence[str] = ()) -> Iterator[R]:
-    session = DaskSession(address, jobs, preload=preload, prefork=prefork)
+    connection = DaskConnection(address, jobs, preload=preload, prefork=prefork)
     try:
-        yield from _session_map(fn, tasks, session, jobs)
+        yield from _connection_map(fn, tasks, connection, jobs)
     finally:
-        session.close()
+        connection.close()
 
 
-#: ``DataFrame.attrs`` key under which a result of :func:`_session_map` carries the index of its follower task.
+#: ``DataFrame.attrs`` key under which a result of :func:`_connection_map` carries the index of its follower task.
 FOLLOWER = "bieqi.follower"
 
 
-class DaskSession:
+class DaskConnection:
     """A Dask client for a whole command. ``follow``, when set, is called with each task's future as it is
     submitted and returns a task that stays on the cluster (e.g. the audit's chunk of pair-signal links, built
     on the worker that holds the batch's rows: :class:`analyzer.audit.on_dask.DaskSignals`); the results the
@@ -707,7 +707,7 @@ class DaskSession:
             except BaseException as e:  # noqa: BLE001  # raised again where the client is first used
                 self._failed = e
 
-        self._starting = threading.Thread(target=start, name="dask-session-start", daemon=True)
+        self._starting = threading.Thread(target=start, name="dask-connection-start", daemon=True)
         self._starting.start()
 
     @property
@@ -752,7 +752,7 @@ class DaskSession:
                                       f"{WORKER_WAIT:g} s; start some (`dask worker {self.address}`) and run again")
 
     def take(self, index: int) -> Any:
-        """The follower task of the map's ``index``-th result (the session forgets it)."""
+        """The follower task of the map's ``index``-th result (the connection forgets it)."""
         fut, self.followers[index] = self.followers[index], None
         return fut
 
@@ -766,13 +766,17 @@ class DaskSession:
             close_client(client)
 
 
-def dask_session(execution: Execution) -> Execution:
-    """``execution`` with an open :class:`DaskSession` (when it runs on Dask; close it with ``.session.close()``)."""
+#: The name :mod:`analyzer.audit.on_dask` imports the class by.
+DaskSession = DaskConnection
+
+
+def dask_connection(execution: Execution) -> Execution:
+    """``execution`` with an open :class:`DaskConnection` (when it runs on Dask; close it with ``.connection.close()``)."""
     from dataclasses import replace
 
-    if execution.dask is None or execution.session is not None:
+    if execution.dask is None or execution.connection is not None:
         return execution
-    return replace(execution, session=DaskSession(execution.dask, execution.jobs, preload=execution.preload,
+    return replace(execution, connection=DaskConnection(execution.dask, execution.jobs, preload=execution.preload,
                                                   prefork=execution.prefork))
 
 
@@ -781,12 +785,12 @@ def dask_session(execution: Execution) -> Execution:
 READ_AHEAD = 16
 
 
-def _read_ahead(tasks: Iterable[T], session: DaskSession) -> tuple[list[T], Iterator[T]]:
-    """The first tasks, pulled from ``tasks`` while ``session`` is still starting (at most :data:`READ_AHEAD`): the
+def _read_ahead(tasks: Iterable[T], connection: DaskConnection) -> tuple[list[T], Iterator[T]]:
+    """The first tasks, pulled from ``tasks`` while ``connection`` is still starting (at most :data:`READ_AHEAD`): the
     logs are read, validated and cut into batches while the workers start, not after; and the rest."""
     it = iter(tasks)
     early: list[T] = []
-    while not session.ready and len(early) < READ_AHEAD:
+    while not connection.ready and len(early) < READ_AHEAD:
         for t in it:
             early.append(t)
             break
@@ -795,10 +799,10 @@ def _read_ahead(tasks: Iterable[T], session: DaskSession) -> tuple[list[T], Iter
     return early, it
 
 
-def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession, jobs: int) -> Iterator[R]:
-    early, rest = _read_ahead(tasks, session)
+def _connection_map(fn: Callable[[T], R], tasks: Iterable[T], connection: DaskConnection, jobs: int) -> Iterator[R]:
+    early, rest = _read_ahead(tasks, connection)
     tasks = itertools.chain(early, rest)
-    client = session.client
+    client = connection.client
     # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
     workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
     pending: deque[tuple[Any, int | None]] = deque()
@@ -812,11 +816,11 @@ def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession,
     for t in tasks:
         fut = client.submit(fn, t, pure=False)
         follower = None
-        if session.follow is not None:
-            session.followers.append(session.follow(fut))
-            follower = len(session.followers) - 1
-        if session.settle is not None:  # the settled summary comes back; the task's result stays on the worker
-            fut = session.settle(fut)
+        if connection.follow is not None:
+            connection.followers.append(connection.follow(fut))
+            follower = len(connection.followers) - 1
+        if connection.settle is not None:  # the settled summary comes back; the task's result stays on the worker
+            fut = connection.settle(fut)
         pending.append((fut, follower))
         while len(pending) > 2 * workers + 1:
             yield result(*pending.popleft())

@@ -83,9 +83,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     try:
         _audit(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
                store_path, execution, max_line_bytes)
-    finally:  # the session the command opened (its report reads the players' spill on the workers)
-        if execution.session is not None:
-            execution.session.close()
+    finally:  # the connection the command opened (its report reads the players' spill on the workers)
+        if execution.connection is not None:
+            execution.connection.close()
 
 
 #: What the workers of a LocalCluster import as they start for the audit: the analysis, and the audit's tasks (the pair
@@ -121,7 +121,7 @@ def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha:
 
     settle()  # the imports are done: out of every collection from now on
     warming = None
-    if execution.session is not None:  # the analysis runs on the Dask workers: the reasons' kernel loads meanwhile
+    if execution.connection is not None:  # the analysis runs on the Dask workers: the reasons' kernel loads meanwhile
         from analyzer.audit.warm import warm_reasons_soon
 
         warming = warm_reasons_soon()

@@ -319,17 +319,17 @@ ANALYSIS_MODULES = ("analyzer.analysis.decisions",)
 def execution_for(files: list[str], jobs: int | None, dask_address: str | None, *,
                   preload: tuple[str, ...] = ANALYSIS_MODULES, prefork: tuple[str, ...] = (),
                   start: bool = False) -> Execution:
-    """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the session is opened now in
-    the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
-    from analyzer.analysis.execute import DaskSession, Execution, default_jobs
+    """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the connection is opened now in
+    the background (the command imports and reads meanwhile; close it with ``execution.connection.close()``)."""
+    from analyzer.analysis.execute import DaskConnection, Execution, default_jobs
     from analyzer.running.jobs import usable_cores
 
     if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
         jobs = min(jobs, usable_cores())
     if dask_address is not None:
         jobs = jobs or 2
-        session = DaskSession(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
-        return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload, prefork=prefork)
+        connection = DaskConnection(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
+        return Execution(jobs=jobs, dask=dask_address, connection=connection, preload=preload, prefork=prefork)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
 
 

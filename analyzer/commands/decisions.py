@@ -142,8 +142,8 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
         _decisions(files, target, out, samples, max_samples, dd_samples, seed, noise, policy, execution,
                    max_line_bytes)
     finally:
-        if execution.session is not None:
-            execution.session.close()
+        if execution.connection is not None:
+            execution.connection.close()
 
 
 def _decisions(files: list[str], target: Path, out: str, samples: int, max_samples: int, dd_samples: int,
