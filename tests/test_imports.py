@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyzer.kernels",),
     ("analyzer.variants",),
     ("analyzer.logs", "analyzer.schema", "analyzer.corrupt", "analyzer.progress"),
+    ("analyzer.explain",),
     ("analyzer.validate",),
     ("analyzer.strategy",),
     ("analyzer.simulate", "analyzer.analysis"),
