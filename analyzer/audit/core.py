@@ -750,8 +750,9 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         connection.close()
     try:
         result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in looked]}
-        return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
-                       skipped, sections, games, samples, dd_samples, seed, policy)
+        return _finish(_Computed(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed,
+                                 read, skipped, sections, games,
+                                 {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}))
     except BaseException:
         if slim:  # the players' spill (Audit.close() would have deleted it)
             acc.close()
@@ -760,12 +761,36 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         raise
 
 
-def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
-            result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
-            rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
-            sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
-            ) -> Audit:
+@dataclass(frozen=True, slots=True)
+class _Computed:
+    """What :func:`run_audit` has when the pairs and players are known, for :func:`_finish`: the input read
+    (``places``; ``kept``: the rows kept their reasons, the input cannot be read again), the rows (``shown``, of the
+    whole frame ``df``; ``slim``: only those), the audit so far and its tables, the problems, the spill and the Dask
+    connection handed to the :class:`Audit`, the input's counts, the variants' sections and the analysis' options."""
+
+    places: Places
+    kept: bool
+    shown: pd.DataFrame
+    df: pd.DataFrame
+    slim: bool
+    result: dict[str, Any]
+    pairs: pd.DataFrame
+    players: pd.DataFrame
+    problems: list[Problem]
+    rows: SpilledRows | None
+    acc: AuditRows
+    handed: Any
+    read: Counter[str]
+    skipped: Counter[str]
+    sections: dict[str, Any]
+    games: dict[str, Any]
+    options: dict[str, Any]
+
+
+def _finish(done: _Computed) -> Audit:
     """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
+    places, kept, shown, df, slim, result = done.places, done.kept, done.shown, done.df, done.slim, done.result
+    problems, read, skipped, sections, games = done.problems, done.read, done.skipped, done.sections, done.games
     from analyzer.analysis.reasons import fill_reasons
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with an input that cannot be read again, ``kept``: the rows kept their reasons from the
@@ -780,13 +805,13 @@ def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, s
     looks = result.pop("lookalike_ids", {"count": 0, "shown": []})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems], "lookalike_ids": looks,
-              "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}}
+              "options": done.options}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _connection=handed,
-                 places=places)
+    return Audit(result, df, done.pairs, done.players, problems, rows=done.rows, _spill=done.acc if slim else None,
+                 _connection=done.handed, places=places)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:
