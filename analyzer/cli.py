@@ -175,7 +175,7 @@ def _closed_streams_to_devnull() -> None:
 def _tolerant_streams() -> None:
     """Standard output and error whose encoding cannot hold a character (``PYTHONIOENCODING=ascii``, a Latin-1
     locale) write it as an escape (``\\u2663``) instead of ending the command with a UnicodeEncodeError. Only a
-    stream with the strict handler is changed: UTF-8 output is byte for byte as before (every character fits), and a
+    stream with the strict handler is changed: UTF-8 output is unchanged (every character fits), and a
     handler Python chose (surrogateescape in its UTF-8 mode, backslashreplace on standard error) stays."""
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):

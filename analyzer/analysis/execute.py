@@ -208,8 +208,7 @@ class DaskUnavailable(RuntimeError):
 #: Also the length of distributed's developer logs (``distributed.admin.low-level-log-length``, 1000 by default): every
 #: batched stream keeps its last that many messages under 1 MB, a task's arguments among them, so the client's stream
 #: to the scheduler and the scheduler's to each worker (in this process for a LocalCluster) held every batch's hands
-#: sent (~2.7 KB a hand, twice: ~90 MB of a 16,000-hand audit's client) and a worker its tasks' (docs/scale.md, "The
-#: client's memory under Dask").
+#: sent (~2.7 KB a hand, twice: ~90 MB of a 16,000-hand audit's client) and a worker its tasks'.
 LOW_LEVEL_LOG = {"distributed.admin.low-level-log-length": 16}
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s",
@@ -230,7 +229,7 @@ def _has_distributed() -> bool:
 #: more than a worker's share of the work in each of two). Arrays under 32 MB (glibc's most) now come from the heap
 #: and reuse what was freed, and the heap keeps up to 64 MB free at its top: a batch's analysis frees more than 32 MB
 #: there, which a lower threshold gave back and the next batch faulted in again (a worker's peak grew by ~20-45 MB
-#: in that audit); docs/scale.md, "glibc's malloc in the workers".
+#: in that audit).
 WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 
 
@@ -264,7 +263,7 @@ def start_forkserver(preload: Sequence[str]) -> bool:
     imports and reads). Started before this process imports distributed and its scheduler (~1.5 s with the command's
     own imports), with the environment the nanny gives its workers (:func:`_pre_spawn_environ`: set here as the nanny
     sets it, before its first worker). No effect once the forkserver runs (a second cluster): its modules are
-    imported already. False where there is no forkserver (Windows): the workers are spawned, as before."""
+    imported already. False where there is no forkserver (Windows): the workers are spawned."""
     global _forkserver_started
     import multiprocessing
 

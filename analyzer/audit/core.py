@@ -659,7 +659,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     (:data:`analyzer.audit.rows.UNREAD_COLUMNS`): what the audit's own report reads, one player or a few
     rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill (and, on Dask,
     close the connection the audit opened: it is kept open while its workers share the spill, whose reads run there).
-    Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
+    Otherwise ``Audit.decisions`` is the whole rows, held in memory.
     """
 
     paths = list(paths)

@@ -45,9 +45,8 @@ max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1, ma
 #: estimate, adaptively up to 32 where the chosen option is close to the best (the library's ceiling), and 1
 #: rollout per option on the true deal: the library's defaults (``decisions.DEFAULT_*``), i.e. the rows every
 #: published detection figure was measured on (benchmarks/eval_audit.py analyses with them), so a command
-#: computes what was evaluated (issue 13; the commands' former minimum of 16 cost ~0.5 ms a hand more, the
-#: endgame's rollouts, docs/scale.md). The reference policy is deterministic unless --noise is given, so one
-#: true-deal rollout is exact: the audit's former 8 give the same audit.json (benchmarks/check_dd_samples.py).
+#: computes what was evaluated. The reference policy is deterministic unless --noise is given, so one true-deal
+#: rollout is exact: 8 give the same audit.json (benchmarks/check_dd_samples.py).
 #: One set means a decisions file holds the rows any other command would compute.
 SAMPLES, MAX_SAMPLES, DD_SAMPLES = 8, 32, 1  # literals: --help imports no numba (a test checks the library)
 #: ``analysis.decisions``' policies and the audit's (``POLICIES``, ``AUDIT_POLICY``), as literals too: a command
