@@ -15,59 +15,13 @@ from typing import Any
 
 import click
 
-from analyzer import stopping
 from analyzer.logs import InputError
-from analyzer.stopping import Terminated
+from analyzer.running import stops
 
 #: Exit codes of every command: 0 all well, 1 problems found (or pairs flagged), 2 a usage, read or
 #: write error, 3 an internal error (a bug in the analyzer: one line and the traceback on standard error),
 #: 130 interrupted (Ctrl-C); 143 / 129 stopped by SIGTERM / SIGHUP (128 + the signal, as a shell says it).
 EXIT_OK, EXIT_FOUND, EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-def _stop_signals_unwind() -> dict[int, Any]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` instead of ending the process on the spot (their default action
-    skips every ``finally``: temporary folders stayed behind, and the pool's workers, which never see their parent
-    go, ran on). A signal the caller set to be ignored (``nohup`` ignores SIGHUP) stays ignored; only in the main
-    thread (a test's runner may call :func:`main` from another). Returns the handlers replaced, for
-    :func:`_stop_signals_back`."""
-    import signal
-    import threading
-
-    replaced: dict[int, Any] = {}
-    if threading.current_thread() is not threading.main_thread():
-        return replaced
-
-    def stop(signum: int, frame: Any) -> None:
-        stopping.note(signum)  # kept also when CPython swallows the exception (analyzer.stopping)
-        raise Terminated(signum)
-
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
-            replaced[sig] = signal.signal(sig, stop)
-    if replaced:
-        before = sys.unraisablehook
-
-        def quiet(unraisable: Any) -> None:  # a stop swallowed in a callback: noted, the command stops at its outputs
-            if not isinstance(unraisable.exc_value, Terminated):
-                before(unraisable)
-
-        sys.unraisablehook = quiet
-        replaced[-1] = before  # put back by _stop_signals_back
-    return replaced
-
-
-def _stop_signals_back(replaced: dict[int, Any]) -> None:
-    """The handlers :func:`_stop_signals_unwind` replaced, back (a caller that goes on after :func:`main`)."""
-    import signal
-
-    for sig, handler in replaced.items():
-        if sig == -1:
-            sys.unraisablehook = handler
-        else:
-            signal.signal(sig, handler)
-    stopping.forget()
 
 
 def _interrupted(e: KeyboardInterrupt) -> int:
@@ -223,7 +177,7 @@ def _closed_streams_to_devnull() -> None:
 def _tolerant_streams() -> None:
     """Standard output and error whose encoding cannot hold a character (``PYTHONIOENCODING=ascii``, a Latin-1
     locale) write it as an escape (``\\u2663``) instead of ending the command with a UnicodeEncodeError. Only a
-    stream with the strict handler is changed: UTF-8 output is byte for byte as before (every character fits), and a
+    stream with the strict handler is changed: UTF-8 output is unchanged (every character fits), and a
     handler Python chose (surrogateescape in its UTF-8 mode, backslashreplace on standard error) stays."""
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
@@ -248,16 +202,16 @@ def _internal_error(e: Exception) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    from analyzer.collector import relax
+    from analyzer.running.collector import relax
 
-    relax()  # before any command imports its layers (analyzer.collector: ~0.5 CPU-s of collections at the defaults)
+    relax()  # before any command imports its layers (analyzer.running.collector: ~0.5 CPU-s of collections at the defaults)
     _closed_streams_to_devnull()
     _tolerant_streams()
-    replaced = _stop_signals_unwind()
+    replaced = stops.unwinding()
     try:
         return cli.main(args=argv, prog_name="analyzer", standalone_mode=True)
-    except SystemExit as e:  # a stop whose exception CPython swallowed still ends as a stop (analyzer.stopping)
-        stopped = stopping.received()
+    except SystemExit as e:  # a stop whose exception CPython swallowed still ends as a stop (analyzer.running.stops)
+        stopped = stops.received()
         if stopped is not None and e.code in (None, 0, 1):
             sys.exit(128 + stopped)
         raise
@@ -273,7 +227,7 @@ def main(argv: list[str] | None = None) -> Any:
         _internal_error(e)
         sys.exit(EXIT_INTERNAL)
     finally:
-        _stop_signals_back(replaced)
+        stops.unwinding_back(replaced)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
-from analyzer import stopping
+from analyzer.running import stops
 from analyzer.variants import registry
 
 if TYPE_CHECKING:
@@ -739,7 +739,7 @@ class OutputSet:
                 pass
             else:
                 exc.filename = str(self.folder / inside)
-        stopped = kind is None and stopping.received() is not None  # a stop whose exception was swallowed
+        stopped = kind is None and stops.received() is not None  # a stop whose exception was swallowed
         beside: list[Path] = []  # copies of outputs whose names are links, beside the files they lead to
         try:
             if kind is None and not stopped:
@@ -777,4 +777,4 @@ class OutputSet:
                 except OSError:
                     pass
         if stopped:  # nothing published: the stop unwinds from here, as it would have where it arrived
-            stopping.raise_if_received()
+            stops.raise_if_received()

@@ -112,7 +112,7 @@ class Problem:
 #: The longest id (hand, player) a line or a page shows whole: a hostile log's 40 KB hand id, repeated in each of its
 #: problems, made a validation page of 200 MB from an 11 MB log. Every id a record may hold (at most 256 characters,
 #: ``variants.record.MAX_ID_LENGTH``) is shown whole, and JSON keeps it whole; a line refused for a longer one carries
-#: it cut (``validate.cut_id``).
+#: it cut (``explain.cut_id``).
 MAX_SHOWN_ID = 256
 
 

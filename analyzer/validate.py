@@ -1,19 +1,15 @@
-"""Replay every hand of some logs and report every problem as data.
+"""The gate: replay every hand of some logs and report every problem as data.
 
-The one place that checks and explains. Lines that decode into a record go, in batches, through
-their variant's ``check_batch`` (a compiled fast path for legal hands); lines that do not decode
-are explained against the published JSON Schema.
+Lines that decode into a record go, in batches, through their variant's ``check_batch`` (a compiled fast path for
+legal hands); lines that do not decode are explained against the published JSON Schema (:mod:`analyzer.explain`).
+Batches are checked in worker processes when ``jobs`` > 1 (:mod:`analyzer.running.pools`).
 """
 
 from __future__ import annotations
 
-import gc
-import itertools
-import re
 from array import array
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -33,14 +29,13 @@ from analyzer.logs import (
     expand_paths,
     generate_lines,
 )
-from analyzer.logs import _compressed_as, _encoding_hint  # noqa: F401 - used here and by tests
-
+from analyzer.explain import _not_gzip_hint, duplicate_keys, explain_line
 from analyzer.problems import IdSpellings, Problem, blank_hand_id, named_table
+from analyzer.running.collector import few_collections
+from analyzer.running.jobs import VALIDATE_MIN_BYTES, VALIDATE_MOST, default_jobs, usable_cores
 from analyzer.variants import registry
 from analyzer.variants.base import HandCheck
-from analyzer.variants.record import MAX_ID_LENGTH
 
-MAX_SHAPE_PROBLEMS = 20
 #: Tables whose last hand is remembered for the next hand's cross-hand check (the oldest are forgotten).
 MAX_OPEN_TABLES = 100_000
 
@@ -97,462 +92,6 @@ class Summary:
     def to_dict(self) -> dict[str, Any]:
         return {"hands": self.hands, "valid_hands": self.valid_hands,
                 "problems": [p.to_dict() for p in self.problems]}
-
-
-# --------------------------------------------------------------------------- explaining bad lines
-
-@cache
-def _validator(variant: str) -> Any:
-    from jsonschema import Draft202012Validator
-
-    from analyzer.schema import variant_schema
-
-    return Draft202012Validator(variant_schema(variant))
-
-
-#: The record's fields that hold ids (``id-too-long`` past ``MAX_ID_LENGTH`` characters).
-_ID_FIELDS = ("hand_id", "table_id", "players")
-
-
-def cut_id(text: str) -> str:
-    """An id of a line that is refused for its length (``id-too-long``), as the line's problems carry it: whole up to
-    ``MAX_ID_LENGTH`` characters, else its start, its length and a digest of it (two long ids that start alike stay
-    apart), so its problems do not repeat it whole (20 problems of a 1 MB id were 20 MB of JSON)."""
-    if len(text) <= MAX_ID_LENGTH:
-        return text
-    import hashlib
-
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f"{text[:64]}... ({len(text):,} characters) sha256:{digest}"
-
-
-def _schema_code(err: Any) -> str:
-    path = list(err.absolute_path)
-    top = path[0] if path else None
-    if err.validator == "required":
-        return "missing-field"
-    if top == "rules":
-        return "bad-rules"
-    if err.validator == "additionalProperties":
-        return "extra-field"
-    if err.validator == "pattern" or (err.validator in ("minLength", "maxLength") and isinstance(err.schema, dict)
-                                      and str(err.schema.get("description", "")).startswith("Card code")):
-        return "bad-card"
-    if top in _ID_FIELDS and err.validator == "maxLength":
-        return "id-too-long"
-    if top == "players" and err.validator in ("minItems", "maxItems", "minLength"):
-        return "bad-players"
-    if top == "deal" and err.validator in ("minItems", "maxItems"):
-        return "bad-deal"
-    if top == "started_at":
-        return "bad-time"
-    return "bad-type"
-
-
-def _where(path: list[Any]) -> str:
-    out = "$"
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else f".{p}"
-    return out
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """A value shown in a message, cut to ``limit`` characters (any value: deep, huge ints, anything)."""
-    if isinstance(value, str):
-        text = repr(value)
-    elif isinstance(value, float):  # inf from 1e400 as "inf", not orjson's null
-        text = repr(value)
-    else:
-        try:
-            text = orjson.dumps(value).decode()
-        except (TypeError, RecursionError):  # nested too deep, or an int beyond 64 bits: a bounded view
-            text = _bounded_repr(value, limit + 3)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _bounded_repr(value: Any, budget: int, depth: int = 0) -> str:
-    """Like repr, but stops after ``budget`` characters and 20 levels, without recursing further."""
-    if depth > 20:
-        return "..."
-    if isinstance(value, list):
-        parts: list[str] = []
-        for v in value:
-            parts.append(_bounded_repr(v, budget, depth + 1))
-            if sum(map(len, parts)) > budget:
-                break
-        return "[" + ",".join(parts) + "]"
-    if isinstance(value, dict):
-        parts = []
-        for k, v in value.items():
-            parts.append(f"{_short(str(k), 30)}:{_bounded_repr(v, budget, depth + 1)}")
-            if sum(map(len, parts)) > budget:
-                break
-        return "{" + ",".join(parts) + "}"
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        if value.bit_length() <= 200:  # up to ~60 digits: as written
-            return str(value)
-        return f"<an integer of {len(str(abs(value))) if value.bit_length() < 13000 else 'thousands of'} digits>"
-    return repr(value)[:budget]
-
-
-def _message(text: str, limit: int = 300) -> str:
-    """A schema message cut short (it quotes whole values, which a hostile line makes huge)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-#: Digits of an integer read as written; a longer one (beyond what Python converts) is read cut to this many: out of
-#: any range all the same, so the schema calls it so (bad-type), and messages show it as "an integer of thousands of
-#: digits", not Python's advice to raise its limit.
-MAX_INT_DIGITS = 4000
-
-
-def _any_int(text: str) -> int:
-    return int(text) if len(text) <= MAX_INT_DIGITS else int(text[:MAX_INT_DIGITS])
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def load_strict(data: bytes | str, holders: list[dict[str, Any]] | None = None) -> tuple[Any, list[str]]:
-    """The line parsed by the standard library (slow, exact): numbers of any size up to Python's
-    4300 digits, and the keys repeated inside one object (which a fast parser lets the last one win);
-    ``holders``, when given, receives the object each of those keys was first found repeated in.
-
-    Raises ``ValueError`` for anything that is not JSON (NaN and Infinity included), ``RecursionError``
-    when it nests too deeply."""
-    import json
-
-    dups: list[str] = []
-    return json.loads(data, **strict_hooks(dups, holders)), dups
-
-
-def strict_hooks(dups: list[str], holders: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The keyword arguments of the standard library's JSON reader for :func:`load_strict`'s exact reading: each key
-    repeated inside one object appended to ``dups`` (once), and the object it was first found repeated in to
-    ``holders`` when given; NaN and Infinity refused, integers of any size."""
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(items)
-        if len(out) != len(items):
-            seen: set[str] = set()
-            for k, _ in items:
-                if k in seen and k not in dups:
-                    dups.append(k)
-                    if holders is not None:
-                        holders.append(out)
-                seen.add(k)
-        return out
-
-    return {"object_pairs_hook": pairs, "parse_constant": _no_constant, "parse_int": _any_int}
-
-
-def _paths_to(obj: Any, wanted: list[dict[str, Any]]) -> list[list[Any]]:
-    """Where in ``obj`` each of the ``wanted`` objects (found by identity) is: its JSON path."""
-    found: dict[int, list[Any]] = {}
-    ids = {id(w) for w in wanted}
-    stack: list[tuple[Any, list[Any]]] = [(obj, [])]
-    while stack and len(found) < len(ids):
-        node, path = stack.pop()
-        if id(node) in ids:
-            found.setdefault(id(node), path)
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        stack.extend((v, [*path, k]) for k, v in items if isinstance(v, (dict, list)))
-    return [found.get(id(w), []) for w in wanted]
-
-
-def duplicate_keys(data: bytes) -> list[str]:
-    """The keys repeated inside one JSON object of the line (none when it does not parse)."""
-    try:
-        return load_strict(data)[1]
-    except (ValueError, RecursionError):
-        return []
-
-
-def _not_gzip_hint(path: str) -> str:
-    """What a file named ``.gz`` that is not gzip holds, when that can be told from its first bytes: another
-    compression (bzip2, xz, zstd, zip) or plain text; "" otherwise. Only a regular file is opened again to look (a
-    named pipe's writer is gone once it was read: opening it again would wait for ever)."""
-    import os
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return ""
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        return ""
-    found = _compressed_as(head)
-    if found is not None:
-        name, tool = found
-        return (f": it holds {name} data, and only gzip is read (a name ending in .gz); decompress it first "
-                f"({tool} LOG > LOG.jsonl) or compress it with gzip")
-    if head.lstrip()[:1] == b"{":
-        return ": it holds plain text (a record), not gzip: name it without .gz"
-    return ""
-
-
-#: A line that holds a key and its value and nothing around them (``  "format": "bieqi-log",``), or only brackets.
-_PIECE = re.compile(rb'^\s*(?:"(?:[^"\\]|\\.)*"\s*:.*|[\[\]{},\s]+)$', re.S)
-
-
-def _lines_hint(data: bytes, error: Exception) -> str:
-    """Why a line that is not JSON may be so, when it looks like records written otherwise than one per line: a
-    piece of a pretty-printed record (one hand over many lines), two records on one line, or a record followed by
-    a comma (the lines of a JSON array); "" otherwise."""
-    if _PIECE.match(data) is not None or (not data.lstrip().startswith(b"{") and _is_json(data.rstrip().rstrip(b","))):
-        return ("; it looks like a piece of a record spread over several lines (pretty-printed JSON): a log holds "
-                "each hand on one line (jq -c . FILE > FILE.jsonl)")
-    doc, pos = getattr(error, "doc", None), getattr(error, "pos", None)
-    if "after document" not in str(error) or not isinstance(doc, str) or not isinstance(pos, int):
-        return ""
-    rest = doc[pos:].lstrip()
-    if rest.startswith("{"):
-        return f"; another value follows the first at character {pos + 1}: a log holds one hand per line"
-    if rest.startswith(",") or rest.startswith("]"):
-        return ("; a comma or bracket follows the record, as in the lines of a JSON array: a log holds one hand per "
-                "line, without commas or brackets (jq -c '.[]' FILE > FILE.jsonl)")
-    return ""
-
-
-def _is_json(data: bytes) -> bool:
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
-    return True
-
-
-def _not_object_hint(obj: Any) -> str:
-    """What a line that is JSON but no object looks like it holds: an array of records, or a record encoded twice."""
-    if isinstance(obj, list) and obj and isinstance(obj[0], dict):
-        return (f" (an array of {len(obj):,}); a log holds one hand per line, not an array of hands "
-                f"(jq -c '.[]' FILE > FILE.jsonl)")
-    if isinstance(obj, str) and obj.lstrip().startswith("{"):
-        return " holding JSON text: the record was encoded twice (a string of JSON, not an object)"
-    return ""
-
-
-def _seat(v: Any) -> int | None:
-    """``v`` when it is a seat (an int 0-3, not a bool), else None."""
-    return v if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 4 else None
-
-
-def explain_line(data: bytes, error: Exception | None = None) -> tuple[str | None, list[Problem]]:
-    """Why a line is not a valid record: its hand id (when readable) and its shape problems."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        packed = _compressed_as(data)
-        if packed is None:
-            hint = _encoding_hint(data)
-        elif packed[0] == "gzip":
-            hint = ("; it starts as gzip data does: a compressed log is read when its name ends in .gz (on standard "
-                    "input, decompress it first: zcat LOG.gz | analyzer ...)")
-        else:
-            hint = (f"; it starts as {packed[0]} data does, and only gzip is read (a name ending in .gz): decompress "
-                    f"it first ({packed[1]} LOG > LOG.jsonl)")
-        return None, [Problem("not-utf8", f"the line is not UTF-8 ({e.reason} at byte {e.start}){hint}")]
-    if data.startswith(b"\xef\xbb\xbf"):
-        return None, [Problem("not-json", "the line is not JSON: it starts with a byte order mark (U+FEFF)")]
-    holders: list[dict[str, Any]] = []  # the objects holding a repeated key, to say where they are
-    try:
-        obj = orjson.loads(data)
-        try:  # a line on the slow path already: exactness over speed (ints beyond 64 bits as written, repeated keys)
-            obj, dups = load_strict(data, holders)
-        except (ValueError, RecursionError):
-            dups = []
-    except (orjson.JSONDecodeError, RecursionError) as e:
-        # orjson refuses numbers beyond 64 bits; the standard library reads them, so a seat of 10**400 is
-        # called out of range (bad-type), not "not JSON". Only then: it costs more than all the rest.
-        if "number" not in str(e):
-            why = "it nests values too deeply" if "depth" in str(e) or isinstance(e, RecursionError) else str(e)
-            if b"}\r{" in data:  # records one after another on a single line: a file whose lines end in CR alone
-                why += "; its records are parted by CR alone (old Mac line ends): each must end in LF or CR LF"
-            else:
-                why += _lines_hint(data, e)
-            why += _encoding_hint(data)
-            return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
-        try:
-            obj, dups = load_strict(data, holders)
-        except RecursionError:
-            return None, [Problem("not-json", "the line is not JSON: it nests values too deeply")]
-        except ValueError as e2:
-            why = str(e2) if "JSON number" in str(e2) or "digits" in str(e2) else str(e)
-            if "depth" in str(e):
-                why = "it nests values too deeply"
-            return None, [Problem("not-json", f"the line is not JSON: {_message(why)}")]
-    if not isinstance(obj, dict):
-        return None, [Problem("not-object", f"expected a JSON object (one hand), found {type(obj).__name__}"
-                              f"{_not_object_hint(obj)}")]
-    hand_id = cut_id(obj["hand_id"]) if isinstance(obj.get("hand_id"), str) else None
-
-    def problem(code: str, msg: str, path: list[Any] | None = None) -> Problem:
-        p = Problem(code, msg, hand_id=hand_id)
-        if not path or len(path) < 2 or not isinstance(path[1], int) or path[0] not in ("actions", "tricks", "bids"):
-            return p
-        items = obj.get(path[0])
-        item = items[path[1]] if isinstance(items, list) and path[1] < len(items) else None
-        item = item if isinstance(item, dict) else {}
-        if path[0] == "tricks":  # (信阳黑七) the trick, and the seat of a play in it: the leader's, then clockwise
-            p.trick = path[1]
-            leader = _seat(item.get("leader"))
-            on = path[3] if len(path) > 3 and path[2] == "plays" and isinstance(path[3], int) else -1
-            seat = (leader + on) % 4 if leader is not None and 0 <= on < 4 else None
-        else:
-            if path[0] == "actions":
-                p.action = path[1]
-            seat = _seat(item.get("seat"))
-        players = obj.get("players")
-        if seat is not None:
-            p.seat = seat
-            if isinstance(players, list) and seat < len(players) and isinstance(players[seat], str):
-                p.player = cut_id(players[seat])
-        return p
-
-    if obj.get("format") != "bieqi-log":
-        return hand_id, [problem("unknown-format", f"format is {_short(obj.get('format'))}, expected \"bieqi-log\"")]
-    if obj.get("version") != 1 or isinstance(obj.get("version"), bool):
-        return hand_id, [problem("unknown-version", f"version is {_short(obj.get('version'))}, expected 1")]
-    variant = obj.get("variant")
-    if not isinstance(variant, str) or variant not in registry():
-        known = ", ".join(sorted(registry()))
-        return hand_id, [problem("unknown-variant", f"variant is {_short(variant)}, expected one of: {known}")]
-    problems: list[Problem] = [problem("duplicate-key", f"the key {_short(k)} appears twice in one object "
-                                       f"({_where(where)}); readers disagree on which value counts", where)
-                               for k, where in zip(dups, _paths_to(obj, holders))]
-    # the schema's errors, at most MAX_SCHEMA_ERRORS of them (a line of 500,000 bad items would otherwise cost seconds
-    # and gigabytes before the first 20 are said), in the line's order (array places as numbers: move 2 before 10)
-    found = list(itertools.islice(_validator(variant).iter_errors(obj), MAX_SCHEMA_ERRORS + 1))
-    more = len(found) > MAX_SCHEMA_ERRORS
-    errors = sorted(found[:MAX_SCHEMA_ERRORS], key=lambda e: _path_key(e.absolute_path))
-    said: set[tuple[str, tuple[Any, ...]]] = set()
-    for n, err in enumerate(errors, 1):
-        err = _chosen(err)
-        if isinstance(err, tuple):  # the discriminator names no branch: the value that picks it is wrong
-            problems.append(problem(*err))
-        else:
-            path = list(err.absolute_path)
-            code = _schema_code(err)
-            if code == "bad-card" and (code, tuple(path)) in said:  # a code too short and of no card: say it once
-                continue
-            said.add((code, tuple(path)))
-            if code == "missing-field":
-                missing = err.message.split("'")[1] if "'" in err.message else err.message
-                msg = f"{_where(path)} lacks the required field {missing!r}"
-            elif code == "id-too-long":
-                msg = (f"{_where(path)} is an id of {len(err.instance):,} characters; an id may hold at most "
-                       f"{MAX_ID_LENGTH} (it would be repeated in every output that names it)")
-            elif code in ("extra-field", "bad-rules") and err.validator == "additionalProperties":
-                msg = f"{_where(path)}: {_message(err.message)}"
-            else:
-                msg = f"{_where(path)} is {_short(err.instance)}: {_message(err.message)}"
-            problems.append(problem(code, msg, path))
-        if len(problems) >= MAX_SHAPE_PROBLEMS:
-            rest = len(errors) - n
-            if rest or more:
-                problems.append(problem("bad-type", f"... and {'at least ' if more else ''}{rest} more shape problems"))
-            break
-    started = obj.get("started_at")
-    if isinstance(started, str) and not any(p.code == "bad-time" for p in problems):
-        try:
-            t = datetime.fromisoformat(started.replace("Z", "+00:00"))
-            if t.tzinfo is None:
-                raise ValueError("no UTC offset")
-        except ValueError as e:
-            why = str(e)
-            if why.startswith("offset must be"):  # Python's words are about its timedelta type, not the log's text
-                why = "its UTC offset must be from -23:59 to +23:59, minutes 00 to 59"
-            if _LEAP_SECOND.match(started):  # RFC 3339 writes one; "not an RFC 3339 time" would be wrong
-                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: a leap second (second 60), "
-                                        f"which this reader does not take (leap seconds are not supported: Python's "
-                                        f"times have none); write the second before it, :59"))
-            else:
-                problems.append(problem("bad-time", f"$.started_at is {_short(started)}: not an RFC 3339 time ({why})"))
-    if not problems:  # the schema accepts what the reader refused (1.0 for an int...): say what the reader said
-        problems.append(_reader_problem(problem, obj, error))
-    return hand_id, problems
-
-
-#: A time whose seconds are 60 (``23:59:60Z``): a leap second, as RFC 3339 may write one.
-_LEAP_SECOND = re.compile(r"^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:60(?:[.,]\d+)?(?:[Zz]|[+-]\d\d:?\d\d)$")
-
-
-#: Schema errors a bad line is explained from, at most (the first MAX_SHAPE_PROBLEMS are said, the rest counted). Each
-#: costs ~0.1 ms of jsonschema: 200 made a log of lines with every field wrong read at ~45 lines/s; 50 still orders
-#: the said ones by their place among more than twice as many.
-MAX_SCHEMA_ERRORS = 50
-
-#: Where the record reader (msgspec) says it stopped: "... - at `$.actions[1].seat`".
-_READER_AT = re.compile(r"^(?P<why>.*?)(?: - at `(?P<at>\$[^`]*)`)?$", re.S)
-_READER_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-
-
-def _path_key(path: Iterable[Any]) -> list[tuple[int, int, str]]:
-    """A schema error's place as a sort key: array places as numbers (2 before 10), names as text."""
-    return [(0, x, "") if isinstance(x, int) else (1, 0, str(x)) for x in path]
-
-
-def _chosen(err: Any) -> Any:
-    """The error that says what a value broke, for an error of a choice (``anyOf``/``oneOf``: an optional field, an
-    action of one of several kinds): the branch the object's discriminator names (``kind`` of a borrow action), else
-    the best match among the branches that are not "null"; repeated down nested choices. When the discriminator's
-    value names no branch: that problem's code, message and path."""
-    from jsonschema.exceptions import best_match
-
-    while err.validator in ("anyOf", "oneOf") and err.context:
-        context = list(err.context)
-        picked = _by_discriminator(err, context)
-        if isinstance(picked, tuple):
-            return picked
-        if picked is None:
-            picked = [e for e in context if e.validator != "type" or e.validator_value != "null"] or context
-        err = best_match(picked)
-    return err
-
-
-def _by_discriminator(err: Any, context: list[Any]) -> list[Any] | tuple[str, str, list[Any]] | None:
-    """The choice's errors in the branch its discriminator picks (OpenAPI's ``discriminator``: ``propertyName`` and
-    a ``mapping`` of values to branches), None when it has none or the object is not one; a problem's code, message
-    and path when the object lacks the discriminator or its value names no branch."""
-    disc = err.schema.get("discriminator") if isinstance(err.schema, dict) else None
-    if not isinstance(disc, dict) or not isinstance(err.instance, dict):
-        return None
-    name, mapping = disc.get("propertyName"), disc.get("mapping") or {}
-    path = list(err.absolute_path)
-    if name not in err.instance:
-        return "missing-field", f"{_where(path)} lacks the required field {name!r}", path
-    value = err.instance[name]
-    target = mapping.get(value) if isinstance(value, str) else None
-    if target is None:
-        known = ", ".join(repr(k) for k in sorted(mapping))
-        return "bad-type", f"{_where([*path, name])} is {_short(value)}: expected one of {known}", [*path, name]
-    branches = [i for i, sub in enumerate(err.validator_value) if isinstance(sub, dict) and sub.get("$ref") == target]
-    return [e for e in context if e.relative_schema_path and e.relative_schema_path[0] in branches] or None
-
-
-def _reader_path(at: str) -> list[Any]:
-    """``$.actions[1].seat`` as ``["actions", 1, "seat"]``."""
-    return [int(i) if i else name for name, i in _READER_STEP.findall(at)]
-
-
-def _reader_problem(problem: Callable[..., Problem], obj: dict[str, Any], error: Exception | None) -> Problem:
-    """The record reader's refusal of a line the schema accepts, placed where the reader stopped (a float where an
-    int belongs, which JSON Schema counts as an integer; a time the reader does not take)."""
-    m = _READER_AT.match(str(error))
-    if m is None or not m["at"]:
-        return problem("bad-type", f"the record does not decode: {error}")
-    path = _reader_path(m["at"])
-    value: Any = obj
-    for step in path:
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            value = None
-            break
-    code = "bad-time" if path[:1] == ["started_at"] else "bad-type"
-    return problem(code, f"{_where(path)} is {_short(value)}: {_message(m['why'])}", path)
 
 
 # --------------------------------------------------------------------------- the stream
@@ -831,7 +370,7 @@ def _check_packed(file: str, numbers: bytes, blob: bytes, max_line_bytes: int) -
     nums = array("q")
     nums.frombytes(numbers)
     lines = [Line(file, n, data or None) for n, data in zip(nums, blob.split(b"\n"))]
-    with _few_collections():
+    with few_collections():
         checked = check_lines(lines, max_line_bytes, keep_records=False)
     return _results(checked)
 
@@ -858,7 +397,7 @@ def _check_range(r: _Range, max_line_bytes: int, batch_size: int) -> tuple[Any, 
         lines, count = _range_lines(r, max_line_bytes)
     except (OSError, ValueError) as e:
         return None, f"cannot read {r.file}: {e}"
-    with _few_collections():
+    with few_collections():
         checked = [c for k in range(0, len(lines), batch_size)
                    for c in check_lines(lines[k:k + batch_size], max_line_bytes, keep_records=False)]
     return count, array("q", [x.line for x in lines]).tobytes(), _results(checked)
@@ -884,87 +423,6 @@ def _unpack(file: str, numbers: array, result: tuple[Any, ...], base: int = 0) -
 def _pack(batch: list[Line]) -> tuple[array, bytes]:
     numbers = array("q", [x.line for x in batch])
     return numbers, b"\n".join([b"" if x.data is None else x.data for x in batch])
-
-
-def pool_children() -> set[int]:
-    """The process ids of this process' live children (multiprocessing's): taken before a pool starts, so that
-    :func:`shut_down` can tell the pool's workers from the rest."""
-    import multiprocessing
-
-    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-
-
-def shut_down(pool: Any, before: set[int] | None = None) -> None:
-    """``pool.shutdown(wait=True, cancel_futures=True)`` of a ``ProcessPoolExecutor``, also when a signal stopped
-    its start. The command's handler for SIGTERM and SIGHUP raises (``cli.Terminated``) in the main thread:
-
-    - landing in ``pool.submit`` while it starts the pool's manager thread, it interrupts ``Thread.start`` waiting
-      for the new thread to say it runs. That thread then runs, but joining it before it has said so raises
-      RuntimeError ("cannot join thread before it is started"), which replaced the signal's clean exit with an
-      internal error. The thread is given up to 5 s to start, and the shutdown done again.
-    - landing in ``pool.submit`` after the workers were forked but before the manager thread was made, it leaves
-      workers that nobody tells to stop: they wait for work for ever, and the command, done with its clean-up,
-      waited for them at its exit (multiprocessing joins its children then; a full-suite run hung so, found with
-      py-spy). When the pool has no manager thread, its workers are killed: they hold nothing but the queue they wait
-      on. Those it recorded, and, when a ``submit`` got as far as forking (its work item counted) and ``before`` is
-      given (:func:`pool_children` taken before the pool started), any child started since: one forked as the
-      signal came is not recorded yet. A pool never submitted to forked nothing: other children are left alone."""
-    manager = getattr(pool, "_executor_manager_thread", None)
-    workers = list((getattr(pool, "_processes", None) or {}).values())
-    submitted = getattr(pool, "_queue_count", 0) > 0
-    try:
-        pool.shutdown(wait=True, cancel_futures=True)
-    except RuntimeError:
-        started = getattr(manager, "_started", None)
-        if started is None or not started.wait(5.0):
-            raise
-        pool.shutdown(wait=True, cancel_futures=True)
-    if manager is None:
-        import multiprocessing
-
-        strays = ([p for p in multiprocessing.active_children() if p.pid not in before]
-                  if before is not None and submitted else [])
-        for p in {id(p): p for p in (*workers, *strays)}.values():
-            if p.is_alive():
-                p.kill()
-                p.join(5.0)
-
-
-def ignore_sigint() -> None:
-    """A pool worker's start: Ctrl-C is left to the parent, which stops the workers quietly (no traceback from each
-    worker); and the worker ends itself once its parent is gone (:func:`_end_with_parent`)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):  # forked with the parent's handler (cli.Terminated): the pool stops its
-        sig = getattr(signal, name, None)  # workers with SIGTERM, which must end them, not unwind them noisily
-        if sig is not None:
-            signal.signal(sig, signal.SIG_DFL)
-    _end_with_parent()
-
-
-#: How often a pool worker looks whether its parent is still there (seconds).
-PARENT_WATCH_S = 1.0
-
-
-def _end_with_parent() -> None:
-    """A thread of the worker that ends the process when its parent is gone (killed with SIGKILL, or by a signal it
-    could not unwind from): the worker's result pipe is shared with its siblings, so it would never see the pipe
-    close and would wait forever, holding its memory. Polls ``getppid`` (portable, unlike Linux's
-    ``PR_SET_PDEATHSIG``, which fires when the *thread* that forked the worker ends)."""
-    import os
-    import threading
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_WATCH_S)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
 def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int, jobs: int,
@@ -1006,7 +464,9 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
             yield here(b)
         return
     import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import Future
+
+    from analyzer.running.pools import new_pool, shut_down, submit
 
     # The first batch is checked here, before any worker exists: it loads the compiled kernels its hands
     # need (importing numba and loading them costs ~0.4 s of CPU a process), and the workers, forked
@@ -1016,9 +476,7 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
         if not isinstance(b, Checked):
             break
     fork = "fork" in multiprocessing.get_all_start_methods()  # not on Windows: the workers load their own
-    before = pool_children()
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint,
-                               mp_context=multiprocessing.get_context("fork") if fork else None)
+    pool = new_pool(jobs, multiprocessing.get_context("fork") if fork else None)
     Task = tuple[_Range, "Future[tuple[Any, ...]]"] | tuple[str, array, "Future[tuple[Any, ...]]"] | Checked
     try:
         pending: deque[Task] = deque()
@@ -1035,17 +493,17 @@ def _checked_batches(paths: Iterable[str], max_line_bytes: int, batch_size: int,
             if isinstance(b, Checked):
                 pending.append(b)
             elif isinstance(b, _Range):  # the worker reads the range itself
-                pending.append((b, pool.submit(_check_range, b, max_line_bytes, batch_size)))
+                pending.append((b, submit(pool, _check_range, b, max_line_bytes, batch_size)))
             else:  # lines of a stream (stdin, gzip): sent as one blob; a batch never spans two files
                 numbers, blob = _pack(b)
                 pending.append((b[0].file, numbers,
-                                pool.submit(_check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))
+                                submit(pool, _check_packed, b[0].file, numbers.tobytes(), blob, max_line_bytes)))
             while len(pending) > 2 * jobs:  # bounded: memory stays flat however long the input
                 yield done(pending.popleft())
         while pending:
             yield done(pending.popleft())
     finally:  # on an interrupt or an early stop: drop queued work rather than finish it
-        shut_down(pool, before)
+        shut_down(pool)
 
 
 #: Problems that make a hand a copy of an earlier one (inserted first by :func:`generate_checked`).
@@ -1136,21 +594,6 @@ def _starts_earlier(rec: Any, started: datetime, prev_started: datetime, prev_pl
                    f"logged in the order they were played", hand_id=rec.hand_id)
 
 
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def default_jobs(paths: list[str]) -> int:
-    """Worker processes worth starting: 1 for small inputs (start-up costs more than it saves)."""
-    import os
-
-    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
-    return 1 if size < 32 << 20 or "-" in paths else min(4, os.cpu_count() or 1)
-
-
 def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
              on_progress: Callable[[int], None] | None = None, jobs: int | None = None,
              on_problem: Callable[[Problem], None] | None = None) -> Summary:
@@ -1158,9 +601,9 @@ def validate(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYT
     problem as it is found (so a caller can stream them out in constant memory)."""
     files = expand_paths(paths, keep_missing=True)  # a missing path: an io-error among the problems
     summary = Summary()
-    n_jobs = default_jobs(files) if jobs is None else jobs
+    n_jobs = default_jobs(files, VALIDATE_MIN_BYTES, VALIDATE_MOST) if jobs is None else jobs
     spellings = IdSpellings()
-    with _few_collections():
+    with few_collections():
         for item in generate_checked(files, max_line_bytes=max_line_bytes, jobs=n_jobs, keep_records=False):
             found = item.check.problems
             if item.line:
@@ -1186,18 +629,6 @@ def lookalikes(spellings: IdSpellings, item: Checked) -> list[Problem]:
     players = None if any(p.code == "bad-players" for p in found) else item.players
     hand_id = None if item.hand_id is not None and blank_hand_id(item.hand_id) else item.hand_id  # its own problem
     return spellings.check(item.file, item.line, hand_id, players)
-
-
-@contextmanager
-def _few_collections() -> Iterator[None]:
-    """Run the cyclic GC rarely: a batch holds ~100k small acyclic objects, and the default
-    thresholds make the collector re-scan them so often that it costs a third of the run."""
-    old = gc.get_threshold()
-    gc.set_threshold(100_000, 20, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def generate_valid(paths: Iterable[str], problems: list[Problem] | None = None, **kw: Any) -> Iterator[Checked]:

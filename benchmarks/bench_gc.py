@@ -1,5 +1,5 @@
 """What the cyclic garbage collector costs a command's own process, with the collector as it is settled
-(:func:`analyzer.collector.settle`) and at CPython's defaults.
+(:func:`analyzer.running.collector.settle`) and at CPython's defaults.
 
 Run: ``python benchmarks/bench_gc.py [LOG] [--rounds 2] [--args "audit --jobs 1"] ...``
 
@@ -30,9 +30,9 @@ from bench_audit_scale import ROOT, cut, room  # noqa: E402
 
 _HARNESS = r"""
 import gc, json, os, resource, sys, time
-import analyzer.collector
+import analyzer.running.collector
 if os.environ["BENCH_GC"] == "default":
-    analyzer.collector.settle = analyzer.collector.relax = lambda: None
+    analyzer.running.collector.settle = analyzer.running.collector.relax = lambda: None
 spent, count, start = [0.0, 0.0, 0.0], [0, 0, 0], [0.0]
 def timer(phase, info):
     if phase == "start":

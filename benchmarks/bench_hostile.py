@@ -9,7 +9,7 @@ problems streamed out and a bounded summary, memory stays flat however many line
 
 ``--wide N``: N lines just under the 1 MB line limit, each a hand whose first seat's deal is ``--items`` bad items
 (0, not a card code): every line is parsed and explained against the schema, which finds an error an item; the
-explainer draws at most ``validate.MAX_SCHEMA_ERRORS`` of them (it once drew and sorted all: ~20 s and ~1.9 GB a
+explainer draws at most ``explain.MAX_SCHEMA_ERRORS`` of them (it once drew and sorted all: ~20 s and ~1.9 GB a
 line). Prints the wall time a line and the peak memory.
 """
 

@@ -33,7 +33,7 @@ mark("the audit's modules (numba, scipy, kernels)")
 from analyzer.audit import warm
 warm.warm()
 mark("the warm-up (analysis of the shipped hands, a player row)")
-from analyzer import collector
+from analyzer.running import collector
 collector.settle()
 mark("the collector settled")
 print(json.dumps(marks))

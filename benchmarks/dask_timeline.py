@@ -77,14 +77,14 @@ def main() -> None:
     on_dask.DaskSignals._prepare = span("prepare", on_dask.DaskSignals._prepare)  # type: ignore[method-assign]
     stream.StreamedSignals._table = span("table", stream.StreamedSignals._table)  # type: ignore[method-assign]
     on_dask.DaskSignals._burst = span("burst", on_dask.DaskSignals._burst)  # type: ignore[method-assign]
-    session_map, dask_client, close_client = execute._session_map, execute.dask_client, execute.close_client
+    connection_map, dask_client, close_client = execute._connection_map, execute.dask_client, execute.close_client
     received = _count_received()
     streams: list[Any] = []
 
     def timed_map(*a: Any, **k: Any) -> Any:
         mark("map start")
         first = True
-        for r in session_map(*a, **k):
+        for r in connection_map(*a, **k):
             if first:
                 mark("first result")
                 first = False
@@ -112,7 +112,7 @@ def main() -> None:
                                       round(ss["stop"] - epoch, 3), int(r.get("nbytes") or 0)))
         close_client(client)
 
-    execute._session_map, execute.dask_client, execute.close_client = timed_map, client_with_stream, close_reading
+    execute._connection_map, execute.dask_client, execute.close_client = timed_map, client_with_stream, close_reading
     sys.argv = ["analyzer", "audit", *args]
     try:
         cli(standalone_mode=False)

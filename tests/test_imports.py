@@ -15,11 +15,12 @@ ROOT = Path(__file__).resolve().parent.parent / "analyzer"
 
 #: Layers, lowest first (docs/design.md). A module may import its own layer or any below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("analyzer.cards", "analyzer.problems", "analyzer.collector", "analyzer.relaxed_gc", "analyzer.stopping"),
+    ("analyzer.cards", "analyzer.problems", "analyzer.running"),
     ("analyzer.rules",),
     ("analyzer.kernels",),
     ("analyzer.variants",),
     ("analyzer.logs", "analyzer.schema", "analyzer.corrupt", "analyzer.progress"),
+    ("analyzer.explain",),
     ("analyzer.validate",),
     ("analyzer.strategy",),
     ("analyzer.simulate", "analyzer.analysis"),

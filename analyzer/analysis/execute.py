@@ -30,9 +30,6 @@ R = TypeVar("R")
 #: Hands per task: ~3-5 s of work on one core at the audit's settings, so a task's overhead (pickling,
 #: scheduling: milliseconds) is lost in it, while 1,000 hands still make enough tasks for 2-4 workers.
 DEFAULT_BATCH_HANDS = 256
-#: Below this many bytes of input an ordinary run stays in one process: starting workers (each loads
-#: numba's compiled kernels, ~1 s) costs more than it saves on a few hundred hands.
-PARALLEL_MIN_BYTES = 256 << 10
 
 
 #: The largest count a setting of the analysis takes (the command line's ``--samples`` / ``--max-samples`` /
@@ -162,9 +159,11 @@ def analyse_batch(batch: HandBatch, settings: Settings, reasons: bool = False) -
 
 
 def default_jobs(paths: Iterable[str]) -> int:
-    """Worker processes for an ordinary run: every core, unless the input is too small to pay for them."""
-    size = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
-    return 1 if size < PARALLEL_MIN_BYTES else max(1, os.cpu_count() or 1)
+    """Worker processes for an ordinary run of the decision analysis (:mod:`analyzer.running.jobs`' rule)."""
+    from analyzer.running.jobs import ANALYSIS_MIN_BYTES
+    from analyzer.running.jobs import default_jobs as jobs_for
+
+    return jobs_for(paths, ANALYSIS_MIN_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +174,8 @@ class Execution:
     jobs: int = 1
     dask: str | None = None
     batch_hands: int = DEFAULT_BATCH_HANDS
-    #: an open Dask client shared by the whole command (:func:`dask_session`), else each map opens its own
-    session: DaskSession | None = field(default=None, compare=False, repr=False)
+    #: an open Dask client shared by the whole command (:func:`dask_connection`), else each map opens its own
+    connection: DaskConnection | None = field(default=None, compare=False, repr=False)
     #: modules a LocalCluster's workers import as they start (the code their tasks run), not on the first task
     preload: tuple[str, ...] = ()
     #: modules imported, after ``preload``, once by the process a LocalCluster's workers are forked from (e.g. one
@@ -185,32 +184,15 @@ class Execution:
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> Iterator[R]:
         """``fn`` over ``tasks``, results in task order, a bounded number in flight."""
-        if self.session is not None:
-            return _session_map(fn, tasks, self.session, self.jobs)
+        if self.connection is not None:
+            return _connection_map(fn, tasks, self.connection, self.jobs)
         if self.dask is not None:
             return _dask_map(fn, tasks, self.dask, self.jobs, self.preload, self.prefork)
         if self.jobs <= 1:
             return map(fn, tasks)
-        return _pool_map(fn, tasks, self.jobs)
+        from analyzer.running.pools import ordered_map
 
-
-def _pool_map(fn: Callable[[T], R], tasks: Iterable[T], jobs: int) -> Iterator[R]:
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    from analyzer.validate import ignore_sigint, pool_children, shut_down
-
-    before = pool_children()
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=ignore_sigint)  # Ctrl-C is the parent's to handle
-    try:
-        pending: deque[Future[R]] = deque()
-        for t in tasks:
-            pending.append(pool.submit(fn, t))
-            while len(pending) > 2 * jobs:  # bounded: a few batches a worker, however long the input
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:  # on an error (or a consumer that stops early) the batches not started are dropped
-        shut_down(pool, before)
+        return ordered_map(fn, tasks, self.jobs)
 
 
 class DaskUnavailable(RuntimeError):
@@ -226,8 +208,7 @@ class DaskUnavailable(RuntimeError):
 #: Also the length of distributed's developer logs (``distributed.admin.low-level-log-length``, 1000 by default): every
 #: batched stream keeps its last that many messages under 1 MB, a task's arguments among them, so the client's stream
 #: to the scheduler and the scheduler's to each worker (in this process for a LocalCluster) held every batch's hands
-#: sent (~2.7 KB a hand, twice: ~90 MB of a 16,000-hand audit's client) and a worker its tasks' (docs/scale.md, "The
-#: client's memory under Dask").
+#: sent (~2.7 KB a hand, twice: ~90 MB of a 16,000-hand audit's client) and a worker its tasks'.
 LOW_LEVEL_LOG = {"distributed.admin.low-level-log-length": 16}
 LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s",
@@ -248,7 +229,7 @@ def _has_distributed() -> bool:
 #: more than a worker's share of the work in each of two). Arrays under 32 MB (glibc's most) now come from the heap
 #: and reuse what was freed, and the heap keeps up to 64 MB free at its top: a batch's analysis frees more than 32 MB
 #: there, which a lower threshold gave back and the next batch faulted in again (a worker's peak grew by ~20-45 MB
-#: in that audit); docs/scale.md, "glibc's malloc in the workers".
+#: in that audit).
 WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(64 << 20)}
 
 
@@ -282,7 +263,7 @@ def start_forkserver(preload: Sequence[str]) -> bool:
     imports and reads). Started before this process imports distributed and its scheduler (~1.5 s with the command's
     own imports), with the environment the nanny gives its workers (:func:`_pre_spawn_environ`: set here as the nanny
     sets it, before its first worker). No effect once the forkserver runs (a second cluster): its modules are
-    imported already. False where there is no forkserver (Windows): the workers are spawned, as before."""
+    imported already. False where there is no forkserver (Windows): the workers are spawned."""
     global _forkserver_started
     import multiprocessing
 
@@ -293,7 +274,7 @@ def start_forkserver(preload: Sequence[str]) -> bool:
     if not _forkserver_started:  # the environment once (setenv is not thread-safe: call it before starting threads)
         os.environ.update(_pre_spawn_environ())
         multiprocessing.get_context("forkserver").set_forkserver_preload(
-            ["analyzer.relaxed_gc", "distributed", "numpy", "pandas", *preload])  # the collector relaxed first
+            ["analyzer.running.relaxed_gc", "distributed", "numpy", "pandas", *preload])  # the collector relaxed first
         _forkserver_started = True
     forkserver.ensure_running()
     return True
@@ -609,7 +590,7 @@ def share(client: Any, value: Any) -> Any:
 
     Never ``broadcast=True``: distributed's broadcast copies the value with ``Scheduler.replicate``, which loops until
     every worker of the list it took holds a copy, so a worker that dies during it makes the scatter wait for ever
-    (seen in ``tests/test_dask_lost_late.py``: the command's audit stuck in the scatter of the rows shown's filter). The
+    (seen in ``tests/dask/test_dask_lost_late.py``: the command's audit stuck in the scatter of the rows shown's filter). The
     broadcast bought little: the active memory manager drops the copies no waiting task needs within seconds anyway.
     A copy a failed attempt left on a worker stays there, unreferenced, until the client closes."""
     for attempt in range(LOST_TRIES):
@@ -678,18 +659,18 @@ def close_client(client: Any) -> None:
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], address: str, jobs: int,
               preload: Sequence[str] = (), prefork: Sequence[str] = ()) -> Iterator[R]:
-    session = DaskSession(address, jobs, preload=preload, prefork=prefork)
+    connection = DaskConnection(address, jobs, preload=preload, prefork=prefork)
     try:
-        yield from _session_map(fn, tasks, session, jobs)
+        yield from _connection_map(fn, tasks, connection, jobs)
     finally:
-        session.close()
+        connection.close()
 
 
-#: ``DataFrame.attrs`` key under which a result of :func:`_session_map` carries the index of its follower task.
+#: ``DataFrame.attrs`` key under which a result of :func:`_connection_map` carries the index of its follower task.
 FOLLOWER = "bieqi.follower"
 
 
-class DaskSession:
+class DaskConnection:
     """A Dask client for a whole command. ``follow``, when set, is called with each task's future as it is
     submitted and returns a task that stays on the cluster (e.g. the audit's chunk of pair-signal links, built
     on the worker that holds the batch's rows: :class:`analyzer.audit.on_dask.DaskSignals`); the results the
@@ -725,7 +706,7 @@ class DaskSession:
             except BaseException as e:  # noqa: BLE001  # raised again where the client is first used
                 self._failed = e
 
-        self._starting = threading.Thread(target=start, name="dask-session-start", daemon=True)
+        self._starting = threading.Thread(target=start, name="dask-connection-start", daemon=True)
         self._starting.start()
 
     @property
@@ -770,7 +751,7 @@ class DaskSession:
                                       f"{WORKER_WAIT:g} s; start some (`dask worker {self.address}`) and run again")
 
     def take(self, index: int) -> Any:
-        """The follower task of the map's ``index``-th result (the session forgets it)."""
+        """The follower task of the map's ``index``-th result (the connection forgets it)."""
         fut, self.followers[index] = self.followers[index], None
         return fut
 
@@ -784,13 +765,17 @@ class DaskSession:
             close_client(client)
 
 
-def dask_session(execution: Execution) -> Execution:
-    """``execution`` with an open :class:`DaskSession` (when it runs on Dask; close it with ``.session.close()``)."""
+#: The name :mod:`analyzer.audit.on_dask` imports the class by.
+DaskSession = DaskConnection
+
+
+def dask_connection(execution: Execution) -> Execution:
+    """``execution`` with an open :class:`DaskConnection` (when it runs on Dask; close it with ``.connection.close()``)."""
     from dataclasses import replace
 
-    if execution.dask is None or execution.session is not None:
+    if execution.dask is None or execution.connection is not None:
         return execution
-    return replace(execution, session=DaskSession(execution.dask, execution.jobs, preload=execution.preload,
+    return replace(execution, connection=DaskConnection(execution.dask, execution.jobs, preload=execution.preload,
                                                   prefork=execution.prefork))
 
 
@@ -799,12 +784,12 @@ def dask_session(execution: Execution) -> Execution:
 READ_AHEAD = 16
 
 
-def _read_ahead(tasks: Iterable[T], session: DaskSession) -> tuple[list[T], Iterator[T]]:
-    """The first tasks, pulled from ``tasks`` while ``session`` is still starting (at most :data:`READ_AHEAD`): the
+def _read_ahead(tasks: Iterable[T], connection: DaskConnection) -> tuple[list[T], Iterator[T]]:
+    """The first tasks, pulled from ``tasks`` while ``connection`` is still starting (at most :data:`READ_AHEAD`): the
     logs are read, validated and cut into batches while the workers start, not after; and the rest."""
     it = iter(tasks)
     early: list[T] = []
-    while not session.ready and len(early) < READ_AHEAD:
+    while not connection.ready and len(early) < READ_AHEAD:
         for t in it:
             early.append(t)
             break
@@ -813,10 +798,10 @@ def _read_ahead(tasks: Iterable[T], session: DaskSession) -> tuple[list[T], Iter
     return early, it
 
 
-def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession, jobs: int) -> Iterator[R]:
-    early, rest = _read_ahead(tasks, session)
+def _connection_map(fn: Callable[[T], R], tasks: Iterable[T], connection: DaskConnection, jobs: int) -> Iterator[R]:
+    early, rest = _read_ahead(tasks, connection)
     tasks = itertools.chain(early, rest)
-    client = session.client
+    client = connection.client
     # the scheduler's workers now (a remote cluster may still be growing), at least what was asked for
     workers = max(1, jobs, len(client.scheduler_info().get("workers", {})))
     pending: deque[tuple[Any, int | None]] = deque()
@@ -830,11 +815,11 @@ def _session_map(fn: Callable[[T], R], tasks: Iterable[T], session: DaskSession,
     for t in tasks:
         fut = client.submit(fn, t, pure=False)
         follower = None
-        if session.follow is not None:
-            session.followers.append(session.follow(fut))
-            follower = len(session.followers) - 1
-        if session.settle is not None:  # the settled summary comes back; the task's result stays on the worker
-            fut = session.settle(fut)
+        if connection.follow is not None:
+            connection.followers.append(connection.follow(fut))
+            follower = len(connection.followers) - 1
+        if connection.settle is not None:  # the settled summary comes back; the task's result stays on the worker
+            fut = connection.settle(fut)
         pending.append((fut, follower))
         while len(pending) > 2 * workers + 1:
             yield result(*pending.popleft())

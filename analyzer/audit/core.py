@@ -102,7 +102,7 @@ class Audit:
     problems: list[Problem] = field(default_factory=list)
     rows: SpilledRows | None = None
     _spill: AuditRows | None = field(default=None, repr=False)
-    _session: Any = field(default=None, repr=False)  # a Dask session the audit opened, kept for the spill's reads
+    _connection: Any = field(default=None, repr=False)  # a Dask connection the audit opened, kept for the spill's reads
     places: Places | None = field(default=None, repr=False)  # where each valid hand is, to read some back
 
     @property
@@ -119,9 +119,9 @@ class Audit:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
     def __enter__(self) -> Audit:
         return self
@@ -410,14 +410,14 @@ class PlayerTasks:
     shared: tuple[Any, Any] | None = None  # the scattered (view, seated) the futures read, held until joined
 
     @classmethod
-    def submit(cls, session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, worst: int
+    def submit(cls, connection: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, worst: int
                ) -> PlayerTasks:
         """``view``: the spill (:class:`analyzer.audit.rows.PlayerSpill`, read through its shared view), a
         :class:`analyzer.audit.rows.SpillView` or a future of one."""
         from analyzer.analysis.players import REF_WEIGHT
 
         weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
-        tasks = cls([], seating, weight, session.client, list(spill_players), worst, view,
+        tasks = cls([], seating, weight, connection.client, list(spill_players), worst, view,
                      seating.drop_duplicates("hand_id"))
         tasks._submit(fresh=False)
         return tasks
@@ -462,11 +462,11 @@ class PlayerTasks:
         return _with_pairs(table, median, pairs), [g[3] for g in got]
 
 
-def player_table_on(session: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
+def player_table_on(connection: Any, view: Any, spill_players: list[str], seating: pd.DataFrame, pairs: pd.DataFrame,
                     worst: int) -> tuple[pd.DataFrame, list[np.ndarray]]:
     """:func:`player_table` as one Dask task a group of players (:func:`_players_task`, reading its rows from the spill's
     folder, which the workers share), joined here; and each player's ``worst`` largest deviations' places."""
-    return PlayerTasks.submit(session, view, spill_players, seating, worst).join(pairs)
+    return PlayerTasks.submit(connection, view, spill_players, seating, worst).join(pairs)
 
 
 def _player_entry(row: pd.Series, partners: dict[str, list[str]]) -> dict[str, Any]:
@@ -658,8 +658,8 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     (numbers; the texts of the shown rows), without the columns nothing after the pass reads
     (:data:`analyzer.audit.rows.UNREAD_COLUMNS`): what the audit's own report reads, one player or a few
     rows at a time. Call ``Audit.close()`` (or use it as a context manager) to delete the spill (and, on Dask,
-    close the session the audit opened: it is kept open while its workers share the spill, whose reads run there).
-    Otherwise ``Audit.decisions`` is the whole rows (held in memory as before).
+    close the connection the audit opened: it is kept open while its workers share the spill, whose reads run there).
+    Otherwise ``Audit.decisions`` is the whole rows, held in memory.
     """
 
     paths = list(paths)
@@ -700,19 +700,19 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     seating_rows: list[tuple[Any, ...]] = []
     skipped: Counter[str] = Counter()
     seq_of: dict[str, int] = {}
-    session = None  # a Dask session this audit opened (closed when the pair signals are done)
+    connection = None  # a Dask connection this audit opened (closed when the pair signals are done)
     signals = None
     if execution is not None and execution.dask is not None:
         # on Dask the pair signals' chunks stay on the workers and their passes run there (audit.on_dask)
-        from analyzer.analysis.execute import dask_session
+        from analyzer.analysis.execute import dask_connection
         from analyzer.audit.on_dask import DaskSignals
 
-        opened = dask_session(execution)
-        assert opened.session is not None
-        if opened is not execution:  # a session the caller opened stays the caller's to close
-            session = opened.session
+        opened = dask_connection(execution)
+        assert opened.connection is not None
+        if opened is not execution:  # a connection the caller opened stays the caller's to close
+            connection = opened.connection
         execution = opened
-        signals = DaskSignals(opened.session, signal_options)
+        signals = DaskSignals(opened.connection, signal_options)
     acc = AuditRows(signal_options, texts=not slim, reasons=kept, signals=signals)
     if signals is not None and slim and signals.write_spill(acc.players):
         # the workers write the players' spill and keep the rows; the player table runs there too
@@ -739,19 +739,20 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
             acc.close()
     except BaseException:
         acc.close()
-        if session is not None:
-            session.close()
+        if connection is not None:
+            connection.close()
         raise
-    # a session this audit opened stays open for the report's reads of the spill when its workers share it (closed
+    # a connection this audit opened stays open for the report's reads of the spill when its workers share it (closed
     # by Audit.close()); else it is done now
-    handed = session if (slim and acc.session is not None) else None
-    if session is not None and handed is None:
+    handed = connection if (slim and acc.session is not None) else None
+    if connection is not None and handed is None:
         acc.players.session = acc.session = None
-        session.close()
+        connection.close()
     try:
         result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in looked]}
-        return _finish(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed, read,
-                       skipped, sections, games, samples, dd_samples, seed, policy)
+        return _finish(_Computed(places, kept, shown, df, slim, result, pairs, players, problems, rows, acc, handed,
+                                 read, skipped, sections, games,
+                                 {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}))
     except BaseException:
         if slim:  # the players' spill (Audit.close() would have deleted it)
             acc.close()
@@ -760,12 +761,36 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         raise
 
 
-def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, slim: bool,
-            result: dict[str, Any], pairs: pd.DataFrame, players: pd.DataFrame, problems: list[Problem],
-            rows: SpilledRows | None, acc: AuditRows, handed: Any, read: Counter[str], skipped: Counter[str],
-            sections: dict[str, Any], games: dict[str, Any], samples: int, dd_samples: int, seed: int, policy: str
-            ) -> Audit:
+@dataclass(frozen=True, slots=True)
+class _Computed:
+    """What :func:`run_audit` has when the pairs and players are known, for :func:`_finish`: the input read
+    (``places``; ``kept``: the rows kept their reasons, the input cannot be read again), the rows (``shown``, of the
+    whole frame ``df``; ``slim``: only those), the audit so far and its tables, the problems, the spill and the Dask
+    connection handed to the :class:`Audit`, the input's counts, the variants' sections and the analysis' options."""
+
+    places: Places
+    kept: bool
+    shown: pd.DataFrame
+    df: pd.DataFrame
+    slim: bool
+    result: dict[str, Any]
+    pairs: pd.DataFrame
+    players: pd.DataFrame
+    problems: list[Problem]
+    rows: SpilledRows | None
+    acc: AuditRows
+    handed: Any
+    read: Counter[str]
+    skipped: Counter[str]
+    sections: dict[str, Any]
+    games: dict[str, Any]
+    options: dict[str, Any]
+
+
+def _finish(done: _Computed) -> Audit:
     """:func:`run_audit`'s end: the shown rows' reasons, the input's bookkeeping, the variants' sections."""
+    places, kept, shown, df, slim, result = done.places, done.kept, done.shown, done.df, done.slim, done.result
+    problems, read, skipped, sections, games = done.problems, done.read, done.skipped, done.sections, done.games
     from analyzer.analysis.reasons import fill_reasons
     # reasons only for the rows shown: the few hundred hands they come from are read again (the one
     # extra read of the input; with an input that cannot be read again, ``kept``: the rows kept their reasons from the
@@ -780,13 +805,13 @@ def _finish(places: Places, kept: bool, shown: pd.DataFrame, df: pd.DataFrame, s
     looks = result.pop("lookalike_ids", {"count": 0, "shown": []})
     result = {**result, "valid_hands": read["valid"], "invalid_hands": invalid,
               "skipped_hands": dict(skipped), "problems": [p.to_dict() for p in problems], "lookalike_ids": looks,
-              "options": {"samples": samples, "dd_samples": dd_samples, "seed": seed, "policy": policy}}
+              "options": done.options}
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
             result[name] = section.result()
-    return Audit(result, df, pairs, players, problems, rows=rows, _spill=acc if slim else None, _session=handed,
-                 places=places)
+    return Audit(result, df, done.pairs, done.players, problems, rows=done.rows, _spill=done.acc if slim else None,
+                 _connection=done.handed, places=places)
 
 
 def audit(paths: Iterable[str], **options: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,11 +102,11 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
     # with --dask the cluster starts now, in the background, while this process imports the audit and reads the logs
     execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, prefork=AUDIT_PREFORK, start=True)
     try:
-        _audit(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
-               store_path, execution, max_line_bytes)
-    finally:  # the session the command opened (its report reads the players' spill on the workers)
-        if execution.session is not None:
-            execution.session.close()
+        _audit(ctx, AuditRun(files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
+                             store_path, execution, max_line_bytes))
+    finally:  # the connection the command opened (its report reads the players' spill on the workers)
+        if execution.connection is not None:
+            execution.connection.close()
 
 
 #: What the workers of a LocalCluster import as they start for the audit: the analysis, and the audit's tasks (the pair
@@ -129,33 +130,50 @@ def group_lines(groups: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _audit(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float, min_hands: int,
-           samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None,
-           execution: Any, max_line_bytes: int) -> None:
+@dataclass(frozen=True, slots=True)
+class AuditRun:
+    """What one ``analyzer audit`` was asked, as the command line parsed it: the logs and where the outputs go, the
+    alarm's settings, the analysis' settings, the report's, the decision store to read and where the work runs."""
+
+    files: list[str]
+    out: str
+    out_dir: Path
+    alpha: float
+    fdr: float
+    min_hands: int
+    samples: int
+    dd_samples: int
+    seed: int
+    policy: str
+    top: int
+    lang: str
+    store_path: str | None
+    execution: Any
+    max_line_bytes: int
+
+
+def _audit(ctx: click.Context, run: AuditRun) -> None:
     """The audit, once its layers are imported: the collector settled, and with Dask the reasons' kernel loaded in
     a thread while the workers analyse (started only now: numba's import hides scipy modules from other threads
     while it runs, ``analyzer.kernels``, and scipy is imported by now)."""
     import analyzer.audit.core  # noqa: F401  # the audit's layers (numba, scipy, pandas) before the collector settles
     import analyzer.report.audit  # noqa: F401
-    from analyzer.collector import settle
+    from analyzer.running.collector import settle
 
     settle()  # the imports are done: out of every collection from now on
     warming = None
-    if execution.session is not None:  # the analysis runs on the Dask workers: the reasons' kernel loads meanwhile
+    if run.execution.connection is not None:  # the analysis runs on the Dask workers: the reasons' kernel loads meanwhile
         from analyzer.audit.warm import warm_reasons_soon
 
         warming = warm_reasons_soon()
     try:
-        _audit_run(ctx, files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
-                   store_path, execution, max_line_bytes)
+        _audit_run(ctx, run)
     finally:
         if warming is not None:  # not left running into the interpreter's exit
             warming.join()
 
 
-def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, alpha: float, fdr: float,
-               min_hands: int, samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str,
-               store_path: str | None, execution: Any, max_line_bytes: int) -> None:
+def _audit_run(ctx: click.Context, run: AuditRun) -> None:
     from analyzer.analysis.execute import DaskUnavailable, Settings
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
@@ -164,6 +182,8 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     from analyzer.progress import Progress, count_lines
     from analyzer.report.audit import read_ahead
 
+    files, out_dir, store_path, max_line_bytes = run.files, run.out_dir, run.store_path, run.max_line_bytes
+    samples, dd_samples, seed, policy = run.samples, run.dd_samples, run.seed, run.policy
     outputs = OutputSet(out_dir, OUTPUTS, inputs=files)  # checked now, written as one set at the end
     store, settings = None, None
     if store_path is not None:  # the store's settings, but for the options given on the command line
@@ -180,10 +200,11 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     # and players are known, while this process reads the rows shown, fills their reasons and writes the other files
     ahead: list[Reading | None] = []
     try:
-        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=top,
-                           alarm=Alarm(alpha=alpha, fdr=fdr, min_hands=min_hands), max_line_bytes=max_line_bytes,
+        result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=run.top,
+                           alarm=Alarm(alpha=run.alpha, fdr=run.fdr, min_hands=run.min_hands),
+                           max_line_bytes=max_line_bytes,
                            on_progress=bar.phase("analysing", total), on_phase=bar.start,
-                           execution=execution, store=store, settings=settings,
+                           execution=run.execution, store=store, settings=settings,
                            on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
                            slim=True)  # the report needs the texts of the rows it shows only
     except (StoreError, DaskUnavailable) as e:
@@ -225,7 +246,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
         # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
         atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
         atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
-        _report(tmp, audit, result, files, lang, max_line_bytes, ahead[-1] if ahead else None)
+        _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None)
     bar.close()
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
@@ -262,7 +283,7 @@ def _audit_run(ctx: click.Context, files: list[str], out: str, out_dir: Path, al
     for name, game in registry().items():  # each variant's own audit section, as its contract offers
         if game.offers.audit_section and name in audit:
             click.echo(printable(game.offer("audit_section").summary(audit[name])))  # one line, escaped as the rest
-    click.echo(printable(f"wrote {out}/audit.json, pairs.csv, players.csv, report.html"))
+    click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
     sys.exit(1 if flagged or cheats else 0)
 
 

@@ -38,17 +38,15 @@ max_line_option = click.option("--max-line-bytes", type=click.IntRange(min=1, ma
                                help="Lines longer than this are reported, not parsed.")
 
 # --------------------------------------------------------------------------- one option set
-# Every command spells an option the same way and, where it has a default, the same default;
-# old spellings keep working as hidden aliases.
+# Every command spells an option the same way and, where it has a default, the same default.
 
 #: The decision analysis' one default set, for every command that analyses decisions (decisions,
 #: players, audit, report): at least 8 hidden-hand deals per decision for the own-information
 #: estimate, adaptively up to 32 where the chosen option is close to the best (the library's ceiling), and 1
 #: rollout per option on the true deal: the library's defaults (``decisions.DEFAULT_*``), i.e. the rows every
 #: published detection figure was measured on (benchmarks/eval_audit.py analyses with them), so a command
-#: computes what was evaluated (issue 13; the commands' former minimum of 16 cost ~0.5 ms a hand more, the
-#: endgame's rollouts, docs/scale.md). The reference policy is deterministic unless --noise is given, so one
-#: true-deal rollout is exact: the audit's former 8 give the same audit.json (benchmarks/check_dd_samples.py).
+#: computes what was evaluated. The reference policy is deterministic unless --noise is given, so one true-deal
+#: rollout is exact: 8 give the same audit.json (benchmarks/check_dd_samples.py).
 #: One set means a decisions file holds the rows any other command would compute.
 SAMPLES, MAX_SAMPLES, DD_SAMPLES = 8, 32, 1  # literals: --help imports no numba (a test checks the library)
 #: ``analysis.decisions``' policies and the audit's (``POLICIES``, ``AUDIT_POLICY``), as literals too: a command
@@ -59,28 +57,12 @@ POLICY_NAMES, AUDIT_POLICY = ("fast", "strategy", "model"), "model"
 POLICY, NOISE = "model", 0.0
 
 
-class AliasOption(click.Option):
-    """An option whose help lists only its first spellings; ``hidden_aliases`` still parse."""
-
-    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.hidden_aliases = hidden_aliases
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        shown = self.opts
-        self.opts = [o for o in self.opts if o not in self.hidden_aliases]
-        try:
-            return super().get_help_record(ctx)
-        finally:
-            self.opts = shown
-
-
 def out_option(help: str, *, required: bool = True, default: str | None = None, folder: bool = False,
-               aliases: tuple[str, ...] = (), compressed: bool = False) -> Callable[[Any], Any]:
-    """``-o/--out PATH``: where a command writes its output (old spellings in ``aliases``, hidden); an empty PATH is
+               compressed: bool = False) -> Callable[[Any], Any]:
+    """``-o/--out PATH``: where a command writes its output; an empty PATH is
     a usage error (it would mean the current folder, or no page at all), and so is a compressed file's name unless
     the command compresses what it writes (``compressed``: simulate's log)."""
-    return click.option("-o", "--out", *aliases, "out", cls=AliasOption, hidden_aliases=aliases,
+    return click.option("-o", "--out", "out",
                         type=click.Path(file_okay=not folder, dir_okay=folder, allow_dash=not folder), required=required,
                         default=None if default is None else (default,), show_default=default is not None,
                         help=help, multiple=True,
@@ -89,7 +71,7 @@ def out_option(help: str, *, required: bool = True, default: str | None = None, 
 
 def one_out(check: Callable[[click.Context, click.Parameter, str | None], str | None]) -> Callable[..., str | None]:
     """A click callback for ``-o`` read as a multiple option: its one value, checked by ``check``; given twice (``-o
-    a.html -o b.html``, or an old spelling beside the new) it is a usage error, not the last value kept without a
+    a.html -o b.html``, or ``-o`` beside ``--out``) it is a usage error, not the last value kept without a
     word while the user waits for two outputs."""
     def callback(ctx: click.Context, param: click.Parameter, value: tuple[str, ...] | str | None) -> str | None:
         if isinstance(value, tuple):
@@ -166,7 +148,7 @@ lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default="e
 
 #: The exit code every command shares for a bug (analyzer.cli.main's last resort), listed last in every --help.
 INTERNAL_ERROR_EXIT = "3: internal error (a bug in the analyzer, not in the input; traceback on standard error)"
-#: And how every command ends when stopped (analyzer.cli.Terminated), listed after it.
+#: And how every command ends when stopped (analyzer.running.stops.Terminated), listed after it.
 STOPPED_EXIT = "130 / 143 / 129: stopped by Ctrl-C / SIGTERM / SIGHUP (no output file changed, no temporary file left)"
 
 
@@ -336,18 +318,17 @@ ANALYSIS_MODULES = ("analyzer.analysis.decisions",)
 def execution_for(files: list[str], jobs: int | None, dask_address: str | None, *,
                   preload: tuple[str, ...] = ANALYSIS_MODULES, prefork: tuple[str, ...] = (),
                   start: bool = False) -> Execution:
-    """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the session is opened now in
-    the background (the command imports and reads meanwhile; close it with ``execution.session.close()``)."""
-    from analyzer.analysis.execute import DaskSession, Execution, default_jobs
-
-    from analyzer.validate import usable_cores
+    """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the connection is opened now in
+    the background (the command imports and reads meanwhile; close it with ``execution.connection.close()``)."""
+    from analyzer.analysis.execute import DaskConnection, Execution, default_jobs
+    from analyzer.running.jobs import usable_cores
 
     if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
         jobs = min(jobs, usable_cores())
     if dask_address is not None:
         jobs = jobs or 2
-        session = DaskSession(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
-        return Execution(jobs=jobs, dask=dask_address, session=session, preload=preload, prefork=prefork)
+        connection = DaskConnection(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
+        return Execution(jobs=jobs, dask=dask_address, connection=connection, preload=preload, prefork=prefork)
     return Execution(jobs=default_jobs(files) if jobs is None else jobs)
 
 

@@ -6,7 +6,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,7 +18,6 @@ from analyzer.commands.common import (
     FiniteFloatRange,
     exit_on_read_errors,
     MAX_SAMPLES,
-    AliasOption,
     dask_option,
     dd_samples_option,
     execution_for,
@@ -110,7 +109,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                                   "0: rows written", "2: usage error (no input, bad option, output is an input, "
                                   "a store of other settings or other hands, a store another run is writing)"))
 @paths_argument
-@click.option("-o", "--out", "--output", "out", cls=AliasOption, hidden_aliases=("--output",), type=click.Path(),
+@click.option("-o", "--out", "out", type=click.Path(),
               required=True, multiple=True, callback=one_out(folder_out),  # a folder, or a path to create; a file
               # (say an input) is refused below; given twice: a usage error
               help="Decision store to write: a folder of Parquet parts, one per batch of hands (pandas reads it as one "
@@ -143,8 +142,8 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
         _decisions(files, target, out, samples, max_samples, dd_samples, seed, noise, policy, execution,
                    max_line_bytes)
     finally:
-        if execution.session is not None:
-            execution.session.close()
+        if execution.connection is not None:
+            execution.connection.close()
 
 
 def _decisions(files: list[str], target: Path, out: str, samples: int, max_samples: int, dd_samples: int,
@@ -152,7 +151,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     import analyzer.analysis.decisions  # noqa: F401  # the analysis (numba, pandas) before the collector settles
     from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
     from analyzer.analysis.store import StoreError, StoreWriter
-    from analyzer.collector import settle
+    from analyzer.running.collector import settle
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
     from analyzer.validate import generate_valid
@@ -174,6 +173,8 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     problems: list[Problem] = []
     reused = [0]
     others: Counter[str] = Counter()  # valid hands of games without decision rows, by game
+    from analyzer.running import stops
+
     quiet = None
     try:
         # the writer locks the store from here to the end of the block (a second run into it is refused at once, exit
@@ -206,11 +207,14 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                 # from the commit on, the run completes: a Ctrl-C (or SIGTERM, SIGHUP) during the renames or after them
                 # is ignored, so an exit of 130 (143, 129) always means nothing was added (the handlers are back before
                 # the command returns)
-                quiet = _interrupts_ignored()
+                quiet = stops.ignored()
                 writer.commit()
     except (StoreError, DaskUnavailable) as e:
-        _interrupts_back(quiet)
+        stops.restore(quiet)
         fail("decisions", str(e))
+    except BaseException:  # any other way out of the commit: the handlers back before it propagates
+        stops.restore(quiet)
+        raise
     try:
         exit_on_read_errors(problems)
         bad = {(p.file, p.line) for p in problems}
@@ -222,33 +226,4 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                    + (f"; {left_out(others)}" if others else ""), err=True)
         sys.exit(0)
     finally:  # as the command ends (this process may go on: a test's runner)
-        _interrupts_back(quiet)
-
-
-def _interrupts_ignored() -> Any:
-    """Ignore Ctrl-C, SIGTERM and SIGHUP from now on (in the main thread); the handlers they replaced, for
-    :func:`_interrupts_back`."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    previous = {}
-    for name in _STOPS:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.getsignal(sig)
-            signal.signal(sig, signal.SIG_IGN)
-    return previous
-
-
-#: The signals that stop a run with its clean-up (cli.Terminated): ignored once a commit starts.
-_STOPS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def _interrupts_back(previous: Any) -> None:
-    if previous:
-        import signal
-
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        stops.restore(quiet)

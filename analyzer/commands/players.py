@@ -174,7 +174,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, columns
     from analyzer.analysis.execute import Settings
     from analyzer.analysis.players import MEANING, player_table
     from analyzer.analysis.store import COMMON, looks_like_store
-    from analyzer.collector import settle
+    from analyzer.running.collector import settle
     from analyzer.problems import printable
 
     settle()  # the imports are done: out of every collection from now on

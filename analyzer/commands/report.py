@@ -140,7 +140,7 @@ def _shape_error(path: str, doc: Any, schema: dict[str, Any], where: str = "") -
     """A usage error (--audit) when ``doc`` does not have ``schema``'s shape, naming where."""
     import jsonschema
 
-    from analyzer.validate import _short
+    from analyzer.explain import _short
 
     try:
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(doc))
@@ -162,7 +162,7 @@ def _audit_entry(path: str | None, a: str, b: str, together: list[Checked]) -> d
     the decisions, as without --audit, and says that its measures are not evidence of collusion)."""
     if path is None:
         return None
-    from analyzer.validate import _short, load_strict
+    from analyzer.explain import _short, load_strict
 
     import stat
 
@@ -228,7 +228,7 @@ def _stream_audit(path: str, a: str, b: str) -> tuple[dict[str, Any], tuple[int,
     import codecs
     import json
 
-    from analyzer.validate import strict_hooks
+    from analyzer.explain import strict_hooks
 
     dups: list[str] = []
     dec = json.JSONDecoder(**strict_hooks(dups))

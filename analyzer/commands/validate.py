@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people, json for programs.")
 @max_line_option
-@out_option("Also write an HTML page showing each problem on its replayed hand.", required=False, aliases=("--html",))
+@out_option("Also write an HTML page showing each problem on its replayed hand.", required=False)
 @lang_option
 @click.option("--jobs", type=click.IntRange(min=1, max=MAX_COUNT), default=None,
               help="Worker processes [default: 1 for inputs under 32 MB, else up to 4 by CPU count].")
@@ -44,9 +44,10 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
     Problems name the file, line, hand and move (moves count from 1; JSON's "action" is the
     0-based index into the log's actions, so move N is $.actions[N-1])."""
     from analyzer.progress import Progress
+    from analyzer.running.collector import freeze_at_exit
     from analyzer.validate import validate
 
-    _quick_exit()
+    freeze_at_exit()
     if "numpy" not in sys.modules:
         # validation does no linear algebra: numpy's OpenBLAS would start a thread per core as it loads
         # (~0.04 s of CPU and wall) for nothing; a user's own setting stands
@@ -76,24 +77,6 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
     if summary.by_code["io-error"] and summary.hands == 0:
         sys.exit(2)
     sys.exit(1 if summary.n_problems else 0)
-
-
-def _quick_exit() -> None:
-    """Freeze the heap when the interpreter exits, before its last collections: they walk every object
-    numpy and numba made (hundreds of thousands), which cost a run ~0.1-0.3 s of wall time after its
-    last line was printed. Nothing is skipped that matters: outputs are written and closed and the
-    workers stopped before; only objects held in cycles are left for the operating system to free.
-    Registered once, for the process (a test runner calling the command keeps its collector as is)."""
-    import atexit
-    import gc
-
-    global _exit_registered
-    if not _exit_registered:
-        atexit.register(gc.freeze)
-        _exit_registered = True
-
-
-_exit_registered = False
 
 
 def problem_stream(fmt: str) -> tuple[Callable[[Problem], None], Callable[[Summary], None]]:

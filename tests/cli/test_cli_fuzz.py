@@ -70,7 +70,7 @@ def test_every_command_survives_mutated_records(tmp_path: Path, seed: int, codes
     fast = ["--samples", "1", "--dd-samples", "0"]
     runs = [
         ("validate", [str(logs)]),
-        ("validate", [str(logs), "--format", "json", "--html", str(out / "v.html"), "--max-line-bytes", "2000"]),
+        ("validate", [str(logs), "--format", "json", "-o", str(out / "v.html"), "--max-line-bytes", "2000"]),
         ("decisions", [str(logs), "-o", str(out / "d.parquet"), *fast]),
         ("players", [str(logs), "--format", "json", *fast]),
         ("audit", [str(logs), "--out", str(out / "audit"), "--samples", "1", "--dd-samples", "1"]),

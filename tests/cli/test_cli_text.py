@@ -173,7 +173,8 @@ def test_long_hand_ids_are_cut_in_lines_and_pages_not_repeated_whole(tmp_path: P
     """A 40 KB hand id with 20 problems: each text line and page row shows its start and its size (the page was
     hundreds of times the log: each problem repeated the whole id); JSON carries it cut too (id-too-long)."""
     from analyzer.report.validation import write_validation_report
-    from analyzer.validate import cut_id, validate
+    from analyzer.explain import cut_id
+    from analyzer.validate import validate
 
     long_id = "H" * 40_000
     o = legal_obj(2, long_id)

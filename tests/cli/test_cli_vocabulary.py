@@ -21,9 +21,8 @@ from analyzer.commands.common import AUDIT_POLICY, DD_SAMPLES, MAX_SAMPLES, NOIS
 from analyzer.logs import format_record
 from analyzer.progress import Progress, count_lines
 
-#: Commands that write a file or folder, and the old spellings that must keep working (hidden).
-OUTPUTS = {"validate": ("--html",), "simulate": (), "decisions": ("--output",), "players": (), "audit": (),
-           "report": ()}
+#: Commands that write a file or folder.
+OUTPUTS = ("validate", "simulate", "decisions", "players", "audit", "report")
 ANALYSING = ("decisions", "players", "audit", "report")
 
 
@@ -49,15 +48,13 @@ def _log(tmp_path: Path, hands: int = 3) -> Path:
 
 
 def test_every_output_is_dash_o_or_dash_dash_out() -> None:
-    for name, aliases in OUTPUTS.items():
+    for name in OUTPUTS:
         cmd = _command(name)
         out = _option(cmd, "out")
         assert out is not None, name
-        assert out.opts[:2] == ["-o", "--out"] and set(out.opts[2:]) == set(aliases), (name, out.opts)
+        assert out.opts == ["-o", "--out"] and out.secondary_opts == [], (name, out.opts)
         shown = cmd.get_help(click.Context(cmd))
         assert "-o, --out" in shown
-        for alias in aliases:  # old spellings parse but are not advertised
-            assert alias not in shown
         assert not [p for p in cmd.params if isinstance(p, click.Option) and p.name in ("output", "html", "out_dir")]
 
 
@@ -108,12 +105,6 @@ def test_help_gives_purpose_example_and_exit_codes() -> None:
         codes = re.search(r"Exit codes:\n((?:    \d: .+\n?)+)", text)
         assert codes and codes.group(1).split()[0] == "0:", name
     assert f"--samples {SAMPLES}" in top.output and f"--dd-samples {DD_SAMPLES}" in top.output and "move 10 is action 9" in top.output
-
-
-def test_old_spellings_still_work(tmp_path: Path) -> None:
-    log = _log(tmp_path)
-    res = run_cli("validate", str(log), "--html", str(tmp_path / "v.html"))
-    assert res.exit_code == 1 and (tmp_path / "v.html").stat().st_size > 0
 
 
 def test_one_move_numbering_across_text_json_and_page(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The command's Dask session: started in the background, its LocalCluster's workers importing the audit's modules as
+"""The command's Dask connection: started in the background, its LocalCluster's workers importing the audit's modules as
 they start, its failures raised where the client is first used, no claim on the dashboard's port 8787."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.analysis import execute
-from analyzer.analysis.execute import DaskSession, DaskUnavailable
+from analyzer.analysis.execute import DaskConnection, DaskUnavailable
 
 pytest.importorskip("distributed")
 
@@ -43,16 +43,16 @@ def test_a_background_session_starts_workers_with_their_modules_and_leaves_8787_
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            session = DaskSession("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"), background=True)
+            connection = DaskConnection("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"), background=True)
             try:
-                assert session.client.submit(sum, [1, 2]).result() == 3
-                assert list(session.client.run(_imported, "analyzer.audit.on_dask").values()) == [True, True]
+                assert connection.client.submit(sum, [1, 2]).result() == 3
+                assert list(connection.client.run(_imported, "analyzer.audit.on_dask").values()) == [True, True]
                 # the warm-up hook ran once on every worker (in a thread started as the worker started)
-                assert list(session.client.run(_warmed).values()) == [1, 1]
-                assert list(session.client.run(_profiling).values()) == [False, False]  # no sampling profiler
-                services = session.client.scheduler_info().get("services", {})
+                assert list(connection.client.run(_warmed).values()) == [1, 1]
+                assert list(connection.client.run(_profiling).values()) == [False, False]  # no sampling profiler
+                services = connection.client.scheduler_info().get("services", {})
             finally:
-                session.close()
+                connection.close()
         assert not [w for w in seen if "8787" in str(w.message)]
         assert services.get("dashboard") != 8787
     finally:
@@ -64,10 +64,10 @@ def test_a_session_that_fails_to_start_raises_where_the_client_is_used(monkeypat
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: refused")
 
     monkeypatch.setattr(execute, "dask_client", refuse)
-    session = DaskSession("tcp://127.0.0.1:9", 1, background=True)
+    connection = DaskConnection("tcp://127.0.0.1:9", 1, background=True)
     with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
-        session.client  # noqa: B018
-    session.close()  # nothing to close: no error
+        connection.client  # noqa: B018
+    connection.close()  # nothing to close: no error
 
 
 def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,17 +86,17 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
         return Client()
 
     monkeypatch.setattr(execute, "dask_client", slow)
-    session = DaskSession("local", 1, background=True)
+    connection = DaskConnection("local", 1, background=True)
     try:
-        early, rest = execute._read_ahead(iter(range(100)), session)
-        assert early == list(range(execute.READ_AHEAD)) and not session.ready
+        early, rest = execute._read_ahead(iter(range(100)), connection)
+        assert early == list(range(execute.READ_AHEAD)) and not connection.ready
         assert list(rest) == list(range(execute.READ_AHEAD, 100))
     finally:
         up.set()
-        session.close()
+        connection.close()
 
     up.clear()
-    session = DaskSession("local", 1, background=True)
+    connection = DaskConnection("local", 1, background=True)
     pulled: list[int] = []
 
     def tasks() -> object:
@@ -104,25 +104,25 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
             pulled.append(i)
             if i == 2:  # the cluster comes up while the third task is read
                 up.set()
-                session._starting.join()  # type: ignore[union-attr]
+                connection._starting.join()  # type: ignore[union-attr]
             yield i
 
     try:
-        early, rest = execute._read_ahead(tasks(), session)
-        assert early == [0, 1, 2] and pulled == [0, 1, 2] and session.ready
+        early, rest = execute._read_ahead(tasks(), connection)
+        assert early == [0, 1, 2] and pulled == [0, 1, 2] and connection.ready
         assert list(rest) == list(range(3, 10))
-        assert execute._read_ahead(iter(range(5)), session)[0] == []  # up already: nothing read ahead
+        assert execute._read_ahead(iter(range(5)), connection)[0] == []  # up already: nothing read ahead
     finally:
-        session.close()
+        connection.close()
 
 
 _FORKED = """
 import json, os, sys
-from analyzer.analysis.execute import DaskSession
+from analyzer.analysis.execute import DaskConnection
 
 def facts():
     import gc
-    from analyzer import collector
+    from analyzer.running import collector
     from analyzer.audit import warm
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
         parent = f.read().replace(b"\\0", b" ").decode()
@@ -144,16 +144,16 @@ def intervals(dask_worker=None, dask_scheduler=None):
             if k in ("tick", "monitor", "memory_monitor", "profile")}
 
 if __name__ == "__main__":
-    session = DaskSession("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"),
+    connection = DaskConnection("local", 2, preload=("analyzer.audit.on_dask", "analyzer.audit.warm"),
                           prefork=("analyzer.audit.prewarm",), background=True)
     try:
-        client = session.client
+        client = connection.client
         nannies = [intervals(dask_worker=n) for n in client._analyzer_cluster.workers.values()]
         print(json.dumps({"me": os.getpid(), "workers": list(client.run(facts).values()),
                           "intervals": {"scheduler": client.run_on_scheduler(intervals),
                                         "workers": list(client.run(intervals).values()), "nannies": nannies}}))
     finally:
-        session.close()
+        connection.close()
 """
 
 
@@ -162,7 +162,7 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     """The LocalCluster's workers are forked from one forkserver (not spawned by the command, each importing
     everything again), which imported the preload and ran the prewarm module once: each worker's caches were made
     in its parent, before the fork, and no worker warmed itself; the collector settled there too
-    (analyzer.collector). A fresh process: the forkserver is one a process."""
+    (analyzer.running.collector). A fresh process: the forkserver is one a process."""
     import json
     import subprocess
 
@@ -176,7 +176,7 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     assert "forkserver" in first[-2]
     for warmed, by, over, settled, _, faults in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
-        assert settled == [True, True, True]  # and the collector settled there (analyzer.collector)
+        assert settled == [True, True, True]  # and the collector settled there (analyzer.running.collector)
         # glibc's malloc as execute.WORKER_MALLOC sets it: the array reuses the heap (with distributed's setting alone,
         # a mapping each time: 256 faults each, 12,800)
         assert faults < 2_000, faults

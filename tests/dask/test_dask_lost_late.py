@@ -115,7 +115,7 @@ def test_a_worker_lost_in_a_pass_over_groups_of_chunks_changes_nothing(cluster: 
     table, to the last bit, as the run that lost no worker."""
     from audit_synth import synthetic_room
 
-    from analyzer.analysis.execute import Execution, dask_session
+    from analyzer.analysis.execute import Execution, dask_connection
     from analyzer.audit.on_dask import FANIN, DaskSignals
     from analyzer.audit.stream import hand_chunks
 
@@ -124,10 +124,10 @@ def test_a_worker_lost_in_a_pass_over_groups_of_chunks_changes_nothing(cluster: 
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
 
     def table(name: str) -> tuple[pd.DataFrame, int]:
-        execution = dask_session(Execution(dask=cluster.scheduler_address))
-        assert execution.session is not None
+        execution = dask_connection(Execution(dask=cluster.scheduler_address))
+        assert execution.connection is not None
         try:
-            with DaskSignals(execution.session, chunk_hands=48) as acc:
+            with DaskSignals(execution.connection, chunk_hands=48) as acc:
                 folder = tmp_path / name
                 folder.mkdir()
                 acc._spill = (str(folder), ())  # as write_spill sets it when every worker sees the folder
@@ -136,7 +136,7 @@ def test_a_worker_lost_in_a_pass_over_groups_of_chunks_changes_nothing(cluster: 
                 got = acc.result(seating)
                 return got, sum(n == "means" for n, _ in acc.tasks)
         finally:
-            execution.session.close()
+            execution.connection.close()
 
     if not whole:  # the run that lost none: once a module (a process), whichever case comes first
         whole["table"], means = table("whole")

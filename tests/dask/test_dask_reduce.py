@@ -15,7 +15,7 @@ import pytest
 from audit_synth import synthetic_room
 from conftest import QUIET_PORT, run_cli
 
-from analyzer.analysis.execute import Execution, dask_session
+from analyzer.analysis.execute import Execution, dask_connection
 from analyzer.analysis.store import open_store
 from analyzer.audit.core import run_audit
 from analyzer.audit.stream import hand_chunks, pair_signals
@@ -99,10 +99,10 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     seen = [len(np.unique(c[["p0", "p1", "p2", "p3"]].to_numpy().astype(str))) for c in hand_chunks(df, 48)]
     assert min(seen) < 30  # a chunk's own player codes are not the room's: the recoding matters
     want = pair_signals(df, seating, chunk_hands=48)
-    execution = dask_session(Execution(dask=cluster[0]))
-    assert execution.session is not None
+    execution = dask_connection(Execution(dask=cluster[0]))
+    assert execution.connection is not None
     try:
-        with DaskSignals(execution.session, chunk_hands=48) as acc:
+        with DaskSignals(execution.connection, chunk_hands=48) as acc:
             for part in hand_chunks(df, 101):  # fed in pieces of another size: regrouped into chunks of 48
                 acc.feed(part)
             got = acc.result(seating)
@@ -114,7 +114,7 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
             assert names["chunk"] == 15 and names["means-merge"] == 2 * 2
             assert names["means"] == 2 * 15  # fitted twice
     finally:
-        execution.session.close()
+        execution.connection.close()
     a = want.sort_values(["a", "b"], ignore_index=True)
     b = got.sort_values(["a", "b"], ignore_index=True)
     assert list(a.columns) == list(b.columns) and a[["a", "b"]].equals(b[["a", "b"]])
@@ -138,10 +138,10 @@ def test_passes_over_chunk_files_run_a_task_a_group_of_chunks(cluster: tuple[str
     seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
 
     def table(grouped: bool) -> tuple[pd.DataFrame, Counter[str]]:
-        execution = dask_session(Execution(dask=cluster[0]))
-        assert execution.session is not None
+        execution = dask_connection(Execution(dask=cluster[0]))
+        assert execution.connection is not None
         try:
-            with DaskSignals(execution.session, chunk_hands=48) as acc:
+            with DaskSignals(execution.connection, chunk_hands=48) as acc:
                 folder = tmp_path / f"spill-{grouped}"
                 folder.mkdir()
                 acc._spill = (str(folder), ())  # as write_spill sets it when every worker sees the folder
@@ -153,7 +153,7 @@ def test_passes_over_chunk_files_run_a_task_a_group_of_chunks(cluster: tuple[str
                 assert len(acc.chunks) == 15 and all(isinstance(c, ChunkFile) for c in acc.chunks)
                 return got, Counter(n for n, _ in acc.tasks)
         finally:
-            execution.session.close()
+            execution.connection.close()
 
     got, names = table(True)
     want, per_chunk = table(False)
@@ -196,16 +196,16 @@ def test_the_burst_statistic_reads_the_pieces_on_the_workers_as_the_room_here(cl
                 return got
             return read
 
-    execution = dask_session(Execution(dask=cluster[0]))
-    assert execution.session is not None
+    execution = dask_connection(Execution(dask=cluster[0]))
+    assert execution.connection is not None
     try:
-        with Both(execution.session, chunk_hands=48) as acc:
+        with Both(execution.connection, chunk_hands=48) as acc:
             for part in hand_chunks(df, 100):
                 acc.feed(part)
             acc.result(seating)
             names = Counter(n for n, _ in acc.tasks)
     finally:
-        execution.session.close()
+        execution.connection.close()
     assert len(compared) == 1 and len(compared[0]) > 100
     assert compared[0]["logp"].min() < -5  # the strong pair stands out: actors were read a second time
     parts = names["burst-links"]

@@ -42,7 +42,7 @@ def test_no_writer_overwrites_an_input_through_a_link(tmp_path: Path, command: s
     before = log.read_bytes()
     link = tmp_path / "out.html"
     link.symlink_to(log)
-    args = {"validate": ["validate", str(tmp_path / "logs"), "--html", str(link)],
+    args = {"validate": ["validate", str(tmp_path / "logs"), "-o", str(link)],
             "report": ["report", str(tmp_path / "logs"), "--hand", "h0", "--out", str(link), "--samples", "1"],
             "decisions": ["decisions", str(tmp_path / "logs"), "-o", str(link), *FAST],
             "audit": ["audit", str(tmp_path / "logs"), "--out", str(tmp_path / "logs"), *AUDIT_FAST]}[command]
@@ -56,7 +56,7 @@ def test_no_writer_overwrites_an_input_through_a_link(tmp_path: Path, command: s
 @pytest.mark.parametrize("command", ["validate", "report", "decisions", "simulate"])
 def test_dev_null_stays_a_device(tmp_path: Path, command: str) -> None:
     log = _log(tmp_path)
-    args = {"validate": ["validate", str(log), "--html", os.devnull],
+    args = {"validate": ["validate", str(log), "-o", os.devnull],
             "report": ["report", str(log), "--hand", "h0", "--out", os.devnull, "--samples", "1"],
             "decisions": ["decisions", str(log), "-o", os.devnull, *FAST],
             "simulate": ["simulate", "--hands", "3", "--players", "4", "--colluders", "0", "--friends", "0",
@@ -71,7 +71,7 @@ def test_dev_null_stays_a_device(tmp_path: Path, command: str) -> None:
 @pytest.mark.parametrize("command", ["validate", "decisions", "simulate"])
 def test_a_full_disk_is_exit_2_with_one_line(tmp_path: Path, command: str) -> None:
     log = _log(tmp_path)
-    args = {"validate": ["validate", str(log), "--html", "/dev/full"],
+    args = {"validate": ["validate", str(log), "-o", "/dev/full"],
             "decisions": ["decisions", str(log), "-o", "/dev/full", *FAST],
             "simulate": ["simulate", "--hands", "50", "--players", "4", "--colluders", "0", "--friends", "0",
                          "--out", "/dev/full"]}[command]
@@ -84,7 +84,7 @@ def test_an_output_under_a_file_is_exit_2_and_leaves_no_temp_file(tmp_path: Path
     log = _log(tmp_path)
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    r = run_cli("validate", str(log), "--html", str(blocker / "sub" / "v.html"))
+    r = run_cli("validate", str(log), "-o", str(blocker / "sub" / "v.html"))
     clean_exit(r, 2)
     assert r.output.count("analyzer: error:") == 1
     r = run_cli("decisions", str(log), "-o", str(tmp_path), *FAST)  # a folder where a file is expected
@@ -526,10 +526,10 @@ def test_a_decision_store_named_by_a_link_is_made_and_added_to_where_it_leads(tm
 
 @pytest.mark.parametrize("args", [
     ["validate", str(LEGAL), "-o", "a.html", "-o", "b.html"],
-    ["validate", str(LEGAL), "-o", "a.html", "--html", "b.html"],
+    ["validate", str(LEGAL), "-o", "a.html", "--out", "b.html"],
     ["players", str(LEGAL), "-o", "a.csv", "--out", "b.csv", *ONE_SAMPLE],
     ["report", str(LEGAL), "--hand", "sample-tong", "-o", "a.html", "-o", "b.html", *ONE_SAMPLE],
-    ["decisions", str(LEGAL), "-o", "a", "--output", "b", *ONE_SAMPLE],
+    ["decisions", str(LEGAL), "-o", "a", "--out", "b", *ONE_SAMPLE],
     ["audit", str(LEGAL), "-o", "a", "-o", "b", "--samples", "1"],
     ["simulate", "--hands", "2", "-o", "a.jsonl", "-o", "b.jsonl"],
     ["simulate", "--hands", "2", "-o", "a.jsonl", "--truth", "t1.json", "--truth", "t2.json"],
@@ -547,7 +547,7 @@ def test_an_output_given_once_or_by_its_default_still_works(tmp_path: Path, monk
     monkeypatch.chdir(tmp_path)
     clean_exit(run_cli("report", str(LEGAL), "--hand", "sample-tong", *ONE_SAMPLE), 0)
     assert (tmp_path / "report.html").exists()
-    clean_exit(run_cli("validate", str(LEGAL), "--html", "v.html"), 0)
+    clean_exit(run_cli("validate", str(LEGAL), "-o", "v.html"), 0)
     assert (tmp_path / "v.html").exists()
 
 

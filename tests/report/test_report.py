@@ -215,7 +215,7 @@ def test_html_pages_isolate_ids_and_show_hidden_characters(tmp_path: Path) -> No
     assert "unicode-bidi: isolate" in html
     bad = _log_of(tmp_path, [dict(objs[0], hand_id="h\u202e", actions=objs[0]["actions"][:3])], name="bad.jsonl")
     v = tmp_path / "v.html"
-    assert run_cli("validate", str(bad), "--html", str(v)).exit_code == 1
+    assert run_cli("validate", str(bad), "-o", str(v)).exit_code == 1
     vhtml = v.read_text(encoding="utf-8")
     assert "\u202e" not in "".join(re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', vhtml, re.DOTALL))
     assert "h\u2039U+202E\u203a" in vhtml

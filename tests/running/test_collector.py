@@ -1,4 +1,4 @@
-"""The collector's settings for the long commands (analyzer.collector), and the caches the audit's own process loads
+"""The collector's settings for the long commands (analyzer.running.collector), and the caches the audit's own process loads
 while its Dask workers analyse (analyzer.audit.warm.warm_reasons)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import collector
+from analyzer.running import collector
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def test_the_commands_settle_after_their_imports() -> None:
         "import gc, sys\n"
         "from click.testing import CliRunner\n"
         "from analyzer.cli import cli\n"
-        "from analyzer import collector\n"
+        "from analyzer.running import collector\n"
         "assert gc.get_threshold()[0] != collector.YOUNG and gc.get_freeze_count() == 0\n"
         "r = CliRunner().invoke(cli, ['players', 'samples/legal.jsonl', '--format', 'csv'])\n"
         "assert r.exit_code == 0, r.output\n"

@@ -35,7 +35,7 @@ def _start(args: list[str], **kw: object) -> subprocess.Popen[bytes]:
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_during_validate_exits_130_quietly(jobs: str, tmp_path: Path) -> None:
     html = tmp_path / "v.html"
-    proc = _start(["validate", "-", "--jobs", jobs, "--html", str(html)], stdin=subprocess.PIPE)
+    proc = _start(["validate", "-", "--jobs", jobs, "-o", str(html)], stdin=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"x\n" * 8192)  # more batches than the workers hold in flight: results come back
     proc.stdin.flush()
@@ -156,68 +156,76 @@ def test_the_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
         time.sleep(0.05)
 
 
-class _Stop(Exception):
-    """What the command's SIGTERM handler raises (``cli.Terminated``), here raised by hand."""
+@pytest.fixture
+def ctrl_c_raises():  # type: ignore[no-untyped-def]
+    """Ctrl-C's Python default in this process (a KeyboardInterrupt in the main thread), whatever the runner set."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
-def _interrupted_pool() -> object:
-    """A process pool whose first ``submit`` was stopped by a signal handler raising inside ``Thread.start`` of the
-    pool's manager thread: the thread is on its way but has not said it runs (it waits for a gate that opens when
-    someone waits for it to start), and ``submit`` raised. This is the state a SIGTERM landing in ``pool.submit``
-    left the audit's pool in (an internal error, exit 3, in one full-suite run)."""
-    import _thread
+def _new_children(before: set[int | None]) -> list:  # type: ignore[type-arg]
+    import multiprocessing
+
+    return [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+def _pool_children() -> set[int | None]:
+    import multiprocessing
+
+    return {p.pid for p in multiprocessing.active_children()}
+
+
+def _kill(workers: list) -> None:  # type: ignore[type-arg]
+    for p in workers:
+        if p.is_alive():
+            p.kill()
+            p.join(5)
+
+
+@pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="forks its workers")
+def test_a_pool_stopped_while_it_started_shuts_down(ctrl_c_raises: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C landing in a pool's first ``submit`` as it starts the pool's manager thread (its workers forked): by
+    ``pool.submit`` itself it leaves a thread never started, which the pool's shutdown cannot join (RuntimeError over
+    the signal's clean exit); through ``pools.submit`` it acts once the submit is whole, and ``shut_down`` ends the
+    pool's workers."""
+    import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
+    from analyzer.running import pools
+
     real_start = threading.Thread.start
 
-    class Gated(threading.Event):
-        def __init__(self, gate: threading.Event) -> None:
-            super().__init__()
-            self.gate = gate
-
-        def wait(self, timeout: float | None = None) -> bool:
-            self.gate.set()
-            return super().wait(timeout)
-
     def interrupted(thread: threading.Thread) -> None:
-        gate = threading.Event()
-        thread._started = Gated(gate)  # type: ignore[attr-defined]
-        with threading._active_limbo_lock:  # type: ignore[attr-defined]
-            threading._limbo[thread] = thread  # type: ignore[attr-defined]
+        signal.raise_signal(signal.SIGINT)
+        real_start(thread)
 
-        def run() -> None:
-            gate.wait()
-            thread._bootstrap()  # type: ignore[attr-defined]
-
-        _thread.start_new_thread(run, ())
-        raise _Stop
-
-    pool = ProcessPoolExecutor(max_workers=1)
-    threading.Thread.start = interrupted  # type: ignore[method-assign]
+    fork = multiprocessing.get_context("fork")
+    before = _pool_children()
+    control = ProcessPoolExecutor(max_workers=1, mp_context=fork)
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
     try:
-        with pytest.raises(_Stop):
-            pool.submit(abs, -1)
+        with pytest.raises(KeyboardInterrupt):
+            control.submit(abs, -1)
+        monkeypatch.undo()
+        with pytest.raises(RuntimeError, match="before it is started"):
+            control.shutdown(wait=True, cancel_futures=True)
     finally:
-        threading.Thread.start = real_start  # type: ignore[method-assign]
-    return pool
-
-
-def test_a_pool_stopped_while_it_started_shuts_down() -> None:
-    """``validate.shut_down`` (the validator's and the analysis' pools): the interrupted pool's shutdown, which joined
-    the manager thread before it said it runs and raised RuntimeError over the signal, waits for it and ends the
-    pool's workers."""
-    from analyzer.validate import shut_down
-
-    control = _interrupted_pool()
-    with pytest.raises(RuntimeError, match="before it is started"):
-        control.shutdown(wait=True, cancel_futures=True)  # type: ignore[attr-defined]
-    shut_down(control)
-    pool = _interrupted_pool()
-    processes = list(pool._processes.values())  # type: ignore[attr-defined]
-    assert processes
-    shut_down(pool)
-    assert not any(p.is_alive() for p in processes)
+        monkeypatch.undo()
+        _kill(_new_children(before))
+    pool = pools.new_pool(1, fork)
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pools.submit(pool, abs, -1)
+    monkeypatch.undo()
+    workers = _new_children(before)
+    try:
+        assert workers and all(p.is_alive() for p in workers)
+        pools.shut_down(pool)
+        assert not any(p.is_alive() for p in workers)
+    finally:
+        _kill(workers)
 
 
 #: A script that has a SIGTERM land inside the parent's after-fork callback (where ``logging``'s lock release runs: a
@@ -259,7 +267,7 @@ def test_a_stop_swallowed_in_an_after_fork_callback_still_stops_the_command(tmp_
 def test_an_output_set_publishes_nothing_once_a_stop_was_noted(tmp_path: Path) -> None:
     """:class:`analyzer.logs.OutputSet` with a stop noted (its exception swallowed): nothing moved into place, the folder
     it made removed, and the stop raised from there (exit 128 + the signal)."""
-    from analyzer import stopping
+    from analyzer.running import stops as stopping
     from analyzer.logs import OutputSet
 
     out = tmp_path / "out"
@@ -283,7 +291,7 @@ def test_a_stop_whose_clean_up_hangs_says_where(cancelled: bool) -> None:
     stack to standard error (the clean-up that hung is then found in the log, not guessed); a stop forgotten (the
     command line's handlers put back, a caller going on) disarms it."""
     code = ("import time\n"
-            "from analyzer import stopping\n"
+            "from analyzer.running import stops as stopping\n"
             "stopping.STOP_GRACE_S = 0.3\n"
             "def cleaning_up():\n"
             "    time.sleep(1.5)\n"
@@ -302,53 +310,49 @@ def test_a_stop_whose_clean_up_hangs_says_where(cancelled: bool) -> None:
 
 @pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="forks its workers")
 @pytest.mark.parametrize("recorded", [True, False])
-def test_a_pool_stopped_before_its_manager_thread_leaves_no_worker(recorded: bool,
+def test_a_pool_stopped_before_its_manager_thread_leaves_no_worker(recorded: bool, ctrl_c_raises: None,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A stop landing in ``pool.submit`` after the workers were forked, before the pool's manager thread was made
-    (``recorded``), or as the second worker was forked, before the pool recorded it: nobody would tell those workers
-    to stop, and the command hung at its exit waiting for them (a full-suite run; py-spy showed the command in
-    multiprocessing's exit join and both workers waiting for work). ``shut_down`` ends them."""
+    (``recorded``), or as the second worker was forked, before the pool recorded it: acting there it would leave
+    workers that nobody tells to stop (the command then waits for them at its exit). ``pools.submit`` lets it act once
+    the submit is whole: every worker is the pool's, and ``shut_down`` ends them all."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures import process as cfp
 
-    from analyzer.validate import pool_children, shut_down
+    from analyzer.running import pools
 
-    before = pool_children()
-    pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
+    before = _pool_children()
+    pool = pools.new_pool(2, multiprocessing.get_context("fork"))
     if recorded:
-        class Stopped:
+        class Stopped(cfp._ExecutorManagerThread):  # type: ignore[misc,name-defined]
             def __init__(self, *a: object) -> None:
-                raise _Stop
+                signal.raise_signal(signal.SIGINT)
+                super().__init__(*a)
 
         monkeypatch.setattr(cfp, "_ExecutorManagerThread", Stopped)
     else:
-        spawn = ProcessPoolExecutor._spawn_process
+        spawn = ProcessPoolExecutor._spawn_process  # type: ignore[attr-defined]
         calls = []
 
         def spawning(self: ProcessPoolExecutor) -> None:
-            spawn(self)
             calls.append(1)
-            if len(calls) == 2:  # forked, then the stop before the pool noted it
-                self._processes.pop(max(self._processes, key=lambda pid: self._processes[pid]._identity))  # type: ignore[attr-defined]
-                raise _Stop
+            if len(calls) == 2:  # the first forked, the stop before the second is
+                signal.raise_signal(signal.SIGINT)
+            spawn(self)
 
         monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", spawning)
-    workers: list = []
+    workers: list = []  # type: ignore[type-arg]
     try:
-        with pytest.raises(_Stop):
-            pool.submit(abs, -1)
-        workers = [p for p in multiprocessing.active_children() if p.pid not in before]
-        assert len(workers) == 2 and all(p.is_alive() for p in workers)
-        assert len(pool._processes) == (2 if recorded else 1)  # type: ignore[attr-defined]
+        with pytest.raises(KeyboardInterrupt):
+            pools.submit(pool, abs, -1)
         monkeypatch.undo()
-        shut_down(pool, before)
+        workers = _new_children(before)
+        assert len(workers) == 2 and all(p.is_alive() for p in workers)
+        pools.shut_down(pool)
         assert not [p for p in workers if p.is_alive()]
     finally:
-        for p in workers:
-            if p.is_alive():
-                p.kill()
-                p.join(5)
+        _kill(workers)
 
 
 @pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(), reason="forks")
@@ -359,14 +363,13 @@ def test_shutting_down_a_pool_never_used_leaves_other_children_alone() -> None:
     import time as _time
     from concurrent.futures import ProcessPoolExecutor
 
-    from analyzer.validate import pool_children, shut_down
+    from analyzer.running.pools import shut_down
 
-    before = pool_children()
     pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
     other = multiprocessing.get_context("fork").Process(target=_time.sleep, args=(30,))
     other.start()
     try:
-        shut_down(pool, before)
+        shut_down(pool)
         assert other.is_alive()
     finally:
         other.kill()

@@ -13,7 +13,7 @@ from analyzer.validate import generate_checked
 
 def test_jobs_never_start_more_processes_than_cores(tmp_path: Path) -> None:
     from analyzer.commands.common import execution_for
-    from analyzer.validate import usable_cores
+    from analyzer.running.jobs import usable_cores
 
     assert execution_for([], 10_000, None).jobs == usable_cores()
     assert execution_for([], 10_000, "local").jobs == usable_cores()

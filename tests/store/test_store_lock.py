@@ -199,7 +199,7 @@ def test_sigterm_while_a_new_store_is_written_leaves_no_hidden_folder(logs: tupl
     """A real SIGTERM once a part is written (exit 143); and one landing as the hidden folder is made, before the
     writer's block is entered (cli.Terminated, a KeyboardInterrupt, raised there): the folder is known to the
     clean-up before it exists."""
-    from analyzer.cli import Terminated
+    from analyzer.running.stops import Terminated
 
     target = tmp_path / "out" / "new"
     r = subprocess.run([sys.executable, "-c", _SELF_TERM, "decisions", str(logs[0]), "-o", str(target), *OPTS,

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from analyzer.corrupt import HOSTILE_PLANTERS
 from analyzer.logs import Line, decoder, format_record, generate_lines
 from analyzer.rules import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules
-from analyzer.validate import check_lines, explain_line, validate
+from analyzer.explain import explain_line
+from analyzer.validate import check_lines, validate
 from analyzer.variants.bieqi import VARIANT, settle
 
 

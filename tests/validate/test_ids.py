@@ -13,7 +13,8 @@ from conftest import ROOT, clean_exit, legal_obj, run_cli, variant_record
 
 from analyzer.logs import Line, format_record
 from analyzer.problems import CODES
-from analyzer.validate import check_lines, cut_id, validate
+from analyzer.explain import cut_id
+from analyzer.validate import check_lines, validate
 from analyzer.variants.record import MAX_ID_LENGTH
 
 FAST = ["--samples", "1", "--dd-samples", "0"]

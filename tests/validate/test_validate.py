@@ -251,7 +251,7 @@ def test_no_command_overwrites_its_input(tmp_path):
     log.write_bytes((SAMPLES / "legal.jsonl").read_bytes())
     before = log.read_bytes()
     attempts = [
-        ["validate", str(log), "--html", str(log)],
+        ["validate", str(log), "-o", str(log)],
         ["report", str(log), "--hand", "sample-tong", "--out", str(log)],
         ["decisions", str(log), "-o", str(log)],
     ]

@@ -1,4 +1,4 @@
-"""How a line that does not decode is explained (validate.explain_line): bounded work on a hostile line, problems in
+"""How a line that does not decode is explained (explain.explain_line): bounded work on a hostile line, problems in
 the line's order, a borrow action judged as the kind it says it is, and the reader's own refusals placed."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import orjson
 import pytest
 from conftest import SAMPLES, legal_obj
 
-import analyzer.validate as validating
-from analyzer.validate import MAX_SCHEMA_ERRORS, MAX_SHAPE_PROBLEMS, explain_line, validate
+import analyzer.explain as validating
+from analyzer.explain import MAX_SCHEMA_ERRORS, MAX_SHAPE_PROBLEMS, explain_line
+from analyzer.validate import validate
 
 
 
@@ -170,7 +171,7 @@ def test_a_file_of_lone_cr_line_ends_says_so(tmp_path: Path) -> None:
 
 
 def test_gzip_data_under_a_plain_name_or_on_standard_input_says_how_to_read_it() -> None:
-    from analyzer.validate import explain_line
+    from analyzer.explain import explain_line
 
     _, [p] = explain_line(gzip.compress(_lines(1))[:40])
     assert p.code == "not-utf8" and "ends in .gz" in p.message and "zcat" in p.message

@@ -1,7 +1,0 @@
-"""Imported first by a process that only imports and forks (the forkserver a LocalCluster's workers are forked
-from: :func:`analyzer.analysis.execute.start_forkserver`): its collector relaxed (:func:`analyzer.collector.relax`)
-before the imports that follow, as the command line relaxes its own."""
-
-from analyzer.collector import relax
-
-relax()
