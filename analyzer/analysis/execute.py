@@ -765,9 +765,6 @@ class DaskConnection:
             close_client(client)
 
 
-#: The name :mod:`analyzer.audit.on_dask` imports the class by.
-DaskSession = DaskConnection
-
 
 def dask_connection(execution: Execution) -> Execution:
     """``execution`` with an open :class:`DaskConnection` (when it runs on Dask; close it with ``.connection.close()``)."""

@@ -523,8 +523,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     spill = acc.players
     early = None  # on Dask, the player table's tasks run while the pair table is made (they do not need it)
-    if acc.session is not None and spill.files and len(seating):
-        early = PlayerTasks.submit(acc.session, spill, list(spill.files), seating, PLAYER_WORST)
+    if acc.connection is not None and spill.files and len(seating):
+        early = PlayerTasks.submit(acc.connection, spill, list(spill.files), seating, PLAYER_WORST)
     if acc.rows and acc.signals is not None:  # batch by batch, holding sums per pair (see audit.stream)
         pairs = rank_pairs(calibrate(acc.signals.result(seating), alarm))
     else:
@@ -552,12 +552,12 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     def read_evidence(fresh: bool) -> dict[int, Any]:
         """The cases' evidence tasks (``fresh``: again, with the spill's view scattered anew)."""
-        client = acc.session.client
+        client = acc.connection.client
         view = spill.shared_view(fresh=fresh) if acc.rows else None
         return {at: client.submit(_evidence_task, view, *case[1:], texts, top, pure=False)
                 for at, case in enumerate(cases) if case is not None}
 
-    if acc.session is not None:
+    if acc.connection is not None:
         reading = read_evidence(False)
     room = room_outcomes(seating)
     sat = _Seated(seating)
@@ -582,9 +582,9 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             nonlocal reading
             if attempt:  # a worker went with work they need that Dask cannot compute again: submitted again
                 reading = read_evidence(True)
-            return list(acc.session.client.gather([reading[at] for _, at in pending]))
+            return list(acc.connection.client.gather([reading[at] for _, at in pending]))
 
-        for (e, _), evidence in zip(pending, lost_retried(acc.session.client, gather)):
+        for (e, _), evidence in zip(pending, lost_retried(acc.connection.client, gather)):
             e["evidence"] = evidence
         reading = {}
     partners: dict[str, list[str]] = {}
@@ -716,7 +716,7 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     acc = AuditRows(signal_options, texts=not slim, reasons=kept, signals=signals)
     if signals is not None and slim and signals.write_spill(acc.players):
         # the workers write the players' spill and keep the rows; the player table runs there too
-        acc.session = acc.players.session = signals.session
+        acc.connection = acc.players.connection = signals.connection
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
@@ -744,9 +744,9 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
         raise
     # a connection this audit opened stays open for the report's reads of the spill when its workers share it (closed
     # by Audit.close()); else it is done now
-    handed = connection if (slim and acc.session is not None) else None
+    handed = connection if (slim and acc.connection is not None) else None
     if connection is not None and handed is None:
-        acc.players.session = acc.session = None
+        acc.players.connection = acc.connection = None
         connection.close()
     try:
         result["lookalike_ids"] = {"count": read["lookalike-ids"], "shown": [p.to_dict() for p in looked]}

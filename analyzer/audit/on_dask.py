@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskSession, lost_retried, share
+from analyzer.analysis.execute import FOLLOWER, DaskConnection, lost_retried, share
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import (
@@ -261,9 +261,9 @@ def _habit_var(*looks: tuple[np.ndarray, np.ndarray, dict[Any, int]]) -> float:
 
 
 class DaskSignals(StreamedSignals):
-    """:class:`StreamedSignals` whose chunks live on the workers of ``session`` and whose passes run there.
+    """:class:`StreamedSignals` whose chunks live on the workers of ``connection`` and whose passes run there.
 
-    Analysed batches (results of ``session``'s map, marked in ``attrs``) are chunked by a task that follows
+    Analysed batches (results of ``connection``'s map, marked in ``attrs``) are chunked by a task that follows
     their analysis; other rows fed (a store's) are regrouped into chunks of ``chunk_hands`` hands here and
     sent to a worker. Each analysed batch's think-time sums are made next to its rows too (merged in a tree
     before the pair table, after the sums of the rows fed here), and with :meth:`write_spill` its rows are written
@@ -271,10 +271,10 @@ class DaskSignals(StreamedSignals):
     ``tasks`` lists ``(pass, key)`` of every task submitted.
     """
 
-    def __init__(self, session: DaskSession, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,
+    def __init__(self, connection: DaskConnection, options: SignalOptions = SignalOptions(), spill_dir: str | None = None,
                  chunk_hands: int = CHUNK_HANDS) -> None:
         super().__init__(options, spill_dir, chunk_hands)
-        self.session = session
+        self.connection = connection
         self._run = uuid.uuid4().hex[:12]
         self._bases: list[int] = []  # the room's number of each chunk's first hand
         self.tasks: list[tuple[str, str]] = []
@@ -285,13 +285,13 @@ class DaskSignals(StreamedSignals):
         self._pieces: list[Any] | None = None  # pass E's burst pieces (futures), until the burst statistic reads them
         self._kept: tuple[Any, Any] | None = None  # the fit and habits pass E read (to make its pieces again)
         self._open: list[int] = []  # the chunks (places) whose handles are not here yet (:meth:`_detach`)
-        session.follow = self._follow
+        connection.follow = self._follow
 
     @property
     def client(self) -> Any:
-        """The session's client, when first used (a cluster starting in the background is waited for then: the
-        logs are read into the first batches meanwhile, ``execute._session_map``)."""
-        return self.session.client
+        """The connection's client, when first used (a cluster starting in the background is waited for then: the
+        logs are read into the first batches meanwhile, ``execute._connection_map``)."""
+        return self.connection.client
 
     def _key(self, name: str) -> str:
         key = f"{KEY_PREFIX}-{name}-{self._run}-{len(self.tasks)}"
@@ -319,7 +319,7 @@ class DaskSignals(StreamedSignals):
         come back to this process (the map then gives :class:`analyzer.audit.rows.WrittenBatch` summaries), when
         every worker sees that folder (a LocalCluster, or workers sharing the file system); else False and the
         rows come back as before."""
-        if not getattr(self.session, "local", False):  # a LocalCluster's workers share this machine's folders
+        if not getattr(self.connection, "local", False):  # a LocalCluster's workers share this machine's folders
             with open(f"{spill.folder}/{PROBE}", "w") as f:
                 f.write(self._run)
             try:
@@ -329,7 +329,7 @@ class DaskSignals(StreamedSignals):
             if not seen or not all(seen.values()):
                 return False
         self._spill = (spill.folder, tuple(sorted(spill.skip)))
-        self.session.settle = self._settle
+        self.connection.settle = self._settle
         return True
 
     def _settle(self, rows: Any) -> Any:
@@ -341,8 +341,8 @@ class DaskSignals(StreamedSignals):
     def close(self) -> None:
         self._pieces = None
         self._open = []
-        self.session.follow = None
-        self.session.settle = None
+        self.connection.follow = None
+        self.connection.settle = None
         self.chunks = []  # the futures: the workers drop the chunks
         self._thinks = _Tree(self, "think-merge", _merge_think)
         self._own = []
@@ -359,7 +359,7 @@ class DaskSignals(StreamedSignals):
         self.hands += hands
 
     def _take(self, follower: Any) -> None:
-        chunk, think = self.session.take(int(follower))
+        chunk, think = self.connection.take(int(follower))
         self.flush()  # the rows fed before it (a store's) come first, in their order
         self._chunk_made(chunk)
         self._thinks.add(think)

@@ -117,8 +117,8 @@ class PlayerSpill:
         self._lacking: set[str] = set()  # columns some batches lack (NaN there, as pd.concat gives)
         #: hand id -> its place in the input, for rows reused from a store (``audit.core.decision_stream``)
         self.seq_of: dict[str, int] = {}
-        #: a Dask session whose workers share the folder (they wrote the batches): reads run there
-        self.session: Any = None
+        #: a Dask connection whose workers share the folder (they wrote the batches): reads run there
+        self.connection: Any = None
         self._shared: tuple[int, Any] | None = None
         #: each player's rows rewritten a column at a time on its first read here (``SpillView._settle``)
         self.settled: dict[str, Settled] = {}
@@ -168,7 +168,7 @@ class PlayerSpill:
         rows on a worker that shares the folder)."""
         return SpillView(self.files, list(self.columns), {c: self.dtype(c) for c in self.columns}, self.seq_of,
                          # reads here settle each player's rows once; a view sent to workers reads the pieces
-                         self.settled if self.session is None else None)
+                         self.settled if self.connection is None else None)
 
     def dtype(self, column: str) -> np.dtype[Any]:
         """The column's type in the whole frame (np.concatenate's; NaN where a batch lacks it)."""
@@ -190,15 +190,15 @@ class PlayerSpill:
     def frame(self, where: Mask | None = None, *, texts: Iterable[str] = (),
               players: Iterable[str] | None = None, columns: Iterable[str] | None = None) -> pd.DataFrame:
         """The rows where ``where(frame)`` is true (of ``players``, default all; only ``columns``, which must
-        hold what ``where`` reads), in order, indexed by their places. With a Dask ``session`` whose workers share
+        hold what ``where`` reads), in order, indexed by their places. With a Dask ``connection`` whose workers share
         the spill's folder, each player's rows are read and filtered there (one task a group of players)."""
         texts = list(texts)
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
-        if self.session is not None and len(names) > 1:
+        if self.connection is not None and len(names) > 1:
             from analyzer.analysis.execute import lost_retried, share, task_groups
 
-            client = self.session.client
+            client = self.connection.client
 
             def read(attempt: int) -> list[pd.DataFrame]:
                 view = self.shared_view(fresh=attempt > 0)  # the view again when a worker went with it
@@ -214,7 +214,7 @@ class PlayerSpill:
         return _joined(self.view(), [f for f in got if len(f)], texts, columns)
 
     def shared_view(self, fresh: bool = False) -> Any:
-        """:meth:`view` scattered to the cluster of ``session`` (``analysis.execute.share``; once, after the rows are all
+        """:meth:`view` scattered to the cluster of ``connection`` (``analysis.execute.share``; once, after the rows are all
         added; the future is held here, so the value stays on the cluster while the spill is read). Scattered again when
         ``fresh`` (a task that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost
         it (a scattered value has no lineage)."""
@@ -222,7 +222,7 @@ class PlayerSpill:
 
         have = self._shared
         if fresh or have is None or have[0] != self.rows or getattr(have[1], "status", "finished") != "finished":
-            have = self._shared = (self.rows, share(self.session.client, self.view()))
+            have = self._shared = (self.rows, share(self.connection.client, self.view()))
         return have[1]
 
     def close(self) -> None:
@@ -588,9 +588,9 @@ class AuditRows:
         self.players = PlayerSpill(spill_dir, skip=self.unread)
         self.texts = texts
         self.reasons = reasons
-        #: a Dask session whose workers write and read the spill's folder (``audit.on_dask.DaskSignals.write_spill``):
+        #: a Dask connection whose workers write and read the spill's folder (``audit.on_dask.DaskSignals.write_spill``):
         #: the player table then runs there, one task a group of players
-        self.session: Any = None
+        self.connection: Any = None
         # the whole rows wait on disk (pickled pieces), so memory never holds them twice, nor while the rows
         # stream: the frame is allocated once, at its final size, and filled piece by piece
         self._tmp = tempfile.TemporaryDirectory(prefix="bieqi-rows-", dir=spill_dir) if texts else None
@@ -628,7 +628,7 @@ class AuditRows:
             assert self._pieces is None, "whole rows are kept here: the batches must come back"
             self.columns += [c for c in df.columns if c not in self.columns]
             assert self.signals is not None, "rows added after the signals were dropped"
-            self.signals.feed_written(df)  # type: ignore[attr-defined]  # only DaskSignals' sessions write batches
+            self.signals.feed_written(df)  # type: ignore[attr-defined]  # only DaskSignals' connections write batches
             self.players.add_written(df)
             self._count += 1
             self.rows += len(df)

@@ -7,7 +7,7 @@ section (the player's rows), the rows of the top pairs' hands together (their "w
 of the evidence hands (the replayer). Each used to be its own read of the players' spill (five in all, two of them a
 Dask task a player whose filter was pickled by value for every task). :func:`read_players` reads each player's rows
 once and makes all four parts of it (:func:`player_piece`); the client then joins the pieces in the rows' order.
-With a Dask session whose workers share the spill (``PlayerSpill.session``), the pieces are made on the workers,
+With a Dask connection whose workers share the spill (``PlayerSpill.connection``), the pieces are made on the workers,
 one task a group of players (:func:`_pieces_task`, ``analysis.execute.task_groups``), in parallel (tried again when
 the cluster loses work with a worker, as the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in
 this process, one player after another. The pieces, and so the page, are the same either way. The audit command
@@ -166,7 +166,7 @@ def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int
     their lists of pieces, in the players' order (the plan scattered once, new keys)."""
     from analyzer.analysis.execute import share, task_groups
 
-    client = spill.session.client
+    client = spill.connection.client
     view = spill.shared_view()
     shared = share(client, plan)
     run = uuid.uuid4().hex[:12]
@@ -176,9 +176,9 @@ def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int
 
 
 def _on_workers(spill: PlayerSpill) -> bool:
-    """Whether the pieces of ``spill`` are read on Dask workers (a session whose workers share it; two players or
+    """Whether the pieces of ``spill`` are read on Dask workers (a connection whose workers share it; two players or
     more)."""
-    return spill.session is not None and len(spill.files) > 1
+    return spill.connection is not None and len(spill.files) > 1
 
 
 def start_reading(spill: PlayerSpill, plan: Plan) -> Reading | None:
@@ -207,13 +207,13 @@ def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> 
     spill = rows.spill
     players = list(spill.files)
     if ahead is not None and (ahead.plan != plan or ahead.players != tuple(players) or not _on_workers(spill)):
-        if spill.session is not None:  # of another plan: not used
-            spill.session.client.cancel(ahead.futures)
+        if spill.connection is not None:  # of another plan: not used
+            spill.connection.client.cancel(ahead.futures)
         ahead = None
     if _on_workers(spill):
         from analyzer.analysis.execute import lost_retried
 
-        client = spill.session.client
+        client = spill.connection.client
 
         def attempt(k: int) -> list[Piece]:  # anew on a new attempt: the plan scattered again, new keys
             futures = ahead.futures if (k == 0 and ahead is not None) else _pieces_on(spill, players, plan)

@@ -313,7 +313,7 @@ def _slim(paths: list[str], address: str, **kw: object) -> tuple[dict, list[dict
     def run() -> None:
         with run_audit(paths, execution=Execution(jobs=2, dask=address, batch_hands=7), slim=True,
                        **kw) as a:  # type: ignore[arg-type]
-            assert a._spill is not None and a._spill.session is not None  # the workers share the spill
+            assert a._spill is not None and a._spill.connection is not None  # the workers share the spill
             files.update(str(e[0]) for es in a._spill.players.files.values() for e in es)
             out.update(a.result)
 
@@ -452,7 +452,7 @@ def test_workers_that_do_not_see_the_spill_send_the_rows_back(room: Path, cluste
     def run() -> None:
         with run_audit([str(room)], execution=Execution(jobs=2, dask=cluster[0], batch_hands=7), slim=True,
                        **KW) as a:
-            assert a._spill is not None and a._spill.session is None and a._spill.players.session is None
+            assert a._spill is not None and a._spill.connection is None and a._spill.players.connection is None
             assert not any("/batch-" in str(e[0]) for es in a._spill.players.files.values() for e in es)
             out.update(a.result)
 

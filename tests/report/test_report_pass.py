@@ -176,7 +176,7 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
                                                            execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
         assert a.rows is not None and a.places is not None
         spill = a.rows.spill
-        assert spill.session is not None  # the workers share the spill: its reads run there
+        assert spill.connection is not None  # the workers share the spill: its reads run there
         wanted = {str(e["hand_id"]) for p in a.result["pairs"] for e in p.get("evidence", [])}
         records = list(a.places.records(wanted))
         assert wanted and records
@@ -186,12 +186,12 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
             on_dask = write_audit_report(tmp_path / "dask", a.result, decisions=a.report_rows, records=records,
                                          players=a.players)
         ran = [str(r["key"]) for r in ts.data]
-        session, spill.session = spill.session, None  # the same spill read here, a player after another
+        connection, spill.connection = spill.connection, None  # the same spill read here, a player after another
         try:
             here = write_audit_report(tmp_path / "here", a.result, decisions=a.report_rows, records=records,
                                       players=a.players)
         finally:
-            spill.session = session
+            spill.connection = connection
         players = len(spill.files)
         workers = len(client.scheduler_info()["workers"])
     # a task a group of players (one group a worker here), every player's piece read once
@@ -243,7 +243,7 @@ def test_the_pieces_read_ahead_are_the_pages(sharing_room: Path, cluster: str, t
             [str(sharing_room)], slim=True, **KW,  # type: ignore[arg-type]
             on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
             execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
-        assert a.rows is not None and a.places is not None and a.rows.spill.session is not None
+        assert a.rows is not None and a.places is not None and a.rows.spill.connection is not None
         assert len(ahead) == 1 and ahead[0] is not None
         reading = ahead[0]
         assert len(reading.futures) == len(a.rows.spill.files) > 1
@@ -260,11 +260,11 @@ def test_the_pieces_read_ahead_are_the_pages(sharing_room: Path, cluster: str, t
                                              players=a.players, ahead=given).read_bytes()
             assert len(submitted) == (name == "other")  # the other plan's pieces are not the page's: read anew
         spill = a.rows.spill
-        session, spill.session = spill.session, None
+        connection, spill.connection = spill.connection, None
         try:
             (tmp_path / "here").mkdir()
             here = write_audit_report(tmp_path / "here", a.result, decisions=a.report_rows, records=records,
                                       players=a.players).read_bytes()
         finally:
-            spill.session = session
+            spill.connection = connection
     assert pages["ahead"] == here == pages["other"]
