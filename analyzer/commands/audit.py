@@ -82,28 +82,33 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
 @click.option("--since", default=None, metavar="DAY|DATE",
               help="With --decisions STORE alone: read the verdicts of the days from this one on (a day's number in "
                    "the store's ledger, or a UTC date YYYY-MM-DD of its addition), the e-values started afresh there.")
+@click.option("--cases", "cases_path", default=None, metavar="PATH",
+              help="Record this look in the fair-play desk's cases database at PATH (a file, or a decision store's "
+                   "folder: its cases file), made when missing; `analyzer cases` and `analyzer serve` read it.")
 @click.pass_context
 def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, fdr: float, min_hands: int,
             samples: int, dd_samples: int, seed: int, policy: str, top: int, lang: str, store_path: str | None, jobs: int | None,
-            dask_address: str | None, max_line_bytes: int, since: str | None) -> None:
+            dask_address: str | None, max_line_bytes: int, since: str | None, cases_path: str | None) -> None:
     """Audit the hands in PATHS (files, folders, or -) for pairs of players who help each other; with --decisions
     STORE and no PATHS, everything the store holds, day by day, with verdicts valid over every nightly look."""
     if not paths:
         if store_path is None:
             raise click.UsageError("Missing argument 'PATHS...' (or --decisions STORE alone: the nightly look at "
                                    "everything the store holds)")
-        _nightly(store_path, out, alpha, fdr, min_hands, since)
+        _check_cases(cases_path)
+        _nightly(store_path, out, alpha, fdr, min_hands, since, cases_path)
         return
     if since is not None:
         raise click.UsageError("--since reads a decision store's days: give --decisions STORE without PATHS")
     files = resolve_paths(paths)
+    _check_cases(cases_path)
     out_dir = Path(out)
     refuse_inputs([out_dir / n for n in OUTPUTS], [*files, *([store_path] if store_path else [])])
     # with --dask the cluster starts now, in the background, while this process imports the audit and reads the logs
     execution = execution_for(files, jobs, dask_address, preload=AUDIT_MODULES, prefork=AUDIT_PREFORK, start=True)
     try:
         _audit(ctx, AuditRun(files, out, out_dir, alpha, fdr, min_hands, samples, dd_samples, seed, policy, top, lang,
-                             store_path, execution, max_line_bytes))
+                             store_path, execution, max_line_bytes, cases_path))
     finally:  # the connection the command opened (its report reads the players' spill on the workers)
         if execution.connection is not None:
             execution.connection.close()
@@ -150,6 +155,7 @@ class AuditRun:
     store_path: str | None
     execution: Any
     max_line_bytes: int
+    cases_path: str | None = None
 
 
 def _audit(ctx: click.Context, run: AuditRun) -> None:
@@ -284,6 +290,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         if game.offers.audit_section and name in audit:
             click.echo(printable(game.offer("audit_section").summary(audit[name])))  # one line, escaped as the rest
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
+    _record_cases(run.cases_path, audit, run.out)
     sys.exit(1 if flagged or cheats else 0)
 
 
@@ -320,7 +327,8 @@ def _certain_cheats(audit: dict[str, Any]) -> int:
 NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv")
 
 
-def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None) -> None:
+def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None,
+             cases_path: str | None = None) -> None:
     """The nightly look (``audit.ledger.look``): the store's ledger brought up to date from its new additions' rows,
     the verdicts of every day (or of ``since`` on) written to ``out``; exit 1 when a pair is flagged."""
     import re
@@ -371,4 +379,46 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
                    f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
                    f"Exit code 1 only when a pair is flagged.)")
     click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
+    _record_cases(cases_path, summary, out)
     sys.exit(1 if summary["flagged"] else 0)
+
+
+def _check_cases(cases_path: str | None) -> None:
+    """A cases database that cannot be used (newer, foreign, damaged) stops the audit before any work."""
+    if cases_path is None:
+        return
+    import sqlite3
+
+    from analyzer.desk.db import CasesError, open_cases
+    from analyzer.problems import printable
+
+    try:
+        with open_cases(cases_path):
+            pass
+    except (CasesError, sqlite3.DatabaseError) as e:
+        fail("audit", printable(f"--cases: {e}"))
+
+
+def _record_cases(cases_path: str | None, audit: dict[str, Any], out: str) -> None:
+    """The look recorded in the cases database once the audit's folder is in place (as ``analyzer cases record OUT``
+    would: the same result is one look whichever way it was recorded)."""
+    if cases_path is None:
+        return
+    import sqlite3
+
+    from analyzer.desk.cases import record_look
+    from analyzer.desk.db import CasesError, open_cases
+    from analyzer.problems import printable
+
+    result = orjson.loads(orjson.dumps(audit))  # the result as audit.json holds it
+    try:
+        with open_cases(cases_path) as db:
+            done = record_look(db, result, audit_dir=Path(out), label=Path(out).name, source=f"{out}/audit.json")
+            where = str(db.path)
+    except (CasesError, sqlite3.DatabaseError) as e:
+        fail("audit", printable(f"{e} (the audit's files are written: analyzer cases record {out} --db {cases_path})"))
+    if done.already:
+        click.echo(printable(f"cases: this look was recorded before (look {done.look_id}) in {where}"))
+    else:
+        click.echo(printable(f"cases: look {done.look_id}, {len(done.new)} new, {len(done.reopened)} reopened, "
+                             f"{len(done.changed)} changed -> {where}"))
