@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import json
 import random
-import re
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -17,8 +14,6 @@ from hypothesis import strategies as st
 
 from analyzer.cards import BIG_JOKER, FULL_DECK, format_card, parse_card, scan
 from analyzer.logs import format_record, parse_record
-from analyzer.problems import CODES
-from analyzer.schema import variant_schema
 from analyzer.validate import validate
 from analyzer.variants.borrow import (
     BORROW,
@@ -383,22 +378,3 @@ def test_the_record_schema_rejects_a_borrow_without_its_lender() -> None:
     del bad["actions"][BORROW_AT]["from"]
     with pytest.raises(msgspec.ValidationError, match="from"):
         parse_record(orjson.dumps(bad))
-
-
-# --------------------------------------------------------------------------- the docs say what the code does
-
-DOC = (Path(__file__).resolve().parents[1] / "docs" / "borrow.md").read_text(encoding="utf-8")
-
-
-def test_the_documented_example_is_the_fixture_hand_and_valid() -> None:
-    example = json.loads(re.search(r"### Example.*?```json\n(.*?)```", DOC, re.S).group(1))
-    assert example == HAND
-    assert VARIANT.check(parse_record(orjson.dumps(example))).problems == []
-
-
-def test_the_documented_codes_and_fields_are_the_code_s() -> None:
-    documented = re.findall(r"^\| `([a-z-]+)` \|", DOC.split("## Validation")[1], re.M)
-    assert "borrow-with-live" in documented and set(documented) <= set(CODES)
-    props = variant_schema("bieqi-borrow")["$defs"]["BorrowRecord"]["properties"]
-    for field in props:
-        assert f"`{field}`" in DOC, field

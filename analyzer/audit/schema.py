@@ -128,7 +128,7 @@ PLAYER = _obj({
     "player": {"type": "string"}, "hands": _COUNT, "decisions": _COUNT, "mean_regret": _NUM, "match_rate": _NUM,
     "skill": {**_NUM, "description": "analyzer.analysis.players: the headline rating, the sensitivity whose expected "
               "loss on the shipped reference decisions equals that of the player's fitted two-direction choice "
-              "model (docs/analysis.md)"},
+              "model (docs/methods/skill.md)"},
     "skill_lo": _NUM, "skill_hi": _NUM,
     "signal_p": {**_NUM, "description": "p of 'plays better than their level / than without the partner'"},
     "signal_flag": {"type": "boolean"},

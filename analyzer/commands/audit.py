@@ -62,7 +62,7 @@ DEFAULT_ALPHA = 1e-5
 @seed_option
 @click.option("--policy", type=click.Choice(list(POLICY_NAMES)), default=AUDIT_POLICY, show_default=True,
               help="How options are valued (see `analyzer decisions --help`): the learned model by default, as for "
-                   "every command; `strategy` rolls out every decision (about 4x the CPU; docs/audit.md).")
+                   "every command; `strategy` rolls out every decision (about 4x the CPU; docs/methods/decisions.md).")
 @click.option("--evidence", "top", type=click.IntRange(min=0, max=MAX_COUNT), default=12, show_default=True,
               help="Decisions of evidence per reported pair.")
 @lang_option

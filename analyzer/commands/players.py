@@ -115,7 +115,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], fmt: str | None, out: st
     with its 95% interval skill_lo..skill_hi.
     Behind it: hands, decisions, match_rate, mean_loss, mean_regret. Separately, "plays better than
     their level / than without the partner": dd_z, level_z, partner_z, signal_p, signal_q and flag
-    (see docs/analysis.md).
+    (see docs/methods/skill.md).
     """
     import pandas as pd
 
