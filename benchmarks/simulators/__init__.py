@@ -310,7 +310,7 @@ def _listed(module: str, kinds: Callable[[str], str]) -> tuple[Style, ...]:
     import importlib
 
     mod = importlib.import_module(f"benchmarks.simulators.{module}")
-    dropped = getattr(mod, "DROPPED", set())
+    dropped: set[str] = getattr(mod, "DROPPED", set())
     return tuple(Style(name, cfg.get("kind") or kinds(name), cfg.get("desc") or cfg.get("doc") or cfg.get("what")
                        or getattr(mod, "STYLE_DOC", {}).get(cfg.get("style"), ""))
                  for name, cfg in mod.ROOMS.items() if name not in dropped)
