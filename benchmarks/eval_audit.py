@@ -168,7 +168,7 @@ def metrics(pos: np.ndarray, neg: np.ndarray) -> dict[str, float]:
 
 
 def room_specs(hands: int, weaker: dict[str, float]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The evaluation rooms (with colluders) and the honest room of 40 players; benchmarks/eval_model.py reuses them."""
+    """The evaluation rooms (with colluders) and the honest room of 40 players."""
     rooms: list[dict[str, Any]] = []
     seed = 100
     for style in ("share", "feed", "block"):
