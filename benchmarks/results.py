@@ -78,6 +78,7 @@ class Results:
     tables: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     load_start: float = field(default_factory=load)
+    revision: dict[str, Any] = field(default_factory=lambda: commit())  # the code measured: read when it starts
 
     def figure(self, key: str, value: Any, unit: str = "", about: str = "", goal: str | None = None) -> Any:
         """Add one figure (printed now) and return its value. ``goal``: the target it is held to, in words."""
@@ -110,7 +111,7 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "section": self.section, "about": self.about,
-                "command": self.command, **commit(), "machine": machine(),
+                "command": self.command, **self.revision, "machine": machine(),
                 "load": {"start": self.load_start, "end": load()}, "parameters": self.parameters,
                 "figures": self.figures, "tables": self.tables, "notes": self.notes}
 
