@@ -12,7 +12,7 @@ Every simulator x style x seed at N hands is one loop::
 
 Each simulator runs in a process of its own (its module's command line, or ``analyzer simulate``), so a room's
 bytes depend only on its arguments and seed. The five independent simulators were written from the rules without
-reading the analyzer's simulator or its detection code; benchmarks/simulators/README.md says what their bots,
+reading the analyzer's simulator or its detection code; benchmarks/README.md says what their bots,
 rooms and styles are.
 """
 

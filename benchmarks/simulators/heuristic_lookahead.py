@@ -9,7 +9,7 @@ it was not built on. Every random choice comes from ``--seed`` and the style's n
         [--players 20] [--runs 5-10]
 
 Styles: honest_friends, honest_habits, honest_longtables, honest_chatty, honest_club, honest_casual, honest_mentor,
-share, late_feed, block, signal, trio, part20, weak_share, cover_only (benchmarks/simulators/README.md says what
+share, late_feed, block, signal, trio, part20, weak_share, cover_only (benchmarks/README.md says what
 each is). Writes room.jsonl and room.truth.json (colluders, friends, habits, each player's bot, hands together).
 """
 from __future__ import annotations
