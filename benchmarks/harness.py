@@ -250,7 +250,7 @@ def player_rows(a: Audited) -> pd.DataFrame:
     cheaters = t.cheaters
     pl["simulator"], pl["style"], pl["room"] = a.room.simulator, a.room.style, a.room.label
     pl["cheater"] = pl["player"].isin(cheaters)
-    pl["bot"] = pl["player"].map(t.bots).fillna("")
+    pl["bot"] = [t.bots.get(p, "") for p in pl["player"]]
     for name in sorted({k for v in t.noise.values() for k in v}):
         pl[f"noise_{name}"] = pl["player"].map(lambda x, n=name: t.noise.get(x, {}).get(n, np.nan))
     return pl
