@@ -80,6 +80,12 @@ def compare(name: str, records: list[Record], model_path: Path, args: argparse.N
     return rows
 
 
+def _shown_path(p: Path) -> str:
+    """A path as the results file shows it: relative to the repository when inside it."""
+    root = Path(__file__).resolve().parents[1]
+    return str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p)
+
+
 def main(argv: list[str] | None = None) -> None:
     from benchmarks.results import Results, command_line
 
@@ -101,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.hands, args.samples, args.val_hands, args.ref_samples = 300, 16, 20, 160
     res = Results("value_model", "The learned value model", "value-model", command_line("benchmarks.train_value", argv),
-                  parameters={k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                  parameters={k: (_shown_path(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
                   about="The model's agreement with a many-sample reference on positions of rooms held out from "
                         "training, beside the default adaptive rollouts (8..32 deals): the chosen option's normalised "
                         "loss within 0.25 / 0.1 of the reference, every option's within 0.25, the same best option, "
