@@ -93,8 +93,9 @@ def measure(hands: int, cache: Path) -> None:
                             on_phase=lambda _: enter("pair signals"))
     enter("report")
     spill = result._spill.players if result._spill is not None else None  # the temporary files' size
-    numbers = sum(f[0].stat().st_size for f in spill.files.values()) if spill else 0
-    texts = sum(f[1].stat().st_size for f in spill.files.values()) if spill else 0
+    parts = {e[:2] for entries in spill.files.values() for e in entries} if spill else set()  # (rows, texts) files
+    numbers = sum(p.stat().st_size for p in {r for r, _ in parts})
+    texts = sum(p.stat().st_size for p in {t for _, t in parts})
     with tempfile.TemporaryDirectory() as out, result:
         write_audit_report(out, result.result, decisions=result.report_rows, players=result.players,
                            records=generate_valid([str(log)]))
@@ -127,9 +128,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in args.sizes:  # a fresh process each: the peak is that size's alone
         done = subprocess.run([sys.executable, "-m", "benchmarks.bench_audit_memory", "--one", str(n), "--cache",
-                               str(args.cache)], check=True, capture_output=True, text=True, cwd=ROOT,
+                               str(args.cache)], capture_output=True, text=True, cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
         print(done.stdout, end="", flush=True)
+        if done.returncode != 0:
+            raise SystemExit(f"bench_audit_memory --one {n} failed:\n{done.stderr[-3000:]}")
         got = json.loads(done.stdout.split("RESULT ", 1)[1])
         rows += [[n, phase, peak, secs] for phase, peak, secs in got["phases"]]
         res.figure(f"spill_{n}", got["spill_bytes_a_decision"], "bytes a decision", f"players' spill on disk, {n:,} hands")
