@@ -69,7 +69,8 @@ def evaluate(res: Results, todo: list[h.Room], workers: int = 1) -> None:
     honest_pl = players[~players["cheater"]]
     res.figure("players_flagged", int(honest_pl["flag"].astype(str).eq("True").sum()), f"of {len(honest_pl)}",
                "honest players the player table flags, every simulator")
-    lone = players[players["player"].isin({p for x in audited for p in x.truth.lone})]
+    lone_ids = {(x.room.label, p) for x in audited for p in x.truth.lone}
+    lone = players[[(r, p) in lone_ids for r, p in zip(players["room"], players["player"])]]
     if len(lone):
         res.figure("lone_flagged", int(lone["flag"].astype(str).eq("True").sum()), f"of {len(lone)}",
                    "lone cheaters (no partner) the player table flags")
