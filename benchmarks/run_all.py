@@ -45,8 +45,8 @@ BENCHMARKS: dict[str, list[tuple[str, list[str], list[str] | None]]] = {
     "detection": [
         ("eval_simulators", ["--hands", "1000", "--seeds", "1,2"], ["--hands", "500", "--seeds", "1"]),
         ("eval_private_table", [], ["--honest-seeds", "2", "--seeds", "1"]),
-        ("eval_audit", ["--workers", "2"], ["--quick", "--workers", "1", "--levels", "50,150"]),
-        ("burst_null", ["--sets", "extra,honest"], ["--sets", "honest", "--hands", "700"]),
+        ("eval_audit", ["--workers", "2"], ["--quick", "--sets", "extra,honest", "--levels", "50,150", "--workers", "1"]),
+        ("burst_null", ["--sets", "extra,honest"], ["--sets", "extra,honest", "--hands", "700"]),
     ],
     "skill": [
         ("eval_players", ["--models", "softmax,blunder,other_softmax,no_tong,rankcover", "--precision-hands", "24",
