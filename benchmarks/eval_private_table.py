@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
                   parameters={"hands": a.hands, "honest_seeds": a.honest_seeds, "seeds": a.seeds},
                   about="Rooms where the same four people play every hand: the colluding pair's verdicts, honest "
                         "pairs flagged or for review, and the honest players the player table flags.")
-    evaluate(res, plan(a.hands, a.honest_seeds, a.seeds), a.workers)
+    evaluate(res, plan(a.hands, a.honest_seeds, a.seeds), a.workers, calibration=False)
     res.write()
 
 

@@ -45,7 +45,7 @@ def plan(simulators: tuple[str, ...], styles: tuple[str, ...] | None, kinds: tup
             for seed in seeds]
 
 
-def evaluate(res: Results, todo: list[h.Room], workers: int = 1) -> None:
+def evaluate(res: Results, todo: list[h.Room], workers: int = 1, calibration: bool = True) -> None:
     """Audit the rooms (cached) and add the detection tables and totals and the honest pairs' p shares to ``res``."""
     t0 = time.monotonic()
     audited = h.audit_all(todo, workers=workers)
@@ -79,7 +79,8 @@ def evaluate(res: Results, todo: list[h.Room], workers: int = 1) -> None:
     res.table("calibration", "Honest pairs' p-values: shares at or below 0.01, 0.05 and 0.5", P_COLUMNS,
               h.frame_rows(calib, P_COLUMNS),
               about="A calibrated pair score gives shares near 0.01, 0.05 and 0.5 on honest pairs.")
-    res.tables[-1]["section"] = "calibration"
+    if calibration:  # the page's calibration section shows it
+        res.tables[-1]["section"] = "calibration"
 
 
 def main(argv: list[str] | None = None) -> None:
