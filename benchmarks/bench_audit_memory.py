@@ -2,8 +2,8 @@
 the report from the players' spill) in this process, with the resident memory sampled every 10 ms and its
 peak and CPU time per phase.
 
-Run: ``python benchmarks/bench_audit_memory.py --sizes 4000 16000`` (after ``bench_audit_scale.py --sizes
-4000 16000 --from-store``, whose cached logs and stores it reuses: the first N hands of the simulated
+Run: ``python -m benchmarks.bench_audit_memory --sizes 4000 16000`` (writes results/audit_memory.json; after
+``bench_audit_scale --sizes 4000 16000 --from-store``, whose cached logs and stores it reuses: the first N hands of the simulated
 64-player room, seed 3, and their decision stores written at cheap settings; ``--sizes 64000`` uses the
 64,000-hand room's). Each size runs in a fresh process. Phases: ``rows`` (the store read part by part and fed
 to the pair signals and the players' spill), ``pair signals`` (the streamed passes, up to the pair table),
@@ -15,6 +15,7 @@ room's figure columns, each player's section).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -92,8 +93,9 @@ def measure(hands: int, cache: Path) -> None:
                             on_phase=lambda _: enter("pair signals"))
     enter("report")
     spill = result._spill.players if result._spill is not None else None  # the temporary files' size
-    numbers = sum(f[0].stat().st_size for f in spill.files.values()) if spill else 0
-    texts = sum(f[1].stat().st_size for f in spill.files.values()) if spill else 0
+    parts = {e[:2] for entries in spill.files.values() for e in entries} if spill else set()  # (rows, texts) files
+    numbers = sum(p.stat().st_size for p in {r for r, _ in parts})
+    texts = sum(p.stat().st_size for p in {t for _, t in parts})
     with tempfile.TemporaryDirectory() as out, result:
         write_audit_report(out, result.result, decisions=result.report_rows, players=result.players,
                            records=generate_valid([str(log)]))
@@ -104,20 +106,38 @@ def measure(hands: int, cache: Path) -> None:
     for name in peaks:
         if name != "end":
             print(f"  {name:<24} peak {peaks[name]:7.0f} MB  CPU {cpu.get(name, 0.0):6.1f} s")
+    print("RESULT " + json.dumps({"hands": n, "decisions": d, "spill_bytes_a_decision": (numbers + texts) / d,
+                                  "phases": [[k, peaks[k], cpu.get(k, 0.0)] for k in peaks if k != "end"]}), flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
     ap.add_argument("--cache", type=Path, default=CACHE)
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a size, in this process
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.one:
         measure(args.one, args.cache)
         return
+    res = Results("audit_memory", "Audit memory by phase", "audit-memory", command_line("benchmarks.bench_audit_memory",
+                  argv), parameters={"sizes": args.sizes},
+                  about="`analyzer audit --decisions STORE`'s own path in a fresh process a size, its resident memory "
+                        "sampled every 10 ms: the peak and CPU seconds of each phase, and the players' spill on disk.")
+    rows = []
     for n in args.sizes:  # a fresh process each: the peak is that size's alone
-        subprocess.run([sys.executable, __file__, "--one", str(n), "--cache", str(args.cache)], check=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        done = subprocess.run([sys.executable, "-m", "benchmarks.bench_audit_memory", "--one", str(n), "--cache",
+                               str(args.cache)], capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        print(done.stdout, end="", flush=True)
+        if done.returncode != 0:
+            raise SystemExit(f"bench_audit_memory --one {n} failed:\n{done.stderr[-3000:]}")
+        got = json.loads(done.stdout.split("RESULT ", 1)[1])
+        rows += [[n, phase, peak, secs] for phase, peak, secs in got["phases"]]
+        res.figure(f"spill_{n}", got["spill_bytes_a_decision"], "bytes a decision", f"players' spill on disk, {n:,} hands")
+    res.table("phases", "Peak memory and CPU by phase", ["hands", "phase", "peak MB", "CPU s"], rows)
+    res.write()
 
 
 if __name__ == "__main__":

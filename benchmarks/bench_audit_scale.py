@@ -1,6 +1,6 @@
 """Audit cost at platform volume: wall and CPU time, hands per CPU-second and peak memory as a room grows.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
+Run: ``python -m benchmarks.bench_audit_scale [--sizes 4000 16000] [--big] [--jobs 1] [--players 64]
 [--dask [--dask-sizes 4000 16000] [--dask-pairs 3] [--against TREE]]``
 (``--settings``: only the decision analysis' CPU at several evaluation settings; ``--dask-phases``: only the
 1-worker and 2-worker ``--dask local`` runs' wall time cut into start-up, analysis, aggregation and the client's end,
@@ -516,7 +516,9 @@ def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
               f"{r['workers_sys']:.1f} s, {r['workers_faults'] / 1000:.0f}k page faults)", flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
     ap.add_argument("--big", action="store_true", help="also 64,000 hands (long)")
@@ -549,7 +551,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     ap.add_argument("--policy", choices=["strategy", "model", "fast"], default=None,
                     help="the audit's evaluator (--policy of the audit; default: the audit's own, AUDIT_POLICY)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     sizes = sorted(set(args.sizes + ([64000] if args.big else [])))
     src = room(args.cache, args.players, max(sizes), args.seed)
     if args.settings:
@@ -587,6 +589,15 @@ def main() -> None:
     print(f"{'run':<28} {'hands':>7} {'wall s':>8} {'CPU s':>8} {'client s':>8} {'hands/s':>8} {'hands/CPU-s':>11} "
           f"{'peak MB':>8} {'workers MB':>10} {'load':>5}")
     rows: dict[tuple[str, int], dict[str, float]] = {}
+    dask_only = args.dask_only
+    res = Results("audit_scale_dask" if dask_only else "audit_scale_store" if args.from_store else "audit_scale",
+                  "Dask: 2 workers against 1" if dask_only else "Audit at volume", "dask" if dask_only else "scale",
+                  command_line("benchmarks.bench_audit_scale", argv),
+                  parameters={k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "cache"},
+                  about=f"The first N hands of one simulated room ({args.players} players, seed {args.seed}) audited "
+                        f"by `analyzer audit` in a fresh process ({how}): wall and CPU seconds of the command and "
+                        "every worker it started, the command's own CPU (client), hands per CPU-second, peak memory "
+                        "of the largest process (and of the largest Dask worker).")
 
     def show(name: str, n: int, r: dict[str, float]) -> None:
         rows[(name, n)] = r
@@ -601,14 +612,21 @@ def main() -> None:
             log = cut(src, n, args.cache)
             show(name, n, audit_once(log, extra(log, ["--jobs", str(args.jobs)])))
         ref.append(reference_speed(warm))
+        res.figure("machine_reference", statistics.mean(ref), "hands/CPU-s", "machine speed: the decision analysis "
+                   "alone in one process (mean of before and after)")
+        for n in sizes:
+            res.figure(f"hands_cpu_{n}", n / rows[(name, n)]["cpu"], "hands/CPU-s", f"{n:,} hands, {name}",
+                       goal=">= 150")
         print(f"machine speed (the decision analysis alone, 1 process, {warm.name}): {ref[0]:.1f} hands per CPU-s "
               f"before these runs, {ref[1]:.1f} after; each size's hands per CPU-s over the mean of the two: "
               + ", ".join(f"{n / rows[(name, n)]['cpu'] / statistics.mean(ref):.3f}" for n in sizes), flush=True)
         if len(sizes) > 1:
             a, b = sizes[0], sizes[1]
             ra, rb = rows[(name, a)], rows[(name, b)]
-            print(f"{b}/{a}: CPU x{rb['cpu'] / ra['cpu']:.2f} (linear: x{b / a:.2f}), "
-                  f"peak memory x{rb['rss_mb'] / ra['rss_mb']:.2f}")
+            res.figure("cpu_ratio", rb["cpu"] / ra["cpu"], "", f"CPU {b:,} hands over {a:,} (linear: x{b / a:.2f})",
+                       goal=f"<= {4.6 * b / a / 4:.2f}")
+            res.figure("memory_ratio", rb["rss_mb"] / ra["rss_mb"], "", f"peak memory {b:,} hands over {a:,}",
+                       goal="<= 1.5")
         # issue 13's goals on these runs (CPU seconds: the figure that compares across machines' loads best)
         rates = [n / rows[(name, n)]["cpu"] for n in sizes]
         print("goals: >= 150 hands per CPU-second at every size: "
@@ -631,6 +649,8 @@ def main() -> None:
                 one, two = rows[("--dask local, 1 worker(s)", n)], rows[("--dask local, 2 worker(s)", n)]
                 dask_split(n, one, two)
                 speedups.append(one["wall"] / two["wall"])
+            res.figure(f"dask_speedup_{n}", statistics.median(speedups), "x", f"{n:,} hands: wall of 1 worker over 2 "
+                       f"(median of {len(speedups)} pairs)", goal=f">= {GOAL}")
             if len(speedups) > 1:
                 print(f"{n} hands, 2 workers / 1 worker over {len(speedups)} pairs (orders turned): median x"
                       f"{statistics.median(speedups):.2f}, geometric mean x{statistics.geometric_mean(speedups):.2f} "
@@ -646,6 +666,12 @@ def main() -> None:
                     print(f"A/B round {k}, {tree}: 2 workers, wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, "
                           f"client {r['client']:.1f} s, peak {r['rss_mb']:.0f} MB (largest worker {r['workers_mb']:.0f} MB), "
                           f"load {r['load']:.1f}", flush=True)
+    if rows:
+        res.table("runs", "Runs", ["run", "hands", "wall s", "CPU s", "client s", "hands/CPU-s", "peak MB", "workers MB",
+                                   "load"],
+                  [[k[0], k[1], r["wall"], r["cpu"], r["client"], k[1] / r["cpu"], r["rss_mb"], r["workers_mb"],
+                    r["load"]] for k, r in rows.items()])
+        res.write()
 
 
 if __name__ == "__main__":

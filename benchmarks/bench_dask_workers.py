@@ -1,6 +1,7 @@
 """Dask at 1 and 2 workers, for this checkout and (optionally) others, runs interleaved so the load hits all alike.
 
-Run: ``python benchmarks/bench_dask_workers.py [--sizes 4000] [--against TREE ...] [--rounds 1] [--standing]``
+Run: ``python -m benchmarks.bench_dask_workers [--sizes 4000] [--against TREE ...] [--rounds 1] [--standing]``
+(writes results/dask.json)
 
 Each run is ``analyzer audit`` of the first N hands of ``bench_audit_scale.py``'s simulated room (64 players, seed 3)
 with ``--dask local --jobs W`` in a fresh process (``bench_audit_scale.audit_once``): wall seconds, CPU seconds of the
@@ -103,7 +104,11 @@ def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float
             "rss_mb": usage.ru_maxrss / 1024, "load": (load + os.getloadavg()[0]) / 2}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import statistics
+
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4000])
     ap.add_argument("--against", type=Path, nargs="*", default=[])
@@ -111,7 +116,15 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "bench_audit_scale")
     ap.add_argument("--standing", action="store_true", help="against a cluster started and warmed beforehand, not "
                     "--dask local")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    res = Results("dask", "Dask: 2 workers against 1", "dask", command_line("benchmarks.bench_dask_workers", argv),
+                  parameters={"sizes": args.sizes, "rounds": args.rounds, "standing": args.standing,
+                              "against": [str(t) for t in args.against]},
+                  about="`analyzer audit --dask " + ("SCHEDULER` against a cluster started and warmed beforehand"
+                        if args.standing else "local`") + " at 1 and 2 workers on the first N hands of a simulated "
+                        "room (64 players, seed 3), in fresh processes, in turn; and what the machine itself gives two "
+                        "busy processes against one (the ceiling on any 2-worker speed-up).")
+    runs: list[list[object]] = []
     trees = [("this", ROOT)] + [(str(t), t.resolve()) for t in args.against]
     src = room(args.cache, 64, max(args.sizes), 3)
     warm = cut(src, 40, args.cache)
@@ -128,6 +141,8 @@ def main() -> None:
                     r = (standing_once(log, w, tree) if args.standing
                          else audit_once(log, ["--dask", "local", "--jobs", str(w)], tree))
                     walls.setdefault((name, w), []).append(r["wall"])
+                    runs.append([n, k, name, w, r["wall"], r["cpu"], r["client"], r["cpu"] - r["client"], r["rss_mb"],
+                                 r["load"]])
                     print(f"{n} hands, round {k}, {name}, {w} worker(s): wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, "
                           f"client {r['client']:.1f} s, workers {r['cpu'] - r['client']:.1f} s, "
                           f"peak {r['rss_mb']:.0f} MB, load {r['load']:.1f}", flush=True)
@@ -138,8 +153,20 @@ def main() -> None:
         for name, _ in trees:
             one, two = sum(walls[(name, 1)]), sum(walls[(name, 2)])
             kind = "a standing cluster" if args.standing else "--dask local"
-            print(f"{n} hands, {name}, {kind}: 2 workers / 1 worker: wall x{one / two:.2f} faster (goal 1.7)")
+            res.figure(f"speedup_{n}_{name}", one / two, "x", f"{n:,} hands, {name} checkout, {kind}: wall of 1 "
+                       "worker over 2", goal=">= 1.7")
     print(f"over the whole benchmark, {describe_speedup(machine)}; {describe_speedup(analysis, hands=True)}")
+    res.figure("machine_two_processes", statistics.median(machine), "x", "the machine: two busy processes' work over "
+               "one's (pure Python, median)")
+    res.figure("machine_two_analyses", statistics.median(analysis), "x", "the machine: the same for the decision "
+               "analysis")
+    client = [r for r in runs if r[3] == 2]
+    if client:
+        res.figure("client_share", statistics.median(float(r[6]) / float(r[5]) for r in client), "",  # type: ignore[arg-type]
+                   "the client's share of the 2-worker runs' CPU (median)")
+    res.table("runs", "Runs", ["hands", "round", "checkout", "workers", "wall s", "CPU s", "client s", "workers s",
+                               "peak MB", "load"], runs)
+    res.write()
 
 
 if __name__ == "__main__":

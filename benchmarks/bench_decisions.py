@@ -1,7 +1,7 @@
 """Speed and accuracy of the decision analysis: hands/s on one core, and agreement with a 10x-sample run.
 
-Run: ``python3 benchmarks/bench_decisions.py [--hands 300] [--samples 16] [--max-samples 48] [--dd-samples 1]
-[--policy strategy|fast]``.
+Run: ``python -m benchmarks.bench_decisions [--hands 300] [--samples 16] [--max-samples 48] [--dd-samples 1]
+[--policy model|strategy|fast]`` (writes results/decisions_<policy>.json).
 Speed is CPU time of this process (the machine may be shared), after a warm-up that compiles.
 Accuracy: the same hands analysed with 10x the samples (another seed) is the reference; reported are
 the share of decisions whose regret is within 1 point and within 5 points of it, the same for the
@@ -22,6 +22,7 @@ from analyzer.analysis.decisions import DEFAULT_DD_SAMPLES, DEFAULT_MAX_SAMPLES,
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
 from analyzer.variants.bieqi import COVER, Record, State, make_record, random_deal
+from benchmarks.results import Results, command_line
 
 
 def careless_records(n: int, seed: int, prefix: str = "b", timed: bool = True) -> list[Record]:
@@ -45,8 +46,8 @@ def _mixed_hands(n: int, seed: int) -> list[Checked]:
     return [Checked("bench", h + 1, r.hand_id, r, HandCheck()) for h, r in enumerate(careless_records(n, seed))]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=300)
     ap.add_argument("--accuracy-hands", type=int, default=60)
     ap.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
@@ -54,7 +55,12 @@ def main() -> None:
     ap.add_argument("--dd-samples", type=int, default=DEFAULT_DD_SAMPLES)
     ap.add_argument("--noise", type=float, default=DEFAULT_NOISE)
     ap.add_argument("--policy", choices=list(POLICIES), default=DEFAULT_POLICY)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    res = Results(f"decisions_{args.policy}", f"The decision analysis ({args.policy} policy)", "decisions",
+                  command_line("benchmarks.bench_decisions", argv), parameters=dict(vars(args)),
+                  about="Hands a CPU-second of the decision analysis on one core (after a warm-up that compiles), on "
+                        "hands of careless players; its accuracy against the same hands analysed with 10x the samples "
+                        "(another seed).")
     hands = _mixed_hands(args.hands, 1)
     kw = {"samples": args.samples, "max_samples": args.max_samples, "dd_samples": args.dd_samples,
           "noise": args.noise, "policy": args.policy}
@@ -63,10 +69,11 @@ def main() -> None:
         t = time.process_time()
         rows = analyse(hands, seed=1, reasons=reasons, **kw)
         dt = time.process_time() - t
-        print(f"policy={args.policy} noise={args.noise} samples={args.samples}..{args.max_samples} "
-              f"dd_samples={args.dd_samples} reasons={reasons}: {len(hands)} hands, "
-              f"{len(rows)} decisions ({len(rows) / len(hands):.1f}/hand, {rows.samples_used.mean():.1f} deals each) "
-              f"in {dt:.2f} s CPU = {len(hands) / dt:.0f} hands/s")
+        said = "with reasons" if reasons else "without reasons"
+        res.figure(f"hands_a_second_{'reasons' if reasons else 'plain'}", len(hands) / dt, "hands/CPU-s",
+                   f"hands a CPU-second, {said}", goal=">= 150" if args.policy == "model" else None)
+    res.figure("decisions_a_hand", len(rows) / len(hands), "", "decisions a hand")
+    res.figure("deals_a_decision", float(rows.samples_used.mean()), "", "deals a decision (mean)")
     sub = hands[: args.accuracy_hands]
     a = analyse(sub, seed=2, reasons=False, **kw)
     # the reference is always rollouts with 10x the samples (what the learned model is measured against too)
@@ -76,16 +83,18 @@ def main() -> None:
     d = np.abs(a.regret.to_numpy() - ref.regret.to_numpy())
     dd = np.abs(a.dd_regret.to_numpy() - ref.dd_regret.to_numpy())
     covered = (d <= 2 * np.maximum(a.regret_se.to_numpy(), 1e-9)) | (d <= 0.5)
-    print(f"accuracy vs 10x samples on {len(a)} decisions: |regret diff| <= 1 pt: {(d <= 1).mean():.1%}, "
-          f"<= 5 pt: {(d <= 5).mean():.1%}; quantiles 50/90/95%: {np.quantile(d, [0.5, 0.9, 0.95]).round(1)}; "
-          f"same best option: {(a.best == ref.best).mean():.1%}; within 2 regret_se: {covered.mean():.1%}")
     dl = np.abs(a.loss.to_numpy() - ref.loss.to_numpy())
-    print(f"normalised loss (the players model's scale): |diff| <= 0.1: {(dl <= 0.1).mean():.1%}, <= 0.25: "
-          f"{(dl <= 0.25).mean():.1%}; quantiles 50/90/95%: {np.quantile(dl, [0.5, 0.9, 0.95]).round(3)}; "
-          f"mean loss {ref.loss.mean():.3f}")
-    print(f"double dummy: |dd_regret diff| <= 1 pt: {(dd <= 1).mean():.1%}, quantiles 50/90/95%: "
-          f"{np.quantile(dd, [0.5, 0.9, 0.95]).round(1)}; median |regret| {np.median(ref.regret):.1f}, "
-          f"mean {ref.regret.mean():.1f}")
+    n = f"of {len(a):,} decisions"
+    res.figure("regret_within_1", float((d <= 1).mean()), n, "regret within 1 point of the 10x-sample reference")
+    res.figure("regret_within_5", float((d <= 5).mean()), n, "regret within 5 points of the reference")
+    res.figure("regret_diff_p90", float(np.quantile(d, 0.9)), "points", "|regret difference|, 90% quantile")
+    res.figure("same_best", float((a.best == ref.best).mean()), n, "the same best option as the reference")
+    res.figure("within_2_se", float(covered.mean()), n, "|regret difference| within 2 regret_se (or 0.5)")
+    res.figure("loss_within_0.1", float((dl <= 0.1).mean()), n, "normalised loss within 0.1 of the reference")
+    res.figure("loss_within_0.25", float((dl <= 0.25).mean()), n, "normalised loss within 0.25 of the reference")
+    res.figure("dd_regret_within_1", float((dd <= 1).mean()), n, "true-deal regret within 1 point of the reference")
+    res.figure("median_regret", float(np.median(ref.regret)), "points", "the reference's median regret")
+    res.write()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Validation speed against the ceiling, bare JSON parsing: prints both rates and their ratio.
 
-    python benchmarks/bench_validate.py [--hands 20000] [--seed 1] [--small-runs 5] [--runs 3] [--fifo]
+    python -m benchmarks.bench_validate [--hands 20000] [--seed 1] [--small-runs 5] [--runs 3] [--fifo]
+
+Writes results/validation.json.
 
 First the start-up: ``analyzer validate samples/legal.jsonl`` (7 hands) in a fresh process, the best
 and the median of a few runs (goal: <= 0.4 s wall). Then makes a corpus of legal hands (seeded random
@@ -11,7 +13,7 @@ median is printed), so a load that comes and goes moves both sides of a ratio al
 printed beside wall time because a busy machine stretches wall time for both sides unevenly.
 ``--fifo`` (Linux, as root) times those pairs at real-time priority, ahead of every other process: on
 a shared machine it stands in for a quiet one (the other work waits the few seconds they take).
-Goals (issue 14): a small file in <= 0.4 s wall; 20,000 hands end to end (the CLI, start-up
+Goals: a small file in <= 0.4 s wall; 20,000 hands end to end (the CLI, start-up
 included) at least half as fast as bare parsing (ratio >= 0.5).
 """
 
@@ -129,14 +131,21 @@ def startup_parts(root: Path, runs: int = 3, *, freeze: bool = True, full_setup:
     return [statistics.median(col) for col in zip(*rows)]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--small-runs", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3, help="bare parsing and the CLI timed in turn this many times")
     ap.add_argument("--fifo", action="store_true", help="time the pairs at real-time priority (Linux, root)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    res = Results("validation", "Validation speed", "validation", command_line("benchmarks.bench_validate", argv),
+                  parameters=dict(vars(args)),
+                  about="`analyzer validate` on a small file in a fresh process; `validate()` in one process on one "
+                        "core; and the command end to end on a corpus of legal hands against bare `orjson.loads` "
+                        "parsing of the same lines, timed in turn (the ratio taken within each pair).")
     root = Path(__file__).resolve().parents[1]
     small, small_cpu = [], []
     for _ in range(args.small_runs):
@@ -148,15 +157,12 @@ def main() -> None:
         small_cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         assert proc.returncode == 0, proc.stderr
     # CPU time is what the wall time is on an idle machine (one process, no waiting on others)
-    print(f"small file (samples/legal.jsonl, 7 hands), fresh process: best {min(small):.2f} s, median "
-          f"{statistics.median(small):.2f} s wall; CPU {statistics.median(small_cpu):.2f} s (goal <= 0.4 s wall)")
+    res.figure("small_wall_best", min(small), "s", "a small file (7 hands) in a fresh process: wall, best", goal="<= 0.4")
+    res.figure("small_wall_median", statistics.median(small), "s", "a small file in a fresh process: wall, median")
+    res.figure("small_cpu", statistics.median(small_cpu), "s", "a small file in a fresh process: CPU, median")
     parts = startup_parts(root)
-    print("start-up before the first compiled batch, CPU s (medians of 3 fresh processes): "
-          + ", ".join(f"{n} {v:.3f}" for n, v in zip(STARTUP_NAMES, parts)) + f"; in all {sum(parts):.2f}")
-    slow_exit, full = startup_parts(root, freeze=False)[0], startup_parts(root, full_setup=True)[-1]
-    print(f"  what the start-up no longer does: the interpreter start and exit {slow_exit:.3f} without the heap "
-          f"frozen at exit (numpy's BLAS threads then started too); the kernels loaded after numba's full set-up "
-          f"{full:.3f}")
+    res.table("startup", "Start-up before the first compiled batch, CPU s (medians of 3 fresh processes)",
+              [*STARTUP_NAMES, "in all"], [[*parts, sum(parts)]])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.jsonl"
         t = time.perf_counter()
@@ -211,24 +217,21 @@ def main() -> None:
         ratios = [pw / cw for pw, _, cw, _ in pairs]
         parts = breakdown(path)
 
-    print(f"orjson parse only      : {n / parse_s:9,.0f} hands/s wall, {n / parse_cpu:9,.0f} hands/s of CPU (medians)")
-    print(f"validate(), one process: {n / one_s:9,.0f} hands/s wall, {n / one_cpu:9,.0f} hands/s of CPU (warm)")
-    print(f"bare parsing, runs     : {', '.join(f'{pw:.2f}' for pw, *_ in pairs)} s wall")
-    print(f"analyzer validate, runs: {', '.join(f'{cw:.2f}' for *_, cw, _ in pairs)} s wall; ratio to the parsing run "
-          f"before each: {', '.join(f'{r:.2f}' for r in ratios)}")
-    print(f"analyzer validate (CLI): {n / cli_s:9,.0f} hands/s wall ({cli_s:.2f} s, of which start-up {start_s:.2f} s: "
-          f"a new process checking 128 hands)")
-    print(f"  without the start-up : {n / (cli_s - start_s):9,.0f} hands/s wall")
-    print(f"  CPU, every process   : {cli_cpu:.2f} s ({n / cli_cpu:,.0f} hands/s of CPU; ratio to parsing "
-          f"{parse_cpu / cli_cpu:.2f})")
-    print(f"ratio to bare parsing  : one core {parse_cpu / one_cpu:.2f} (CPU time); CLI {statistics.median(ratios):.2f} "
-          f"(median of the runs' ratios), {parse_s / (cli_s - start_s):.2f} without its start-up (wall clock); "
-          f"goal >= 0.5")
-    print("per hand, one process, CPU: " + ", ".join(f"{k} {v:.1f} us" for k, v in parts.items())
-          + f"; the whole check {1e6 * one_cpu / n:.1f} us (the rest: reading lines, bookkeeping); "
-          f"bare parsing {1e6 * parse_cpu / n:.1f} us")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-          + ("; the pairs timed at real-time priority (--fifo)" if args.fifo else ""))
+    res.figure("parse_hands_cpu", n / parse_cpu, "hands/CPU-s", "bare orjson parsing")
+    res.figure("one_core_hands_cpu", n / one_cpu, "hands/CPU-s", "validate() on one core, warm")
+    res.figure("one_core_hands_wall", n / one_s, "hands/s", "validate() on one core, warm: wall")
+    res.figure("one_core_us", 1e6 * one_cpu / n, "µs", "validate() on one core: CPU a hand")
+    res.figure("cli_hands_wall", n / cli_s, "hands/s", f"analyzer validate end to end, {n:,} hands: wall")
+    res.figure("cli_wall", cli_s, "s", f"analyzer validate end to end, {n:,} hands (start-up {start_s:.2f} s)")
+    res.figure("cli_cpu", cli_cpu, "s", "analyzer validate end to end: CPU of every process")
+    res.figure("ratio_cli", statistics.median(ratios), "", "ratio to bare parsing, the command end to end (wall, "
+               "median of the runs' ratios)", goal=">= 0.5")
+    res.figure("ratio_one_core", parse_cpu / one_cpu, "", "ratio to bare parsing, validate() on one core (CPU)")
+    res.table("per_hand", "Per hand, one process, CPU µs", [*parts, "whole check", "bare parsing"],
+              [[*parts.values(), 1e6 * one_cpu / n, 1e6 * parse_cpu / n]])
+    if args.fifo:
+        res.note("The pairs were timed at real-time priority (--fifo).")
+    res.write()
 
 
 if __name__ == "__main__":

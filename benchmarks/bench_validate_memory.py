@@ -1,9 +1,10 @@
-"""Bytes validation holds for every hand it has read (README: "about 320-350 bytes a hand").
+"""Bytes validation holds for every hand it has read.
 
-Run: ``python benchmarks/bench_validate_memory.py [--hands 1024 4096]``. Builds a log of copies of a simulated
-借牌 room (every copy at tables and with people of its own, so no hand repeats another), streams it through
-``generate_checked`` as ``analyzer validate`` does, and fits the memory traced (tracemalloc) against the hands read
-over the second half of the run: the slope is what each further hand costs (hash ids, deal keys, tables).
+Run: ``python -m benchmarks.bench_validate_memory [--hands 1024 4096]`` (writes results/validation_memory.json).
+Builds a log of copies of a simulated 借牌 room (every copy at tables and with people of its own, so no hand repeats
+another), streams it through ``generate_checked`` as ``analyzer validate`` does, and fits the memory traced
+(tracemalloc) against the hands read over the second half of the run: the slope is what each further hand costs
+(hash ids, deal keys, tables).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import orjson
 from analyzer.logs import format_record
 from analyzer.simulate.borrow import simulate
 from analyzer.validate import generate_checked
+from benchmarks.results import Results, command_line
 
 BATCH = 64
 
@@ -48,15 +50,22 @@ def bytes_per_hand(path: Path, n: int) -> float:
     return float(np.polyfit(xs, ys, 1)[0])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, nargs="+", default=[1024, 4096])
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    res = Results("validation_memory", "Memory validation keeps a hand", "validation-memory",
+                  command_line("benchmarks.bench_validate_memory", argv), parameters={"hands": args.hands},
+                  about="Bytes validation holds for every further hand it reads (ids, deal keys, tables for the "
+                        "cross-hand checks): the slope of traced memory over the second half of a log of distinct "
+                        "借牌 hands, streamed as `analyzer validate` streams it.")
     with tempfile.TemporaryDirectory() as d:
         for n in args.hands:
             path = Path(d) / f"room-{n}.jsonl"
             write_log(path, n)
-            print(f"{n:>7} hands: {bytes_per_hand(path, n):6.0f} bytes held a further hand")
+            res.figure(f"bytes_a_hand_{n}", bytes_per_hand(path, n), "bytes", f"bytes held a further hand, {n:,} hands",
+                       goal="<= 600")
+    res.write()
 
 
 if __name__ == "__main__":

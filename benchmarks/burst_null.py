@@ -7,7 +7,9 @@ Two checks, printed as P(p <= u) for u = 0.001, 0.01, 0.05, 0.2 (a valid p-value
   who sit together often and the other pairs apart (read from ``eval_audit.py``'s cache, analysed if absent):
   the directed statistic and each of its two looks, then the pair's p over both directions.
 
-    python3 benchmarks/burst_null.py --sets extra,styles,honest [--cache /tmp/bieqi-eval-audit]
+    python -m benchmarks.burst_null --sets extra,styles,honest [--cache /tmp/bieqi-eval-audit]
+
+Writes results/burst_null.json.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from analyzer.audit.calibrate import burst_logp, z_of_logp
 LEVELS = (0.001, 0.01, 0.05, 0.2)
 
 
-def _rates(p: np.ndarray) -> str:
-    return "  ".join(f"P(p<={u:g}) {(p <= u).mean():.4f}" for u in LEVELS) + f"  min p {p.min():.1e}"
+def _rates(p: np.ndarray) -> list[float]:
+    return [float((p <= u).mean()) for u in LEVELS] + [float(p.min())]
 
 
 def synthetic(reps: int, seed: int = 5) -> np.ndarray:
@@ -62,7 +64,7 @@ def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataF
     """Honest pairs' burst p-values over whole rooms: per directed pair (columns room, friend, hands, p, p_mean,
     p_count: the directed statistic and each of its looks) and per pair (room, friend, hands, p: the pair's p of
     ``calibrate.burst_logp``, both directions of each look)."""
-    import eval_audit as ea
+    from benchmarks import eval_audit as ea
 
     rows, pairs = [], []
     for spec in specs:
@@ -88,11 +90,9 @@ def room_pvalues(specs: list[dict], cache: Path) -> tuple[pd.DataFrame, pd.DataF
             pd.DataFrame(pairs, columns=["room", "friend", "hands", "p"]))
 
 
-def main() -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    import eval_audit as ea
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks import eval_audit as ea
+    from benchmarks.results import Results, command_line
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
@@ -100,12 +100,20 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=400, help="synthetic repetitions")
     ap.add_argument("--only", default=None, help="keep only rooms of these style labels, e.g. occasional")
     ap.add_argument("--seed-offset", type=int, default=0, help="add this to every room's seed (eval_audit's option)")
-    args = ap.parse_args()
+    ap.add_argument("--hands", type=int, default=1400, help="eval_audit's room size (its --quick: 700)")
+    args = ap.parse_args(argv)
+    res = Results("burst_null", "burst's null", "burst-null", command_line("benchmarks.burst_null", argv),
+                  parameters={k: v for k, v in vars(args).items() if k != "cache"},
+                  about="The occasional-collusion statistic's p-values on honest pairs: a valid p-value has "
+                        "P(p <= u) <= u. Synthetic: an actor with heavy-tailed favours (t, 3 d.f.) who sits with one "
+                        "friend in a third of its hands, no favour at all; rooms: every honest directed pair "
+                        "(>= 10 hands together) of eval_audit's rooms.")
     t0 = time.time()
-    print(f"synthetic friend-heavy null ({args.reps} actors): {_rates(synthetic(args.reps))}")
-    rooms, honest = ea.room_specs(1400, {})
+    cols = ["who", "n", *(f"P(p<={u:g})" for u in LEVELS), "min p"]
+    out = [["synthetic friend-heavy actor", args.reps, *_rates(synthetic(args.reps))]]
+    rooms, honest = ea.room_specs(args.hands, {})
     sets = set(args.sets.split(","))
-    specs = (ea.extra_room_specs(1400) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
+    specs = (ea.extra_room_specs(args.hands) if "extra" in sets else []) + (rooms if "styles" in sets else []) + (
         [honest] if "honest" in sets else [])
     specs = [{**sp, "seed": sp["seed"] + args.seed_offset} for sp in specs]
     if args.only:
@@ -113,13 +121,15 @@ def main() -> None:
     t, pairs = room_pvalues(specs, Path(args.cache))
     for friend, g in t.groupby("friend"):
         who = "friends who sit together" if friend else "other honest pairs"
-        print(f"{who} ({len(g)} directed pairs, {len(specs)} rooms): {_rates(g['p'].to_numpy())}")
+        out.append([f"{who}, directed", len(g), *_rates(g["p"].to_numpy())])
         for look in ("mean", "count"):
-            print(f"  {look} look alone: {_rates(g[f'p_{look}'].to_numpy())}")
+            out.append([f"{who}, directed, {look} look alone", len(g), *_rates(g[f"p_{look}"].to_numpy())])
     for friend, g in pairs.groupby("friend"):
-        print(f"{'friends who sit together' if friend else 'other honest pairs'}, pair p (both directions, "
-              f"{len(g)} pairs): {_rates(g['p'].to_numpy())}")
-    print(f"{time.time() - t0:.0f} s")
+        who = "friends who sit together" if friend else "other honest pairs"
+        out.append([f"{who}, the pair's p (both directions)", len(g), *_rates(g["p"].to_numpy())])
+    res.table("null", f"Shares of honest p-values at or below u ({len(specs)} rooms)", cols, out)
+    res.parameters["minutes"] = round((time.time() - t0) / 60, 1)
+    res.write()
 
 
 if __name__ == "__main__":

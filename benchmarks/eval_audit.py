@@ -6,9 +6,11 @@ The audit has no trained part, so every style is "held out"; the honest populati
 nothing. Rooms are analysed once (cached as Parquet under --cache); each colluding pair is scored
 on the room cut where it had sat together L hands, for L in --levels.
 
-    python3 benchmarks/eval_audit.py            # full run (~1 h on 2 cores with the rooms analysed)
-    python3 benchmarks/eval_audit.py --quick    # smaller rooms
-    python3 benchmarks/eval_audit.py --sets extra --levels 50,150,500   # issue 12's styles only
+    python -m benchmarks.eval_audit            # full run (~1 h on 2 cores with the rooms analysed)
+    python -m benchmarks.eval_audit --quick    # smaller rooms (700 hands)
+    python -m benchmarks.eval_audit --sets extra --levels 50,150,500   # partial, harm and occasional only
+
+Writes results/detection_styles.json (``--name``).
 """
 
 from __future__ import annotations
@@ -168,7 +170,7 @@ def metrics(pos: np.ndarray, neg: np.ndarray) -> dict[str, float]:
 
 
 def room_specs(hands: int, weaker: dict[str, float]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The evaluation rooms (with colluders) and the honest room of 40 players; benchmarks/eval_model.py reuses them."""
+    """The evaluation rooms (with colluders) and the honest room of 40 players."""
     rooms: list[dict[str, Any]] = []
     seed = 100
     for style in ("share", "feed", "block"):
@@ -217,19 +219,14 @@ def _job(args: tuple[dict[str, Any], Path, tuple[int, ...], str | None]) -> dict
     return evaluate_room(*args)
 
 
-def report(results: list[dict[str, Any]]) -> None:
-    """Print the tables: per style and hands together, then whole rooms."""
+def report(results: list[dict[str, Any]], res: Any) -> None:
+    """Add the tables to the results (printed as they are): per style and hands together, then whole rooms."""
     pos = pd.DataFrame([p for r in results for p in r["positives"]], columns=["style", "slow", "level", "score", "verdict"])
     neg = pd.DataFrame([n for r in results for n in r["negatives"]],
                        columns=["style", "level", "score", "hands", "verdict", "friend"])
     cuts = pd.DataFrame([c for r in results for c in r["cuts"]], columns=["style", "level"]).fillna(0) if not any(
         r["cuts"] for r in results) else pd.DataFrame([c for r in results for c in r["cuts"]]).fillna(0)
-    print("\nby style and hands together L (positives: colluding pairs at the cut where they had sat L hands; "
-          "negatives: honest pairs with >= 10 hands in the same rooms' cuts). flagged / review / marked: share of the "
-          "colluding pairs with that verdict (marked = flagged or review); honest F / R: honest pairs flagged / in "
-          "review over those cuts; FDR: honest pairs among all pairs marked in those cuts")
-    print(f"{'style':<12}{'L':>5}{'n+':>5}{'n-':>7}{'AUC':>8}{'TPR@.1%':>9}{'flagged':>9}{'review':>8}{'marked':>8}"
-          f"{'honestF':>9}{'honestR':>9}{'FDR':>7}")
+    rows = []
     for style, g in pos.groupby("style"):
         for level, gl in g.groupby("level"):
             ng = neg[(neg["style"] == style) & (neg["level"] == level)]
@@ -239,39 +236,52 @@ def report(results: list[dict[str, Any]]) -> None:
             marked = hf + hr + int(c.get("colluding_flagged", pd.Series(0)).sum()) + int(
                 c.get("colluding_review", pd.Series(0)).sum())
             v = gl["verdict"]
-            print(f"{style:<12}{level:>5}{m['n_pos']:>5}{m['n_neg']:>7}{m['auc']:>8.3f}{m['tpr_at_0.1pct_fpr']:>9.2f}"
-                  f"{(v == 'flagged').mean():>9.2f}{(v == 'review').mean():>8.2f}{(v != 'clear').mean():>8.2f}"
-                  f"{hf:>9}{hr:>9}{(hf + hr) / marked if marked else 0.0:>7.3f}")
-    print("\nall styles, by hands together")
+            rows.append([style, int(level), m["n_pos"], m["n_neg"], m["auc"], m["tpr_at_0.1pct_fpr"],
+                         float((v == "flagged").mean()), float((v == "review").mean()), float((v != "clear").mean()),
+                         hf, hr, (hf + hr) / marked if marked else 0.0])
+    res.table("by_style", "By style and hands together L", ["style", "L", "colluding", "honest", "AUC", "TPR at 0.1% FPR",
+              "flagged", "review", "marked", "honest flagged", "honest review", "review FDR"], rows,
+              about="colluding pairs at the cut where they had sat L hands together; honest pairs with at least 10 "
+                    "hands in the same rooms' cuts. flagged / review / marked: shares of the colluding pairs (marked "
+                    "= flagged or for review); honest flagged / review: counts over those cuts; review FDR: honest "
+                    "pairs among all pairs marked in those cuts.")
+    rows = []
     for level, gl in pos.groupby("level"):
         m = metrics(gl["score"].to_numpy(), neg[neg["level"] == level]["score"].to_numpy())
         v = gl["verdict"]
-        print(f"L={level:<4} AUC {m['auc']:.3f}  TPR@1% {m['tpr_at_1pct_fpr']:.2f}  TPR@0.1% {m['tpr_at_0.1pct_fpr']:.2f}"
-              f"  flagged {(v == 'flagged').mean():.2f}  flagged-or-review {(v != 'clear').mean():.2f}")
+        rows.append([int(level), m["auc"], m["tpr_at_1pct_fpr"], m["tpr_at_0.1pct_fpr"], float((v == "flagged").mean()),
+                     float((v != "clear").mean())])
+    res.table("by_level", "Every style, by hands together", ["L", "AUC", "TPR at 1% FPR", "TPR at 0.1% FPR", "flagged",
+              "marked"], rows)
     tiers: dict[str, int] = {}
     for r in results:
         for k, n in r["full"]["tiers"].items():
             tiers[k] = tiers.get(k, 0) + n
     nh = sum(r["full"]["honest_pairs"] for r in results)
-    print(f"\nwhole rooms ({len(results)}): honest pairs {nh}: flagged {tiers.get('honest_flagged', 0)}, review "
-          f"{tiers.get('honest_review', 0)}; colluding pairs flagged {tiers.get('colluding_flagged', 0)}, review "
-          f"{tiers.get('colluding_review', 0)}, clear {tiers.get('colluding_clear', 0)}")
+    res.figure("rooms", len(results), "rooms", "whole rooms audited")
+    res.figure("honest_pairs", nh, "pairs", "honest pairs in the whole rooms")
+    res.figure("honest_flagged", tiers.get("honest_flagged", 0), f"of {nh}", "honest pairs flagged, whole rooms")
+    res.figure("honest_review", tiers.get("honest_review", 0), f"of {nh}", "honest pairs for review, whole rooms")
     by_style: dict[str, list[str]] = {}
     for r in results:
         for c in r["full"]["colluding"]:
             by_style.setdefault(c["style"], []).append(c["verdict"])
-    for style, vs in sorted(by_style.items()):
-        print(f"  {style:<12} {len(vs)} pairs: flagged {vs.count('flagged')}, review {vs.count('review')}")
+    res.table("whole_rooms", "Whole rooms: colluding pairs by style", ["style", "pairs", "flagged", "review", "clear"],
+              [[st, len(vs), vs.count("flagged"), vs.count("review"), vs.count("clear")]
+               for st, vs in sorted(by_style.items())])
     honest_rooms = [r for r in results if not r["full"]["colluding"]]
-    for r in honest_rooms:
-        print(f"honest room of {r['spec']['players']} players: {r['full']['honest_pairs']} pairs, flagged "
-              f"{r['full']['tiers'].get('honest_flagged', 0)}, review {r['full']['tiers'].get('honest_review', 0)}, "
-              f"top score {r['full']['max_honest_score']:.2f}")
+    res.table("honest_rooms", "Honest rooms (the alarm: a score of 5.0)", ["players", "pairs", "flagged", "review",
+              "top score"], [[r["spec"]["players"], r["full"]["honest_pairs"], r["full"]["tiers"].get("honest_flagged", 0),
+                              r["full"]["tiers"].get("honest_review", 0), r["full"]["max_honest_score"]]
+                             for r in honest_rooms])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="rooms of 700 hands, not 1,400")
+    ap.add_argument("--name", default="detection_styles", help="the results file: results/NAME.json")
     ap.add_argument("--cache", default="/tmp/bieqi-eval-audit")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--strength", type=float, default=None, help="colluders' lambda (the simulator's default: 1.0)")
@@ -287,7 +297,7 @@ def main() -> None:
     ap.add_argument("--policy", default=None, choices=["strategy", "model", "fast"],
                     help="the evaluator the rooms' rows are analysed with (default: the audit's, AUDIT_POLICY); "
                          "part of the rows' cache key")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     weaker = {k: v for k, v in (("strength", args.strength), ("share", args.share)) if v is not None}
     hands = 700 if args.quick else 1400
     levels = tuple(int(x) for x in args.levels.split(","))
@@ -300,6 +310,14 @@ def main() -> None:
     if args.only:
         keep = set(args.only.split(","))
         specs = [s for s in specs if s.get("label", s.get("style")) in keep]
+    res = Results(args.name, "Detection by style (the analyzer's simulator)", "detection",
+                  command_line("benchmarks.eval_audit", argv),
+                  parameters={**{k: v for k, v in vars(args).items() if k not in ("cache", "rows_only")},
+                              "rooms": len(specs), "hands": hands},
+                  about=f"Rooms of `analyzer simulate` ({hands} hands, 20 players; occasional: {int(hands * 1.5)} "
+                        "hands, 12 players), with weak and bot-like honest friends as confounders; each colluding pair "
+                        "scored on the room cut where it had sat L hands with its partner, and every whole room "
+                        "audited; the honest room of 40 players must flag nothing.")
     t0 = time.time()
     cache = Path(args.cache)
     with ProcessPoolExecutor(args.workers) as ex:
@@ -308,9 +326,9 @@ def main() -> None:
             print(f"rows of {len(specs)} rooms in {cache}: {time.time() - t0:.0f} s")
             return
         results = list(ex.map(_job, [(s, cache, levels, args.policy) for s in specs]))
-    print(f"policy {args.policy or 'audit default'}; rooms: {len(specs)} ({hands} hands, 20 players; occasional: "
-          f"{int(hands * 1.5)} hands, 12 players); levels {levels}; {time.time() - t0:.0f} s")
-    report(results)
+    res.parameters["minutes"] = round((time.time() - t0) / 60, 1)
+    report(results, res)
+    res.write()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Does the per-player skill figure measure skill, not luck? Honest rooms of players with known noise.
 
-Run: ``python3 benchmarks/eval_players.py [--quick] [--models softmax,blunder,no_tong] [--players 40]
+Run: ``python -m benchmarks.eval_players [--quick] [--models softmax,blunder,no_tong] [--players 40]
 [--hands 150] [--seed 1[,2,3]] [--search N] [--eval-seeds 0,1] [--samples N --max-samples M]
-[--policy model|strategy|fast] [--cheat]``.
+[--policy model|strategy|fast] [--cheat]`` (writes results/skill.json: the table by noise model).
 
 For each noise model (:mod:`analyzer.simulate.noise`) a room of honest players whose levels span
 the model's range is analysed (:func:`analyzer.analysis.decisions.analyse`, then
@@ -10,7 +10,7 @@ the model's range is analysed (:func:`analyzer.analysis.decisions.analyse`, then
 
 - Spearman between the known noise and the headline ``skill`` (sign turned so that 1 = perfect
   order), next to the same for the one-parameter sensitivity on the values alone (the former
-  headline), match rate, mean normalised loss, mean regret (points) and the plain mean score per
+  other figure), match rate, mean normalised loss, mean regret (points) and the plain mean score per
   hand (no analysis: the luck baseline); with several room seeds, each seed's figures and the
   smallest over the seeds;
 - the headline's movement between two evaluation seeds (same hands): median |difference| over the
@@ -130,7 +130,9 @@ def cheat_room(args: argparse.Namespace, kw: dict) -> None:
           f"(1 = best of {len(tab)}): {[tab['player'].tolist().index(p) + 1 for p in tab.player[tab.level == 'expert']]}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="24 players x 60 hands, 20 hands of precision")
     ap.add_argument("--models", default="softmax,blunder,no_tong")
@@ -149,7 +151,14 @@ def main() -> None:
                          "is not the reference heuristic)")
     ap.add_argument("--cheat", action="store_true", help="also a room with colluders and experts")
     ap.add_argument("--cheat-hands", type=int, default=1500)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    res = Results("skill", "Skill against known noise", "skill", command_line("benchmarks.eval_players", argv),
+                  parameters=dict(vars(args)),
+                  about="Honest rooms of the analyzer's players at a known noise level (one noise model a room, "
+                        "levels across its range), analysed at the defaults: the Spearman between the known noise and "
+                        "the player table's `skill` (1 = perfect order), beside simpler figures and the luck baseline "
+                        "(the plain mean score a hand); the skill's movement between two analysis seeds; honest "
+                        "players flagged.")
     if args.quick:
         args.players, args.hands, args.precision_hands, args.cheat_hands = 24, 60, 20, 600
     args.eval_seeds = [int(x) for x in args.eval_seeds.split(",")]
@@ -177,9 +186,15 @@ def main() -> None:
         figs = ["skill", "values-only sensitivity", "match_rate", "mean_loss", "score/hand (baseline)"]
         worst = pd.DataFrame(rows).groupby("model", sort=False)[figs].min()
         print(f"\nsmallest over room seeds {args.seed}:\n{worst.T.to_string(float_format=lambda x: f'{x:.3f}')}")
+    cols = list(table.columns)
+    res.table("by_model", "By noise model", cols, [[x.item() if hasattr(x, "item") else x for x in r]
+                                                   for r in table[cols].itertuples(index=False)])
+    res.figure("skill_min", float(table["skill"].min()), "", "the smallest Spearman of skill with the known noise, "
+               "every model and room seed", goal=">= 0.9")
     precision(args, kw)
     if args.cheat:
         cheat_room(args, kw)
+    res.write()
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """The per-player signal ("plays better than their level on the true deal") on honest search bots and on players
-who see hidden cards: rooms of the independent simulator (benchmarks/independent_sim.py), cut to their first 500 /
+who see hidden cards: rooms of the independent simulator (benchmarks/simulators/heuristic_lookahead.py), cut to their first 500 /
 1,000 / 2,400 hands.
 
     python benchmarks/eval_players_search.py                       # the default rooms below (~40 min the first time)
     python benchmarks/eval_players_search.py --rooms honest_friends:1 peek_all:1 --cuts 1000,2400
     PYTHONPATH=/other/checkout python benchmarks/eval_players_search.py   # the same rooms read by other code
 
-A room is STYLE:SEED. STYLE is one of independent_sim's styles (honest_* rooms have ~15% "lookahead" bots: a small
+A room is STYLE:SEED. STYLE is one of heuristic_lookahead's styles (honest_* rooms have ~15% "lookahead" bots: a small
 search that samples the hidden hands), or a room of its ``honest_friends`` players with two *peekers*, the same
 lookahead bots but seeing hidden cards (defined here, not in the simulator, so that its honest bots stay as written):
 
@@ -25,7 +25,7 @@ then a summary over all rooms and cuts.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import random
@@ -49,15 +49,13 @@ PEEKERS = 2
 
 
 def _sim() -> Any:
-    spec = importlib.util.spec_from_file_location("independent_sim", ROOT / "benchmarks" / "independent_sim.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module("benchmarks.simulators.heuristic_lookahead")
 
 
 def peek_room(style: str, seed: int, out: Path, hands: int) -> None:
-    """independent_sim's honest_friends room with PEEKERS players turned into peekers (``style``)."""
+    """heuristic_lookahead's honest_friends room with PEEKERS players turned into peekers (``style``)."""
     sim = _sim()
     base_build = sim.build_players
 
@@ -151,9 +149,9 @@ def room(spec: str, cache: Path, hands: int, jobs: int) -> tuple[pd.DataFrame, d
         if style in PEEK_STYLES:
             peek_room(style, int(seed), log, hands)
         else:
-            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "independent_sim.py"), "--style", style,
+            subprocess.run([sys.executable, "-m", "benchmarks.simulators.heuristic_lookahead", "--style", style,
                             "--seed", seed, "--out", str(log), "--hands", str(hands)], check=True,
-                           stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, cwd=ROOT)
     if not store.exists():  # the rows do not depend on the table's code: written once, read by every checkout
         subprocess.run([sys.executable, "-c", "from analyzer.cli import main; main()", "decisions", str(log), "-o",
                         str(store), "--jobs", str(jobs)], check=True, stdout=subprocess.DEVNULL)

@@ -2,7 +2,7 @@
 point as a corrupted or forged log could be, checked by the gate and by a small reference written here from the
 seed rules and the docs (not from the engine), and counted.
 
-    python benchmarks/gate_mutations.py [--hands 40] [--seed 1] [--show 8] [--codes] [--write FILE]
+    python -m benchmarks.gate_mutations [--hands 40] [--seed 1] [--show 8] [--codes] [--write FILE]
 
 The legal hands: the standard game's simulated room (the hands with a 通 or 独头七 first) and the independent engine's
 hands in shared/peer, the borrowing game's room (with its borrows), 信阳黑七's hands with and without rule ``throws``.
@@ -1533,7 +1533,9 @@ def run_sequences(variant: str, hands: int, seed: int) -> tuple[dict[str, Counte
     return table, findings
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hands", type=int, default=40, help="legal hands per game to mutate (default 40)")
     ap.add_argument("--seed", type=int, default=1)
@@ -1541,9 +1543,17 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=8, help="findings shown per variant (default 8)")
     ap.add_argument("--codes", action="store_true", help="also show the first problem codes per kind")
     ap.add_argument("--write", help="add every mutant line to this file (to run `analyzer validate` on them)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     global WRITE
     WRITE = args.write
+    res = Results("gate_mutations", "The gate under mutation", "gate", command_line("benchmarks.gate_mutations", argv),
+                  parameters={"hands": args.hands, "seed": args.seed, "variants": args.variants.split(",")},
+                  about="Legal hands of every game changed at one point, judged by the gate (its compiled path and "
+                        "its explaining path, which must agree) and by a reference written from the seed rules. "
+                        "Accepted, wrong: a mutant the gate took that the reference refuses (a gate bug); rejected, "
+                        "legal: a false alarm; other place / no place: a rejection naming another line, hand, move "
+                        "or trick than the reference's first fault, or none.")
+    summary: list[list[Any]] = []
     bad = 0
     for variant in args.variants.split(","):
         table, findings = run(variant, args.hands, args.seed)
@@ -1569,6 +1579,14 @@ def main() -> int:
         if len(findings) > args.show:
             print(f"  ... and {len(findings) - args.show} more findings")
         bad += len(findings)
+        summary.append([variant, *(total[c] for c in cols), len(findings)])
+    res.table("by_game", "Mutants by game", ["game", "mutants", "rejected", "accepted", "accepted, legal",
+                                              "accepted, wrong", "rejected, legal", "other place", "no place",
+                                              "findings"], summary)
+    res.figure("mutants", sum(r[1] for r in summary), "mutants", "mutants judged, every game")
+    res.figure("findings", bad, "findings", "findings (gate bugs, false alarms, misplaced, paths that disagree)",
+               goal="0")
+    res.write()
     return 1 if bad else 0
 
 

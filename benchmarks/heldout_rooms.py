@@ -4,7 +4,8 @@ added as parameter changes, each room read by the audit into a labelled pair tab
     python benchmarks/heldout_rooms.py OUTDIR [--list LIST] [--jobs 1]
 
 LIST: lines "SIM ROOM SEED" (default: ROOMS below). SIM: ours (analyzer simulate), s1..s5
-(benchmarks/independent_sim.py, independent_sim2..5.py). ROOM: x-sparse (60 players, 800 hands, 6 pairs
+(benchmarks/simulators: s1 heuristic_lookahead, s2 quirky_rules, s3 planner_sampler, s4 thumb_epsilon,
+s5 boltzmann_families). ROOM: x-sparse (60 players, 800 hands, 6 pairs
 partner-aware in a third of their decisions, seldom together, 4 honest friend pairs), x-occ (40 players, 5,000
 hands, 4 pairs fully sharing in one hand of ten together, 2 friend pairs), or a simulator's own room or style.
 Writes OUTDIR/SIM-ROOM-SEED.jsonl.gz, .truth.json (normalised: colluding_pairs, friend_pairs, cheaters), the
@@ -27,7 +28,7 @@ import time
 import pandas as pd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # the repository: benchmarks.simulators
 ANALYZER = [sys.executable, "-c", "from analyzer.cli import main; main()"]
 #: the share of decisions a sparse colluder is partner-aware in, and the share of hands an occasional one helps in
 AWARE = 1 / 3
@@ -65,7 +66,7 @@ def ours(room, seed, log, hands):
             "friend_pairs": [sorted(f["players"]) for f in tr["friend_pairs"]], "cheaters": []}
 
 
-# ------------------------------------------------------------------ s1 (independent_sim.py)
+# ------------------------------------------------------------------ s1 (heuristic_lookahead)
 S1 = {
     "x-sparse": ["--style", "share", "--pairs", "6", "--aware", str(AWARE), "--friends", "4", "--friend-seek", "0.5",
                  "--seek", "0.5", "--runs", "4-16", "--players", "60"],
@@ -77,8 +78,9 @@ S1 = {
 def s1(room, seed, log, hands):
     raw = log[:-3]
     args = S1.get(room, ["--style", room])
-    subprocess.run([sys.executable, os.path.join(HERE, "independent_sim.py"), *args, "--seed", str(seed), "--hands", str(hands),
-                    "--out", raw], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "benchmarks.simulators.heuristic_lookahead", *args, "--seed", str(seed),
+                    "--hands", str(hands),
+                    "--out", raw], check=True, capture_output=True, cwd=os.path.dirname(HERE))
     tr = json.load(open(raw.rsplit(".jsonl", 1)[0] + ".truth.json"))
     with open(raw, "rb") as f, gzip.open(log, "wb") as g:
         g.write(f.read())
@@ -88,9 +90,9 @@ def s1(room, seed, log, hands):
             "friend_pairs": [p for f in tr["friends"] for p in pairs_of(f["players"])], "cheaters": []}
 
 
-# ------------------------------------------------------------------ s2 (independent_sim2.py)
+# ------------------------------------------------------------------ s2 (quirky_rules)
 def _s2():
-    import independent_sim2 as m
+    from benchmarks.simulators import quirky_rules as m
 
     class XColluder(m.Colluder):
         aware = 1.0
@@ -158,9 +160,9 @@ def s2(room, seed, log, hands):
             "cheaters": [c["player"] for c in tr.get("cheaters", [])]}
 
 
-# ------------------------------------------------------------------ s3 (independent_sim3.py)
+# ------------------------------------------------------------------ s3 (planner_sampler)
 def _s3():
-    import independent_sim3 as m
+    from benchmarks.simulators import planner_sampler as m
     m.ROOMS["x-sparse"] = dict(n=60, mix=m.STD_MIX, pairs=[("aware", {})] * 6, friends=4, slen=(3, 10), seek=0.55,
                                fseek=0.35, desc="sparse: 6 pairs sharing in 1/3 of decisions, seldom together")
     m.ROOMS["x-occ"] = dict(n=40, mix=m.STD_MIX, pairs=[("occasional", {"rate": OCC_RATE})] * 4, friends=2,
@@ -196,9 +198,9 @@ def s3(room, seed, log, hands):
             "cheaters": list(tr.get("lone_cheaters", []))}
 
 
-# ------------------------------------------------------------------ s4 (independent_sim4.py)
+# ------------------------------------------------------------------ s4 (thumb_epsilon)
 def _s4():
-    import independent_sim4 as m
+    from benchmarks.simulators import thumb_epsilon as m
     m.ROOMS["x-sparse"] = dict(kind="collusion", players=60, style="aware", size=2, seek=0.5, slow=False,
                                slen=(2, 8), friends=[("thumb", 2), ("looker", 2), ("thumb", 2), ("thumb", 2)],
                                fseek=0.35, npairs=6, doc="sparse")
@@ -268,9 +270,9 @@ def s4(room, seed, log, hands):
             "cheaters": [r.colluders[0]] if r.style == "ghost" else []}
 
 
-# ------------------------------------------------------------------ s5 (independent_sim5.py)
+# ------------------------------------------------------------------ s5 (boltzmann_families)
 def _s5():
-    import independent_sim5 as m
+    from benchmarks.simulators import boltzmann_families as m
     m.ROOMS["x-sparse"] = dict(n=60, style="aware", groups=[[2 * i + 1, 2 * i + 2] for i in range(6)],
                                friends=[[13 + 2 * j, 14 + 2 * j] for j in range(4)], friend_seek=0.35, seek=0.5,
                                session=(2, 6), what="sparse")

@@ -1,8 +1,9 @@
 """Train the learned value model (seeded) and validate it on rooms it never saw; writes the shipped weights.
 
-Run: ``python3 benchmarks/train_value.py [--seed 11] [--hands 2400] [--samples 32] [--max-iter 40]
+Run: ``python -m benchmarks.train_value [--seed 11] [--hands 2400] [--samples 32] [--max-iter 40]
 [--out analyzer/data/value_model.npz] [--data CACHE.npz] [--val-hands 60] [--ref-samples 320] [--quick]``.
-The shipped weights are this command's output with its defaults.
+The shipped weights are this command's output with its defaults; ``--no-train`` only validates the model at
+``--out`` (the shipped one by default). Writes results/value_model.json.
 
 Training positions: every decision of simulated rooms of mixed-skill players (``noisy_room`` with
 the softmax, blunder, rankcover and no_tong noise models, levels across their ranges, and the
@@ -29,7 +30,7 @@ from analyzer.analysis.valuemodel import save_model
 from analyzer.analysis.valuetrain import Dataset, dataset, fit, own_losses, positions
 from analyzer.simulate.noise import noisy_room
 from analyzer.simulate.room import simulate
-from bench_decisions import careless_records  # the same hands as the speed benchmark (benchmarks/ is on the path)
+from benchmarks.bench_decisions import careless_records  # the same hands as the speed benchmark
 from analyzer.variants.bieqi import Record
 
 TRAIN_MODELS = ("softmax", "blunder", "rankcover", "no_tong")
@@ -48,7 +49,7 @@ def train_records(hands: int, seed: int) -> list[Record]:
     return noisy + room
 
 
-def compare(name: str, records: list[Record], model_path: Path, args: argparse.Namespace) -> None:
+def compare(name: str, records: list[Record], model_path: Path, args: argparse.Namespace) -> list[list[object]]:
     """Model and default rollouts against a many-sample reference on the positions of ``records``."""
     from analyzer.analysis.valuemodel import load_model
 
@@ -62,7 +63,7 @@ def compare(name: str, records: list[Record], model_path: Path, args: argparse.N
     ar = np.arange(len(batch))
     lr = own_losses(ref.ev[ar, :, a["turn"]], a["nopt"])
     ch = a["chosen"]
-    line = [f"{name}: {len(batch)} decisions"]
+    rows: list[list[object]] = []
     for label, ev in (("model", model), ("rollouts 8..32", roll.ev)):
         lx = own_losses(ev[ar, :, a["turn"]], a["nopt"])
         d = np.abs(lx[ar, ch] - lr[ar, ch])
@@ -73,14 +74,21 @@ def compare(name: str, records: list[Record], model_path: Path, args: argparse.N
         best = lr.argmin(axis=1)
         dx = ev[ar, ch] - ev[ar, best]
         dr = ref.ev[ar, ch] - ref.ev[ar, best]
-        line.append(f"  {label:>15}: chosen loss within 0.25: {(d <= 0.25).mean():.1%}, within 0.1: "
-                    f"{(d <= 0.1).mean():.1%}; every option within 0.25: {(allopt <= 0.25).mean():.1%}; same best: "
-                    f"{same:.1%}; per-seat delta |diff| median {np.median(np.abs(dx - dr)):.2f} pt, "
-                    f"corr {np.corrcoef(dx.ravel(), dr.ravel())[0, 1]:.3f}")
-    print("\n".join(line), flush=True)
+        rows.append([name, len(batch), label, float((d <= 0.25).mean()), float((d <= 0.1).mean()),
+                     float((allopt <= 0.25).mean()), float(same), float(np.median(np.abs(dx - dr))),
+                     float(np.corrcoef(dx.ravel(), dr.ravel())[0, 1])])
+    return rows
 
 
-def main() -> None:
+def _shown_path(p: Path) -> str:
+    """A path as the results file shows it: relative to the repository when inside it."""
+    root = Path(__file__).resolve().parents[1]
+    return str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from benchmarks.results import Results, command_line
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--hands", type=int, default=2400, help="training hands")
@@ -95,9 +103,15 @@ def main() -> None:
     ap.add_argument("--data", type=Path, help="cache of the training set (.npz): read if it exists, else written")
     ap.add_argument("--data-only", action="store_true", help="build (and cache) the training set, do not fit")
     ap.add_argument("--quick", action="store_true", help="300 training hands, 16 samples, 20 validation hands")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.quick:
         args.hands, args.samples, args.val_hands, args.ref_samples = 300, 16, 20, 160
+    res = Results("value_model", "The learned value model", "value-model", command_line("benchmarks.train_value", argv),
+                  parameters={k: (_shown_path(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                  about="The model's agreement with a many-sample reference on positions of rooms held out from "
+                        "training, beside the default adaptive rollouts (8..32 deals): the chosen option's normalised "
+                        "loss within 0.25 / 0.1 of the reference, every option's within 0.25, the same best option, "
+                        "and each seat's delta against the reference's.")
     if not args.no_train:
         t = time.process_time()
         if args.data is not None and args.data.exists():
@@ -107,8 +121,9 @@ def main() -> None:
             data = dataset(train_records(args.hands, args.seed), samples=args.samples, seed=args.seed)
             if args.data is not None:
                 np.savez(args.data, x=data.x, nopt=data.nopt, y=data.y, chosen=data.chosen)
-        print(f"{len(data)} training decisions ({int(data.nopt.sum())} options) from {args.hands} hands, "
-              f"{args.samples} deals each: {time.process_time() - t:.0f} s CPU", flush=True)
+        res.figure("training_decisions", len(data), "decisions", f"training decisions ({int(data.nopt.sum())} options) "
+                   f"from {args.hands} hands, {args.samples} deals each")
+        res.figure("dataset_cpu_s", time.process_time() - t, "s", "building the training set: CPU")
         if args.data_only:
             return
         t = time.process_time()
@@ -118,7 +133,7 @@ def main() -> None:
         print(f"fit: {time.process_time() - t:.0f} s CPU", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         save_model(args.out, model)
-        print(f"wrote {args.out}; held-out loss error (loss_se) {model.loss_se:.3f}")
+        res.figure("loss_se", model.loss_se, "", "held-out loss error of the fit (loss_se)")
     s = args.seed + 1000
     rooms = {
         "held-out mixed rooms": train_records(args.val_hands, s),
@@ -128,8 +143,11 @@ def main() -> None:
         "room, strong mix, block pair": list(simulate(hands=args.val_hands, players=12, seed=s + 3, colluders=1,
                                                        style="block", skill_mix="strong:0.5,expert:0.5").records),
     }
-    for name, recs in rooms.items():
-        compare(name, recs, args.out, args)
+    rows = [r for name, recs in rooms.items() for r in compare(name, recs, args.out, args)]
+    res.table("held_out", "Held-out rooms against the reference", ["room", "decisions", "evaluator",
+              "chosen within 0.25", "chosen within 0.1", "every option within 0.25", "same best", "seat delta |diff| "
+              "median (points)", "seat delta corr"], rows)
+    res.write()
 
 
 if __name__ == "__main__":

@@ -7,30 +7,14 @@ hand and the move or trick the reference finds first."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import orjson
 import pytest
 
 from analyzer.validate import generate_checked
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _hunt() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gate_mutations", ROOT / "benchmarks" / "gate_mutations.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["gate_mutations"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-hunt = _hunt()
+from benchmarks import gate_mutations as hunt
 
 
 def _total(table: dict[str, Counter[str]]) -> Counter[str]:

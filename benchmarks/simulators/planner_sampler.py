@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Independent room simulator #3 for standard 憋七 ("bieqi" variant, log format v1).
+"""Rooms of planner, blocker, beginner, Monte Carlo sampler and drifting bots, each choosing by softmax + blunders.
 
-Written from the seed rules and docs/log-format.md only (not from analyzer/simulate or the
-other independent simulators), to test the audit from outside.
+An independent simulator for standard 憋七 ("bieqi" variant, log format v1), written from the seed rules and the
+log format only (not from the analyzer's simulator or the other independent simulators), to test the audit from
+outside.
 
-    python benchmarks/independent_sim3.py --room NAME --hands N --seed S --out LOG.jsonl[.gz]
+    python -m benchmarks.simulators.planner_sampler --room NAME --hands N --seed S --out LOG.jsonl[.gz]
 
 writes LOG and LOG.truth.json (LOG's name without .jsonl/.gz + .truth.json). `--list` prints the rooms.
 
@@ -13,10 +14,11 @@ neighbour of a suit's end on the table or any 7 of an unopened suit, must play a
 else cover any card; cover points A=1..K=13; 通 = covered nothing; factors 2/4/8 for 1/2/3 通 on the
 others, x8 per 独头七 (a 通 whose last card was a 7), stacked; score_i = sum_j (pts_j - pts_i).
 
-Bots (ours): planner (chain/blocking heuristic with its own cover policy), blocker (cautious,
-holds back cards others need), beginner (random-ish, covers the cheapest card), sampler (Monte Carlo
-over hidden hands with cheap rollouts), drifter (planner whose temperature drifts over the room).
-Everybody chooses through a softmax of its own values at a per-player temperature plus a blunder rate.
+Bots: planner (chain/blocking heuristic with its own cover policy), blocker (cautious, holds back cards others
+need), beginner (random-ish, covers the cheapest card), sampler (Monte Carlo over hidden hands with cheap
+rollouts), drifter (planner whose temperature drifts over the room). Everybody chooses through a softmax of its
+own values at a per-player temperature plus a blunder rate. The ``four-*`` and ``honest-four`` rooms are a private
+table: the same four players every hand.
 """
 from __future__ import annotations
 
@@ -671,6 +673,15 @@ ROOMS = {
     "lone": dict(n=32, mix=STD_MIX, lone=True, friends=1,
                  desc="1 lone cheater seeing all hands, Monte Carlo on the true deal, 30% human mistakes"),
 }
+
+
+# A private table: the same four players every hand, honest, with one pair of a style, or with a lone cheater.
+PRIVATE_TABLE = {"honest": {}, "soft": {"pairs": [("soft", {})]}, "highmult": {"pairs": [("highmult", {})]},
+                 "feeder": {"pairs": [("feeder", {})]}, "coverinfo": {"pairs": [("coverinfo", {})]},
+                 "occasional": {"pairs": [("occasional", {"rate": 0.15})]}, "lone": {"lone": True}}
+for _kind, _extra in PRIVATE_TABLE.items():
+    ROOMS["honest-four" if _kind == "honest" else f"four-{_kind}"] = dict(n=4, mix=STD_MIX, desc="4 players at one table",
+                                                                          **_extra)
 
 
 def build_room(name, seed):

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""A second independent 憋七 (bieqi) room simulator, stdlib only, seeded (benchmarks/eval_independent2.py).
+"""Rooms of rule-based players with fixed quirks, improvers and tired players, honest blockers and a search bot.
 
-Written from the rules (docs/glossary.md, docs/log-format.md, the seed texts) by a session's helper that had read
-neither the analyzer's simulator nor benchmarks/independent_sim.py (only the latter's list of styles, to choose
-others). Bots: rule-based human-like players with fixed personal quirks (lexicographic rules, not a softmax),
-players who improve or tire over the session, an honest "hold the 7s" blocker, and a determinized rollout search
-bot of varying strength. Collusion styles: help only when the partner is behind, signalling through WHICH card is
-covered, self-sacrifice, one-way information (spotter -> beneficiary), cheating only in the last third, two
-colluding pairs at one table, a lone omniscient cheater.
+An independent simulator (stdlib only, seeded), written from the rules without reading the analyzer's simulator.
+Bots: rule-based human-like players with fixed personal quirks (lexicographic rules, not a softmax), players who
+improve or tire over the room, an honest "hold the 7s" blocker, and a determinized rollout search bot of varying
+strength. Collusion styles: help only when the partner is behind, signalling through WHICH card is covered,
+self-sacrifice, one-way information (spotter -> beneficiary), cheating only in the last third, two colluding pairs
+at one table, a lone omniscient cheater.
 
-    python benchmarks/independent_sim2.py --room NAME --seed N --out room.jsonl [--hands 2400]
+    python -m benchmarks.simulators.quirky_rules --room NAME --seed N --out room.jsonl [--hands 2400] [--players N]
+
 Writes room.jsonl and room.truth.json.
 """
 from __future__ import annotations

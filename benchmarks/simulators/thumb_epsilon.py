@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""A fourth independent room simulator for standard 憋七 (bieqi), with its own rules engine.
+"""Rooms of rule-of-thumb bots with epsilon or rank-based noise (thumb, looker, novice, tilter, learner families).
 
-Written only from the seed rule texts, docs/log-format.md, schemas/, README.md and samples/
-(docs/independent4.md says what it models). It shares no code with the analyzer: the
-analyzer's validator is used only to check its logs.
+An independent simulator for standard 憋七 with its own rules engine, written only from the seed rule texts, the
+log format, the schemas, the README and the samples. It shares no code with the analyzer: the analyzer's
+validator is used only to check its logs. Its choice noise is never a softmax.
 
-    python benchmarks/independent_sim4.py --list
-    python benchmarks/independent_sim4.py --room ring3 --hands 3000 --seed 4 --out /tmp/r.jsonl.gz
-    python benchmarks/independent_sim4.py --room ring3 --hands 1500 --seed 4 --ab
+    python -m benchmarks.simulators.thumb_epsilon --list
+    python -m benchmarks.simulators.thumb_epsilon --room c-ring3 --hands 3000 --seed 4 --out /tmp/r.jsonl.gz
+    python -m benchmarks.simulators.thumb_epsilon --room c-ring3 --hands 1500 --seed 4 --ab
 
 The log FILE.jsonl.gz gets its truth beside it as FILE.truth.json. ``--ab`` plays the room twice on
 the same seating, deals and random draws, once with the colluders' help switched off, and prints
@@ -391,7 +391,7 @@ ROOMS = {
     "c-ghost": dict(kind="lone", players=28, style="ghost", size=1, seek=0.0, slow=False),
     "c-kamikaze": dict(kind="collusion", players=26, style="kamikaze", size=2, seek=0.85, slow=False),
 }
-# Tried and dropped (docs/independent4.md): its paired A/B gain was nil.
+# Left out of the evaluations: its paired A/B gain (--ab) is nil, so the help it models changes nothing.
 DROPPED = {"c-signal7"}
 
 DEFAULT_MIX = {"thumb": 0.4, "looker": 0.2, "novice": 0.15, "tilter": 0.15, "learner": 0.1}
@@ -858,7 +858,7 @@ class Room:
                           "changed_choices": self.changed_total.get(pr, 0),
                           "slow_when_helping": bool(self.cfg.get("slow"))})
         return {
-            "simulator": "benchmarks/independent_sim4.py",
+            "simulator": "benchmarks.simulators.thumb_epsilon",
             "room": self.name, "seed": self.seed, "hands": self.hands, "sessions": self.sessions,
             "kind": self.cfg["kind"],
             "description": self.cfg.get("doc") or STYLE_DOC.get(self.style, ""),

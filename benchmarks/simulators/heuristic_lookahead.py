@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Independent 憋七 room simulator with honest bots, friends, habits and colluders of several styles.
+"""Rooms of random, greedy, softmax-heuristic and small-lookahead bots, with friends, habits and colluders.
 
-Written from the rules (docs/ and the seed texts) by a session's helper that had not read analyzer/simulate and
-imports nothing of the analyzer: other bots (random, greedy, softmax heuristics, a small lookahead), other room
-shapes, other think-time noise and other collusion styles than the project's simulator, to measure the audit on
-data it was not built on (benchmarks/eval_independent.py). Usage:
-    python benchmarks/independent_sim.py --style STYLE --seed N --out room.jsonl [--hands 2400] [--players 20]
+An independent simulator: written from the rules alone, importing nothing of the analyzer, with other bots, room
+shapes, think-time noise and collusion styles than the analyzer's own simulator, so the audit is measured on play
+it was not built on. Every random choice comes from ``--seed`` and the style's name.
+
+    python -m benchmarks.simulators.heuristic_lookahead --style STYLE --seed N --out room.jsonl [--hands 2400]
+        [--players 20] [--runs 5-10]
+
 Styles: honest_friends, honest_habits, honest_longtables, honest_chatty, honest_club, honest_casual, honest_mentor,
-        share, late_feed, block, signal, trio,
-        part20, weak_share, cover_only
-Writes room.jsonl and room.truth.json (colluders, friends, hands together).
+share, late_feed, block, signal, trio, part20, weak_share, cover_only (benchmarks/README.md says what
+each is). Writes room.jsonl and room.truth.json (colluders, friends, habits, each player's bot, hands together).
 """
 from __future__ import annotations
 
@@ -461,7 +462,7 @@ def think_ms(rng, p, nopts, table_lag, slow_extra=0.0):
     return max(50, int(t * 1000))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--style", required=True)
     ap.add_argument("--seed", type=int, default=1)
@@ -476,7 +477,7 @@ def main():
     ap.add_argument("--friends", type=int, default=None)
     ap.add_argument("--friend-seek", type=float, default=None)
     ap.add_argument("--chat-factor", type=float, default=1.4, help="honest_chatty: friends' think-time factor together")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     global CHAT_FACTOR, AWARE
     CHAT_FACTOR = a.chat_factor
     AWARE = a.aware

@@ -1,12 +1,13 @@
-"""A fifth independent room simulator for standard 憋七, for an outside test of the collusion audit.
+"""Rooms of shedder, spoiler, hoarder, Monte Carlo, fumbler and day-shift bots with Boltzmann noise and fatigue.
 
-Written only from the seed rule texts, docs/log-format.md, schemas/, README.md and samples/ (not from
-analyzer/simulate/, the other independent simulators or the detection code). Its own rules engine, bots,
-noise, think times, room model and collusion styles; see docs/independent5.md.
+An independent simulator for standard 憋七, for an outside test of the collusion audit, written only from the seed
+rule texts, the log format, the schemas, the README and the samples (not from the analyzer's simulator, the other
+independent simulators or the detection code). Its own rules engine, bots, noise (temperature, fatigue, endgame
+blunders, misclicks, time-outs), think times, room model and collusion styles.
 
-    python benchmarks/independent_sim5.py --list
-    python benchmarks/independent_sim5.py --room c-losing --hands 1000 --seed 5 --out /tmp/i5/r.jsonl.gz
-    python benchmarks/independent_sim5.py --room c-losing --hands 3000 --seed 5 --ab   # paired gain of the help
+    python -m benchmarks.simulators.boltzmann_families --list
+    python -m benchmarks.simulators.boltzmann_families --room c-losing --hands 1000 --seed 5 --out /tmp/i5/r.jsonl.gz
+    python -m benchmarks.simulators.boltzmann_families --room c-losing --hands 3000 --seed 5 --ab   # paired gain
 
 Every random choice comes from a seeded stream: the room (players, seating, clocks) from (seed, room), each
 hand's deal and each seat's choices and think times from (seed, room, hand number, seat), so a run with the help
