@@ -1,6 +1,6 @@
 """The pair score judged on simulators it was not fitted on: leave one simulator out.
 
-    python benchmarks/eval_heldout.py TABLES [--out benchmarks/results/heldout.json]
+    python -m benchmarks.eval_heldout TABLES
 
 TABLES: the labelled pair tables benchmarks/heldout_rooms.py writes (six simulators: ours and s1..s5). For each
 simulator the combination's weights are fitted on the other five (benchmarks/fit_combine.py) and the held-out
@@ -16,19 +16,20 @@ holds the machine, the load, the command, the git commit, the parameters and eve
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import platform
-import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 from fit_combine import MIN_HANDS, fit, load_tables  # noqa: E402
+
+from benchmarks import results  # noqa: E402
 
 from analyzer.analysis.dist import bh_adjust  # noqa: E402
 from analyzer.audit.calibrate import DEFAULT_ALPHA, Alarm  # noqa: E402
@@ -92,10 +93,12 @@ def room_rows(p: pd.DataFrame, params: Params, alarm: Alarm) -> tuple[dict, dict
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tables")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "heldout.json"))
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "heldout.json"),
+                    help="the results file (its folder receives heldout.json)")
     a = ap.parse_args(argv)
     t0 = time.time()
     load0 = os.getloadavg()
+    revision = results.commit()  # the code measured, read as it starts
     alarm = Alarm(alpha=DEFAULT_ALPHA, min_hands=MIN_HANDS)
     everything = load_tables(a.tables)
     sims = [s for s in SIMS if any(str(t["sim"].iloc[0]) == s for t in everything)]
@@ -128,26 +131,23 @@ def main(argv: list[str] | None = None) -> int:
     for sim, v in nulls.items():
         print(f"  {sim:5s} pairs {v['honest_pairs']:5d}  " + "  ".join(
             f"<= {x}: {v[f'share_le_{x}']:.4f}" for x in LEVELS))
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
-    except OSError:
-        commit = ""
-    result = {"benchmark": "eval_heldout", "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                                       "python": platform.python_version()},
-              "load": {"start": list(load0), "end": list(os.getloadavg())}, "seconds": round(time.time() - t0, 1),
-              "command": "python benchmarks/eval_heldout.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "git_commit": commit, "parameters": {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands,
-                                                   "tables": len(everything), "fold_weights": weights},
-              "table": json.loads(g.to_json(orient="records")), "null": nulls,
-              "rooms": json.loads(df.to_json(orient="records"))}
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
-    print(f"{a.out} written ({time.time() - t0:.0f}s)")
+    res = results.Results(
+        "heldout", "Held-out simulators: the pair score fitted on five simulators, read on the sixth", "held-out",
+        results.command_line("benchmarks.eval_heldout", argv),
+        {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands, "tables": len(everything),
+         "fold_weights": weights},
+        about="Each simulator's rooms are scored with the combination's weights fitted on the other simulators' rooms "
+              "(leave one simulator out); `previous` is the score without the learned combination (the largest signal, "
+              "Bonferroni over signals and directions). Rooms: `python benchmarks/heldout_rooms.py TABLES`.")
+    res.revision, res.load_start = revision, load0[0]
+    cols = ["sim", "style", "score", "rooms", "auc", "auc_min", "colluding", "flagged", "marked", "honest_flagged",
+            "honest_marked", "review_fdr"]
+    res.table("by_style", "Held-out simulator x style", cols, g[cols].values.tolist())
+    res.table("null", "Null calibration: the share of honest pairs' p at or below each level, held-out honest rooms",
+              ["sim", "honest_pairs", *(f"p <= {x}" for x in LEVELS)],
+              [[sim, v["honest_pairs"], *(v[f"share_le_{x}"] for x in LEVELS)] for sim, v in nulls.items()])
+    res.write(Path(a.out).parent)
+    print(f"({time.time() - t0:.0f}s)")
     return 0
 
 

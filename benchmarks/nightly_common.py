@@ -6,14 +6,14 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import platform
 import resource
-import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks import results
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -52,51 +52,30 @@ def cut_days(log: Path, folder: Path, per_day: int, days: int) -> list[Path]:
     return out
 
 
-def _commit() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-    changed = [x for x in git("status", "--porcelain", "--untracked-files=no").splitlines()
-               if "benchmarks/results/" not in x]
-    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(changed)}
+#: Titles of the nightly benchmarks' results on the evaluation page.
+TITLES = {"nightly_look_cost": "A nightly look's cost, night 1 and night 20, interleaved",
+          "nightly_null": "Honest pairs looked at every night: the share ever alarmed",
+          "nightly_looks": "Twenty nights of one room: the look's cost and when pairs are flagged"}
 
 
-def _machine() -> dict[str, Any]:
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.release()}"}
-
-
-class Results:
-    """A benchmark's results: made when it starts (load, command, commit read then), figures added, written whole to
-    ``benchmarks/results/<name>.json``."""
+class Results(results.Results):
+    """The toolkit's results file in the nightly section, with figures given as (key, value, unit, what) and tables
+    as rows of dicts."""
 
     def __init__(self, name: str, parameters: dict[str, Any]) -> None:
-        self.name = name
-        self.doc: dict[str, Any] = {"name": name, "machine": _machine(), "load_start": round(os.getloadavg()[0], 2),
-                                    "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-                                    **_commit(), "parameters": parameters, "figures": {}, "tables": {}}
+        super().__init__(name, TITLES.get(name, TITLES["nightly_looks"]), "nightly",
+                         results.command_line(f"benchmarks.{Path(sys.argv[0]).stem}"), parameters)
 
-    def figure(self, key: str, value: Any, unit: str, what: str) -> None:
-        self.doc["figures"][key] = {"value": value, "unit": unit, "what": what}
-        print(f"{what}: {value} {unit}".rstrip())
+    def figure(self, key: str, value: Any, unit: str = "", about: str = "", goal: str | None = None) -> Any:
+        return super().figure(key, value if isinstance(value, (int, float, str)) or value is None else str(value),
+                              unit, about, goal)
 
-    def table(self, key: str, rows: list[dict[str, Any]]) -> None:
-        self.doc["tables"][key] = rows
+    def table(self, key: str, rows: list[dict[str, Any]], title: str = "", columns: list[str] | None = None,
+              about: str = "") -> None:  # type: ignore[override]
+        cols = columns or (list(rows[0]) if rows else [])
+        super().table(key, title or key, cols, [[_cell(r.get(c)) for c in cols] for r in rows], about)
 
-    def write(self, path: Path | None = None) -> Path:
-        self.doc["load_end"] = round(os.getloadavg()[0], 2)
-        target = path or RESULTS / f"{self.name}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.doc, indent=1, default=float) + "\n", encoding="utf-8")
-        os.replace(tmp, target)
-        print(f"wrote {target}")
-        return target
+
+def _cell(x: Any) -> Any:
+    """A table's cell: a number or a short text (lists and dicts as JSON)."""
+    return x if isinstance(x, (int, float, str)) or x is None else json.dumps(x)
