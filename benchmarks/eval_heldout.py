@@ -140,9 +140,13 @@ def main(argv: list[str] | None = None) -> int:
               "(leave one simulator out); `previous` is the score without the learned combination (the largest signal, "
               "Bonferroni over signals and directions). Rooms: `python benchmarks/heldout_rooms.py TABLES`.")
     res.revision, res.load_start = revision, load0[0]
-    cols = ["sim", "style", "score", "rooms", "auc", "auc_min", "colluding", "flagged", "marked", "honest_flagged",
-            "honest_marked", "review_fdr"]
-    res.table("by_style", "Held-out simulator x style", cols, g[cols].values.tolist())
+    new, prev = (g[g["score"] == k].set_index(["sim", "style"]) for k in ("new", "previous"))
+    res.table("by_style", "Held-out simulator x style (new score / previous score)",
+              ["sim", "style", "rooms", "AUC", "AUC prev", "colluding", "flagged", "flagged prev", "marked",
+               "marked prev", "honest flagged", "review FDR"],
+              [[sim, style, r["rooms"], r["auc"], prev.loc[(sim, style), "auc"], r["colluding"], r["flagged"],
+                prev.loc[(sim, style), "flagged"], r["marked"], prev.loc[(sim, style), "marked"], r["honest_flagged"],
+                r["review_fdr"]] for (sim, style), r in new.iterrows()])
     res.table("null", "Null calibration: the share of honest pairs' p at or below each level, held-out honest rooms",
               ["sim", "honest_pairs", *(f"p <= {x}" for x in LEVELS)],
               [[sim, v["honest_pairs"], *(v[f"share_le_{x}"] for x in LEVELS)] for sim, v in nulls.items()])

@@ -69,7 +69,7 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     res.table("looks", [{"night": k, "wall_s": [round(x, 2) for x in walls[k]], "cpu_s": [round(x, 2) for x in cpus[k]]}
-                        for k in walls])
+                        for k in walls], page=False)
     res.figure("loads", loads, "", "1-minute load before each look")
     w1, wn = statistics.median(walls["first"]), statistics.median(walls["last"])
     c1, cn = statistics.median(cpus["first"]), statistics.median(cpus["last"])

@@ -98,7 +98,7 @@ def main() -> None:
             final_fixed = flagged_now
         nights.append(row)
         print(row, flush=True)
-    res.table("nights", nights)
+    res.table("nights", nights, page=False)
     first, last = nights[0], nights[-1]
     res.figure("look_wall_first_s", first["look_wall_s"], "s", "night 1's look, wall")
     res.figure("look_wall_last_s", last["look_wall_s"], "s", f"night {last['night']}'s look, wall")
