@@ -54,7 +54,8 @@ def evaluate(res: Results, todo: list[h.Room], workers: int = 1, calibration: bo
     pairs = pd.concat([h.pair_rows(x) for x in audited], ignore_index=True)
     players = pd.concat([h.player_rows(x) for x in audited], ignore_index=True)
     by_style = h.tabulate(pairs, players, by=("simulator", "style"))
-    res.table("by_style", "By simulator and style", STYLE_COLUMNS, h.frame_rows(by_style, STYLE_COLUMNS))
+    res.table("by_style", "By simulator and style", STYLE_COLUMNS, h.frame_rows(by_style, STYLE_COLUMNS),
+              page=False)
     by_sim = h.tabulate(pairs, players, by=("simulator",))
     res.table("by_simulator", "By simulator", SIM_COLUMNS, h.frame_rows(by_sim, SIM_COLUMNS))
     col, hon = pairs[pairs["kind"] == "colluding"], pairs[pairs["kind"] == "honest"]

@@ -74,9 +74,7 @@ class Results(results.Results):
               about: str = "", page: bool = True) -> None:  # type: ignore[override]
         """``page``: False for a table kept in the file only (a night-by-night log), not drawn on the page."""
         cols = columns or (list(rows[0]) if rows else [])
-        super().table(key, title or key, cols, [[_cell(r.get(c)) for c in cols] for r in rows], about)
-        if not page:
-            self.tables[-1]["section"] = "file-only"
+        super().table(key, title or key, cols, [[_cell(r.get(c)) for c in cols] for r in rows], about, page)
 
 
 def _cell(x: Any) -> Any:

@@ -88,15 +88,18 @@ class Results:
         print(f"{about or key}: {value}{' ' + unit if unit else ''}" + (f"  (goal {goal})" if goal else ""), flush=True)
         return value
 
-    def table(self, key: str, title: str, columns: list[str], rows: list[list[Any]], about: str = "") -> None:
-        """Add one table (printed now); cells are numbers or short strings."""
+    def table(self, key: str, title: str, columns: list[str], rows: list[list[Any]], about: str = "",
+              page: bool = True) -> None:
+        """Add one table (printed now); cells are numbers or short strings. ``page``: False for a table the file keeps
+        but the evaluation page does not draw (one row a room, a night-by-night log)."""
         def cell(x: Any) -> Any:
             if isinstance(x, float):
                 return None if x != x else float(f"{x:.4g}")
             return x
 
         rows = [[cell(x) for x in r] for r in rows]
-        self.tables.append({"key": key, "title": title, "columns": columns, "rows": rows, "about": about})
+        self.tables.append({"key": key, "title": title, "columns": columns, "rows": rows, "about": about,
+                            **({} if page else {"section": "file-only"})})
         widths = [max(len(str(c)), *(len(_shown(r[i])) for r in rows)) if rows else len(str(c))
                   for i, c in enumerate(columns)]
         print(f"\n{title}")
