@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {sim:5s} pairs {v['honest_pairs']:5d}  " + "  ".join(
             f"<= {x}: {v[f'share_le_{x}']:.4f}" for x in LEVELS))
     res = results.Results(
-        "heldout", "Held-out simulators: the pair score fitted on five simulators, read on the sixth", "held-out",
+        "heldout", "Held-out simulators: the pair score fitted on five simulators, read on the sixth", "held-out-simulators",
         results.command_line("benchmarks.eval_heldout", argv),
         {"alpha": alarm.alpha, "fdr": alarm.fdr, "min_hands": alarm.min_hands, "tables": len(everything),
          "fold_weights": weights},

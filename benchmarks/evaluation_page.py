@@ -38,8 +38,8 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("private-table", "Private table", "python -m benchmarks.eval_private_table"),
     ("burst-null", "Burst null", "python -m benchmarks.burst_null --sets extra,honest"),
     ("calibration", "Calibration", "python -m benchmarks.eval_simulators"),
-    ("held-out", "Held-out simulators", "python -m benchmarks.eval_heldout TABLES"),
-    ("nightly", "Nightly looks", "python -m benchmarks.nightly_looks"),
+    ("held-out-simulators", "Held-out simulators", "python -m benchmarks.eval_heldout TABLES"),
+    ("nightly-looks", "Nightly looks", "python -m benchmarks.nightly_looks"),
     ("skill", "Skill", "python -m benchmarks.eval_players"),
     ("gate", "Gate", "python -m benchmarks.gate_mutations"),
 ]

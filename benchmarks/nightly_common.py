@@ -63,7 +63,7 @@ class Results(results.Results):
     as rows of dicts."""
 
     def __init__(self, name: str, parameters: dict[str, Any]) -> None:
-        super().__init__(name, TITLES.get(name, TITLES["nightly_looks"]), "nightly",
+        super().__init__(name, TITLES.get(name, TITLES["nightly_looks"]), "nightly-looks",
                          results.command_line(f"benchmarks.{Path(sys.argv[0]).stem}"), parameters)
 
     def figure(self, key: str, value: Any, unit: str = "", about: str = "", goal: str | None = None) -> Any:
