@@ -17,8 +17,18 @@ from analyzer.variants import registry
 VALIDATED_ONLY = "the deal, bids, plays and settlement replayed by the rules"
 
 
+def _own_problems(audit: Mapping[str, Any]) -> Counter[str] | None:
+    """The problems by code when they are all one other game's (problems do not name their game: only a room of
+    that game alone, with no standard hand, has them all), else None."""
+    if audit["hands"] or len(other_games(audit)) != 1:
+        return None
+    return Counter(str(p.get("code")) for p in audit.get("problems") or [])
+
+
 def _problem_counts(audit: Mapping[str, Any]) -> str:
-    by_code = Counter(str(p.get("code")) for p in audit.get("problems") or [])
+    by_code = _own_problems(audit)
+    if by_code is None:
+        return "the problems found in audit.json"
     if not by_code:
         return "no problem found"
     return f"{sum(by_code.values())} problem(s) found: " + ", ".join(f"{c} {n}" for c, n in by_code.most_common())
@@ -69,13 +79,13 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
     return [pair_audit_line(audit), *game_lines(audit)]
 
 
-#: The page's view of each other game (``audit.games`` in the page's data).
 def page_games(audit: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each other game for the page: its section's tables as audit.json holds them (``kind: "borrow"``), or a
-    game validated only (``kind: "validated"``) with its hands and the problems found by code."""
+    game validated only (``kind: "validated"``) with its hands and the problems found by code (None when the room
+    holds other hands too: the validation page lists them)."""
     games = registry()
     out: list[dict[str, Any]] = []
-    by_code = Counter(str(p.get("code")) for p in audit.get("problems") or [])
+    by_code = _own_problems(audit)
     for name in other_games(audit):
         game = games.get(name)
         section = audit.get(name)
@@ -85,7 +95,7 @@ def page_games(audit: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "players": list(section.get("players") or []), "pairs": list(section.get("pairs") or [])})
         else:
             out.append({"game": name, "kind": "validated", "hands": (audit.get("skipped_hands") or {}).get(name, 0),
-                        "problems": sorted(by_code.items(), key=lambda x: (-x[1], x[0]))})
+                        "problems": None if by_code is None else sorted(by_code.items(), key=lambda x: (-x[1], x[0]))})
     return out
 
 

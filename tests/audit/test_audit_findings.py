@@ -91,3 +91,18 @@ def test_a_heiqi_room_lists_the_problems_validation_found(tmp_path):
         in r.stdout
     [game] = _page_data(out)["audit"]["games"]
     assert game["kind"] == "validated" and game["problems"] == [["bad-first-bidder", len(problems)]]
+
+
+def test_beside_standard_hands_the_other_games_follow_the_pair_audit_line(tmp_path):
+    out = tmp_path / "out"
+    r = run_cli("audit", str(ROOT / "samples" / "legal.jsonl"), str(ROOT / "samples" / "heiqi-sample.jsonl"),
+                "--out", str(out), "--samples", "1", "--dd-samples", "0")
+    assert r.exit_code in (0, 1), r.output
+    audit = json.loads((out / "audit.json").read_text())
+    lines = r.stdout.splitlines()
+    assert audit["hands"] > 0 and lines[0].startswith(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, ")
+    assert lines[1] == "  not in the pair audit (its signals read standard 憋七 hands only): 4 hand(s) of xinyang-heiqi"
+    page = _page_data(out)["audit"]
+    # problems do not name their game: beside standard hands they are not counted as 信阳黑七's
+    assert page["hands"] == audit["hands"] and page["games"] == [
+        {"game": "xinyang-heiqi", "kind": "validated", "hands": 4, "problems": None}]

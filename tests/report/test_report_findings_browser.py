@@ -75,3 +75,16 @@ def test_the_heiqi_page_in_chinese_names_the_game_in_chinese(page: object, tmp_p
     expect(box).to_contain_text("信阳黑七：4 局有效牌局")
     text = box.inner_text()
     assert "搭档审计不涵盖这一玩法" in text and not i18n.english_words(text), i18n.english_words(text)
+
+
+def test_beside_standard_hands_the_page_keeps_the_pair_audit(page: object, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = run_cli("audit", str(ROOT / "samples" / "legal.jsonl"), str(ROOT / "samples" / "heiqi-sample.jsonl"),
+                "--out", str(out), "--samples", "1", "--dd-samples", "0")
+    assert r.exit_code in (0, 1), r.output
+    page.goto((out / "report.html").as_uri())  # type: ignore[attr-defined]
+    expect(page.locator('[data-role="pair-row"]').first).to_be_visible()  # type: ignore[attr-defined]
+    box = page.locator('[data-role="game-validated"]')  # type: ignore[attr-defined]
+    expect(box).to_contain_text("信阳黑七 (xinyang-heiqi): 4 valid hands")
+    expect(box.locator('[data-role="game-problem-row"]')).to_have_count(0)
+    expect(page.locator('[data-role="pair-audit-empty"]')).to_have_count(0)  # type: ignore[attr-defined]

@@ -826,13 +826,13 @@ function borrowBox(g) {
 }
 
 function validatedBox(g) {
-  const problems = g.problems.length
+  const problems = g.problems == null ? null : g.problems.length
     ? table([[t("code")], [t("count"), 1], [t("meaning")]], g.problems.map(([code, n]) => el("tr", { dataset: { role: "game-problem-row" } },
       td(raw(code, "mono")), td(String(n), true), td(codeMeaning(code)))))
     : el("p", { class: "muted", text: t("validated_clean") });
   return el("div", { dataset: { role: "game-validated" } }, box(t("game_validated", gameName(g.game), g.hands),
     el("p", { dataset: { role: "validated-help" }, text: t("validated_help") }),
-    el("h3", { text: t("validated_problems") }), problems));
+    problems && el("h3", { text: t("validated_problems") }), problems));
 }
 
 /* The tiers' help: the measured false-alarm rate is the default alarm's (1e-5); a laxer one is said as the chance it
