@@ -64,7 +64,8 @@ CODES: dict[str, str] = {
     "bad-lead": "a lead that is not a single, a pair or a tractor of one suit",
     "bad-follow": "a follow that breaks the follow-suit, pair or tractor obligation",
     "wrong-leader": "a trick led by a seat that did not win the trick before",
-    "bad-first-bidder": "the first bidder is not the seat after the table's previous hand's first bidder",
+    "bad-first-bidder": "the first bidder is not the seat after the table's previous hand's first bidder (after a "
+                        "pass-out, the seat the rule option redeal_first_bidder names: the same by default)",
 }
 
 

@@ -254,10 +254,42 @@ def certain_cheats(section: dict[str, Any]) -> int:
     return int(section["illegal_borrows"])
 
 
+#: The lending favour's p-value from which the summary names a pair (a pointer for a reader, not an alarm).
+LENDING_NOTE_P = 0.05
+#: Players and pairs the summary's line names at most (the rest are in audit.json and on the page).
+SUMMARY_NAMES = 5
+
+
+def _lending_text(pairs: list[dict[str, Any]]) -> str:
+    """The lending table in a few words: how many pairs were compared, the pairs with a low p, or the lowest."""
+    tested = [p for p in pairs if isinstance(p.get("p_value"), (int, float)) and p["p_value"] == p["p_value"]]
+    if not tested:
+        return f"lending: {len(pairs)} pairs lent, none to each other and to others both (nothing to compare)"
+    tested.sort(key=lambda p: p["p_value"])
+
+    def one(p: dict[str, Any]) -> str:
+        return (f"{p['a']} & {p['b']} p {p['p_value']:.3g} ({p['lends_to_partner']} lends to each other, "
+                f"favour {p['favour']:+.2f})")
+
+    low = [p for p in tested if p["p_value"] <= LENDING_NOTE_P]
+    head = f"lending: {len(tested)} pairs compared"
+    if not low:
+        return f"{head}, none favoured at p <= {LENDING_NOTE_P:g} (lowest: {one(tested[0])})"
+    more = f" and {len(low) - SUMMARY_NAMES} more" if len(low) > SUMMARY_NAMES else ""
+    return f"{head}, {len(low)} at p <= {LENDING_NOTE_P:g}: " + "; ".join(one(p) for p in low[:SUMMARY_NAMES]) + more
+
+
 def summary(section: dict[str, Any]) -> str:
-    """One line for the terminal."""
-    return (f"{NAME}: {section['hands']} hands, {section['illegal_borrows']} illegal borrows (borrowing while "
-            f"holding a live card), by player in audit.json")
+    """One line for the terminal: the illegal borrows by player, and the lending table in a few words."""
+    cheats = sorted(((str(p["player"]), int(p["illegal_borrows"])) for p in section.get("players", [])
+                     if p.get("illegal_borrows")), key=lambda x: (-x[1], x[0]))
+    if cheats:
+        more = f" and {len(cheats) - SUMMARY_NAMES} more" if len(cheats) > SUMMARY_NAMES else ""
+        found = (f"{section['illegal_borrows']} illegal borrows by {len(cheats)} players (borrowing while holding a "
+                 f"live card): " + ", ".join(f"{n} {k}" for n, k in cheats[:SUMMARY_NAMES]) + more)
+    else:
+        found = "no illegal borrow"
+    return f"{NAME} (借牌): {section['hands']} hands, {found}; {_lending_text(section.get('pairs', []))}"
 
 
 def variant_section(paths: Iterable[str], **kw: Any) -> dict[str, Any]:

@@ -257,12 +257,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
-    click.echo(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, {len(flagged)} flagged, {len(review)} for review"
-               + (f", {audit['invalid_hands']} invalid hands left out" if audit["invalid_hands"] else ""))
-    skipped = {g: n for g, n in (audit.get("skipped_hands") or {}).items() if n}
-    if skipped:  # valid hands of a game without decision rows: said, not silently counted as nothing
-        click.echo(printable("  not in the pair audit (its signals read standard 憋七 hands only): "
-                             + ", ".join(f"{n} hand(s) of {g}" for g, n in sorted(skipped.items()))))
+    _summary_head(audit)
     for p in flagged:
         a, b = (printable(x) for x in p["players"])
         click.echo(f"  FLAGGED {a} + {b}: suspicion score {p['score']}, q {p_text(p['q_value'], p.get('log10_q'))}, "
@@ -283,12 +278,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(f"  (flagged: p <= {alpha:g}, {rate}; "
                    f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
-    from analyzer.variants import registry
-
     cheats = _certain_cheats(audit)
-    for name, game in registry().items():  # each variant's own audit section, as its contract offers
-        if game.offers.audit_section and name in audit:
-            click.echo(printable(game.offer("audit_section").summary(audit[name])))  # one line, escaped as the rest
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
     _record_cases(run.cases_path, audit, run.out)
     sys.exit(1 if flagged or cheats else 0)
@@ -313,6 +303,15 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
                            players=result.players, ahead=ahead)
+
+
+def _summary_head(audit: dict[str, Any]) -> None:
+    """The summary's first lines: the pair audit's, then each other game's findings (``report.findings``)."""
+    from analyzer.problems import printable
+    from analyzer.report.findings import summary_lines
+
+    for line in summary_lines(audit):
+        click.echo(printable(line))
 
 
 def _certain_cheats(audit: dict[str, Any]) -> int:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analyzer.report.common import clean, render_page, write_page
+from analyzer.report.findings import page_games
 from analyzer.report.hand import hand_store
 from analyzer.report.pair import evidence_hands, pair_data
 from analyzer.report.player import Room, player_section
@@ -192,6 +193,9 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     skipped = {str(g): int(n) for g, n in (audit.get("skipped_hands") or {}).items() if isinstance(n, int) and n > 0}
     if skipped:  # valid hands of games the pair audit does not read (信阳黑七; 借牌 has its own section)
         overview["skipped_hands"] = skipped
+    games = page_games(audit)
+    if games:  # the other games' findings (借牌's borrows and lending), or what was checked of a game validated only
+        overview["games"] = games
     looks = audit.get("lookalike_ids") or {}
     if looks.get("count"):  # ids that look like an earlier hand's: the first few, as the validation page shows problems
         overview["lookalikes"] = {"count": looks["count"], "shown": [

@@ -48,8 +48,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "tiers_help": "Flagged: the alarm (a false alarm well under once in 10,000 honest pairs); the command exits 1. "
                       "Review: a false-discovery tier (Benjamini-Hochberg q ≤ 0.05 over this room): worth a person's "
                       "look, at most ~5% of them expected to be honest; it does not change the exit code.",
-        "skipped_hands": "Not in the pair audit: {0}. Its signals read hands of standard 憋七 only; a variant's own "
-                         "checks (借牌's borrows) are listed apart.",
+        "skipped_hands": "Not in the pair audit: {0}. Its signals read hands of standard 憋七 only; each other game's "
+                         "own findings are shown below.",
         "signal_unread": "Plays better than their level: not read. A level needs at least 8 players with 50 "
                          "decisions each to compare with, and the partner part a co-player with hands apart (at a "
                          "private table of four there are neither).",
@@ -147,7 +147,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "verdict_flagged_short": "已标记", "verdict_review_short": "待复核", "verdict_clear_short": "无异常",
         "tiers_help": "已标记：报警（诚实搭档误报的机会远低于万分之一），命令以 1 退出。待复核：错误发现率分级"
                       "（本房间 Benjamini-Hochberg q ≤ 0.05），值得人工查看，其中预计至多约 5% 是诚实的；不影响退出码。",
-        "skipped_hands": "未纳入搭档审计：{0}。搭档信号只读取标准憋七的牌局；变体自身的检查（借牌）另列。",
+        "skipped_hands": "未纳入搭档审计：{0}。搭档信号只读取标准憋七的牌局；其他玩法各自的结果列在下面。",
         "signal_unread": "超出自身水平：未计算。水平比较需要至少 8 名各有 50 次决策的玩家，搭档比较需要有分开打的牌局"
                          "（固定四人的私人牌桌两者都没有）。",
         "lookalikes": "看起来相同的 id",

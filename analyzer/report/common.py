@@ -20,6 +20,7 @@ from analyzer.problems import CODES, path_text
 from analyzer.report import i18n
 from analyzer.report.i18n import LANGS
 from analyzer.report.case_labels import CASE_LABELS
+from analyzer.report.findings import FINDINGS_LABELS
 
 #: Every label the pages show, by language, from i18n.json (the one file pages, docs and tests share).
 #: The script looks keys up with ``t(key)``; a test checks both languages define every key it uses.
@@ -27,6 +28,8 @@ LABELS: dict[str, dict[str, str]] = {lang: i18n.labels(lang) for lang in LANGS}
 
 # the case file's labels live with the case file (analyzer/report/case_labels.py)
 for _lang, _labels in CASE_LABELS.items():
+    LABELS[_lang].update(_labels)
+for _lang, _labels in FINDINGS_LABELS.items():  # the other games' findings (analyzer/report/findings.py)
     LABELS[_lang].update(_labels)
 
 #: Default regret (points) from which a decision counts as a big deviation in the replayer.

@@ -898,8 +898,20 @@ class HeiqiVariant(VariantBase):
             return []
         return [Problem("bad-first-bidder", f"seat {record.first_bidder} bids first, but after the table's previous "
                         f"hand (first bidder seat {prev.first_bidder}"
-                        f"{', passed out' if prev.dealer is None else ''}) it is seat {expected}",
+                        f"{', passed out' if prev.dealer is None else ''}) it is seat {expected}"
+                        + (_redeal_rule_text(record) if prev.dealer is None else ""),
                         hand_id=record.hand_id, seat=record.first_bidder, player=player_of(record, record.first_bidder))]
+
+
+def _redeal_rule_text(record: HeiqiRecord) -> str:
+    """After a pass-out the expected seat is the house rule's: the message names the option, its value, and how
+    to set the other (a log's ``rules``, docs/rules/heiqi.md)."""
+    value = (record.rules or DEFAULT_RULES).redeal_first_bidder
+    given = "the default" if value == DEFAULT_RULES.redeal_first_bidder else "this hand's rules"
+    other = "next" if value == "same" else "same"
+    return (f", by the rule option redeal_first_bidder: \"{value}\" ({given}); tables whose redeal passes the first "
+            f"bid {'on clockwise' if other == 'next' else 'back to the same seat'} set "
+            f"\"rules\": {{\"redeal_first_bidder\": \"{other}\"}} in each hand")
 
 
 def deal_to_codes(hands: Sequence[Sequence[int]]) -> list[list[str]]:

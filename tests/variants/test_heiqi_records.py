@@ -291,3 +291,21 @@ def test_a_passed_out_hand_may_say_nothing_in_empty_fields(tmp_path: Path, field
     path.write_bytes(orjson.dumps(obj) + b"\n")
     codes = [p.code for p in validate([str(path)]).problems]
     assert (codes == []) if ok else (codes and set(codes) <= {"extra-actions", "result-mismatch"}), codes
+
+
+def test_a_first_bidder_after_a_pass_out_names_the_house_rule(tmp_path: Path) -> None:
+    """The expected seat after a pass-out is a house rule's: the message names the option, its value and how to set
+    the other; with that option in the hands' rules the same log is valid."""
+    recs = list(simulate(hands=16, players=4, seed=3, policy="random", run_length=8,
+                         rules={"redeal_first_bidder": "next"}).records)
+    path = tmp_path / "next.jsonl"
+    path.write_bytes(b"".join(format_record(r) + b"\n" for r in recs))
+    assert validate([str(path)]).problems == []
+    path.write_bytes(b"".join(format_record(msgspec.structs.replace(r, rules=None)) + b"\n" for r in recs))
+    found = validate([str(path)]).problems
+    assert found and {p.code for p in found} == {"bad-first-bidder"}
+    for p in found:
+        assert "passed out" in p.message, p.message
+        assert p.message.endswith('by the rule option redeal_first_bidder: "same" (the default); tables whose redeal '
+                                  'passes the first bid on clockwise set "rules": {"redeal_first_bidder": "next"} in '
+                                  'each hand'), p.message

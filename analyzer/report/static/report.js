@@ -800,6 +800,41 @@ function groupsBox(groups) {
     table([[t("players")], [""], [t("marked_pairs"), 1], [t("hands_all"), 1], [t("hands_two_or_more"), 1], [t("pairs")]], rows));
 }
 
+/* The other games' findings (the page data's audit.games, analyzer/report/findings.py): 借牌's illegal borrows by
+   player and its lending table; for a game validated only, what was checked and the problems found. */
+const GAME_NAMES = { "bieqi-borrow": "借牌", "xinyang-heiqi": "信阳黑七" };
+function gameName(g) { return !GAME_NAMES[g] ? g : LANG === "zh" ? GAME_NAMES[g] : `${GAME_NAMES[g]} (${g})`; }
+
+function borrowBox(g) {
+  const cheats = g.players.filter((p) => p.illegal_borrows > 0);
+  const lead = el("p", { dataset: { role: "borrow-found" }, class: cheats.length ? "flagged" : "muted",
+    text: cheats.length ? t("borrow_found", g.illegal_borrows, cheats.length) : t("borrow_none") });
+  const players = table([[t("player")], [t("hands"), 1], [t("col_borrows"), 1], [t("col_illegal"), 1],
+    [t("col_hands_illegal"), 1], [t("col_first_illegal")]],
+    g.players.map((p) => el("tr", { class: p.illegal_borrows > 0 ? "flagged" : "", dataset: { role: "borrow-player-row" } },
+      td(raw(p.player)), td(String(p.hands), true), td(String(p.borrows), true), td(String(p.illegal_borrows), true),
+      td(String(p.hands_with_illegal), true), td(p.first_illegal ? raw(p.first_illegal, "mono") : "–"))));
+  const lending = g.pairs.length ? table([[t("pair")], [t("col_lends_partner"), 1], [t("col_good_partner"), 1],
+    [t("col_lends_others"), 1], [t("col_good_others"), 1], [t("col_favour"), 1], ["p", 1]],
+    g.pairs.map((p) => el("tr", { dataset: { role: "lending-row" } },
+      td(el("span", {}, raw(p.a), " & ", raw(p.b))), td(String(p.lends_to_partner), true), td(fmt(p.goodness_to_partner, 2), true),
+      td(String(p.lends_to_others), true), td(fmt(p.goodness_to_others, 2), true), td(signed(p.favour, 2), true),
+      td(pValue(p.p_value), true)))) : el("p", { class: "muted", text: t("no_lends") });
+  return el("div", { dataset: { role: "game-borrow" } }, box(t("game_borrow", g.hands), lead,
+    el("h3", { text: t("illegal_by_player") }), players,
+    el("h3", { text: t("lending_table") }), el("p", { class: "muted", text: t("lending_help") }), lending));
+}
+
+function validatedBox(g) {
+  const problems = g.problems == null ? null : g.problems.length
+    ? table([[t("code")], [t("count"), 1], [t("meaning")]], g.problems.map(([code, n]) => el("tr", { dataset: { role: "game-problem-row" } },
+      td(raw(code, "mono")), td(String(n), true), td(codeMeaning(code)))))
+    : el("p", { class: "muted", text: t("validated_clean") });
+  return el("div", { dataset: { role: "game-validated" } }, box(t("game_validated", gameName(g.game), g.hands),
+    el("p", { dataset: { role: "validated-help" }, text: t("validated_help") }),
+    problems && el("h3", { text: t("validated_problems") }), problems));
+}
+
 /* The tiers' help: the measured false-alarm rate is the default alarm's (1e-5); a laxer one is said as the chance it
    allows. */
 function tiersHelp(alarm) {
@@ -811,6 +846,12 @@ function tiersHelp(alarm) {
 function renderAudit(root, audit) {
   const pairs = audit.pairs;
   const flagged = pairs.filter((p) => p.flagged);
+  if (audit.hands === 0 && audit.games && audit.games.length) {  // no standard hand: the other games' findings only
+    root.append(el("p", { class: "muted", dataset: { role: "pair-audit-empty" }, text: t("pair_audit_empty") }));
+    for (const g of audit.games) root.append(g.kind === "borrow" ? borrowBox(g) : validatedBox(g));
+    if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
+    return;
+  }
   root.append(box(t("summary"), stat(t("hands"), String(audit.hands)), stat(t("players"), String(audit.players.length)),
     stat(t("pairs"), String(pairs.length)), stat(t("flagged"), String(flagged.length), "flagged-count"),
     stat(t("verdict_review_short"), String(pairs.filter((p) => p.verdict === "review").length), "review-count")),
@@ -819,6 +860,7 @@ function renderAudit(root, audit) {
   if (skipped) root.append(skipped);
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
   if (audit.groups && audit.groups.length) root.append(groupsBox(audit.groups));
+  for (const g of audit.games || []) root.append(g.kind === "borrow" ? borrowBox(g) : validatedBox(g));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
