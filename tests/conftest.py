@@ -83,6 +83,21 @@ def legal_obj(seed: int, hand_id: str | None = None) -> dict:
     return orjson.loads(format_record(legal_record(seed, hand_id)))
 
 
+def hand_line(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
+    """One log line: the legal hand of ``seed`` under ``hand_id``, its players and any field replaced."""
+    obj = legal_obj(seed, hand_id)
+    if players is not None:
+        obj["players"] = players
+    obj.update(fields)
+    return orjson.dumps(obj) + b"\n"
+
+
+def write_log(path: Path, hands: list[bytes]) -> Path:
+    """A log of these lines at ``path``."""
+    path.write_bytes(b"".join(hands))
+    return path
+
+
 @pytest.fixture
 def tmp_log(tmp_path: Path):
     """Write lines (bytes) to a .jsonl file and return its path."""

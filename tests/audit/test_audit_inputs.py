@@ -5,26 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
-from conftest import SAMPLES, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, clean_exit, hand_line, run_cli, write_log
 
 FAST = ["--samples", "1", "--dd-samples", "0"]
-
-
-def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
-    obj = legal_obj(seed, hand_id)
-    if players is not None:
-        obj["players"] = players
-    obj.update(fields)
-    return orjson.dumps(obj) + b"\n"
-
-
-def _write_log(path: Path, hands: list[bytes]) -> Path:
-    path.write_bytes(b"".join(hands))
-    return path
 
 
 def test_audit_warns_of_lookalike_ids_and_keeps_the_hands(tmp_path: Path) -> None:
@@ -32,7 +17,7 @@ def test_audit_warns_of_lookalike_ids_and_keeps_the_hands(tmp_path: Path) -> Non
     counted, the first shown as validate's problems), and keeps the hands: they are valid, analysed with their ids
     as written, and no hand is counted invalid; a log without lookalikes has a count of 0."""
     spellings = ["A1", "Ａ1", "A1", "a1"]
-    log = _write_log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
     r = run_cli("audit", str(log), "-o", str(tmp_path / "a"), *FAST)
     clean_exit(r, 0)
     assert f"warning: {log}:2: player id 'Ａ1' looks like player id 'A1'" in r.output
@@ -42,7 +27,7 @@ def test_audit_warns_of_lookalike_ids_and_keeps_the_hands(tmp_path: Path) -> Non
     assert looks["count"] == 2 and [(p["line"], p["player"], p["code"]) for p in looks["shown"]] == [
         (2, "Ａ1", "lookalike-ids"), (4, "a1", "lookalike-ids")]
     assert {"A1", "Ａ1", "a1"} <= {p["player"] for p in audit["players"]}  # three players, as written
-    plain = _write_log(tmp_path / "plain.jsonl", [_hand(s, f"h{s}") for s in range(3)])
+    plain = write_log(tmp_path / "plain.jsonl", [hand_line(s, f"h{s}") for s in range(3)])
     clean_exit(run_cli("audit", str(plain), "-o", str(tmp_path / "b"), *FAST), 0)
     assert json.loads((tmp_path / "b" / "audit.json").read_text())["lookalike_ids"] == {"count": 0, "shown": []}
 

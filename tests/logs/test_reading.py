@@ -8,11 +8,10 @@ import os
 import random
 import threading
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, feed_fifo, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, feed_fifo, hand_line, legal_obj, run_cli, write_log
 
 from analyzer.progress import count_lines
 from analyzer.validate import validate
@@ -163,19 +162,6 @@ def test_a_link_to_a_folder_inside_an_input_folder_is_said_not_skipped_silently(
     assert len(err.splitlines()) == 2
 
 
-def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
-    obj = legal_obj(seed, hand_id)
-    if players is not None:
-        obj["players"] = players
-    obj.update(fields)
-    return orjson.dumps(obj) + b"\n"
-
-
-def _write_log(path: Path, hands: list[bytes]) -> Path:
-    path.write_bytes(b"".join(hands))
-    return path
-
-
 def test_a_folder_given_as_a_descriptor_is_read_as_a_folder(tmp_path: Path) -> None:
     """`analyzer validate /dev/fd/3 3< somedir`: the folder is read as a folder named directly (its logs), never a
     traceback. (`- < somedir` cannot be helped: CPython stops before any code runs, docs/design.md.)"""
@@ -188,7 +174,7 @@ def test_a_folder_given_as_a_descriptor_is_read_as_a_folder(tmp_path: Path) -> N
         r = analyzer_process("validate", f"/dev/fd/{fd}", pass_fds=(fd,))
         assert r.returncode == 2 and "Traceback" not in r.stderr
         assert f"no *.jsonl or *.jsonl.gz files under: /dev/fd/{fd}" in r.stderr
-        _write_log(folder / "a.jsonl", [_hand(1, "h1")])
+        write_log(folder / "a.jsonl", [hand_line(1, "h1")])
         r = analyzer_process("validate", f"/dev/fd/{fd}", pass_fds=(fd,))
         assert r.returncode == 0 and "1 hands, 1 valid, 0 problems" in r.stdout
     finally:
@@ -223,8 +209,8 @@ def test_a_line_that_never_ends_gives_the_file_up_with_an_io_error(tmp_path: Pat
 
     monkeypatch.setattr(logs, "SKIP_CAP", 1 << 16)
     log = tmp_path / "junk.jsonl"
-    log.write_bytes(_hand(1, "h1") + _hand(2, "h2") + b"x" * (1 << 19))  # 512 KB after the hands, no line end
-    ok = _write_log(tmp_path / "ok.jsonl", [_hand(3, "h3")])
+    log.write_bytes(hand_line(1, "h1") + hand_line(2, "h2") + b"x" * (1 << 19))  # 512 KB after the hands, no line end
+    ok = write_log(tmp_path / "ok.jsonl", [hand_line(3, "h3")])
     s = validate([str(log), str(ok)], max_line_bytes=1 << 12)
     assert (s.hands, s.valid_hands) == (3, 3)
     (p,) = s.problems
@@ -233,7 +219,7 @@ def test_a_line_that_never_ends_gives_the_file_up_with_an_io_error(tmp_path: Pat
     assert [p.code for p in zero.problems] == ["io-error"] and zero.valid_hands == 1
     assert "/dev/zero" in zero.problems[0].message
     # a long line that does end is still one `line-too-long` hand, the lines after it read
-    log.write_bytes(_hand(1, "h1") + b"x" * 9000 + b"\n" + _hand(2, "h2"))
+    log.write_bytes(hand_line(1, "h1") + b"x" * 9000 + b"\n" + hand_line(2, "h2"))
     s = validate([str(log)], max_line_bytes=1 << 12)
     assert (s.hands, s.valid_hands) == (3, 2) and [p.code for p in s.problems] != ["io-error"]
 

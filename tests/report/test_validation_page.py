@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, feed_fifo, legal_obj
+from conftest import SAMPLES, analyzer_process, feed_fifo, hand_line, legal_obj
 
 from analyzer.validate import validate
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
-
-
-def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
-    obj = legal_obj(seed, hand_id)
-    if players is not None:
-        obj["players"] = players
-    obj.update(fields)
-    return orjson.dumps(obj) + b"\n"
 
 
 @needs_fifo
@@ -48,7 +39,7 @@ def test_the_validation_page_reads_a_file_no_further_than_its_last_problem(tmp_p
     import analyzer.report.validation as page
 
     log = tmp_path / "day.jsonl"
-    log.write_bytes(_hand(1, "h1") + b"not json\n" + b"".join(_hand(s, f"h{s}") for s in range(2, 40)))
+    log.write_bytes(hand_line(1, "h1") + b"not json\n" + b"".join(hand_line(s, f"h{s}") for s in range(2, 40)))
     summary = validate([str(log)])
     assert [(p.code, p.line) for p in summary.problems] == [("not-json", 2)]
     read: list[int] = []

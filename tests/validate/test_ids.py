@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
-from conftest import ROOT, clean_exit, legal_obj, run_cli, variant_record
+from conftest import ROOT, clean_exit, hand_line, legal_obj, run_cli, variant_record, write_log
 
 from analyzer.logs import Line, format_record
 from analyzer.problems import CODES
@@ -20,25 +19,12 @@ from analyzer.variants.record import MAX_ID_LENGTH
 FAST = ["--samples", "1", "--dd-samples", "0"]
 
 
-def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
-    obj = legal_obj(seed, hand_id)
-    if players is not None:
-        obj["players"] = players
-    obj.update(fields)
-    return orjson.dumps(obj) + b"\n"
-
-
-def _write_log(path: Path, hands: list[bytes]) -> Path:
-    path.write_bytes(b"".join(hands))
-    return path
-
-
 def test_a_lookalike_player_id_in_a_later_hand_is_said_once_naming_both_spellings(tmp_path: Path) -> None:
     """`A1`, then full-width `Ａ1` (NFKC), `a1` (case) and `A\\u200d1` (a zero-width joiner) at other tables: each new
     spelling is one `lookalike-ids` problem at the first hand that uses it, with file, line, hand, seat and player,
     naming both spellings and where the first was; the hands stay valid (they replay)."""
     spellings = ["A1", "Ａ1", "A1", "a1", "Ａ1", "A\u200d1"]
-    log = _write_log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(s, f"h{s}", [x, "p2", "p3", "p4"]) for s, x in enumerate(spellings)])
     s = validate([str(log)])
     assert (s.hands, s.valid_hands) == (6, 6)
     said = [(p.code, p.line, p.hand_id, p.seat, p.player) for p in s.problems]
@@ -50,8 +36,8 @@ def test_a_lookalike_player_id_in_a_later_hand_is_said_once_naming_both_spelling
 
 
 def test_composed_and_decomposed_accents_across_hands_are_told_apart_in_the_message(tmp_path: Path) -> None:
-    log = _write_log(tmp_path / "room.jsonl", [_hand(1, "h1", ["cafe\u0301", "p2", "p3", "p4"]),
-                                         _hand(2, "h2", ["p2", "caf\u00e9", "p3", "p4"])])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(1, "h1", ["cafe\u0301", "p2", "p3", "p4"]),
+                                         hand_line(2, "h2", ["p2", "caf\u00e9", "p3", "p4"])])
     (p,) = validate([str(log)]).problems
     assert (p.code, p.line, p.seat, p.player) == ("lookalike-ids", 2, 1, "caf\u00e9")
     assert "'caf\\xe9'" in p.message and "'cafe\\u0301'" in p.message  # drawn alike, so shown as code points
@@ -60,7 +46,7 @@ def test_composed_and_decomposed_accents_across_hands_are_told_apart_in_the_mess
 def test_lookalike_hand_ids_are_said_and_copies_are_not_said_twice(tmp_path: Path) -> None:
     """Hand ids `h1` and full-width `Ｈ1` are two hands nobody can tell apart in a report: said. A copy of a hand
     under a lookalike id is a `duplicate-deal` already, and an id used again a `duplicate-hand-id`: not said again."""
-    log = _write_log(tmp_path / "room.jsonl", [_hand(1, "h1"), _hand(2, "Ｈ1"), _hand(1, "H1"), _hand(3, "h1")])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(1, "h1"), hand_line(2, "Ｈ1"), hand_line(1, "H1"), hand_line(3, "h1")])
     s = validate([str(log)])
     assert [(p.code, p.line) for p in s.problems] == [("lookalike-ids", 2), ("duplicate-deal", 3),
                                                       ("duplicate-hand-id", 4)]
@@ -68,15 +54,15 @@ def test_lookalike_hand_ids_are_said_and_copies_are_not_said_twice(tmp_path: Pat
 
 
 def test_distinct_ids_and_one_spelling_throughout_say_nothing(tmp_path: Path) -> None:
-    log = _write_log(tmp_path / "room.jsonl", [_hand(s, f"h{s}", ["Alice", "bob", "ｃｈｅｎ", "dong"]) for s in range(4)]
-               + [_hand(9, "h9", ["Alicia", "bob2", "chen2", "dong2"])])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(s, f"h{s}", ["Alice", "bob", "ｃｈｅｎ", "dong"]) for s in range(4)]
+               + [hand_line(9, "h9", ["Alicia", "bob2", "chen2", "dong2"])])
     s = validate([str(log)])
     assert (s.valid_hands, s.n_problems) == (5, 0)
 
 
 def test_validate_says_lookalikes_in_text_and_json_and_exits_1(tmp_path: Path) -> None:
-    log = _write_log(tmp_path / "room.jsonl", [_hand(1, "h1", ["A1", "p2", "p3", "p4"]),
-                                         _hand(2, "h2", ["Ａ1", "p2", "p3", "p4"])])
+    log = write_log(tmp_path / "room.jsonl", [hand_line(1, "h1", ["A1", "p2", "p3", "p4"]),
+                                         hand_line(2, "h2", ["Ａ1", "p2", "p3", "p4"])])
     r = run_cli("validate", str(log))
     clean_exit(r, 1)
     assert f"{log}:2: hand h2, seat 0 (Ａ1): [lookalike-ids] player id 'Ａ1' looks like player id 'A1'" in r.output
@@ -91,9 +77,9 @@ def test_validate_says_lookalikes_in_text_and_json_and_exits_1(tmp_path: Path) -
 @pytest.mark.parametrize("field", ["hand_id", "table_id", "player"])
 def test_an_id_past_the_bound_refuses_its_line_naming_the_field(tmp_path: Path, field: str) -> None:
     long = "x" * (MAX_ID_LENGTH + 1)
-    hand = (_hand(1, long) if field == "hand_id" else _hand(1, "h1", table_id=long) if field == "table_id"
-            else _hand(1, "h1", ["p1", "p2", long, "p4"]))
-    log = _write_log(tmp_path / "log.jsonl", [hand, _hand(2, "ok")])
+    hand = (hand_line(1, long) if field == "hand_id" else hand_line(1, "h1", table_id=long) if field == "table_id"
+            else hand_line(1, "h1", ["p1", "p2", long, "p4"]))
+    log = write_log(tmp_path / "log.jsonl", [hand, hand_line(2, "ok")])
     s = validate([str(log)])
     assert (s.hands, s.valid_hands) == (2, 1)
     (p,) = s.problems
@@ -105,7 +91,7 @@ def test_an_id_past_the_bound_refuses_its_line_naming_the_field(tmp_path: Path, 
 
 def test_an_id_at_the_bound_is_valid(tmp_path: Path) -> None:
     at = "y" * MAX_ID_LENGTH
-    log = _write_log(tmp_path / "log.jsonl", [_hand(1, at, ["p1", at, "p3", "p4"], table_id=at)])
+    log = write_log(tmp_path / "log.jsonl", [hand_line(1, at, ["p1", at, "p3", "p4"], table_id=at)])
     assert validate([str(log)]).valid_hands == 1
 
 
@@ -136,9 +122,9 @@ def huge_ids(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """12 hands whose player ids (and every third hand id) are 200 KB: a 4.4 MB log that made a 49 MB audit.json
     and a 60 MB page."""
     big = "P" * 200_000
-    hands = [_hand(s, "H" * 200_000 + str(s) if s % 3 == 0 else f"h{s}",
+    hands = [hand_line(s, "H" * 200_000 + str(s) if s % 3 == 0 else f"h{s}",
                    [big + "x", "p2", "p3", big + "y" if s % 2 == 0 else "p4"]) for s in range(12)]
-    return _write_log(tmp_path_factory.mktemp("huge") / "big.jsonl", hands)
+    return write_log(tmp_path_factory.mktemp("huge") / "big.jsonl", hands)
 
 
 def test_validate_of_huge_ids_writes_a_small_report(huge_ids: Path, tmp_path: Path) -> None:
@@ -206,10 +192,10 @@ def test_lookalikes_across_many_files_name_the_first_file() -> None:
 def test_a_hand_id_blank_once_normalised_is_bad_type(blank: str) -> None:
     """`""` was refused (bad-type) but `"   "` or a zero-width space passed: a hand no page, problem or report can
     name so a person sees it, and no `report --hand` a person can type. Refused as a blank player id is."""
-    [item] = check_lines([Line("f.jsonl", 1, _hand(3, blank))])
+    [item] = check_lines([Line("f.jsonl", 1, hand_line(3, blank))])
     (p,) = item.check.problems
     assert (p.code, p.hand_id) == ("bad-type", blank) and "$.hand_id is" in p.message and "blank" in p.message
-    [item] = check_lines([Line("f.jsonl", 1, _hand(3, blank + "h3"))])
+    [item] = check_lines([Line("f.jsonl", 1, hand_line(3, blank + "h3"))])
     assert item.check.problems == []
 
 
@@ -218,7 +204,7 @@ def test_blank_hand_ids_are_refused_in_a_batch_and_not_called_lookalikes(tmp_pat
     log = tmp_path / "room.jsonl"
     ids = [f"h{s}" for s in range(70)]
     ids[40], ids[41] = " ", "\u200b"
-    log.write_bytes(b"".join(_hand(s, x) for s, x in enumerate(ids)))
+    log.write_bytes(b"".join(hand_line(s, x) for s, x in enumerate(ids)))
     s = validate([str(log)])
     assert (s.hands, s.valid_hands) == (70, 68)
     assert [(p.code, p.line) for p in s.problems] == [("bad-type", 41), ("bad-type", 42)]
@@ -240,7 +226,7 @@ def test_every_variant_refuses_a_blank_hand_id_and_checks_the_rest(name: str) ->
 
 def test_a_blank_hand_id_is_left_out_of_the_analysis(tmp_path: Path) -> None:
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_hand(1, "h1") + _hand(2, "\u200b"))
+    log.write_bytes(hand_line(1, "h1") + hand_line(2, "\u200b"))
     r = run_cli("decisions", str(log), "-o", str(tmp_path / "store"), *FAST)
     clean_exit(r, 0)
     assert "1 new hands" in r.output and "1 invalid hand(s) left out" in r.output

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import SAMPLES, legal_obj
+from conftest import SAMPLES, hand_line, legal_obj
 
 import analyzer.explain as validating
 from analyzer.explain import MAX_SCHEMA_ERRORS, MAX_SHAPE_PROBLEMS, explain_line
@@ -177,14 +177,6 @@ def test_gzip_data_under_a_plain_name_or_on_standard_input_says_how_to_read_it()
     assert p.code == "not-utf8" and "ends in .gz" in p.message and "zcat" in p.message
 
 
-def _hand(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
-    obj = legal_obj(seed, hand_id)
-    if players is not None:
-        obj["players"] = players
-    obj.update(fields)
-    return orjson.dumps(obj) + b"\n"
-
-
 @pytest.mark.parametrize(("encoding", "said"), [("utf-16", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32", "UTF-32"),
                                                 ("gb18030", "GB18030")])
 def test_a_log_in_another_text_encoding_is_named_with_how_to_convert_it(tmp_path: Path, encoding: str,
@@ -192,7 +184,7 @@ def test_a_log_in_another_text_encoding_is_named_with_how_to_convert_it(tmp_path
     """A server that writes UTF-16 (Windows), UTF-32 or GBK: every line a problem as before, each now saying what
     the text looks like and how to convert it (was "invalid start byte" on the first line and "unexpected
     character" on the others, which did not say why)."""
-    text = "".join(_hand(s, f"h{s}", ["张三", "p2", "p3", "p4"]).decode() for s in range(3))
+    text = "".join(hand_line(s, f"h{s}", ["张三", "p2", "p3", "p4"]).decode() for s in range(3))
     log = tmp_path / "log.jsonl"
     log.write_bytes(text.encode(encoding))
     s = validate([str(log)])
@@ -203,7 +195,7 @@ def test_a_log_in_another_text_encoding_is_named_with_how_to_convert_it(tmp_path
 
 def test_a_latin1_line_gets_no_encoding_guess(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_bytes(_hand(1, "h1", ["alic\u00e9", "p2", "p3", "p4"]).decode().encode("latin-1"))
+    log.write_bytes(hand_line(1, "h1", ["alic\u00e9", "p2", "p3", "p4"]).decode().encode("latin-1"))
     (p,) = validate([str(log)]).problems
     assert p.code == "not-utf8" and "iconv" not in p.message
 
