@@ -38,9 +38,9 @@ def test_report_pair_checks_the_audit_file(tmp_path: Path, entry: dict) -> None:
 def test_report_audit_reads_a_device_no_further_than_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--audit /dev/zero`: the size check looked at the file's size (0 for a device) and then read it whole: 23 GB
     before the kernel killed the command. Now it reads at most the cap, then refuses."""
-    import analyzer.commands.report as report
+    import analyzer.audit.read as read
 
-    monkeypatch.setattr(report, "MAX_AUDIT_BYTES", 1 << 20)
+    monkeypatch.setattr(read, "MAX_AUDIT_BYTES", 1 << 20)
     out = tmp_path / "pair.html"
     r = run_cli("report", str(SAMPLES / "legal.jsonl"), "--pair", "alice,bob", "--audit", "/dev/zero", "-o", str(out))
     clean_exit(r, 2)
@@ -89,12 +89,12 @@ def test_an_audit_too_big_to_read_whole_is_read_a_pair_at_a_time(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """An audit file over 256 MB was refused ("larger than 256 MB"): a room of thousands of players writes one. A
     regular file that big is now read a pair at a time (memory of one pair) and gives the same page."""
-    import analyzer.commands.report as report
+    import analyzer.audit.read as read
 
     whole = tmp_path / "whole.html"
     clean_exit(run_cli("report", str(LEGAL), "--pair", "alice,bob", "--audit", str(audit_file), "-o", str(whole),
                        *ONE_SAMPLE), 0)
-    monkeypatch.setattr(report, "MAX_AUDIT_BYTES", 1000)
+    monkeypatch.setattr(read, "MAX_AUDIT_BYTES", 1000)
     streamed = tmp_path / "streamed.html"
     clean_exit(run_cli("report", str(LEGAL), "--pair", "alice,bob", "--audit", str(audit_file), "-o", str(streamed),
                        *ONE_SAMPLE), 0)
@@ -114,9 +114,9 @@ def test_an_audit_too_big_to_read_whole_is_read_a_pair_at_a_time(tmp_path: Path,
 def test_a_big_audit_read_a_pair_at_a_time_is_checked_as_one_read_whole(tmp_path: Path, audit_file: Path,
                                                                        monkeypatch: pytest.MonkeyPatch,
                                                                        change: object, said: str) -> None:
-    import analyzer.commands.report as report
+    import analyzer.audit.read as read
 
-    monkeypatch.setattr(report, "MAX_AUDIT_BYTES", 1000)
+    monkeypatch.setattr(read, "MAX_AUDIT_BYTES", 1000)
     bad = tmp_path / "audit.json"
     bad.write_text(change(audit_file.read_text()))  # type: ignore[operator]
     out = tmp_path / "pair.html"
@@ -127,9 +127,9 @@ def test_a_big_audit_read_a_pair_at_a_time_is_checked_as_one_read_whole(tmp_path
 
 def test_a_big_audit_without_the_pair_warns_and_draws_the_page(tmp_path: Path, audit_file: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import analyzer.commands.report as report
+    import analyzer.audit.read as read
 
-    monkeypatch.setattr(report, "MAX_AUDIT_BYTES", 1000)
+    monkeypatch.setattr(read, "MAX_AUDIT_BYTES", 1000)
     doc = json.loads(audit_file.read_text())
     doc["pairs"] = [p for p in doc["pairs"] if sorted(p["players"]) != ["alice", "bob"]]
     other = tmp_path / "audit.json"
@@ -185,36 +185,41 @@ def test_report_audit_of_another_format_or_version_is_a_usage_error(tmp_path: Pa
         clean_exit(r, 0)
 
 
-def test_audit_entry_missing_pair_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from analyzer.commands.report import _audit_entry
+def test_audit_entry_missing_pair_warns(tmp_path: Path) -> None:
+    from analyzer.audit.read import pair_entry
 
     audit = _audit_file(tmp_path, {"pairs": [{"players": ["x", "y"], "hands_together": 1}]})
-    assert _audit_entry(audit, "a", "b", _together("h1")) is None
-    assert "has no entry for a and b" in capsys.readouterr().err
+    said: list[str] = []
+    assert pair_entry(audit, "a", "b", _together("h1"), warn=said.append) is None
+    assert len(said) == 1 and "has no entry for a and b" in said[0]
 
 
-def test_audit_entry_keeps_only_evidence_the_logs_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from analyzer.commands.report import _audit_entry
+def test_audit_entry_keeps_only_evidence_the_logs_back(tmp_path: Path) -> None:
+    from analyzer.audit.read import pair_entry
 
     rows = [{"hand_id": "h1", "actor": "a", "partner": "b"}, {"hand_id": "nope-0", "actor": "a", "partner": "b"},
             {"hand_id": "h2", "actor": "zed", "partner": "b"}, {"action": 3}]
     audit = _audit_file(tmp_path, {"pairs": [{"players": ["b", "a"], "hands_together": 2, "evidence": rows}]})
-    entry = _audit_entry(audit, "a", "b", _together("h1", "h2"))
+    said: list[str] = []
+    entry = pair_entry(audit, "a", "b", _together("h1", "h2"), warn=said.append)
     assert entry is not None and entry["evidence"] == rows[:1]
-    assert "3 of the 4 evidence rows" in capsys.readouterr().err
+    assert "3 of the 4 evidence rows" in " ".join(said)
 
 
 def test_audit_entry_checks_the_pair_and_caps_its_evidence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from analyzer.audit import read
     from analyzer.commands import report
 
     bad = _audit_file(tmp_path, {"pairs": [{"players": ["a", "b"], "evidence": [{"hand_id": 1}]}]})
-    with pytest.raises(click.BadParameter, match="at pairs/0/evidence/0/hand_id"):
+    with pytest.raises(read.AuditFileError, match="at pairs/0/evidence/0/hand_id"):
+        read.pair_entry(bad, "a", "b", _together("h1"))
+    with pytest.raises(click.BadParameter, match="at pairs/0/evidence/0/hand_id"):  # the command's usage error
         report._audit_entry(bad, "a", "b", _together("h1"))
-    many = [{"hand_id": "h1", "action": i} for i in range(report.MAX_EVIDENCE_SHOWN + 5)]
+    many = [{"hand_id": "h1", "action": i} for i in range(read.MAX_EVIDENCE_SHOWN + 5)]
     big = _audit_file(tmp_path, {"pairs": [{"players": ["a", "b"], "evidence": many}]})
     entry = report._audit_entry(big, "a", "b", _together("h1"))
-    assert entry is not None and entry["evidence"] == many[:report.MAX_EVIDENCE_SHOWN]
-    assert f"first {report.MAX_EVIDENCE_SHOWN} of the {len(many)}" in capsys.readouterr().err
+    assert entry is not None and entry["evidence"] == many[:read.MAX_EVIDENCE_SHOWN]
+    assert f"report: showing the first {read.MAX_EVIDENCE_SHOWN} of the {len(many)}" in capsys.readouterr().err
     over = _audit_file(tmp_path, {"pairs": [{"players": ["a", "b"], "hands_together": 3}]})
-    with pytest.raises(click.BadParameter, match="sat together 3 hands; the logs hold 1"):
-        report._audit_entry(over, "a", "b", _together("h1"))
+    with pytest.raises(read.AuditFileError, match="sat together 3 hands; the logs hold 1"):
+        read.pair_entry(over, "a", "b", _together("h1"))
