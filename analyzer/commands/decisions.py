@@ -165,8 +165,14 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
         frame, n_bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                      policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples,
                                      execution=execution)
+        # the Parquet bytes made here, then written: pandas before 3 hands pyarrow a named file's path, and pyarrow's
+        # writer removes the file at that path when a write fails, a device (/dev/full) or a pipe included
+        import io
+
+        data = io.BytesIO()
+        frame.to_parquet(data, index=False)
         with open_output(target, inputs=files) as f:
-            frame.to_parquet(f, index=False)
+            f.write(data.getbuffer())
         click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {printable(str(out))}"
                    + (f"; {n_bad} invalid hand(s) left out" if n_bad else ""), err=True)
         sys.exit(0)

@@ -78,6 +78,7 @@ def test_a_full_disk_is_exit_2_with_one_line(tmp_path: Path, command: str) -> No
     r = run_cli(*args)
     clean_exit(r, 2)
     assert "analyzer: error: /dev/full: No space left on device" in r.output
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # the failed write removed nothing (pyarrow removes its path)
 
 
 def test_an_output_under_a_file_is_exit_2_and_leaves_no_temp_file(tmp_path: Path) -> None:
