@@ -114,7 +114,7 @@ class LazyGroup(click.Group):
             click.echo(f"analyzer: error: {e}", err=True)
             raise click.exceptions.Exit(EXIT_ERROR) from None
         except Exception as e:
-            from analyzer.analysis.execute import dask_failure  # imports no Dask
+            from analyzer.running.dask import dask_failure  # imports no Dask
 
             said = dask_failure(e)  # first: distributed's CommClosedError is an OSError
             if said is not None:  # the Dask scheduler lost, unreachable or without workers: run again

@@ -280,8 +280,8 @@ _TASKS = ("import atexit, json, sys, time\n"
           "out = sys.argv[1]\n"
           "t0 = time.time()\n"
           "got = {'tasks': []}\n"
-          "from analyzer.analysis import execute\n"
-          "make, close = execute.dask_client, execute.close_client\n"
+          "from analyzer.running import dask as running_dask\n"
+          "make, close = running_dask.dask_client, running_dask.close_client\n"
           "def client(*a, **k):\n"
           "    c = make(*a, **k)\n"
           "    c.get_task_stream(count=1)  # adds the scheduler's task-stream plugin: every task from now on\n"
@@ -292,7 +292,7 @@ _TASKS = ("import atexit, json, sys, time\n"
           "            if s['action'] == 'compute':\n"
           "                got['tasks'].append((str(t['key']), t['worker'], s['start'], s['stop']))\n"
           "    return close(c)\n"
-          "execute.dask_client, execute.close_client = client, closing\n"
+          "running_dask.dask_client, running_dask.close_client = client, closing\n"
           "def note():\n"
           "    open(out, 'w').write(json.dumps({'start': t0, 'end': time.time(), **got}))\n"
           "atexit.register(note)\n"
@@ -510,7 +510,7 @@ def dask_split(n: int, one: dict[str, float], two: dict[str, float]) -> None:
         # the client's own CPU (reading, gathering, spill, evidence, player table, report; the LocalCluster's
         # scheduler runs in it too): the part more workers do not shrink; the CPU total counts only the worker
         # processes the client reaped, so the share is of the client's CPU plus the workers' as reaped; of the
-        # workers' (and their forkserver's), the system's part and the page faults (execute.WORKER_MALLOC)
+        # workers' (and their forkserver's), the system's part and the page faults (running.dask.WORKER_MALLOC)
         print(f"  {w} worker(s): client's own CPU {r['client']:.1f} s of {r['cpu']:.1f} s "
               f"({100 * r['client'] / r['cpu']:.0f}%), workers {r['cpu'] - r['client']:.1f} s (system "
               f"{r['workers_sys']:.1f} s, {r['workers_faults'] / 1000:.0f}k page faults)", flush=True)

@@ -2,10 +2,10 @@
 
 Run: ``python benchmarks/bench_dask_idle.py [--seconds 10] [--rounds 2]``
 
-For each round, two clusters in turn, both started by the audit's ``execute.dask_client("local", 2)``: one with
+For each round, two clusters in turn, both started by the audit's ``running.dask.dask_client("local", 2)``: one with
 distributed's defaults for its periodic checks (the event loop's tick each 20 ms, the system monitor each 500 ms, the
 memory monitor each 100 ms; only the workers' profiler off, as ``LOCAL_CONFIG`` has it) and one as the audit starts
-it (``execute.LOCAL_CONFIG``). Each
+it (``running.dask.LOCAL_CONFIG``). Each
 runs a few tasks, settles for 2 s, and then idles for ``--seconds``: printed are this process' CPU seconds over that
 time (the scheduler, the nannies and the client live here) and the machine's (``/proc/stat``, every process; Linux),
 each as a share of one core. On a machine whose cores all work for the audit, what the checks take is taken from the
@@ -47,18 +47,18 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    from analyzer.analysis import execute
+    from analyzer.running import dask as running_dask
 
     # both clusters started by the audit's own dask_client, the first with only the profiler setting of LOCAL_CONFIG
     settings = (("distributed's defaults", {"distributed.worker.profile.enabled": False}),
-                ("execute.LOCAL_CONFIG", execute.LOCAL_CONFIG))
+                ("running.dask.LOCAL_CONFIG", running_dask.LOCAL_CONFIG))
     for k in range(args.rounds):
         for name, config in settings:
-            client = execute.dask_client("local", 2, local_config=config)
+            client = running_dask.dask_client("local", 2, local_config=config)
             try:
                 here, machine = measure(client, args.seconds)
             finally:
-                execute.close_client(client)
+                running_dask.close_client(client)
             print(f"round {k}, {name + ':':<24} this process {here:.3f} of a core, the machine {machine:.3f}",
                   flush=True)
 

@@ -383,21 +383,21 @@ def _players_task(view: Any, players: list[str], seated: pd.DataFrame, whole: bo
 #: they fill the workers while the client fits the pair table between passes, and a pass waits for one task at most.
 PLAYER_TASK_PRIORITY = -1
 #: Groups of players a worker for the player table's tasks: more, smaller ones than the other steps over the players
-#: (``analysis.execute.GROUPS_PER_WORKER``), as a pass's task that comes while a worker runs one waits for it (64
+#: (``running.dask.GROUPS_PER_WORKER``), as a pass's task that comes while a worker runs one waits for it (64
 #: players on 2 workers: 32 tasks of 2 players, ~0.1 s each).
 PLAYER_GROUPS_PER_WORKER = 16
 
 
 @dataclass
 class PlayerTasks:
-    """The player table's tasks on Dask (one a group of players: ``analysis.execute.task_groups``), submitted as soon
+    """The player table's tasks on Dask (one a group of players: ``running.dask.task_groups``), submitted as soon
     as the rows are all in the spill; joined by :meth:`join` once the pair table is known (it gives the table's pair
     columns only).
 
     The values the tasks read (the spill's view and the seating, scattered) are held here until :meth:`join` has the
     results: a worker lost meanwhile with finished results has them recomputed from those values; when the cluster
     lost a value itself (its last copy went with a worker), the tasks are submitted again with the values scattered
-    anew (``analysis.execute.lost_retried``)."""
+    anew (``running.dask.lost_retried``)."""
 
     futures: list[Any]
     seating: pd.DataFrame
@@ -424,7 +424,7 @@ class PlayerTasks:
 
     def _submit(self, *, fresh: bool) -> None:
         """The tasks (``fresh``: again, the values scattered anew, after the cluster lost some)."""
-        from analyzer.analysis.execute import share, task_groups
+        from analyzer.running.dask import share, task_groups
 
         client, view = self.client, self.view
         if isinstance(view, PlayerSpill):
@@ -446,7 +446,7 @@ class PlayerTasks:
     def join(self, pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[np.ndarray]]:
         """The player table (with ``pairs``' columns) and each player's largest deviations' places."""
         from analyzer.analysis.players import join_player_rows
-        from analyzer.analysis.execute import lost_retried
+        from analyzer.running.dask import lost_retried
 
         def gather(attempt: int) -> list[Any]:
             if attempt:
@@ -576,7 +576,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                          "signals": signal_rows(row), "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room)}
         entries.append(e)
     if pending:
-        from analyzer.analysis.execute import lost_retried
+        from analyzer.running.dask import lost_retried
 
         def gather(attempt: int) -> list[Any]:
             nonlocal reading

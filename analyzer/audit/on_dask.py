@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analyzer.analysis.execute import FOLLOWER, DaskConnection, lost_retried, share
+from analyzer.running.dask import FOLLOWER, DaskConnection, lost_retried, share
 from analyzer.audit import burst
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import (
@@ -290,7 +290,7 @@ class DaskSignals(StreamedSignals):
     @property
     def client(self) -> Any:
         """The connection's client, when first used (a cluster starting in the background is waited for then: the
-        logs are read into the first batches meanwhile, ``execute._connection_map``)."""
+        logs are read into the first batches meanwhile, ``running.dask.connection_map``)."""
         return self.connection.client
 
     def _key(self, name: str) -> str:
@@ -424,7 +424,7 @@ class DaskSignals(StreamedSignals):
     def _map_reduce(self, name: str, fn: Any, merge: Any, *args: Any) -> Any:
         """``fn(chunk, *args)`` as a task next to each chunk, merged ``FANIN`` adjacent results a task."""
         def run(attempt: int) -> Any:
-            # once, not once a task (execute.share: a worker fetches it once; a worker lost with it is a new attempt,
+            # once, not once a task (running.dask.share: a worker fetches it once; a worker lost with it is a new attempt,
             # lost_retried); held here until the pass is merged
             shared = share(self.client, args)
             n = len(self.chunks)

@@ -196,7 +196,7 @@ class PlayerSpill:
         columns = None if columns is None else list(columns)
         names = [p for p in (self.files if players is None else players) if p in self.files]
         if self.connection is not None and len(names) > 1:
-            from analyzer.analysis.execute import lost_retried, share, task_groups
+            from analyzer.running.dask import lost_retried, share, task_groups
 
             client = self.connection.client
 
@@ -214,11 +214,11 @@ class PlayerSpill:
         return _joined(self.view(), [f for f in got if len(f)], texts, columns)
 
     def shared_view(self, fresh: bool = False) -> Any:
-        """:meth:`view` scattered to the cluster of ``connection`` (``analysis.execute.share``; once, after the rows are all
+        """:meth:`view` scattered to the cluster of ``connection`` (``running.dask.share``; once, after the rows are all
         added; the future is held here, so the value stays on the cluster while the spill is read). Scattered again when
-        ``fresh`` (a task that read it was lost with a worker: ``analysis.execute.lost_retried``) or when the cluster lost
+        ``fresh`` (a task that read it was lost with a worker: ``running.dask.lost_retried``) or when the cluster lost
         it (a scattered value has no lineage)."""
-        from analyzer.analysis.execute import share
+        from analyzer.running.dask import share
 
         have = self._shared
         if fresh or have is None or have[0] != self.rows or getattr(have[1], "status", "finished") != "finished":

@@ -180,7 +180,8 @@ def _audit(ctx: click.Context, run: AuditRun) -> None:
 
 
 def _audit_run(ctx: click.Context, run: AuditRun) -> None:
-    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import Settings
+    from analyzer.running.dask import DaskUnavailable
     from analyzer.analysis.store import StoreError
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
@@ -223,7 +224,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
             bar.close()
             fail("audit", f"{store.path}: {e}: the store was changed after it was written; write it again from its "
                           "logs (`analyzer decisions LOGS --out NEW_STORE`)")
-        bar.close()  # before any message: work or the scheduler Dask lost (cli: execute.dask_failure), or a bug
+        bar.close()  # before any message: work or the scheduler Dask lost (cli: running.dask.dask_failure), or a bug
         raise
     bar.close()  # messages below must not tear the bar
     exit_on_read_errors(result.problems)

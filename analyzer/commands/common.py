@@ -320,8 +320,9 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
                   start: bool = False) -> Execution:
     """Where the decision analysis runs, from --jobs / --dask. ``start``: with --dask, the connection is opened now in
     the background (the command imports and reads meanwhile; close it with ``execution.connection.close()``)."""
-    from analyzer.analysis.execute import DaskConnection, Execution, default_jobs
-    from analyzer.running.jobs import usable_cores
+    from analyzer.analysis.execute import Execution
+    from analyzer.running.dask import DaskConnection
+    from analyzer.running.jobs import ANALYSIS_MIN_BYTES, default_jobs, usable_cores
 
     if jobs is not None and dask_address in (None, "local"):  # processes on this machine: never more than its cores
         jobs = min(jobs, usable_cores())
@@ -329,7 +330,7 @@ def execution_for(files: list[str], jobs: int | None, dask_address: str | None, 
         jobs = jobs or 2
         connection = DaskConnection(dask_address, jobs, preload=preload, prefork=prefork, background=True) if start else None
         return Execution(jobs=jobs, dask=dask_address, connection=connection, preload=preload, prefork=prefork)
-    return Execution(jobs=default_jobs(files) if jobs is None else jobs)
+    return Execution(jobs=default_jobs(files, ANALYSIS_MIN_BYTES) if jobs is None else jobs)
 
 
 def fail(command: str, message: str) -> NoReturn:

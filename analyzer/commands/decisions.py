@@ -75,7 +75,8 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
                   store: Store | None = None) -> tuple[pd.DataFrame, int]:
     """Decision rows of the valid hands under PATHS (from ``store`` for the hands it holds), and how
     many hands were left out as invalid. A store from other logs or settings exits 2."""
-    from analyzer.analysis.execute import DaskUnavailable, Settings
+    from analyzer.analysis.execute import Settings
+    from analyzer.running.dask import DaskUnavailable
     from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.problems import Problem
     from analyzer.progress import Progress, count_lines
@@ -149,7 +150,8 @@ def command(paths: tuple[str, ...], out: str, samples: int, max_samples: int, dd
 def _decisions(files: list[str], target: Path, out: str, samples: int, max_samples: int, dd_samples: int,
                seed: int, noise: float, policy: str, execution: Execution, max_line_bytes: int) -> None:
     import analyzer.analysis.decisions  # noqa: F401  # the analysis (numba, pandas) before the collector settles
-    from analyzer.analysis.execute import DaskUnavailable, Settings, analysed_batches
+    from analyzer.analysis.execute import Settings, analysed_batches
+    from analyzer.running.dask import DaskUnavailable
     from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.running.collector import settle
     from analyzer.problems import Problem

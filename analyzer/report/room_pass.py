@@ -8,8 +8,8 @@ of the evidence hands (the replayer). Each used to be its own read of the player
 Dask task a player whose filter was pickled by value for every task). :func:`read_players` reads each player's rows
 once and makes all four parts of it (:func:`player_piece`); the client then joins the pieces in the rows' order.
 With a Dask connection whose workers share the spill (``PlayerSpill.connection``), the pieces are made on the workers,
-one task a group of players (:func:`_pieces_task`, ``analysis.execute.task_groups``), in parallel (tried again when
-the cluster loses work with a worker, as the audit's other tasks are: ``analysis.execute.lost_retried``); otherwise in
+one task a group of players (:func:`_pieces_task`, ``running.dask.task_groups``), in parallel (tried again when
+the cluster loses work with a worker, as the audit's other tasks are: ``running.dask.lost_retried``); otherwise in
 this process, one player after another. The pieces, and so the page, are the same either way. The audit command
 starts these tasks as soon as the audit's pairs and players are known (:func:`start_reading`, from ``audit.core``'s
 ``on_entries``), so the workers make the pieces while the audit's own client reads the rows shown, fills their
@@ -162,9 +162,9 @@ AHEAD_PRIORITY = -1
 
 
 def _pieces_on(spill: PlayerSpill, players: list[str], plan: Plan, priority: int = 0) -> list[Any]:
-    """One task a group of players on the spill's Dask workers (``analysis.execute.task_groups``): the futures of
+    """One task a group of players on the spill's Dask workers (``running.dask.task_groups``): the futures of
     their lists of pieces, in the players' order (the plan scattered once, new keys)."""
-    from analyzer.analysis.execute import share, task_groups
+    from analyzer.running.dask import share, task_groups
 
     client = spill.connection.client
     view = spill.shared_view()
@@ -211,7 +211,7 @@ def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> 
             spill.connection.client.cancel(ahead.futures)
         ahead = None
     if _on_workers(spill):
-        from analyzer.analysis.execute import lost_retried
+        from analyzer.running.dask import lost_retried
 
         client = spill.connection.client
 
@@ -222,7 +222,7 @@ def read_players(rows: ReportRows, plan: Plan, ahead: Reading | None = None) -> 
             finally:
                 client.cancel(futures)
 
-        # a worker lost while the pieces are read costs a new attempt, not the audit (execute.lost_retried)
+        # a worker lost while the pieces are read costs a new attempt, not the audit (running.dask.lost_retried)
         yield from lost_retried(client, attempt)
         return
     columns = plan.columns()

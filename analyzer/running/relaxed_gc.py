@@ -1,5 +1,5 @@
 """Imported first by a process that only imports and forks (the forkserver a LocalCluster's workers are forked
-from: :func:`analyzer.analysis.execute.start_forkserver`): its collector relaxed
+from: :func:`analyzer.running.dask.start_forkserver`): its collector relaxed
 (:func:`analyzer.running.collector.relax`) before the imports that follow, as the command line relaxes its own."""
 
 from analyzer.running.collector import relax

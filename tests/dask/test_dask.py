@@ -82,9 +82,9 @@ def test_an_unreachable_scheduler_is_a_clear_error(sharing_room: Path, tmp_path:
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing listens at the port: distributed tries until its deadline (the whole bound shortened here) and says it
     timed out; the command says the connection was refused."""
-    from analyzer.analysis import execute
+    from analyzer.running import dask as running_dask
 
-    monkeypatch.setattr(execute, "CONNECT_TIMEOUT", 2.0)
+    monkeypatch.setattr(running_dask, "CONNECT_TIMEOUT", 2.0)
     res = run_cli("audit", str(sharing_room), "--out", str(tmp_path / "o"), "--dask", "tcp://127.0.0.1:9",
                                    "--samples", "2")
     assert res.exit_code == 2, res.output
@@ -193,7 +193,7 @@ class _Cluster:
 def test_task_groups_cut_the_players_evenly_in_order(items: int, workers: int) -> None:
     """The players of a step cut into GROUPS_PER_WORKER groups a worker (one without a worker), consecutive, in
     order, each player once, sizes within one of each other, none empty."""
-    from analyzer.analysis.execute import GROUPS_PER_WORKER, task_groups
+    from analyzer.running.dask import GROUPS_PER_WORKER, task_groups
 
     names = [f"p{k:03d}" for k in range(items)]
     groups = task_groups(_Cluster(workers), names)

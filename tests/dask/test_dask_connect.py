@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from conftest import clean_exit, run_cli
 
-from analyzer.analysis import execute
-from analyzer.analysis.execute import DaskUnavailable
+from analyzer.running import dask as running_dask
+from analyzer.running.dask import DaskUnavailable
 
 pytest.importorskip("distributed")
 
@@ -104,7 +104,7 @@ def _nothing_written(out: Path) -> None:
 
 def test_a_silent_listener_is_exit_2_within_the_connect_bound(silent: _Listener, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execute, "CONNECT_TIMEOUT", 3.0)  # the bound shortened (10 s: the constants' test below)
+    monkeypatch.setattr(running_dask, "CONNECT_TIMEOUT", 3.0)  # the bound shortened (10 s: the constants' test below)
     out = tmp_path / "store"
     r, took = _bounded("decisions", str(LEGAL), "-o", str(out), *FAST, "--dask", f"tcp://{silent.address}")
     clean_exit(r, 2)
@@ -148,7 +148,7 @@ def test_a_peer_that_is_not_a_scheduler_is_said(answer: Any, said: str, monkeypa
 
     monkeypatch.setattr(distributed.comm, "connect", connect)
     with pytest.raises(DaskUnavailable, match=f"at tcp://127.0.0.1:9: not a Dask scheduler \\({said}\\)"):
-        execute._probe_scheduler("tcp://127.0.0.1:9", execute._client_security("tcp://127.0.0.1:9"))
+        running_dask._probe_scheduler("tcp://127.0.0.1:9", running_dask._client_security("tcp://127.0.0.1:9"))
 
 
 def test_an_unknown_host_name_is_said_not_taken_for_silence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +157,7 @@ def test_an_unknown_host_name_is_said_not_taken_for_silence(monkeypatch: pytest.
     import distributed.comm
 
     async def connect(address: str, timeout: float | None = None, **kw: Any) -> Any:
-        assert timeout is not None and timeout < execute.CONNECT_TIMEOUT  # its own error comes before the deadline
+        assert timeout is not None and timeout < running_dask.CONNECT_TIMEOUT  # its own error comes before the deadline
         try:
             raise socket.gaierror(-2, "Name or service not known")
         except OSError as e:
@@ -166,7 +166,7 @@ def test_an_unknown_host_name_is_said_not_taken_for_silence(monkeypatch: pytest.
     monkeypatch.setattr(distributed.comm, "connect", connect)
     addr = "tcp://no-such-host.invalid:8786"
     with pytest.raises(DaskUnavailable, match=rf"at {addr}: its host name is not known \(gaierror: .*not known\)$"):
-        execute._probe_scheduler(addr, execute._client_security(addr))
+        running_dask._probe_scheduler(addr, running_dask._client_security(addr))
 
 
 def _squeezed_last_try(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,7 +195,7 @@ def test_a_refusal_is_said_when_distributeds_last_try_timed_out(monkeypatch: pyt
     _squeezed_last_try(monkeypatch)
     addr = f"tcp://127.0.0.1:{_closed_port()}"
     with pytest.raises(DaskUnavailable, match=rf"at {addr}: nothing listens there \(connection refused;"):
-        execute._probe_scheduler(addr, execute._client_security(addr))
+        running_dask._probe_scheduler(addr, running_dask._client_security(addr))
 
 
 def test_an_unknown_name_is_said_when_distributeds_last_try_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,7 +207,7 @@ def test_an_unknown_name_is_said_when_distributeds_last_try_timed_out(monkeypatc
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)  # no resolver asked: the answer is the same offline
     addr = "tcp://no-such-host.invalid:8786"
     with pytest.raises(DaskUnavailable, match=rf"at {addr}: its host name is not known \(gaierror: .*not known\)$"):
-        execute._probe_scheduler(addr, execute._client_security(addr))
+        running_dask._probe_scheduler(addr, running_dask._client_security(addr))
 
 
 def test_a_listener_found_on_the_plain_try_leaves_distributeds_words(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -219,7 +219,7 @@ def test_a_listener_found_on_the_plain_try_leaves_distributeds_words(monkeypatch
         listening.listen()
         addr = f"tcp://127.0.0.1:{listening.getsockname()[1]}"
         with pytest.raises(DaskUnavailable, match=rf"at {addr}: OSError: Timed out trying to connect to {addr}"):
-            execute._probe_scheduler(addr, execute._client_security(addr))
+            running_dask._probe_scheduler(addr, running_dask._client_security(addr))
 
 
 # --------------------------------------------------------------------------- an address Dask's settings refuse (item 7)
@@ -271,7 +271,7 @@ def lone_scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_a_scheduler_without_workers_is_a_bounded_wait_then_exit_2(lone_scheduler: str, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execute, "WORKER_WAIT", 2.0, raising=False)
+    monkeypatch.setattr(running_dask, "WORKER_WAIT", 2.0, raising=False)
     out = tmp_path / "store"
     r, took = _bounded("decisions", str(LEGAL), "-o", str(out), *FAST, "--dask", lone_scheduler)
     clean_exit(r, 2)
@@ -284,7 +284,7 @@ def test_a_scheduler_without_workers_is_a_bounded_wait_then_exit_2(lone_schedule
 
 def test_a_scheduler_without_workers_in_the_audit(lone_scheduler: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execute, "WORKER_WAIT", 1.0, raising=False)
+    monkeypatch.setattr(running_dask, "WORKER_WAIT", 1.0, raising=False)
     out = tmp_path / "out"
     r, _ = _bounded("audit", str(LEGAL), "-o", str(out), *AUDIT_FAST, "--dask", lone_scheduler)
     clean_exit(r, 2)
@@ -307,12 +307,12 @@ def _distributed_errors() -> dict[str, BaseException]:
 
 @pytest.mark.parametrize("kind", ["closed-client", "comm-closed", "cancelled"])
 def test_dask_failure_knows_a_lost_scheduler(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execute, "_scheduler_address", "tcp://10.0.0.1:8786")
+    monkeypatch.setattr(running_dask, "_scheduler_address", "tcp://10.0.0.1:8786")
     e = _distributed_errors()[kind]
-    said = execute.dask_failure(e)
+    said = running_dask.dask_failure(e)
     assert said is not None and said.startswith("lost the Dask scheduler at tcp://10.0.0.1:8786 (")
     assert said.endswith("; run again") and "\n" not in said
-    assert not execute.dask_lost(e)  # the scheduler, not work a worker took with it
+    assert not running_dask.dask_lost(e)  # the scheduler, not work a worker took with it
 
 
 def test_dask_failure_leaves_bugs_alone() -> None:
@@ -323,18 +323,18 @@ def test_dask_failure_leaves_bugs_alone() -> None:
         pass
 
     for e in (ValueError("x"), KeyError("k"), OSError(5, "io"), MemoryError(), RuntimeError("r"), ClosedClientError()):
-        assert execute.dask_failure(e) is None, e
-    assert execute.dask_failure(DaskUnavailable("cannot reach the Dask scheduler at x: y")) == \
+        assert running_dask.dask_failure(e) is None, e
+    assert running_dask.dask_failure(DaskUnavailable("cannot reach the Dask scheduler at x: y")) == \
         "cannot reach the Dask scheduler at x: y"
     lost = FutureCancelledError("k", "lost dependencies")
-    assert execute.dask_lost(lost) and "the Dask cluster lost work" in (execute.dask_failure(lost) or "")
+    assert running_dask.dask_lost(lost) and "the Dask cluster lost work" in (running_dask.dask_failure(lost) or "")
     killed = KilledWorker("k", SimpleNamespace(address="tcp://127.0.0.1:2"), 3)
-    assert "the Dask cluster lost work" in (execute.dask_failure(killed) or "")
-    assert "KilledWorker: ('k'" in (execute.dask_failure(KilledWorker("k", "w", 3)) or "")  # its message fails: its args
+    assert "the Dask cluster lost work" in (running_dask.dask_failure(killed) or "")
+    assert "KilledWorker: ('k'" in (running_dask.dask_failure(KilledWorker("k", "w", 3)) or "")  # its message fails: its args
 
 
 def test_dask_failure_does_not_import_distributed() -> None:
-    code = ("import sys; from analyzer.analysis.execute import dask_failure; "
+    code = ("import sys; from analyzer.running.dask import dask_failure; "
             "assert dask_failure(ValueError()) is None and dask_failure(OSError()) is None; "
             "assert 'distributed' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=ROOT)
@@ -373,8 +373,8 @@ def test_a_lost_scheduler_is_exit_2_in_every_command(command: str, kind: str, tm
     def lost(address: str, jobs: int, preload: tuple[str, ...] = (), prefork: tuple[str, ...] = ()) -> Any:
         return _ClosedClient(error[0])
 
-    monkeypatch.setattr(execute, "dask_client", lost)
-    monkeypatch.setattr(execute, "_scheduler_address", "tcp://127.0.0.1:9", raising=False)
+    monkeypatch.setattr(running_dask, "dask_client", lost)
+    monkeypatch.setattr(running_dask, "_scheduler_address", "tcp://127.0.0.1:9", raising=False)
     out = tmp_path / ("out.csv" if command == "players" else "out")
     args = [command, str(LEGAL), "-o", str(out), *(AUDIT_FAST if command == "audit" else FAST), "--dask",
             "tcp://127.0.0.1:9"]
@@ -397,32 +397,32 @@ def test_distributed_lines_about_a_lost_scheduler_are_left_out() -> None:
         info = (type(exc), exc, None) if exc is not None else None
         return logger.makeRecord(logger.name, logging.ERROR, __file__, 1, msg, (), info)  # type: ignore[arg-type]
 
-    assert not execute._quiet_loss_filter(record("Failed to reconnect to scheduler after %.2f seconds, closing client"))
+    assert not running_dask._quiet_loss_filter(record("Failed to reconnect to scheduler after %.2f seconds, closing client"))
     cancelled = asyncio.CancelledError()
-    assert not execute._quiet_loss_filter(record(cancelled, cancelled))
-    assert execute._quiet_loss_filter(record("something else"))
-    assert execute._quiet_loss_filter(record(ValueError("x"), ValueError("x")))
+    assert not running_dask._quiet_loss_filter(record(cancelled, cancelled))
+    assert running_dask._quiet_loss_filter(record("something else"))
+    assert running_dask._quiet_loss_filter(record(ValueError("x"), ValueError("x")))
     before = list(logger.filters)
-    execute._quiet_loss(+1)
-    execute._quiet_loss(+1)
-    assert logger.filters.count(execute._quiet_loss_filter) == 1
-    execute._quiet_loss(-1)
-    assert execute._quiet_loss_filter in logger.filters  # another client still open
-    execute._quiet_loss(-1)
+    running_dask._quiet_loss(+1)
+    running_dask._quiet_loss(+1)
+    assert logger.filters.count(running_dask._quiet_loss_filter) == 1
+    running_dask._quiet_loss(-1)
+    assert running_dask._quiet_loss_filter in logger.filters  # another client still open
+    running_dask._quiet_loss(-1)
     assert logger.filters == before
 
 
 def test_close_client_takes_the_filter_off(lone_scheduler: str) -> None:
     """A real client of a real scheduler: the filter is on while it is open, off once it is closed."""
     logger = logging.getLogger("distributed.client")
-    client = execute.dask_client(lone_scheduler, 1)
+    client = running_dask.dask_client(lone_scheduler, 1)
     try:
-        assert execute._quiet_loss_filter in logger.filters
+        assert running_dask._quiet_loss_filter in logger.filters
         assert client.scheduler_info()["type"] == "Scheduler"
     finally:
-        execute.close_client(client)
-    assert execute._quiet_loss_filter not in logger.filters
+        running_dask.close_client(client)
+    assert running_dask._quiet_loss_filter not in logger.filters
 
 
 def test_the_module_constants_are_the_documented_bounds() -> None:
-    assert execute.CONNECT_TIMEOUT == 10 and execute.WORKER_WAIT == 60
+    assert running_dask.CONNECT_TIMEOUT == 10 and running_dask.WORKER_WAIT == 60

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.analysis import execute
-from analyzer.analysis.execute import DaskConnection, DaskUnavailable
+from analyzer.running import dask as running_dask
+from analyzer.running.dask import DaskConnection, DaskUnavailable
 
 pytest.importorskip("distributed")
 
@@ -63,7 +63,7 @@ def test_a_session_that_fails_to_start_raises_where_the_client_is_used(monkeypat
     def refuse(address: str, jobs: int, preload: tuple[str, ...] = (), prefork: tuple[str, ...] = ()) -> None:
         raise DaskUnavailable(f"cannot reach the Dask scheduler at {address}: refused")
 
-    monkeypatch.setattr(execute, "dask_client", refuse)
+    monkeypatch.setattr(running_dask, "dask_client", refuse)
     connection = DaskConnection("tcp://127.0.0.1:9", 1, background=True)
     with pytest.raises(DaskUnavailable, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         connection.client  # noqa: B018
@@ -85,12 +85,12 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
         up.wait(30)
         return Client()
 
-    monkeypatch.setattr(execute, "dask_client", slow)
+    monkeypatch.setattr(running_dask, "dask_client", slow)
     connection = DaskConnection("local", 1, background=True)
     try:
-        early, rest = execute._read_ahead(iter(range(100)), connection)
-        assert early == list(range(execute.READ_AHEAD)) and not connection.ready
-        assert list(rest) == list(range(execute.READ_AHEAD, 100))
+        early, rest = running_dask._read_ahead(iter(range(100)), connection)
+        assert early == list(range(running_dask.READ_AHEAD)) and not connection.ready
+        assert list(rest) == list(range(running_dask.READ_AHEAD, 100))
     finally:
         up.set()
         connection.close()
@@ -108,17 +108,17 @@ def test_the_first_batches_are_read_while_the_cluster_starts(monkeypatch: pytest
             yield i
 
     try:
-        early, rest = execute._read_ahead(tasks(), connection)
+        early, rest = running_dask._read_ahead(tasks(), connection)
         assert early == [0, 1, 2] and pulled == [0, 1, 2] and connection.ready
         assert list(rest) == list(range(3, 10))
-        assert execute._read_ahead(iter(range(5)), connection)[0] == []  # up already: nothing read ahead
+        assert running_dask._read_ahead(iter(range(5)), connection)[0] == []  # up already: nothing read ahead
     finally:
         connection.close()
 
 
 _FORKED = """
 import json, os, sys
-from analyzer.analysis.execute import DaskConnection
+from analyzer.running.dask import DaskConnection
 
 def facts():
     import gc
@@ -177,10 +177,10 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
     for warmed, by, over, settled, _, faults in (first, second):
         assert (warmed, by, over) == (1, p1, True)  # warmed once, in the parent, before the fork
         assert settled == [True, True, True]  # and the collector settled there (analyzer.running.collector)
-        # glibc's malloc as execute.WORKER_MALLOC sets it: the array reuses the heap (with distributed's setting alone,
+        # glibc's malloc as running_dask.WORKER_MALLOC sets it: the array reuses the heap (with distributed's setting alone,
         # a mapping each time: 256 faults each, 12,800)
         assert faults < 2_000, faults
-    # the cluster's periodic checks at execute.LOCAL_CONFIG's intervals (ms), in this process and in the forks; no
+    # the cluster's periodic checks at running_dask.LOCAL_CONFIG's intervals (ms), in this process and in the forks; no
     # profiler on the workers
     every = seen["intervals"]
     assert every["scheduler"]["tick"] == 1000 and every["scheduler"]["monitor"] == 5000
@@ -191,11 +191,11 @@ def test_a_local_clusters_workers_are_forks_of_one_process_warmed_once(tmp_path:
 
 def test_the_workers_malloc_settings_yield_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The forkserver's environment: distributed's nanny settings (one BLAS thread) and glibc's of
-    ``execute.WORKER_MALLOC`` over distributed's trim threshold, each a variable set here keeps."""
+    ``running_dask.WORKER_MALLOC`` over distributed's trim threshold, each a variable set here keeps."""
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    env = execute._pre_spawn_environ()
+    env = running_dask._pre_spawn_environ()
     assert (env["MALLOC_MMAP_THRESHOLD_"], env["MALLOC_TRIM_THRESHOLD_"]) == (str(32 << 20), str(64 << 20))
     assert env["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
-    assert execute._pre_spawn_environ()["MALLOC_MMAP_THRESHOLD_"] == "131072"
+    assert running_dask._pre_spawn_environ()["MALLOC_MMAP_THRESHOLD_"] == "131072"

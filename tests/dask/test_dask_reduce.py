@@ -287,7 +287,7 @@ def test_a_store_and_new_hands_on_the_cluster_give_the_single_process_audit(room
 
 def test_frames_carry_no_follower_without_a_session() -> None:
     """The process pool and the single process do not mark their results (nothing to take)."""
-    from analyzer.analysis.execute import FOLLOWER
+    from analyzer.running.dask import FOLLOWER
 
     got = list(Execution(jobs=1).map(lambda n: pd.DataFrame({"x": [n]}), range(2)))
     assert all(FOLLOWER not in f.attrs for f in got)
@@ -334,7 +334,7 @@ def test_the_slim_audit_writes_the_spill_and_the_player_table_on_the_workers(roo
     audit as the single process."""
     address, workers = cluster
     single = run_audit([str(room)], **KW).result
-    monkeypatch.setattr("analyzer.analysis.execute.GROUPS_PER_WORKER", 1)
+    monkeypatch.setattr("analyzer.running.dask.GROUPS_PER_WORKER", 1)
     monkeypatch.setattr("analyzer.audit.core.PLAYER_GROUPS_PER_WORKER", 1)
     out, ran, files = _slim([str(room)], address, **KW)
     _same(out, single)

@@ -1,4 +1,4 @@
-"""Values the client scatters while a worker leaves the cluster (``analysis.execute.share``).
+"""Values the client scatters while a worker leaves the cluster (``running.dask.share``).
 
 distributed's scheduler takes its list of workers before it sends a scattered value. With ``broadcast=True`` it then
 copies the value with ``Scheduler.replicate``, which loops until every worker of that list holds a copy: a worker
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import QUIET_PORT
 
-from analyzer.analysis.execute import LOST_TRIES, share
+from analyzer.running.dask import LOST_TRIES, share
 
 distributed = pytest.importorskip("distributed")
 

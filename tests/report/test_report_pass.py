@@ -171,7 +171,7 @@ def test_the_report_on_a_cluster_is_the_in_process_one(sharing_room: Path, clust
     workers, one task a group of players (one group a worker here: several players a task), and the page is byte for byte the one made from the same spill in this process."""
     import distributed
 
-    monkeypatch.setattr("analyzer.analysis.execute.GROUPS_PER_WORKER", 1)
+    monkeypatch.setattr("analyzer.running.dask.GROUPS_PER_WORKER", 1)
     with distributed.Client(cluster) as client, run_audit([str(sharing_room)], slim=True, **KW,  # type: ignore[arg-type]
                                                            execution=Execution(jobs=2, dask=cluster, batch_hands=7)) as a:
         assert a.rows is not None and a.places is not None
