@@ -101,8 +101,8 @@ _COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0",
 
 
 def bystander_null_room(seed: int, actors: int = 30, hands: int = 300) -> pd.DataFrame:
-    """The burst statistic's null for its reading by strata (tests/test_burst_strat.py, benchmarks/eval_strat.py
-    --null): actors who each favour a partner P (+2, -1 to every non-partner at those tables) and no one else:
+    """The burst statistic's null for its reading by strata (tests/audit/test_burst_strat.py): actors who each
+    favour a partner P (+2, -1 to every non-partner at those tables) and no one else:
     bystanders b0, b1 sit only beside P, b2, b3 beside P and apart, b4, b5 only apart; seats at random."""
     rng = np.random.default_rng(seed)
     rows = []

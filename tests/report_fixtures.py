@@ -2,7 +2,7 @@
 
 :func:`audit_run` simulates a room, gives its players, one hand and one table ids built to attack a page,
 and runs the real audit on it (:func:`analyzer.audit.core.run_audit`), so the pages are tested on the
-records, decision rows and audit.json the product writes (``tests/test_report_fixtures.py`` checks the
+records, decision rows and audit.json the product writes (``tests/report/test_report_fixtures.py`` checks the
 audit against its schema). The ``audit_run`` fixture in conftest.py caches it for the test session.
 :func:`big_room` scales it up for the page-speed benchmark: numpy decision rows of 10,000 hands and an
 audit whose entries are copies of the real run's, renamed.

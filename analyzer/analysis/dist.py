@@ -4,7 +4,7 @@
 Importing ``scipy.stats`` costs about one CPU-second (its ~100 distribution classes and test functions), in every
 process that does: the command itself and each worker (benchmarks/bench_audit_scale.py ``--phases``, "start-up").
 The few functions used here are each the ``scipy.special`` function (or the few lines of numpy) that
-``scipy.stats`` itself calls for them, so they give the same floats (tests/test_dist.py compares them with
+``scipy.stats`` itself calls for them, so they give the same floats (tests/analysis/test_dist.py compares them with
 ``scipy.stats`` on many inputs). ``scipy.stats`` stays for what is rare: the 借牌 lending test
 (``audit.borrow``) and the tests.
 """

@@ -10,7 +10,7 @@ scale s > 0
 cannot pull the line; the scale is the one the inliers' spread makes). The same estimator, constants and stopping rule
 as scikit-learn's ``HuberRegressor`` (epsilon 1.35, alpha 1e-4, L-BFGS-B from w = c = 0, s = 1, at most 100
 iterations, gradient tolerance 1e-5), which the player table used before: its results agree to the optimiser's
-tolerance (tests/test_robust.py). Here because importing scikit-learn's linear models costs ~1.3 CPU-s a process
+tolerance (tests/analysis/test_robust.py). Here because importing scikit-learn's linear models costs ~1.3 CPU-s a process
 (they import ``scipy.stats`` and joblib) for a fit of a few dozen points that takes ~10 ms; the objective is
 convex, so its minimum does not depend on the code that finds it.
 """

@@ -609,7 +609,7 @@ def _better_reading(apart: pd.Series, by_presence: pd.Series) -> pd.Series:
 
     Only the mean look is ranked within strata; the count look's pool is all of the actor's hands, so with those
     partners' hands kept in it, a colluder's disfavour of every non-partner there sinks the pool's levels and a
-    bystander who never sat with them reads as favoured (a seeded null of such actors, tests/test_burst_strat.py:
+    bystander who never sat with them reads as favoured (a seeded null of such actors, tests/audit/test_burst_strat.py:
     taking the better count too puts the count look at p <= 0.01 for 3.6% of the bystander pairs).
 
     The mean look's z is that of its paid-for p, read as 0 when that p passes 1/2 (paying twice turns "no favour"

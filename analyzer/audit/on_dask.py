@@ -16,7 +16,7 @@ in a tree (``ThinkStats.merge``), and, when the workers share the client's folde
 the players' spill there (``audit.rows.write_batch``): only a summary comes back; the batch's chunk is then written
 into that folder too (``stream.write_chunk``; the future holds the file's name and the chunk's own names), so the
 workers' memory, like this process', holds no chunk and does not grow with the hands. The result equals the
-single-process one to float rounding (a tree adds in another order than a loop; ``tests/test_dask_reduce.py``).
+single-process one to float rounding (a tree adds in another order than a loop; ``tests/dask/test_dask_reduce.py``).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen",
                   "options")
 #: Columns nothing after the pass reads (the evidence, the player table, the shown rows' reasons, the report's
 #: pages): with the texts dropped (``texts=False``, the command's slim audit) the spill leaves them out, 8 bytes
-#: a decision each (``tests/test_audit_slim.py`` checks the report is the same without them).
+#: a decision each (``tests/audit/test_audit_slim.py`` checks the report is the same without them).
 UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
 #: Per-row texts: spilled to a file of their own, so the numbers are read without them.
 TEXT_COLUMNS = ("options", "reasons")

@@ -320,7 +320,7 @@ def regret_edges(pos: list[np.ndarray]) -> np.ndarray | None:
 
 def qcut_edges(values: np.ndarray, bins: int) -> np.ndarray:
     """The edges ``pd.qcut(values, bins, retbins=True, duplicates="drop")`` returns, without the labels of
-    every value (which cost ~5x the values' memory); equal to the last bit (``tests/test_audit_rows.py``)."""
+    every value (which cost ~5x the values' memory); equal to the last bit (``tests/audit/test_audit_rows.py``)."""
     q = np.linspace(0, 1, bins + 1)
     np.putmask(q, bins * q != np.arange(bins + 1), np.nextafter(q, 1))  # as qcut: round up, not to nearest
     return np.asarray(pd.unique(pd.Series(values).quantile(q).to_numpy()), np.float64)

@@ -336,7 +336,7 @@ def _one_at_a_time(n: np.ndarray, mean: np.ndarray, cols: np.ndarray, p: int, si
     :func:`_random_tables` of each co-player's design (its tables' indicator and the intercept), for every co-player
     at once: with two columns the fits have closed forms (a co-player's coefficient is the weighted mean of its
     tables less that of the others), so the room's actors x co-players fits are a few array operations each actor,
-    not a Python loop of small solves (the same figures to rounding, ``tests/test_think_linear.py``)."""
+    not a Python loop of small solves (the same figures to rounding, ``tests/audit/test_think_linear.py``)."""
     k = len(n)
     fit, var = np.zeros(p), np.full(p - 1, np.inf)
     dof = k - 2

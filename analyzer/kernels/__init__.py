@@ -96,7 +96,7 @@ def load_cached(dispatcher: Any, signature: tuple[Any, ...]) -> None:
     numba's own cache and dispatcher, with only that refresh left out; a miss (nothing cached, a stale
     entry, another CPU) compiles as numba always does, the full set-up included. The signature must be
     the exact type of the arguments later calls pass (else those calls go numba's usual way: slower,
-    never wrong; ``tests/test_validate_raw.py`` checks that the validator's calls match).
+    never wrong; ``tests/validate/test_validate_raw.py`` checks that the validator's calls match).
     """
     if not hasattr(dispatcher, "overloads") or signature in dispatcher.overloads:
         return  # loaded already, or no dispatcher at all (NUMBA_DISABLE_JIT, a test's stand-in): nothing to load

@@ -2,7 +2,7 @@
 
 Adding a game: write ``analyzer/variants/<name>.py`` exposing ``VARIANT`` (a :class:`~analyzer.variants.base.Game`),
 add it to ``MODULES``, write its simulator and docs; every consumer finds it here, and the
-conformance test (tests/test_conformance.py) plays it.
+conformance test (tests/variants/test_conformance.py) plays it.
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ def test_an_actor_with_more_co_players_than_tables_reads_each_on_its_own() -> No
     the others): the colluders' slowness together shows, honest pairs stay quiet."""
     from analyzer.audit import think as signals
 
-    for seed, together in ((0, 5),):  # 2 sittings together (seed 2) read as strongly: eval_think_tables.py
+    for seed, together in ((0, 5),):  # seed 0: 5 sittings of the two together
         df = synthetic_room(players=16, hands=480, run=40, seed=seed)
         seated = df.groupby("hand_id")[["p0", "p1", "p2", "p3"]].first()
         both = seated.apply(lambda r: {"p00", "p01"} <= set(r), axis=1)

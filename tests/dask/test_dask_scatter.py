@@ -3,7 +3,7 @@
 distributed's scheduler takes its list of workers before it sends a scattered value. With ``broadcast=True`` it then
 copies the value with ``Scheduler.replicate``, which loops until every worker of that list holds a copy: a worker
 gone meanwhile made the command's audit wait for ever in the scatter of the rows shown's filter
-(``tests/test_dask_lost_late.py``), or fail with a ``KeyError`` of the gone worker's address. ``share`` scatters
+(``tests/dask/test_dask_lost_late.py``), or fail with a ``KeyError`` of the gone worker's address. ``share`` scatters
 one copy, never broadcast, and scatters again to the workers left when a worker went during the send."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ a line's bytes and the compiled path over records alike; not repeated here):
   the same player twice (bad-players); the variant tag changed (shape problems); numbers written `02`, `01443` (not
   JSON), `1443.0` (bad-type), `-0` (0, as JSON says) read alike by every path. A 通 seat's multiplier is not compared
   (docs/log-format.md: some writers put the table's factor there), whatever it holds; the same deal and seating with
-  other moves is no copy (tests/test_validate.py).
+  other moves is no copy (tests/validate/test_validate.py).
 - 借牌: the dealer not holding 14, two jokers (bad-deal); a borrow from the wrong seat (wrong-lender), a borrow turned
   into a play of a card not held (card-not-held), a borrow first (first-action), moves missing or after the end,
   loser and finish order changed (result-mismatch); the joker played (not-live: 王永远是死牌), the other joker lent or
