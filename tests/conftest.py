@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import random
 import subprocess
@@ -95,6 +96,26 @@ def hand_line(seed: int, hand_id: str | None = None, players: list[str] | None =
 def write_log(path: Path, hands: list[bytes]) -> Path:
     """A log of these lines at ``path``."""
     path.write_bytes(b"".join(hands))
+    return path
+
+
+def legal_lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
+    """``n`` legal hands as log lines: seeds and hand ids ``first`` on (``h0``, ``h1``, ...), their players replaced by
+    ``players`` when given."""
+    return b"".join(hand_line(first + s, f"h{first + s}", players) for s in range(n))
+
+
+def legal_log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
+    """A log of :func:`legal_lines` ``folder/name`` (the folder made when missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_log(folder / name, [legal_lines(n, first)])
+
+
+def broken_gzip(path: Path) -> Path:
+    """A gzip header then deflate data that does not decode (zlib's "invalid code lengths set"), after a good
+    start: not a stream cut short (EOFError) nor a bad header (BadGzipFile) but ``zlib.error``, no OSError."""
+    good = gzip.compress(legal_lines(3), mtime=0)
+    path.write_bytes(good[:10] + b"garbagegarbage" * 50)
     return path
 
 

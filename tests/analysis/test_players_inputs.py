@@ -11,16 +11,10 @@ import orjson
 import pandas as pd
 import pytest
 from click.testing import Result
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, legal_lines, legal_log, run_cli
 
 FAST = ["--samples", "1", "--dd-samples", "0"]
 
-
-def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
-    return p
 
 
 def test_players_on_a_parquet_of_other_columns_is_a_usage_error(tmp_path: Path) -> None:
@@ -35,8 +29,8 @@ def test_players_on_a_parquet_of_other_columns_is_a_usage_error(tmp_path: Path) 
 
 
 def test_players_mixing_a_parquet_and_a_log_uses_both(tmp_path: Path) -> None:
-    a = _log(tmp_path / "a", n=2)
-    b = _log(tmp_path / "b", n=2, first=10)
+    a = legal_log(tmp_path / "a", n=2)
+    b = legal_log(tmp_path / "b", n=2, first=10)
     rows = tmp_path / "a.parquet"
     clean_exit(run_cli("decisions", str(a), "-o", str(rows), *FAST), 0)
     both = run_cli("players", str(rows), str(b), "--format", "json", *FAST)
@@ -135,21 +129,12 @@ def test_a_decision_file_in_a_plain_folder_takes_outputs_beside_it(legal_store: 
 ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
-
 
 def test_players_of_a_stores_metadata_file_names_the_store(tmp_path: Path) -> None:
     """`players STORE/_common_metadata` (the file a tab completion offers first) read the store's schema as a decision
     file of no rows: "no decisions to analyse", an empty table, exit 0, for a store full of rows."""
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     store = tmp_path / "store"
     r = analyzer_process("decisions", str(log), "-o", str(store), *ONE_SAMPLE)
     assert r.returncode == 0, r.stderr

@@ -3,20 +3,12 @@ command, numbers out of range, closed standard streams."""
 
 from __future__ import annotations
 
-import gzip
 import os
 from pathlib import Path
 
-import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, broken_gzip, clean_exit, legal_lines, legal_log, run_cli
 
-
-def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
-    return p
 
 
 @pytest.mark.parametrize("args", [
@@ -30,7 +22,7 @@ def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> 
     ["simulate", "--out", "OUT", "--players", "3"],
 ])
 def test_options_out_of_range_or_nan_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     out = tmp_path / "o"
     r = run_cli(*[str(log) if a == "LOG" else str(out) if a == "OUT" else a for a in args])
     clean_exit(r, 2)
@@ -48,7 +40,7 @@ HUGE = str(2**70)
 def test_integers_beyond_what_the_kernels_hold_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
     """Not a TypeError from orjson, an OverflowError from numpy or a typing error from numba, with an empty folder
     left behind."""
-    log = _log(tmp_path / "in")
+    log = legal_log(tmp_path / "in")
     out = tmp_path / "o"
     r = run_cli(args[0], str(log), *[a.format(o=out) for a in args[1:]])
     clean_exit(r, 2)
@@ -59,7 +51,7 @@ def test_closed_standard_streams_are_not_a_traceback(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     run = [sys.executable, "-c", "import sys; from analyzer.cli import main; sys.argv[0] = 'analyzer'; main()"]
     closed_out = subprocess.run([*run, "validate", str(log)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, timeout=120, pass_fds=(), preexec_fn=lambda: os.close(1))
@@ -76,28 +68,12 @@ def test_closed_standard_streams_are_not_a_traceback(tmp_path: Path) -> None:
 FAST = ["--samples", "1", "--dd-samples", "0"]
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
-
-
-def _broken_gzip(path: Path) -> Path:
-    """A gzip header then deflate data that does not decode (zlib's "invalid code lengths set"), after a good
-    start: not a stream cut short (EOFError) nor a bad header (BadGzipFile) but ``zlib.error``, no OSError."""
-    good = gzip.compress(_lines(3), mtime=0)
-    path.write_bytes(good[:10] + b"garbagegarbage" * 50)
-    return path
 
 
 @pytest.mark.parametrize("command", [["validate"], ["players", *FAST], ["decisions", *FAST, "-o", "{o}"],
                                      ["report", "--hand", "h0", "-o", "{o}"]])
 def test_every_command_names_a_gzip_of_broken_data(tmp_path: Path, command: list[str]) -> None:
-    bad = _broken_gzip(tmp_path / "bad.jsonl.gz")
+    bad = broken_gzip(tmp_path / "bad.jsonl.gz")
     out = tmp_path / "out"
     r = run_cli(command[0], str(bad), *(a.replace("{o}", str(out)) for a in command[1:]))
     clean_exit(r, 2)
@@ -116,7 +92,7 @@ def test_a_failure_on_rows_computed_from_the_logs_is_a_bug_not_a_users_store(tmp
 
     monkeypatch.setattr(players, "player_table", broken)
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     r = run_cli("players", str(log), *FAST)
     assert r.exit_code != 2 and isinstance(r.exception, ValueError)
     assert "not decision rows" not in r.output

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pandas as pd
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, legal_lines, legal_log, legal_obj, run_cli
 
 from analyzer.logs import OutputSet, atomic_write_bytes
 
@@ -21,15 +21,9 @@ FAST = ["--samples", "1", "--dd-samples", "0"]
 AUDIT_FAST = ["--samples", "1", "--dd-samples", "1"]
 
 
-def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
-    return p
-
 
 def test_decisions_refuses_a_log_found_inside_a_folder_argument(tmp_path: Path) -> None:
-    log = _log(tmp_path / "logs")
+    log = legal_log(tmp_path / "logs")
     before = log.read_bytes()
     r = run_cli("decisions", str(tmp_path / "logs"), "-o", str(log), *FAST)
     clean_exit(r, 2)
@@ -38,7 +32,7 @@ def test_decisions_refuses_a_log_found_inside_a_folder_argument(tmp_path: Path) 
 
 @pytest.mark.parametrize("command", ["validate", "report", "decisions", "audit"])
 def test_no_writer_overwrites_an_input_through_a_link(tmp_path: Path, command: str) -> None:
-    log = _log(tmp_path / "logs")
+    log = legal_log(tmp_path / "logs")
     before = log.read_bytes()
     link = tmp_path / "out.html"
     link.symlink_to(log)
@@ -55,7 +49,7 @@ def test_no_writer_overwrites_an_input_through_a_link(tmp_path: Path, command: s
 
 @pytest.mark.parametrize("command", ["validate", "report", "decisions", "simulate"])
 def test_dev_null_stays_a_device(tmp_path: Path, command: str) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     args = {"validate": ["validate", str(log), "-o", os.devnull],
             "report": ["report", str(log), "--hand", "h0", "--out", os.devnull, "--samples", "1"],
             "decisions": ["decisions", str(log), "-o", os.devnull, *FAST],
@@ -70,7 +64,7 @@ def test_dev_null_stays_a_device(tmp_path: Path, command: str) -> None:
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("command", ["validate", "decisions", "simulate"])
 def test_a_full_disk_is_exit_2_with_one_line(tmp_path: Path, command: str) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     args = {"validate": ["validate", str(log), "-o", "/dev/full"],
             "decisions": ["decisions", str(log), "-o", "/dev/full", *FAST],
             "simulate": ["simulate", "--hands", "50", "--players", "4", "--colluders", "0", "--friends", "0",
@@ -82,7 +76,7 @@ def test_a_full_disk_is_exit_2_with_one_line(tmp_path: Path, command: str) -> No
 
 
 def test_an_output_under_a_file_is_exit_2_and_leaves_no_temp_file(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     blocker = tmp_path / "file"
     blocker.write_text("x")
     r = run_cli("validate", str(log), "-o", str(blocker / "sub" / "v.html"))
@@ -94,7 +88,7 @@ def test_an_output_under_a_file_is_exit_2_and_leaves_no_temp_file(tmp_path: Path
 
 
 def test_a_failed_audit_leaves_the_old_set_and_no_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = _log(tmp_path / "logs", n=4)
+    log = legal_log(tmp_path / "logs", n=4)
     out = tmp_path / "out"
     out.mkdir()
     old = {n: f"old {n}".encode() for n in ("audit.json", "pairs.csv", "players.csv", "report.html")}
@@ -170,7 +164,7 @@ def test_simulate_refuses_truth_onto_its_log(tmp_path: Path) -> None:
 
 
 def test_outputs_follow_the_umask(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     old = os.umask(0o027)
     try:
         clean_exit(run_cli("decisions", str(log), "-o", str(tmp_path / "d.parquet"), *FAST), 0)
@@ -268,7 +262,7 @@ def test_csv_text_leaves_numbers_and_the_frame_alone() -> None:
 
 def test_audit_into_its_input_folder_keeps_the_logs(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
-    _log(logs, n=4)
+    legal_log(logs, n=4)
     before = {p.name: p.read_bytes() for p in logs.iterdir()}
     r = run_cli("audit", str(logs), "--out", str(logs), *AUDIT_FAST)
     assert r.exit_code in (0, 1) and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
@@ -296,7 +290,7 @@ def test_simulate_leaves_no_log_when_its_truth_cannot_be_written(tmp_path: Path)
 @pytest.mark.parametrize("command", [["validate"], ["players", "--format", "csv", *FAST]])
 def test_standard_input_redirected_from_the_output_is_refused(tmp_path: Path, command: list[str]) -> None:
     """``analyzer validate - -o log.jsonl < log.jsonl``: standard input is that file, so it is an input."""
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     before = log.read_bytes()
     with open(log, "rb") as f:
         r = analyzer_process(command[0], "-", "-o", str(log), *command[1:], stdin=f)
@@ -310,7 +304,7 @@ def test_standard_input_redirected_from_the_output_is_refused(tmp_path: Path, co
                                      ["report", "--hand", "h0"]])
 def test_an_empty_output_path_is_a_usage_error(tmp_path: Path, command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """``-o ''`` would mean the current folder (audit: "wrote /audit.json") or no page at all (validate)."""
-    log = _log(tmp_path / "in")
+    log = legal_log(tmp_path / "in")
     monkeypatch.chdir(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
     r = run_cli(command[0], str(log), "-o", "", *command[1:])
@@ -321,7 +315,7 @@ def test_an_empty_output_path_is_a_usage_error(tmp_path: Path, command: list[str
 
 def test_an_output_that_cannot_be_made_is_named_as_given(tmp_path: Path) -> None:
     """Not as the hidden temporary file or folder beside it."""
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
@@ -347,7 +341,7 @@ def test_a_store_part_that_cannot_be_written_is_named_and_leaves_nothing(tmp_pat
         raise OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
 
     monkeypatch.setattr(pq, "write_table", full)
-    log = _log(tmp_path / "in")
+    log = legal_log(tmp_path / "in")
     out = tmp_path / "store"
     r = run_cli("decisions", str(log), "-o", str(out), *FAST)
     clean_exit(r, 2)
@@ -368,7 +362,7 @@ def test_a_link_loop_is_named_as_one(tmp_path: Path) -> None:
 
 
 def test_report_audit_file_is_not_a_log_nor_the_page(tmp_path: Path) -> None:
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     r = run_cli("report", str(log), "--pair", "a,b", "--audit", str(log), "-o", str(tmp_path / "p.html"))
     clean_exit(r, 2)
     assert "is one of the logs" in r.output and "overwrite" not in r.output
@@ -409,7 +403,7 @@ def test_standard_streams_appended_to_an_input_are_refused(tmp_path: Path, strea
     import subprocess
     import sys
 
-    log = _log(tmp_path / "logs")
+    log = legal_log(tmp_path / "logs")
     before = log.read_bytes()
     with open(log, "ab") as f:
         kw = {"stdout": f, "stderr": subprocess.PIPE} if stream == "stdout" else {"stdout": subprocess.PIPE, "stderr": f}
@@ -425,15 +419,6 @@ def test_standard_streams_appended_to_an_input_are_refused(tmp_path: Path, strea
 ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
-
 
 @pytest.mark.parametrize("command", [["players", *ONE_SAMPLE, "-o", "{}/players.csv.gz"], ["validate", "-o", "{}/page.html.gz"],
                                      ["report", "--hand", "h0", "-o", "{}/hand.HTML.BZ2"],
@@ -443,7 +428,7 @@ def test_a_plain_output_under_a_compressed_files_name_is_a_usage_error(tmp_path:
     text under a gzip name, which neither gunzip nor pandas.read_csv opens; `report -o hand.html.gz` a page a browser
     shows as bytes. A compressed file's name is a usage error for a plain output now, and nothing is written."""
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(1))
+    log.write_bytes(legal_lines(1))
     args = [a.format(tmp_path) for a in command]
     r = analyzer_process(*args[:1], *([str(log)] if args[0] != "simulate" else []), *args[1:])
     assert r.returncode == 2, r.stdout + r.stderr
@@ -480,7 +465,7 @@ def test_a_loop_of_links_as_an_output_is_refused_and_a_link_to_an_input_still_is
     clean_exit(r, 2)
     assert "a loop of links" in r.output
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     before = log.read_bytes()
     (tmp_path / "out.csv").symlink_to(log)
     r = run_cli("players", str(log), "-o", str(tmp_path / "out.csv"), *ONE_SAMPLE)
@@ -515,11 +500,11 @@ def test_a_decision_store_named_by_a_link_is_made_and_added_to_where_it_leads(tm
     (tmp_path / "store").symlink_to(tmp_path / "stores" / "day1")
     (tmp_path / "stores").mkdir()
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     r = run_cli("decisions", str(log), "-o", str(tmp_path / "store"), *ONE_SAMPLE)
     clean_exit(r, 0)
     assert (tmp_path / "store").is_symlink() and (tmp_path / "stores" / "day1" / "_common_metadata").exists()
-    (tmp_path / "more.jsonl").write_bytes(_lines(1, first=5))
+    (tmp_path / "more.jsonl").write_bytes(legal_lines(1, first=5))
     r = run_cli("decisions", str(log), str(tmp_path / "more.jsonl"), "-o", str(tmp_path / "store"), *ONE_SAMPLE)
     clean_exit(r, 0)
     assert "from 1 new hands" in r.output and "(2 hands already there)" in r.output

@@ -11,29 +11,23 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, feed_fifo, hand_line, legal_obj, run_cli, write_log
+from conftest import SAMPLES, analyzer_process, broken_gzip, clean_exit, feed_fifo, hand_line, legal_lines, legal_log, legal_obj, run_cli, write_log
 
 from analyzer.progress import count_lines
 from analyzer.validate import validate
 
 
-def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
-    return p
-
 
 def test_the_same_file_given_twice_is_read_once(tmp_path: Path) -> None:
-    log = _log(tmp_path / "logs")
+    log = legal_log(tmp_path / "logs")
     r = run_cli("validate", str(log), str(tmp_path / "logs"), str(log))
     clean_exit(r, 0)
     assert "3 hands, 3 valid, 0 problems" in r.output
 
 
 def test_duplicate_hands_across_files_are_reported(tmp_path: Path) -> None:
-    _log(tmp_path / "a", n=2)
-    _log(tmp_path / "b", n=2)  # the same ids in another file
+    legal_log(tmp_path / "a", n=2)
+    legal_log(tmp_path / "b", n=2)  # the same ids in another file
     r = run_cli("validate", str(tmp_path / "a"), str(tmp_path / "b"))
     clean_exit(r, 1)
     assert r.output.count("[duplicate-hand-id]") == 2
@@ -53,12 +47,12 @@ def test_a_folder_of_thousands_of_small_files_and_an_empty_one(tmp_path: Path) -
 def test_standard_input_redirected_from_a_named_file_is_read_once(tmp_path: Path, order: list[str]) -> None:
     """``analyzer validate - log.jsonl < log.jsonl`` (either order) reads the file once, as ``/dev/stdin`` does: its
     hands are not duplicates of themselves. Another file on standard input is still read."""
-    log = _log(tmp_path)
+    log = legal_log(tmp_path)
     args = [str(log) if a == "LOG" else a for a in order]
     with open(log, "rb") as f:
         r = analyzer_process("validate", *args, stdin=f)
     assert r.returncode == 0 and "3 hands, 3 valid, 0 problems" in r.stdout, r.stdout + r.stderr
-    other = _log(tmp_path / "b", first=10)
+    other = legal_log(tmp_path / "b", first=10)
     with open(other, "rb") as f:
         r = analyzer_process("validate", *args, stdin=f)
     assert r.returncode == 0 and "6 hands, 6 valid, 0 problems" in r.stdout, r.stdout + r.stderr
@@ -70,7 +64,7 @@ def test_a_named_pipe_as_a_log_is_read_whole(tmp_path: Path) -> None:
     the first bytes of the stream, nor open it a second time (which waits forever once the writer is gone)."""
     import threading
 
-    log = _log(tmp_path, n=5)
+    log = legal_log(tmp_path, n=5)
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
 
@@ -89,7 +83,7 @@ def test_a_named_pipe_as_a_log_is_read_whole(tmp_path: Path) -> None:
 def test_broken_links_inside_a_folder_are_named(tmp_path: Path) -> None:
     """Not skipped without a word (the command would run on part of the input)."""
     folder = tmp_path / "logs"
-    _log(folder)
+    legal_log(folder)
     (folder / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     r = run_cli("validate", str(folder))  # validate: an io-error naming it among the problems, the other logs read
     clean_exit(r, 1)
@@ -104,7 +98,7 @@ def test_validate_reads_every_path_it_can_and_names_the_missing_one(tmp_path: Pa
     """A missing path among good ones is an io-error problem (exit 1, the page written), the good ones validated;
     only missing paths: exit 2."""
     folder = tmp_path / "logs"
-    _log(folder)
+    legal_log(folder)
     page = tmp_path / "v.html"
     r = run_cli("validate", str(tmp_path / "nope.jsonl"), str(folder), "-o", str(page))
     clean_exit(r, 1)
@@ -114,28 +108,12 @@ def test_validate_reads_every_path_it_can_and_names_the_missing_one(tmp_path: Pa
     assert "nope.jsonl: [io-error]" in r.output and "0 hands" in r.output
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
-
-
-def _broken_gzip(path: Path) -> Path:
-    """A gzip header then deflate data that does not decode (zlib's "invalid code lengths set"), after a good
-    start: not a stream cut short (EOFError) nor a bad header (BadGzipFile) but ``zlib.error``, no OSError."""
-    good = gzip.compress(_lines(3), mtime=0)
-    path.write_bytes(good[:10] + b"garbagegarbage" * 50)
-    return path
 
 
 def test_a_gzip_of_broken_compressed_data_is_an_io_error_problem(tmp_path: Path) -> None:
-    bad = _broken_gzip(tmp_path / "bad.jsonl.gz")
+    bad = broken_gzip(tmp_path / "bad.jsonl.gz")
     good = tmp_path / "good.jsonl"
-    good.write_bytes(_lines(2, 10))
+    good.write_bytes(legal_lines(2, 10))
     s = validate([str(bad), str(good)])
     assert s.valid_hands == 2
     assert [(p.code, p.file) for p in s.problems] == [("io-error", str(bad))]
@@ -150,10 +128,10 @@ def test_a_link_to_a_folder_inside_an_input_folder_is_said_not_skipped_silently(
     from analyzer.logs import expand_paths
 
     (tmp_path / "archive").mkdir()
-    (tmp_path / "archive" / "old.jsonl").write_bytes(_lines(2))
+    (tmp_path / "archive" / "old.jsonl").write_bytes(legal_lines(2))
     top = tmp_path / "top"
     top.mkdir()
-    (top / "new.jsonl").write_bytes(_lines(1, 5))
+    (top / "new.jsonl").write_bytes(legal_lines(1, 5))
     (top / "march").symlink_to(tmp_path / "archive")
     (top / "loop").symlink_to(top)
     assert expand_paths([str(top)]) == [str(top / "new.jsonl")]
@@ -246,7 +224,7 @@ def test_a_log_of_another_compression_is_named_as_such(tmp_path: Path, kind: str
     no word of compression: both now say what the file holds and how to decompress it."""
     gz = tmp_path / "room.jsonl.gz"
     plain = tmp_path / "room.jsonl"
-    gz.write_bytes(_packed(kind, _lines(3)))
+    gz.write_bytes(_packed(kind, legal_lines(3)))
     plain.write_bytes(gz.read_bytes())
     tool = {"bzip2": "bzcat", "xz": "xzcat"}[kind]
     r = analyzer_process("validate", str(gz))
@@ -264,7 +242,7 @@ def test_a_log_of_another_compression_is_named_as_such(tmp_path: Path, kind: str
 
 def test_plain_text_named_gz_is_told_to_lose_the_suffix(tmp_path: Path) -> None:
     log = tmp_path / "room.jsonl.gz"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     r = analyzer_process("validate", str(log))
     assert r.returncode == 2
     assert "it holds plain text (a record), not gzip: name it without .gz" in r.stdout, r.stdout
@@ -276,7 +254,7 @@ def test_a_named_pipe_named_gz_of_other_data_is_not_opened_again_for_the_hint(tm
     opening it again would wait for ever. It gets gzip's words alone."""
     fifo = tmp_path / "pipe.jsonl.gz"
     os.mkfifo(fifo)
-    writer = feed_fifo(fifo, _packed("bzip2", _lines(2)))
+    writer = feed_fifo(fifo, _packed("bzip2", legal_lines(2)))
     r = analyzer_process("validate", str(fifo), timeout=60)
     writer.join(timeout=10)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -333,7 +311,7 @@ def test_a_named_pipe_of_endless_random_bytes_is_one_io_error(tmp_path: Path) ->
 def test_a_named_pipe_of_text_is_still_read_whole(tmp_path: Path) -> None:
     fifo = tmp_path / "live.jsonl"
     os.mkfifo(fifo)
-    feed_fifo(fifo, _lines(3))
+    feed_fifo(fifo, legal_lines(3))
     r = analyzer_process("validate", str(fifo), timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "3 hands, 3 valid, 0 problems", r.stdout + r.stderr
 
@@ -355,7 +333,7 @@ def test_binary_data_on_standard_input_and_in_a_file_is_one_io_error(tmp_path: P
 
 
 def test_a_gzip_stream_on_standard_input_is_named_with_how_to_read_it() -> None:
-    r = analyzer_process("validate", "-", input=gzip.compress(_lines(2)), text=False, timeout=60)
+    r = analyzer_process("validate", "-", input=gzip.compress(legal_lines(2)), text=False, timeout=60)
     assert r.returncode == 2
     assert "it holds gzip data" in r.stdout.decode() and "zcat LOG.gz | analyzer" in r.stdout.decode()
 
@@ -374,7 +352,7 @@ def test_what_is_text_stays_a_problem_a_line() -> None:
     UTF-16 text (each line then says how to convert it), a character cut by the block's end, are not."""
     from analyzer.logs import binary_data
 
-    log = _lines(3)
+    log = legal_lines(3)
     corrupt = log[:100] + b"\x00\xff\xfe" + log[100:]
     assert binary_data(corrupt, stream=False) is None and binary_data(corrupt, stream=True) is None
     assert binary_data(log.decode().encode("utf-16"), stream=True) is None
@@ -393,7 +371,7 @@ def test_what_is_text_stays_a_problem_a_line() -> None:
 def test_a_small_binary_file_is_still_a_problem_a_line(tmp_path: Path) -> None:
     """Under 4 KiB a regular file is read a line at a time (few problems, each the line's own)."""
     small = tmp_path / "small.jsonl"
-    small.write_bytes(random.Random(7).randbytes(600).replace(b"\n", b"") + b"\n" + _lines(1))
+    small.write_bytes(random.Random(7).randbytes(600).replace(b"\n", b"") + b"\n" + legal_lines(1))
     r = run_cli("validate", str(small))
     clean_exit(r, 1)
     assert "[io-error]" not in r.output and ":1: [not-" in r.output and "2 hands, 1 valid, 1 problems" in r.output

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, legal_log, run_cli
 
 from analyzer.analysis.decisions import analyse
 from analyzer.analysis.execute import Execution, Settings
@@ -549,17 +548,11 @@ def test_no_output_goes_inside_a_decision_store_read_as_input(store: Path, log: 
 FAST = ["--samples", "1", "--dd-samples", "0"]
 
 
-def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    p = folder / name
-    p.write_bytes(b"".join(orjson.dumps(legal_obj(first + s, f"h{first + s}")) + b"\n" for s in range(n)))
-    return p
-
 
 def test_a_corrupt_store_part_is_named(tmp_path: Path) -> None:
     """A part whose pages are damaged (its footer intact): exit 2 naming the part, not Arrow's nameless "Corrupt
     snappy compressed data."."""
-    log = _log(tmp_path / "in", n=4)
+    log = legal_log(tmp_path / "in", n=4)
     store = tmp_path / "store"
     clean_exit(run_cli("decisions", str(log), "-o", str(store), *FAST), 0)
     part = sorted(store.glob("part-*.parquet"))[0]

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import SAMPLES, hand_line, legal_obj
+from conftest import SAMPLES, hand_line, legal_lines, legal_obj
 
 import analyzer.explain as validating
 from analyzer.explain import MAX_SCHEMA_ERRORS, MAX_SHAPE_PROBLEMS, explain_line
@@ -147,33 +147,24 @@ def test_a_gzip_log_without_its_gz_name_is_said_to_be_one(tmp_path) -> None:
     assert first.code == "not-utf8" and first.line == 1 and "name ends in .gz" in first.message
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
-
 
 def test_a_file_of_lone_cr_line_ends_says_so(tmp_path: Path) -> None:
     """CR alone parts no JSON Lines records: the file is one line, whose "unexpected content after document at
     column 3081" did not say why; the problem now names the line ends."""
     log = tmp_path / "mac.jsonl"
-    log.write_bytes(_lines(3).replace(b"\n", b"\r"))
+    log.write_bytes(legal_lines(3).replace(b"\n", b"\r"))
     s = validate([str(log)])
     assert [(p.code, p.line) for p in s.problems] == [("not-json", 1)]
     assert "parted by CR alone" in s.problems[0].message
     crlf = tmp_path / "dos.jsonl"
-    crlf.write_bytes(_lines(3).replace(b"\n", b"\r\n"))
+    crlf.write_bytes(legal_lines(3).replace(b"\n", b"\r\n"))
     assert validate([str(crlf)]).valid_hands == 3
 
 
 def test_gzip_data_under_a_plain_name_or_on_standard_input_says_how_to_read_it() -> None:
     from analyzer.explain import explain_line
 
-    _, [p] = explain_line(gzip.compress(_lines(1))[:40])
+    _, [p] = explain_line(gzip.compress(legal_lines(1))[:40])
     assert p.code == "not-utf8" and "ends in .gz" in p.message and "zcat" in p.message
 
 
