@@ -165,8 +165,12 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
         frame, n_bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                      policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples,
                                      execution=execution)
+        import pyarrow.parquet as pq
+
+        from analyzer.analysis.options import frame_table
+
         with open_output(target, inputs=files) as f:
-            frame.to_parquet(f, index=False)
+            pq.write_table(frame_table(frame), f)
         click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {printable(str(out))}"
                    + (f"; {n_bad} invalid hand(s) left out" if n_bad else ""), err=True)
         sys.exit(0)

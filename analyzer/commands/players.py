@@ -421,7 +421,9 @@ def _read_decisions(path: str) -> pd.DataFrame:
     import os
     import stat
 
-    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from analyzer.analysis.options import table_frame
 
     try:
         mode = os.stat(path).st_mode
@@ -431,7 +433,7 @@ def _read_decisions(path: str) -> pd.DataFrame:
         raise click.UsageError(f"cannot read decision rows from {path}: not a regular file (a FIFO, socket or "
                                f"device); a decision file is a Parquet file or a store folder")
     try:
-        frame = pd.read_parquet(path)
+        frame = table_frame(pq.read_table(path))  # the options as their typed column
     except Exception as e:  # noqa: BLE001 - pyarrow's errors are of many kinds; any is "not a decision file"
         why = str(e) if str(e) and str(e) != path else type(e).__name__
         raise click.UsageError(f"cannot read decision rows from {path}: {why}") from e
