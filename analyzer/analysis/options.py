@@ -71,11 +71,13 @@ def empty_options(rows: int = 0) -> pd.api.extensions.ExtensionArray:
 
 class OptionsError(ValueError):
     """An ``options`` column that is not the analysis' options (rows from outside this analyzer, e.g. texts of
-    another version's rows). ``text``: the first such value when it is a text (a caller names its hand and move)."""
+    another version's rows). ``text``: the first such value when it is a text; ``row``: the position in the column
+    read of the first row found wrong, when known (a caller names its hand and move)."""
 
-    def __init__(self, message: str, text: str | None = None) -> None:
+    def __init__(self, message: str, text: str | None = None, row: int | None = None) -> None:
         super().__init__(message)
         self.text = text
+        self.row = row
 
 
 def as_options(values: Any) -> pa.ChunkedArray:
@@ -161,14 +163,17 @@ def option_arrays(column: Any, keys: tuple[str, ...] = ()) -> OptionArrays:
     col = as_options(column)
     counts, cards, evs, dds, covers = [], [], [], [], []
     vals: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    before = 0  # rows of the chunks before
     for chunk in _chunks(col):
         counts.append(np.asarray(chunk.value_lengths().fill_null(0).to_numpy(zero_copy_only=False), np.int64))
         flat = chunk.flatten()  # the options of the chunk's rows, in order (its slicing and nulls accounted for)
         code = pc.index_in(pc.struct_field(flat, "card"), value_set=_CODES)
         if code.null_count:
             at = pc.index(pc.is_null(code), True).as_py()
+            row = before + int(np.searchsorted(np.cumsum(counts[-1]), at, side="right"))
             raise OptionsError(f"the decision rows' options hold a card that is not a card code: "
-                               f"{pc.struct_field(flat, 'card')[at].as_py()!r}")
+                               f"{pc.struct_field(flat, 'card')[at].as_py()!r}", row=row)
+        before += len(chunk)
         cards.append(_CODE_TEXTS[code.to_numpy(zero_copy_only=False)])
         covers.append(np.asarray(pc.fill_null(pc.equal(pc.struct_field(flat, "kind"), "cover"), False)
                                  .to_numpy(zero_copy_only=False), bool))
@@ -208,7 +213,15 @@ def _types(t: pa.DataType) -> pd.api.extensions.ExtensionDtype | None:
 
 
 def table_frame(table: pa.Table) -> pd.DataFrame:
-    """An Arrow table of decision rows as a frame, the options as ``OPTIONS_DTYPE`` (not Python objects)."""
+    """An Arrow table of decision rows as a frame, the options as ``OPTIONS_DTYPE`` (not Python objects) when they
+    are of that type or cast to it without loss (e.g. lists of any length written by pandas); else as they are."""
+    at = table.schema.get_field_index("options")
+    if at >= 0:
+        col = table.column(at)
+        try:
+            table = table.set_column(at, pa.field("options", OPTIONS_TYPE), col.cast(OPTIONS_TYPE))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            pass  # not options: the caller names the column
     return table.to_pandas(types_mapper=_types)
 
 

@@ -843,7 +843,6 @@ class StoreWriter:
         nothing (:func:`_renamed_together`: a Ctrl-C or a failed rename during the commit undoes its renames, and
         the exception then leaves the writer's block, which drops the temporary parts). Nothing is ever renamed over
         a store or a part that exists: :class:`StoreError` "nothing written"."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if self.existing is None:

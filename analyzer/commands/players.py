@@ -41,8 +41,8 @@ DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", 
                     "p0", "p1", "p2", "p3")
 #: The analysis settings' options of this command, each named as its Settings field.
 SETTINGS_OPTIONS = {p: p for p in ("samples", "dd_samples", "seed", "noise", "policy", "max_samples")}
-#: Those of them that hold text (the others hold numbers).
-TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
+#: Those of them that hold text (the options hold a list of options a row; the others numbers).
+TEXT_COLUMNS = ("hand_id", "player", "chosen", "p0", "p1", "p2", "p3")
 #: The output formats; the first is the default of an output whose name does not say.
 FORMATS = ("table", "csv", "json")
 #: An output name's ending (lower case) -> the format a file of that name holds.
@@ -98,16 +98,21 @@ def short_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row_of(frame: pd.DataFrame, e: Exception) -> str:
-    """"hand H, move M: " of the row whose options text an OptionsError names (its first such row), else ""."""
+    """"hand H, move M: " of the row whose options an OptionsError names (its first such row), else ""."""
     import numpy as np
     import pandas as pd
 
     from analyzer.analysis.options import OptionsError
     from analyzer.problems import printable
 
-    if not isinstance(e, OptionsError) or e.text is None or "options" not in frame or "hand_id" not in frame:
+    if not isinstance(e, OptionsError) or "options" not in frame or "hand_id" not in frame:
         return ""
-    hit = np.flatnonzero(frame["options"].to_numpy(object) == e.text)
+    if e.row is not None:
+        hit = np.array([e.row]) if 0 <= e.row < len(frame) else np.zeros(0, np.int64)
+    elif e.text is not None:
+        hit = np.flatnonzero(frame["options"].to_numpy(object) == e.text)
+    else:
+        return ""
     if not len(hit):
         return ""
     row = frame.iloc[int(hit[0])]
@@ -453,8 +458,16 @@ def _check_kinds(path: str, frame: pd.DataFrame) -> None:
     from analyzer.analysis.store import ID_COLUMNS
     from analyzer.variants.record import MAX_ID_LENGTH
 
+    from analyzer.analysis.options import OPTIONS_DTYPE
+
     for c in DECISION_COLUMNS:
         col = frame[c]
+        if c == "options":
+            if col.dtype != OPTIONS_DTYPE:
+                raise click.UsageError(f"{path} is not a decision file of `analyzer decisions`: its column 'options' "
+                                       f"holds {infer_dtype(col, skipna=False)} values of type {col.dtype}, expected "
+                                       f"a list of options a row (rows of another version of the analyzer?)")
+            continue
         if c in TEXT_COLUMNS:
             kind = infer_dtype(col, skipna=False)
             ok = kind in ("string", "empty")
