@@ -72,7 +72,7 @@ DECISION_COLUMN_MEANINGS: dict[str, str] = {
     "loss": "`regret / scale`: the normalised loss the per-player choice model reads",
     "reasons": "readable reasons for the choice, from the strategy features (written by `analyzer decisions`; "
                "the audit fills them only for the rows it shows)",
-    "options": "a list of structs, one an option, `{card, kind, ev: [4], ev_dd: [4], loss, loss_dd, loss_ref}` "
+    "options": "one struct an option, `{card, kind, ev: [4], ev_dd: [4], loss, loss_dd, loss_ref}` "
                "(`analyzer.analysis.options.OPTIONS_TYPE`; values rounded to 2 and 4 decimals, NaN where not finite): "
                "every seat's expected score after it on own information and on the true deal, its "
                "normalised loss against the best (own information; true deal on the same scale) and under the "
