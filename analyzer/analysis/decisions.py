@@ -355,7 +355,7 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
-    # only the real options go to Python lists (a decision has ~4 of its 13 padded slots)
+    # only the real options go to the column (a decision has ~4 of its 13 padded slots)
     real = np.arange(MAX_OPTIONS)[None, :] < est.nopt[:, None]
     # both losses on the own-information scale, so the double-dummy view is in the same units
     loss_r = ((own[ar, best][:, None] - own) / scale[:, None])[real]
@@ -369,7 +369,7 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
         cols["reasons"] = _all_reasons([recs[x] for x in hand.tolist()], rows.action.tolist(), chosen_act.tolist(),
                                        best_act.tolist(), regret.tolist(), est.se[ar, ch].tolist())
     # the texts as object columns from the start (the frame's final types, ``_analyse``): pandas would infer its
-    # string type for them and the final ``astype`` convert them back, copying every options text twice
+    # string type for them and the final ``astype`` convert them back, copying every text twice
     for c in _TEXT_COLUMNS:
         cols[c] = pd.Series(np.asarray(cols[c], dtype=object) if isinstance(cols[c], np.ndarray) else cols[c],
                             dtype=object)

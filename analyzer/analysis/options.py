@@ -204,8 +204,10 @@ def frame_table(frame: pd.DataFrame) -> pa.Table:
     table = pa.Table.from_pandas(frame.drop(columns="options") if has else frame, preserve_index=False)
     if not has:
         return table
-    at = list(frame.columns).index("options")
-    return table.add_column(at, pa.field("options", OPTIONS_TYPE), as_options(frame["options"]))
+    col = as_options(frame["options"])
+    if table.num_columns == 0:  # the options alone
+        return pa.Table.from_arrays([col], schema=pa.schema([pa.field("options", OPTIONS_TYPE)]))
+    return table.add_column(list(frame.columns).index("options"), pa.field("options", OPTIONS_TYPE), col)
 
 
 def _types(t: pa.DataType) -> pd.api.extensions.ExtensionDtype | None:
