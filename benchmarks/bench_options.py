@@ -143,17 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     for step, what in (("write", "write (from the analysis' arrays)"), ("arrays", "arrays (in memory)"),
                        ("read", "read (a Parquet file, then arrays)")):
         j, t = med[("json", step)], med[("typed", step)]
-        res.figure(f"{step}_cpu_json", j, "CPU-s", f"{what}: JSON texts")
-        res.figure(f"{step}_cpu_typed", t, "CPU-s", f"{what}: typed column")
-        table.append([what, j, t, t / j])
+        table.append([f"{what}, CPU-s", j, t, t / j])
     sizes = [("options column", json_file, typed_file), ("whole rows", whole_json, whole_typed)]
     for label, jf, tf in sizes:
         j, t = jf.stat().st_size, tf.stat().st_size
-        key = label.split()[0]
-        res.figure(f"size_{key}_json", j, "bytes", f"Parquet, {label}: JSON texts")
-        res.figure(f"size_{key}_typed", t, "bytes", f"Parquet, {label}: typed column")
-        table.append([f"size, {label} (MB)", j / 1e6, t / 1e6, t / j])
-    res.table("options_column", "The options as JSON texts and as the typed column (CPU-s, median of the rounds)",
+        table.append([f"Parquet size, {label}, MB", j / 1e6, t / 1e6, t / j])
+    res.table("options_column", "The options as JSON texts and as the typed column (CPU: median of the rounds)",
               ["step", "JSON texts", "typed column", "typed / JSON"], table,
               about=f"{n_rows:,} rows, {n_opts:,} options; every round runs both ways in turn, the order turned "
                     f"every round")

@@ -45,7 +45,8 @@ PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen",
 #: pages): with the texts dropped (``texts=False``, the command's slim audit) the spill leaves them out, 8 bytes
 #: a decision each (``tests/test_audit_slim.py`` checks the report is the same without them).
 UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
-#: Per-row texts: spilled to a file of their own, so the numbers are read without them.
+#: The per-row options and reasons (most of a row's bytes): spilled to a file of their own, so the numbers are read
+#: without them.
 TEXT_COLUMNS = ("options", "reasons")
 #: The columns the room's think-time figures read (``report.player.Room``).
 TIMED_COLUMNS = ("think_ms", "difficulty")
