@@ -91,6 +91,12 @@ def as_options(values: Any) -> pa.ChunkedArray:
         arr = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
         if arr.type == OPTIONS_TYPE:
             return arr
+        item = arr.type.value_type if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) else None
+        if item is not None and pa.types.is_struct(item):  # a cast would fill a missing field with nulls: refused
+            lacking = [f.name for f in OPTION_TYPE if item.get_field_index(f.name) < 0]
+            if lacking:
+                raise OptionsError(f"the decision rows' options lack {', '.join(map(repr, lacking))} (rows of "
+                                   f"another version of the analyzer?)")
         try:
             return arr.cast(OPTIONS_TYPE)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:

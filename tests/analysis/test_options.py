@@ -1,5 +1,6 @@
-"""The options column parsed at once (``analysis.options``) gives what the row-by-row reading gave: the pair
-signals' seat effects, on analysed hands and on odd rows."""
+"""The typed options column (``analysis.options``): made from the analysis' arrays it holds the values the rows show,
+round-trips through Parquet, is refused when it is not options, and read at once it gives what a row-by-row reading
+of its Python values gives (the pair signals' seat effects, the loss matrices), on analysed hands and on odd rows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pyarrow as pa
 import pytest
 
 from analyzer.analysis.decisions import analyse
-from analyzer.analysis.options import OPTIONS_DTYPE, OptionArrays, OptionsError, option_arrays, options_column
+from analyzer.analysis.options import (OPTION_TYPE, OPTIONS_DTYPE, OptionArrays, OptionsError, option_arrays,
+                                       options_column)
 from analyzer.audit.signals import SEATS, SeatEffects, seat_effects
 from analyzer.simulate.room import simulate
 from analyzer.validate import Checked
@@ -123,6 +125,10 @@ def test_what_is_not_this_analyzers_options_is_refused() -> None:
     assert e.value.text == text
     with pytest.raises(OptionsError, match="of type list<item: int64>"):
         option_arrays(pd.Series(pd.array([[7, 8]], dtype=pd.ArrowDtype(pa.list_(pa.int64())))))
+    lacking = pa.list_(pa.struct([f for f in OPTION_TYPE if f.name != "loss_ref"]))
+    with pytest.raises(OptionsError, match="lack 'loss_ref'"):  # not read as 0.0
+        option_arrays(pd.Series(pd.array([[{"card": "7S", "kind": "play", "ev": [1, 2, 3, 4], "ev_dd": [1, 2, 3, 4],
+                                            "loss": 0.5, "loss_dd": 1.0}]], dtype=pd.ArrowDtype(lacking))))
     with pytest.raises(OptionsError, match="not a card code: 'ZZ'"):
         option_arrays(_column([[_option("ZZ", [1, 2, 3, 4], [1, 2, 3, 4], 0.5)]]))
     with pytest.raises(ValueError, match="not an option's loss"):
