@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--json-from", default=JSON_REVISION, help="the revision whose JSON writer and reader to measure")
     args = ap.parse_args(argv)
-    res = Results("options_column", "The options column: JSON texts against the typed column", "options",
+    res = Results("options_column", "The options column: JSON texts against the typed column", "options-column",
                   command_line("benchmarks.bench_options", argv), parameters=dict(vars(args)),
                   about="CPU of making the decision rows' options (write), of reading them into the signals' arrays "
                         "from memory (arrays) and from a Parquet file (read), and the Parquet sizes, for the options "
