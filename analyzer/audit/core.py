@@ -346,7 +346,7 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
                 median[str(part["player"].iloc[0])] = float(part["think_ms"].median())
             yield part
             del part
-            release_memory()  # the player's options texts, freed in the heap's holes: hand them back
+            release_memory()  # the player's rows, freed in the heap's holes: hand them back
 
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
     return _with_pairs(player_table_by_player(noted(), seating, ref_weight=weight), median, pairs)
