@@ -72,11 +72,13 @@ DECISION_COLUMN_MEANINGS: dict[str, str] = {
     "loss": "`regret / scale`: the normalised loss the per-player choice model reads",
     "reasons": "readable reasons for the choice, from the strategy features (written by `analyzer decisions`; "
                "the audit fills them only for the rows it shows)",
-    "options": "JSON: one object an option, `{\"card\", \"kind\", \"ev\": [4], \"ev_dd\": [4], \"loss\", \"loss_dd\", "
-               "\"loss_ref\"}`: every seat's expected score after it on own information and on the true deal, its "
+    "options": "one struct an option, `{card, kind, ev: [4], ev_dd: [4], loss, loss_dd, loss_ref}` "
+               "(`analyzer.analysis.options.OPTIONS_TYPE`; values rounded to 2 and 4 decimals, NaN where not finite): "
+               "every seat's expected score after it on own information and on the true deal, its "
                "normalised loss against the best (own information; true deal on the same scale) and under the "
                "reference policy (the strategy features' value with the honest weights, normalised by its own "
-               "spread)",
+               "spread). In a frame a pandas `ArrowDtype` column; `pd.read_parquet` gives each row's options as a "
+               "list of dicts",
 }
 
 #: What each column of the player table means (``analyzer players``, the audit's players.csv rows, the player
@@ -321,6 +323,10 @@ def audit_json_page() -> str:
 # --------------------------------------------------------------------------- decision rows and the player table
 
 def _dtype_text(dtype: Any) -> str:
+    from analyzer.analysis.options import OPTIONS_DTYPE
+
+    if dtype == OPTIONS_DTYPE:
+        return "list of structs"
     return {"int64": "int64", "float64": "float64"}.get(str(dtype), "string")
 
 

@@ -179,7 +179,7 @@ def by_kind(frame: pd.DataFrame, player: str) -> dict[str, float]:
     from analyzer.analysis.options import option_arrays
 
     rows = frame[frame["player"] == player].reset_index(drop=True)
-    parsed = option_arrays(rows["options"].tolist(), ("loss", "loss_ref", "loss_dd"))
+    parsed = option_arrays(rows["options"], ("loss", "loss_ref", "loss_dd"))
     losses, chosen = loss_matrices(rows, parsed=parsed)
     own, ref, dd = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     pooled = fit_choice(own, ref, chosen)

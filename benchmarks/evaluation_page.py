@@ -29,6 +29,7 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("hostile", "Hostile", "python -m benchmarks.bench_hostile"),
     ("simulation", "Simulation", "python -m benchmarks.bench_simulate"),
     ("decisions", "Decisions", "python -m benchmarks.bench_decisions --hands 600 --accuracy-hands 10"),
+    ("options-column", "Options column", "python -m benchmarks.bench_options"),
     ("value-model", "Value model", "python -m benchmarks.train_value"),
     ("scale", "Scale", "python -m benchmarks.bench_audit_scale --sizes 4000 16000"),
     ("audit-memory", "Audit memory", "python -m benchmarks.bench_audit_memory --sizes 4000 16000 64000"),

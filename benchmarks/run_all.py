@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, list[tuple[str, list[str], list[str] | None]]] = {
         ("bench_decisions", ["--hands", "600", "--accuracy-hands", "10", "--policy", "model"], None),
         ("bench_decisions", ["--hands", "600", "--accuracy-hands", "10", "--policy", "strategy"],
          ["--hands", "200", "--accuracy-hands", "10", "--policy", "strategy"]),
+        ("bench_options", [], ["--hands", "500", "--rounds", "5"]),
         ("train_value", ["--no-train"], ["--no-train", "--quick"]),
         ("bench_report", [], None),
     ],

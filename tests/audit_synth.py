@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analyzer.analysis.options import empty_options
+
 SEATS = 4
 
 
@@ -89,9 +91,11 @@ def synthetic_room(*, players: int = 16, hands: int = 600, run: int = 10, decisi
                     difficulty = float(rng.uniform(0, 1))
                     rows.append((hand_id, f"t{t}", seq, i + 1, s, actor, *seats, kind, n_options, "8H",
                                  "6H" if regret > 0 else "8H", int(regret > 0), regret, 0.3, *d, *dd, max(0.0, -dd[s]),
-                                 *imm, think, difficulty, "", "[]"))
+                                 *imm, think, difficulty, "", None))
                 seq += 1
-    return pd.DataFrame(rows, columns=list(_COLUMNS))
+    df = pd.DataFrame(rows, columns=list(_COLUMNS))
+    df["options"] = empty_options(len(df))  # no options: the signals read the delta columns
+    return df
 
 
 _COLUMNS = ("hand_id", "table_id", "hand_seq", "action", "seat", "player", "p0", "p1", "p2", "p3", "kind", "n_options",

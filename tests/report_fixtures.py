@@ -21,6 +21,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from analyzer.analysis.options import empty_options
 from analyzer.variants.bieqi import Record, make_record, play_random, random_deal
 
 #: Ids a log could carry to attack a page: each must show as text and never run.
@@ -113,7 +114,7 @@ def big_room(run: AuditRun, hands: int = 10_000, players: int = 40, per_hand: in
         "chosen": np.where(regret > 0, "8H", "6H").astype(object), "best": "6H", "rank": (regret > 0).astype(int),
         "regret": regret, "regret_se": 0.3, **{f"delta{k}": rng.normal(0, 1, n) for k in range(4)},
         "dd_regret": regret, "think_ms": rng.lognormal(7, 0.5, n), "difficulty": rng.random(n),
-        "reasons": "", "options": "[]"})
+        "reasons": "", "options": empty_options(n)})
     real = run.audit
     flagged_t = next(p for p in real["pairs"] if p["verdict"] == "flagged")
     clear_t = [p for p in real["pairs"] if p["verdict"] == "clear"]

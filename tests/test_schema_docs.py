@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import jsonschema
+import pandas as pd
 import pytest
 
 from analyzer.logs import decoder, parse_record
@@ -56,11 +57,12 @@ def test_the_problem_code_page_lists_every_code_once_in_order(pages):
 def test_the_decision_rows_page_names_every_column_with_its_type(pages):
     from analyzer.analysis.decisions import COLUMNS, analyse
 
-    rows = dict(re.findall(r"^\| `(\w+)` \| (\w+) \|", pages["docs/reference/decision-rows.md"], re.M))
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", pages["docs/reference/decision-rows.md"], re.M))
     assert list(rows) == list(COLUMNS)
     types = analyse([]).dtypes
-    for c in ("hand_seq", "regret", "options"):
+    for c in ("hand_seq", "regret", "player"):
         assert rows[c] == {"int64": "int64", "float64": "float64"}.get(str(types[c]), "string")
+    assert rows["options"] == "list of structs" and isinstance(types["options"], pd.ArrowDtype)
 
 
 def test_the_audit_page_walks_the_schema_and_every_note_names_a_field(pages):

@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from analyzer.analysis.infoset import InfoSet
+from analyzer.analysis.options import OPTIONS_DTYPE, empty_options, options_column
 from analyzer.analysis.valuemodel import load_model
 from analyzer.cards import CARD_CODES, format_card, scan
 from analyzer.kernels.decide import CRC_TABLE, NO_MS, scan_decisions
-from analyzer.kernels.optionsjson import options_json
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
 from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
@@ -308,23 +307,6 @@ def _reasons(state: State, action: int, best: int, regret: float, se: float) -> 
     return "; ".join([head] + [r for r in explain(state, action, top=2) if " rather than " not in r])
 
 
-def _options_texts(kinds: np.ndarray, est: Estimates, real: np.ndarray, loss_r: np.ndarray, loss_d: np.ndarray,
-                   loss_f: np.ndarray) -> list[str]:
-    """Every row's options JSON through Python objects and orjson (values rounded as the text shows them)."""
-    evr, evd = np.round(est.ev[real], 2).tolist(), np.round(est.ev_dd[real], 2).tolist()
-    lossr, lossd, lossf = (np.round(x, 4).tolist() for x in (loss_r, loss_d, loss_f))
-    opts = est.opts[real].tolist()
-    ends = np.cumsum(est.nopt).tolist()
-    return [_options_json(kinds[i], opts[a:b], evr[a:b], evd[a:b], lossr[a:b], lossd[a:b], lossf[a:b])
-            for i, (a, b) in enumerate(zip([0] + ends[:-1], ends))]
-
-
-def _options_json(kind: str, opts: list[int], ev: list[list[float]], ev_dd: list[list[float]], loss: list[float],
-                  loss_dd: list[float], loss_ref: list[float]) -> str:
-    return orjson.dumps([{"card": _CODES[o % COVER], "kind": kind, "ev": e, "ev_dd": d, "loss": x, "loss_dd": y,
-                          "loss_ref": r} for o, e, d, x, y, r in zip(opts, ev, ev_dd, loss, loss_dd, loss_ref)]).decode()
-
-
 _CODES = [format_card(c) for c in range(52)]
 
 
@@ -373,7 +355,7 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
         "difficulty": difficulty(own), "samples_used": est.used, "scale": scale,
         "loss": regret / scale, "reasons": [""] * d,
     }
-    # only the real options go to Python lists (a decision has ~4 of its 13 padded slots)
+    # only the real options go to the column (a decision has ~4 of its 13 padded slots)
     real = np.arange(MAX_OPTIONS)[None, :] < est.nopt[:, None]
     # both losses on the own-information scale, so the double-dummy view is in the same units
     loss_r = ((own[ar, best][:, None] - own) / scale[:, None])[real]
@@ -381,22 +363,20 @@ def _frame(rows: _Rows, est: Estimates, reasons: bool) -> pd.DataFrame:
     # the reference policy's view, normalised the same way by its own spread
     ref = np.where(np.isfinite(own), est.ref, -np.inf)
     loss_f = ((ref.max(axis=1, keepdims=True) - ref) / decision_scale(ref)[:, None])[real]
-    # the texts written by the compiled writer (the same bytes as orjson's; ~0.7 ms a hand less), else by orjson
-    texts = options_json(_CODES, chosen_act >= COVER, est.nopt, est.opts[real] % COVER, est.ev[real], est.ev_dd[real],
-                         loss_r, loss_d, loss_f)
-    cols["options"] = texts if texts is not None else _options_texts(kinds, est, real, loss_r, loss_d, loss_f)
+    cols["options"] = options_column(chosen_act >= COVER, est.nopt, est.opts[real] % COVER, est.ev[real],
+                                     est.ev_dd[real], loss_r, loss_d, loss_f)
     if reasons:
         cols["reasons"] = _all_reasons([recs[x] for x in hand.tolist()], rows.action.tolist(), chosen_act.tolist(),
                                        best_act.tolist(), regret.tolist(), est.se[ar, ch].tolist())
     # the texts as object columns from the start (the frame's final types, ``_analyse``): pandas would infer its
-    # string type for them and the final ``astype`` convert them back, copying every options text twice
+    # string type for them and the final ``astype`` convert them back, copying every text twice
     for c in _TEXT_COLUMNS:
         cols[c] = pd.Series(np.asarray(cols[c], dtype=object) if isinstance(cols[c], np.ndarray) else cols[c],
                             dtype=object)
     return pd.DataFrame(cols, columns=list(COLUMNS))
 
 
-_TEXT_COLUMNS = ("hand_id", "table_id", "player", "p0", "p1", "p2", "p3", "kind", "chosen", "best", "reasons", "options")
+_TEXT_COLUMNS = ("hand_id", "table_id", "player", "p0", "p1", "p2", "p3", "kind", "chosen", "best", "reasons")
 #: The 52 canonical codes as an object array, indexed by card (one string object each, shared by every row).
 _CODE_OBJECTS = np.array(_CODES, dtype=object)
 _KIND_OBJECTS = np.array(["play", "cover"], dtype=object)
@@ -490,13 +470,14 @@ def _analyse(items: Iterable[Checked], *, samples: int, dd_samples: int, seed: i
         if len(waiting) - counted >= _GATHER:
             run(False)
     run(True)
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({c: [] for c in COLUMNS})
+    frame = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame({c: empty_options() if c == "options" else [] for c in COLUMNS}))
     ints = ["hand_seq", "action", "seat", "n_options", "rank", "samples_used"]
     floats = [c for c in COLUMNS if c.startswith(("delta", "dd_", "regret", "imm"))
               or c in ("think_ms", "difficulty", "scale", "loss")]
-    strs = [c for c in COLUMNS if c not in ints and c not in floats]
+    strs = [c for c in COLUMNS if c not in ints and c not in floats and c != "options"]
     return frame.astype({**{c: np.int64 for c in ints}, **{c: np.float64 for c in floats},
-                         **{c: object for c in strs}})
+                         **{c: object for c in strs}, "options": OPTIONS_DTYPE})
 
 
 #: Hands read before the compiled scan counts their decisions (batches still close exactly where they always did).

@@ -85,12 +85,10 @@ def _strata(frame: pd.DataFrame, parsed: OptionArrays) -> np.ndarray:
     """Each row's kind of decision for the signal's prediction, from its options (the columns every path of the
     table reads): cover or play (the options' ``kind``), times valued by rollouts or by the learned model. Rollouts
     average final scores over deals, and every deal's four scores sum to zero, so their per-seat values do (to the
-    texts' rounding, ZERO_SUM); the model predicts each seat apart (under ``--policy model`` the rollouts are the
-    endgame's). A row without options, or options without ``kind``, is a play valued by the model."""
+    options' rounding, ZERO_SUM); the model predicts each seat apart (under ``--policy model`` the rollouts are the
+    endgame's). A row without options is a play valued by the model."""
     n = len(frame)
-    # the value "cover" is written nowhere else in the options (their keys, numbers and card codes): a substring
-    # test, with or without spaces around the colon
-    cover = np.fromiter(('"cover"' in str(t) for t in frame["options"].tolist()), bool, count=n)
+    cover = parsed.any_cover()
     rolled = np.zeros(n, bool)
     has = parsed.count > 0
     if has.any():
@@ -241,7 +239,7 @@ def player_table(frame: pd.DataFrame, seating: pd.DataFrame | None = None, *,
     """
     if frame.empty:
         return pd.DataFrame({c: [] for c in COLUMNS})
-    parsed = option_arrays(frame["options"].tolist(), ("loss", "loss_ref", "loss_dd"))  # each row's options parsed once
+    parsed = option_arrays(frame["options"], ("loss", "loss_ref", "loss_dd"))  # each row's options parsed once
     losses, chosen = loss_matrices(frame, parsed=parsed)
     own, ref, dd_losses = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     n = len(frame)

@@ -81,11 +81,10 @@ def loss_matrices(frame: pd.DataFrame, keys: tuple[str, ...] = ("loss", "loss_re
 
     n = len(frame)
     out = {k: np.full((n, MAX_OPTIONS), np.inf) for k in keys}
-    texts = frame["options"].tolist()
     cards = frame["chosen"].tolist()
-    # the options of every row parsed at once (options.option_arrays: compiled for the analysis' texts) and placed
-    # by array indexing
-    oa = parsed if parsed is not None else option_arrays(texts, keys)
+    # the options of every row read at once (options.option_arrays: the typed column's buffers) and placed by
+    # array indexing
+    oa = parsed if parsed is not None else option_arrays(frame["options"], keys)
     rows, col = oa.row, np.arange(len(oa.card)) - np.repeat(oa.start, oa.count)
     for key, m in out.items():
         m[rows, col] = oa.values[key]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 DECISION_COLUMNS = ("hand_id", "player", "seat", "chosen", "options", "regret", "think_ms", "difficulty",
                     "p0", "p1", "p2", "p3")
 #: Those of them that hold text (the others hold numbers).
-TEXT_COLUMNS = ("hand_id", "player", "chosen", "options", "p0", "p1", "p2", "p3")
+TEXT_COLUMNS = ("hand_id", "player", "chosen", "p0", "p1", "p2", "p3")
 
 
 class NotDecisionFile(Exception):
@@ -175,7 +175,9 @@ def _file_settings(path: str) -> Settings | None:
 def read_decisions(path: str) -> pd.DataFrame:
     """A decision file of `analyzer decisions`; any other file is a :class:`NotDecisionFile` naming the file and, for
     rows of another kind, the column."""
-    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from analyzer.analysis.options import table_frame
 
     try:
         mode = os.stat(path).st_mode
@@ -185,7 +187,7 @@ def read_decisions(path: str) -> pd.DataFrame:
         raise NotDecisionFile(f"cannot read decision rows from {path}: not a regular file (a FIFO, socket or "
                               f"device); a decision file is a Parquet file or a store folder")
     try:
-        frame = pd.read_parquet(path)
+        frame = table_frame(pq.read_table(path))  # the options as their typed column
     except Exception as e:  # noqa: BLE001 - pyarrow's errors are of many kinds; any is "not a decision file"
         why = str(e) if str(e) and str(e) != path else type(e).__name__
         raise NotDecisionFile(f"cannot read decision rows from {path}: {why}") from e
@@ -202,11 +204,18 @@ def _check_kinds(path: str, frame: pd.DataFrame) -> None:
     that does not is named with the file."""
     from pandas.api.types import infer_dtype, is_bool_dtype, is_numeric_dtype
 
+    from analyzer.analysis.options import OPTIONS_DTYPE
     from analyzer.analysis.store import ID_COLUMNS
     from analyzer.variants.record import MAX_ID_LENGTH
 
     for c in DECISION_COLUMNS:
         col = frame[c]
+        if c == "options":
+            if col.dtype != OPTIONS_DTYPE:
+                raise NotDecisionFile(f"{path} is not a decision file of `analyzer decisions`: its column 'options' "
+                                      f"holds {infer_dtype(col, skipna=False)} values of type {col.dtype}, expected "
+                                      f"a list of options a row (rows of another version of the analyzer?)")
+            continue
         if c in TEXT_COLUMNS:
             kind = infer_dtype(col, skipna=False)
             ok = kind in ("string", "empty")

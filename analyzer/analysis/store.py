@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from analyzer.validate import Checked
 
 FORMAT = "bieqi-decision-store"
-VERSION = 1
+#: The layout of the parts' rows (a store of another version is refused, not read).
+VERSION = 2
 META_KEY = b"bieqi.store"
 COMMON = "_common_metadata"
 PART_PREFIX = "part-"
@@ -344,6 +345,7 @@ def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, 
     import pyarrow.parquet as pq
 
     from analyzer.analysis.execute import shared_strings
+    from analyzer.analysis.options import OPTIONS_TYPE, table_frame
 
     dtypes = dtypes if dtypes is not None else _row_dtypes()
     asked = list(dtypes) if columns is None else list(columns)
@@ -364,10 +366,13 @@ def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, 
                                                               else "")) from None
         raise
     for i, name in enumerate(table.column_names):
-        kind = np.dtype(dtypes[name]).kind
-        target = pa.int64() if kind == "i" else pa.float64() if kind == "f" else pa.string()
+        kind = "O" if name == "options" else np.dtype(dtypes[name]).kind
+        target = (OPTIONS_TYPE if name == "options" else pa.int64() if kind == "i" else pa.float64() if kind == "f"
+                  else pa.string())
         col = table.column(i)
-        if col.type != target:
+        if name == "options" and col.type == target:  # the same type, its list items named as Parquet names them
+            table = table.set_column(i, name, col.cast(target))
+        elif col.type != target:
             try:  # safe: a text that is not a number, or a fraction for an integer, fails (never truncated)
                 col = pc.cast(col, target, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -379,7 +384,7 @@ def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, 
     _check_values(part, table)
     _check_hands(part, table, listed, players)
     try:
-        frame = table.to_pandas().astype({c: dtypes[c] for c in names})
+        frame = table_frame(table).astype({c: dtypes[c] for c in names})
     except (ValueError, TypeError, OverflowError) as e:  # the columns were cast above: not expected
         raise StoreError(f"{part}: does not read as decision rows ({e})") from e
     del table
@@ -580,10 +585,11 @@ def _read_part(part: Path, columns: list[str] | None = None) -> Any:
 def _write_part(tmp: Path, frame: pd.DataFrame, settings: Settings, hand_ids: list[str], fps: list[str],
                 addition: dict[str, str] | None = None) -> None:
     """One part, written under its hidden temporary name ``tmp`` and left there (the caller renames it into place)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    from analyzer.analysis.options import frame_table
+
+    table = frame_table(frame)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            **_meta(settings, hand_ids, fps, addition)})
     pq.write_table(table, tmp)
@@ -837,7 +843,6 @@ class StoreWriter:
         nothing (:func:`_renamed_together`: a Ctrl-C or a failed rename during the commit undoes its renames, and
         the exception then leaves the writer's block, which drops the temporary parts). Nothing is ever renamed over
         a store or a part that exists: :class:`StoreError` "nothing written"."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         if self.existing is None:
@@ -845,7 +850,9 @@ class StoreWriter:
                 from analyzer.analysis.decisions import analyse
 
                 schema_frame = analyse([])
-            schema = pa.Schema.from_pandas(schema_frame.iloc[:0], preserve_index=False)
+            from analyzer.analysis.options import frame_table
+
+            schema = frame_table(schema_frame.iloc[:0]).schema
             with self._named():
                 pq.write_metadata(schema.with_metadata({**(schema.metadata or {}), **_meta(self.settings)}),
                                   self.dir / COMMON)

@@ -130,8 +130,8 @@ class Audit:
         self.close()
 
 
-#: Per-row texts the audit needs only for the rows it shows: the options (JSON, ~600 bytes a decision,
-#: most of a row's memory) and the reasons.
+#: Per-row values the audit needs only for the rows it shows: the options (most of a row's
+#: memory) and the reasons.
 SHOWN_ONLY = ("options", "reasons")
 
 
@@ -146,7 +146,11 @@ def keep_shown_texts(df: pd.DataFrame, shown: np.ndarray) -> None:
     keep = np.zeros(len(df), bool)
     keep[shown] = True
     for col in SHOWN_ONLY:
-        if col in df:
+        if col == "options" and col in df:  # the typed column: the shown rows' options, none for the others
+            from analyzer.analysis.options import options_at
+
+            df[col] = pd.Series(options_at(df[col], np.where(keep, np.arange(len(df)), -1)), index=df.index)
+        elif col in df:
             # a new column: the old one's strings are freed with it (an in-place write would keep the block)
             df[col] = pd.Series(np.where(keep, df[col].to_numpy(object), ""), index=df.index, dtype=object)
     gc.collect()
@@ -342,7 +346,7 @@ def player_table(parts: Iterable[pd.DataFrame], seating: pd.DataFrame, pairs: pd
                 median[str(part["player"].iloc[0])] = float(part["think_ms"].median())
             yield part
             del part
-            release_memory()  # the player's options texts, freed in the heap's holes: hand them back
+            release_memory()  # the player's rows, freed in the heap's holes: hand them back
 
     weight = 0.0 if REF_WEIGHT is None else REF_WEIGHT
     return _with_pairs(player_table_by_player(noted(), seating, ref_weight=weight), median, pairs)

@@ -45,7 +45,8 @@ PLAYER_COLUMNS = ("hand_id", "player", "p0", "p1", "p2", "p3", "seat", "chosen",
 #: pages): with the texts dropped (``texts=False``, the command's slim audit) the spill leaves them out, 8 bytes
 #: a decision each (``tests/audit/test_audit_slim.py`` checks the report is the same without them).
 UNREAD_COLUMNS = ("table_id", "n_options", "samples_used", "scale")
-#: Per-row texts: spilled to a file of their own, so the numbers are read without them.
+#: The per-row options and reasons (most of a row's bytes): spilled to a file of their own, so the numbers are read
+#: without them.
 TEXT_COLUMNS = ("options", "reasons")
 #: The columns the room's think-time figures read (``report.player.Room``).
 TIMED_COLUMNS = ("think_ms", "difficulty")
@@ -60,9 +61,22 @@ Entry = tuple[Path, Path, int, int, int]
 Settled = tuple[Path, dict[str, tuple[str, int, str, int]], list[int]]
 
 
-def _pack(values: np.ndarray) -> tuple[Any, ...]:
+def _array(col: pd.Series) -> Any:
+    """A column's values: a numpy array, or for a typed Arrow column (the options) its pandas Arrow array (taken
+    from by position, pickled as Arrow buffers, never as a Python object a value)."""
+    return col.array if isinstance(col.dtype, pd.ArrowDtype) else col.to_numpy()
+
+
+def _dtype(a: Any) -> np.dtype[Any]:
+    return a.dtype if isinstance(a, np.ndarray) else np.dtype(object)
+
+
+def _pack(values: Any) -> tuple[Any, ...]:
     """A text column as one UTF-8 blob and the rows' end offsets (loaded back as two objects, not one a row,
-    and decoded only for the rows wanted); values that are not all text are kept as they are."""
+    and decoded only for the rows wanted); a typed Arrow column as its Arrow array; values that are not all text
+    are kept as they are."""
+    if isinstance(values, pd.arrays.ArrowExtensionArray):
+        return ("arrow", values.__arrow_array__().combine_chunks())
     if all(type(v) is str for v in values):
         enc = [v.encode() for v in values]
         return ("utf8", np.cumsum([len(b) for b in enc], dtype=np.int64), b"".join(enc))
@@ -73,6 +87,10 @@ def _unpack(packed: tuple[Any, ...], rows: np.ndarray) -> np.ndarray:
     """The values at ``rows`` (local positions) of a packed column."""
     if packed[0] == "raw":
         return np.asarray(packed[1], dtype=object)[rows]
+    if packed[0] == "arrow":
+        import pyarrow as pa
+
+        return packed[1].take(pa.array(np.asarray(rows, np.int64)))
     _, ends, blob = packed
     out = np.empty(len(rows), dtype=object)
     if len(rows):
@@ -129,9 +147,9 @@ class PlayerSpill:
         if self.rows:
             self._lacking |= {c for c in cols if c not in self.columns} | {c for c in self.columns if c not in cols}
         self.columns += [c for c in cols if c not in self.columns]
-        arrays = {c: df[c].to_numpy() for c in cols}
+        arrays = {c: _array(df[c]) for c in cols}
         for c, a in arrays.items():
-            self._dtypes.setdefault(c, set()).add(a.dtype)
+            self._dtypes.setdefault(c, set()).add(_dtype(a))
         pos = np.arange(self.rows, self.rows + len(df), dtype=np.int64)
         self.rows += len(df)
         for name, idx in df.groupby("player", sort=False).indices.items():
@@ -241,7 +259,7 @@ def _joined(view: SpillView, got: list[pd.DataFrame], texts: list[str], columns:
     if not got:
         cols = [c for c in view.columns if (c not in TEXT_COLUMNS and (columns is None or c in columns))
                 or c in texts]
-        return pd.DataFrame({c: np.zeros(0, view.dtype(c) if c not in TEXT_COLUMNS else object) for c in cols})
+        return pd.DataFrame({c: np.zeros(0, view.dtype(c)) if c not in TEXT_COLUMNS else _no_text(c, 0) for c in cols})
     out = pd.concat(got).sort_index()
     return out[[c for c in view.columns if c in out.columns]]
 
@@ -367,10 +385,28 @@ class SpillView:
                     rows = local[piece_of == k] - starts[k]
                     k += 1
                     for c in texts:
-                        values[c].append(_unpack(packed[c], rows) if c in packed else np.full(len(rows), "", object))
+                        values[c].append(_unpack(packed[c], rows) if c in packed else _no_text(c, len(rows)))
             for c in texts:
-                data[c] = np.concatenate(values[c]) if values[c] else np.zeros(0, object)
+                data[c] = _joined_texts(c, values[c])
         return _frame(data, index)
+
+
+def _no_text(column: str, rows: int) -> Any:
+    """``rows`` values of a text column for rows that lack it: no options, or an empty text."""
+    if column == "options":
+        from analyzer.analysis.options import empty_options
+
+        return empty_options(rows)
+    return np.full(rows, "", object)
+
+
+def _joined_texts(column: str, values: list[Any]) -> Any:
+    """A text column's pieces as one array (the options as their typed column)."""
+    if column == "options" or any(not isinstance(v, np.ndarray) for v in values):
+        from analyzer.analysis.options import concat_options
+
+        return concat_options(values) if values else _no_text(column, 0)
+    return np.concatenate(values) if values else np.zeros(0, object)
 
 
 class _Coded:
@@ -454,7 +490,7 @@ def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = 
     skip = set(skip)
     df = shared_strings(df)  # one object per repeated text: pickled once per piece, not once a row
     cols = [c for c in df.columns if c not in skip]
-    arrays = {c: df[c].to_numpy() for c in cols}
+    arrays = {c: _array(df[c]) for c in cols}
     pos = np.arange(len(df), dtype=np.int64)
     files: list[tuple[str, str, str, int, int]] = []
     stem = Path(folder) / name
@@ -466,7 +502,7 @@ def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = 
                         fr, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, ft,
                         protocol=pickle.HIGHEST_PROTOCOL)
-    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: a.dtype for c, a in arrays.items()}, files)
+    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: _dtype(a) for c, a in arrays.items()}, files)
 
 
 class ReportRows(Protocol):
@@ -531,6 +567,14 @@ class SpilledRows:
         by default, set in ``df`` itself): the texts of the rows shown, empty for the others (the spill keeps none)."""
         for c in TEXT_COLUMNS:
             if c in self.spill.columns and (columns is None or c in columns):
+                if c == "options":  # the typed column: the shown rows' options, none for the others
+                    from analyzer.analysis.options import options_at
+
+                    at = (self.shown.index.get_indexer(df.index) if self.shown is not None and c in self.shown.columns
+                          else np.full(len(df), -1))
+                    df[c] = pd.Series(options_at(self.shown[c] if self.shown is not None and c in self.shown.columns
+                                                 else _no_text(c, 0), at), index=df.index)
+                    continue
                 col = np.full(len(df), "", dtype=object)
                 if self.shown is not None and c in self.shown.columns:
                     hit = df.index.isin(self.shown.index)
@@ -642,9 +686,9 @@ class AuditRows:
         self.rows += len(df)
         if self._pieces is None:
             return
-        piece = {c: df[c].to_numpy() for c in df.columns}
+        piece = {c: _array(df[c]) for c in df.columns}
         for c, a in piece.items():
-            self.dtypes.setdefault(c, []).append(a.dtype)
+            self.dtypes.setdefault(c, []).append(_dtype(a))
         with open(self._pieces, "ab") as f:  # our own temporary file, read back by this process only
             pickle.dump((len(df), piece), f, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -658,8 +702,12 @@ class AuditRows:
         if self._pieces is None:
             return SpilledRows(self.players).where(None).reset_index(drop=True)
         n = self.rows
-        cols: dict[str, np.ndarray] = {}
+        cols: dict[str, Any] = {}
+        typed: dict[str, list[Any]] = {}  # the typed Arrow columns (the options): their pieces, joined at the end
         for c in self.columns:
+            if c == "options":
+                typed[c] = []
+                continue
             have = self.dtypes.get(c, [])
             kinds = have + ([np.dtype(float)] if len(have) < self._count else [])
             cols[c] = np.empty(n, np.result_type(*kinds))
@@ -669,8 +717,12 @@ class AuditRows:
                 k, piece = pickle.load(f)
                 for c, col in cols.items():
                     col[start:start + k] = piece[c] if c in piece else np.nan
+                for c, got in typed.items():
+                    got.append(piece[c] if c in piece else _no_text(c, k))
                 start += k
         self._pieces.unlink()
         self._pieces = None
+        for c, got in typed.items():
+            cols[c] = _joined_texts(c, got)
         # copy=False: one block a column, no consolidation (which would copy every number once more)
-        return pd.DataFrame(cols, copy=False)
+        return pd.DataFrame({c: cols[c] for c in self.columns}, copy=False)

@@ -130,13 +130,13 @@ def seat_effects(df: pd.DataFrame, parsed: OptionArrays | None = None) -> SeatEf
         return SeatEffects(own, dd, own, dd, imm)
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
     # the options of a block of rows parsed at once (analysis.options), then array indexing: row by row this costs
-    # a tenth of a whole audit's CPU; a block at a time, so the parsed texts held at once do not grow with the rows
+    # a tenth of a whole audit's CPU; a block at a time, so the arrays held at once do not grow with the rows
     # (a caller's own parse is of a bounded frame: a chunk of CHUNK_HANDS hands)
-    texts, chosen, best = df["options"].tolist(), df["chosen"].tolist(), df["best"].tolist()
-    spans = ([(0, len(texts))] if parsed is not None
-             else [(lo, min(lo + OPTION_BLOCK, len(texts))) for lo in range(0, len(texts), OPTION_BLOCK)])
+    options, chosen, best = df["options"], df["chosen"].tolist(), df["best"].tolist()
+    spans = ([(0, len(df))] if parsed is not None
+             else [(lo, min(lo + OPTION_BLOCK, len(df))) for lo in range(0, len(df), OPTION_BLOCK)])
     for lo, hi in spans:
-        oa = parsed if parsed is not None else option_arrays(texts[lo:hi])
+        oa = parsed if parsed is not None else option_arrays(options.iloc[lo:hi])
         c_at, b_at = oa.index_of(chosen[lo:hi]), oa.index_of(best[lo:hi])
         ok = np.flatnonzero((oa.count > 0) & (c_at >= 0) & (b_at >= 0))  # the others keep the delta columns
         if not len(ok):
@@ -212,8 +212,8 @@ def build_chunk(df: pd.DataFrame) -> dict[str, np.ndarray]:
 
     Player and kind codes are the chunk's own (indices into its sorted ``names`` and ``kinds``) and the hands
     are numbered from 0: :func:`recode` puts them in the room's codes and numbering before the passes."""
-    # the options' texts parsed once for both readers (the seat effects and burst's choice weights)
-    parsed = (option_arrays(df["options"].tolist(), CHOICE_KEYS if burst.CHOICE_WEIGHTS else ())
+    # the options read once for both readers (the seat effects and burst's choice weights)
+    parsed = (option_arrays(df["options"], CHOICE_KEYS if burst.CHOICE_WEIGHTS else ())
               if "options" in df.columns and len(df) else None)
     eff = seat_effects(df, parsed)
     names, pcode = np.unique(df[[f"p{s}" for s in range(SEATS)]].to_numpy(object).astype(str), return_inverse=True)

@@ -1,8 +1,8 @@
 """Warm a Dask worker for the audit before its first task: the compiled kernels loaded, the per-process caches made.
 
 A worker's first decision batch loads the analysis' compiled kernels from numba's cache, and its first player-table
-task loads the options reader's kernel and computes the skill scale's curve over the reference set (~1 s of CPU
-each process, the same every time). On a LocalCluster that first player task ran while the client waited for the
+task computes the skill scale's curve over the reference set (~1 s of CPU each process, the same every
+time). On a LocalCluster that first player task ran while the client waited for the
 pair signals' small tasks, so it held up the pair table by ~3 s. :func:`warm` does all of it on a few shipped hands,
 in a thread of its own started as the worker starts (``dask_setup``: the audit's LocalCluster preloads this module,
 ``commands.audit.AUDIT_MODULES``): the worker takes its first batch at once (warming before it registered held the

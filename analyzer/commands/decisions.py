@@ -167,12 +167,16 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
         frame, n_bad = analyse_paths(tuple(files), samples=samples, dd_samples=dd_samples, seed=seed, noise=noise,
                                      policy=policy, max_line_bytes=max_line_bytes, max_samples=max_samples,
                                      execution=execution)
-        # the Parquet bytes made here, then written: pandas before 3 hands pyarrow a named file's path, and pyarrow's
-        # writer removes the file at that path when a write fails, a device (/dev/full) or a pipe included
+        # the Parquet bytes made here, then written: pyarrow's writer, handed a named file's path, removes the
+        # file at that path when a write fails, a device (/dev/full) or a pipe included
         import io
 
+        import pyarrow.parquet as pq
+
+        from analyzer.analysis.options import frame_table
+
         data = io.BytesIO()
-        frame.to_parquet(data, index=False)
+        pq.write_table(frame_table(frame), data)
         with open_output(target, inputs=files) as f:
             f.write(data.getbuffer())
         click.echo(f"{len(frame)} decisions from {frame['hand_id'].nunique()} hands -> {printable(str(out))}"

@@ -92,16 +92,21 @@ def short_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row_of(frame: pd.DataFrame, e: Exception) -> str:
-    """"hand H, move M: " of the row whose options text an OptionsError names (its first such row), else ""."""
+    """"hand H, move M: " of the row whose options an OptionsError names (its first such row), else ""."""
     import numpy as np
     import pandas as pd
 
     from analyzer.analysis.options import OptionsError
     from analyzer.problems import printable
 
-    if not isinstance(e, OptionsError) or e.text is None or "options" not in frame or "hand_id" not in frame:
+    if not isinstance(e, OptionsError) or "options" not in frame or "hand_id" not in frame:
         return ""
-    hit = np.flatnonzero(frame["options"].to_numpy(object) == e.text)
+    if e.row is not None:
+        hit = np.array([e.row]) if 0 <= e.row < len(frame) else np.zeros(0, np.int64)
+    elif e.text is not None:
+        hit = np.flatnonzero(frame["options"].to_numpy(object) == e.text)
+    else:
+        return ""
     if not len(hit):
         return ""
     row = frame.iloc[int(hit[0])]

@@ -9,7 +9,6 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-import orjson
 
 from analyzer.cards import CardError, parse_card, scan
 from analyzer.problems import Problem, path_text
@@ -44,7 +43,7 @@ def decision_entry(row: Mapping[str, Any]) -> dict[str, Any]:
     """One decision row as the replayer reads it: actions as engine ints, options with their values."""
     kind = str(row.get("kind", "play"))
     raw = row.get("options")
-    options = orjson.loads(raw) if isinstance(raw, (str, bytes)) else (raw or [])
+    options = raw if isinstance(raw, (list, tuple)) else []  # the typed column gives a list of dicts a row
     entry: dict[str, Any] = {k: clean(row.get(k)) for k in _SCALAR_COLUMNS if k in row}
     entry["options"] = [{"a": parse_action(o["card"], o.get("kind", kind)),
                          "ev": [clean(float(x)) for x in o["ev"]] if o.get("ev") is not None else None,

@@ -130,8 +130,10 @@ def test_rows_are_the_decisions_with_a_choice_and_nothing_else(mixed_room: list[
     assert np.allclose(r.delta0.where(r.seat == 0).dropna(), -r.regret.where(r.seat == 0).dropna())
     assert r.think_ms.between(300, 2300).all()
     assert (r.player == r.apply(lambda x: x[f"p{x.seat}"], axis=1)).all()
-    first = orjson.loads(r.options.iloc[0])
-    assert len(first) == r.n_options.iloc[0] and {"card", "kind", "ev", "ev_dd"} <= set(first[0])
+    first = r.options.iloc[0]
+    assert len(first) == r.n_options.iloc[0] and list(first[0]) == ["card", "kind", "ev", "ev_dd", "loss", "loss_dd",
+                                                                     "loss_ref"]
+    assert (r.options.list.len() == r.n_options).all()  # every row's options, each its card and kind
     assert r.reasons.str.len().gt(0).all()
     assert r.loc[r.chosen != r.best, "reasons"].str.contains("rather than").all()
 

@@ -1,33 +1,44 @@
-"""The options column parsed at once (``analysis.options``) gives what the row-by-row reading gave: the pair
-signals' seat effects, on analysed hands and on odd rows."""
+"""The typed options column (``analysis.options``): made from the analysis' arrays it holds the values the rows show,
+round-trips through Parquet, is refused when it is not options, and read at once it gives what a row-by-row reading
+of its Python values gives (the pair signals' seat effects, the loss matrices), on analysed hands and on odd rows."""
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from analyzer.analysis.decisions import analyse
-from analyzer.analysis.options import OptionArrays, option_arrays
+from analyzer.analysis.options import (OPTION_TYPE, OPTIONS_DTYPE, OptionArrays, OptionsError, option_arrays,
+                                       options_column)
 from analyzer.audit.signals import SEATS, SeatEffects, seat_effects
 from analyzer.simulate.room import simulate
 from analyzer.validate import Checked
 from analyzer.variants.base import HandCheck
 
 
+def _lists(col: pd.Series) -> list[list[dict]]:
+    """The rows' options as Python lists of dicts (the reference reading)."""
+    return [list(x) for x in col.array.__arrow_array__().to_pylist()]
+
+
+def _column(rows: list[list[dict]]) -> pd.Series:
+    return pd.Series(pd.array(rows, dtype=OPTIONS_DTYPE))
+
+
 def _seat_effects_by_row(df: pd.DataFrame) -> SeatEffects:
-    """The row-by-row reading ``seat_effects`` did before (the reference)."""
+    """The options read row by row from Python objects (the reference)."""
     own = df[[f"delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
     dd = df[[f"dd_delta{s}" for s in range(SEATS)]].to_numpy(np.float64)
     imm = np.nan_to_num(df[[f"imm{s}" for s in range(SEATS)]].to_numpy(np.float64))
     dd, own_avg, dd_avg = dd.copy(), own.copy(), dd.copy()
-    for i, (text, chosen, best) in enumerate(zip(df["options"], df["chosen"], df["best"])):
-        if not text:
+    for i, (opts, chosen, best) in enumerate(zip(_lists(df["options"]), df["chosen"], df["best"])):
+        if not opts:
             continue
-        opts = orjson.loads(text)
         cards = [o["card"] for o in opts]
         if chosen not in cards or best not in cards:
             continue
@@ -48,18 +59,14 @@ def rows() -> pd.DataFrame:
 
 
 def _odd(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows as other sources may hold them: no options, an empty list, a chosen card not among them, a null loss,
-    a row without losses (the seat effects read none)."""
+    """Rows as other sources may hold them: no options (twice), a chosen card not among them, a NaN loss."""
     df = rows.head(40).copy().reset_index(drop=True)
-    df.loc[3, "options"] = ""
-    df.loc[5, "options"] = "[]"
+    opts = _lists(df["options"])
+    opts[3] = []
+    opts[5] = []
+    opts[9][0]["loss"] = None
+    df["options"] = _column(opts)
     df.loc[7, "chosen"] = "XX"
-    opts = orjson.loads(df.loc[9, "options"])
-    opts[0]["loss"] = None
-    df.loc[9, "options"] = orjson.dumps(opts).decode()
-    opts = orjson.loads(df.loc[11, "options"])
-    df.loc[11, "options"] = orjson.dumps([{k: v for k, v in o.items() if not k.startswith("loss")}
-                                          for o in opts]).decode()
     return df
 
 
@@ -69,7 +76,7 @@ def _same_effects(a: SeatEffects, b: SeatEffects) -> None:
 
 
 def test_seat_effects_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
-    assert len(rows) > 100
+    assert len(rows) > 100 and rows["options"].dtype == OPTIONS_DTYPE
     got = seat_effects(rows)
     _same_effects(got, _seat_effects_by_row(rows))
     assert np.abs(got.own_avg - got.own).max() > 0  # the options were read, not the delta columns
@@ -92,35 +99,45 @@ def test_seat_effects_of_odd_rows(rows: pd.DataFrame) -> None:
         np.testing.assert_array_equal(got.own_avg[i], df.loc[i, [f"delta{s}" for s in range(SEATS)]].to_numpy(float))
 
 
+def _option(card: str, ev: list[float], ev_dd: list[float], loss: float | None, kind: str = "play") -> dict:
+    return {"card": card, "kind": kind, "ev": ev, "ev_dd": ev_dd, "loss": loss, "loss_dd": 1.0, "loss_ref": 0.0}
+
+
 def test_option_arrays_index_rows_and_cards() -> None:
-    texts = ['[{"card":"S7","ev":[1,2,3,4],"ev_dd":[0,0,0,0],"loss":0.5}]', "",
-             '[{"card":"H7","ev":[0,0,0,0],"ev_dd":[1,1,1,1],"loss":2},{"card":"S8","ev":[5,6,7,8],"ev_dd":[2,2,2,2],'
-             '"loss":null}]']
-    oa = option_arrays(texts, ("loss",))
-    assert oa.count.tolist() == [1, 0, 2] and oa.start.tolist() == [0, 1, 1]
-    assert oa.row.tolist() == [0, 2, 2]
-    assert oa.index_of(["S7", "S7", "S8"]).tolist() == [0, -1, 1]
-    assert oa.values["loss"].tolist() == [0.5, 2.0, 0.0]
-    assert oa.ev[2].tolist() == [5, 6, 7, 8]
+    col = _column([[_option("7S", [1, 2, 3, 4], [0, 0, 0, 0], 0.5)], [],
+                   [_option("7H", [0, 0, 0, 0], [1, 1, 1, 1], 2, "cover"), _option("8S", [5, 6, 7, 8], [2, 2, 2, 2], None,
+                                                                                  "cover")]])
+    for column in (col, col.iloc[1:], col.array.__arrow_array__(), _lists(col)):  # a column, a slice, Arrow, lists
+        oa = option_arrays(column, ("loss",))
+        skip = 3 - len(column)
+        assert oa.count.tolist() == [1, 0, 2][skip:] and oa.start.tolist() == [0, 1, 1][skip:] if not skip else [0, 0]
+        assert oa.index_of(["7S", "7S", "8S"][skip:]).tolist() == [0, -1, 1][skip:]
+        assert oa.values["loss"].tolist() == [0.5, 2.0, 0.0][skip:]  # NaN read as 0
+        assert oa.ev[-1].tolist() == [5, 6, 7, 8]
+        assert oa.any_cover().tolist() == [False, False, True][skip:]
 
 
-def test_an_option_without_an_asked_key_is_refused_naming_the_row() -> None:
-    """Rows whose options lack a loss (another version's) are an error naming the key and the row, by either
-    reader; the key not asked for is not needed."""
-    from analyzer.analysis.options import OptionsError
-
-    plain = '[{"card":"7S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":0.5,"loss_dd":1,"loss_ref":0}]'
-    lacking = '[{"card":"8S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":0.5,"loss_dd":1}]'
-    assert option_arrays([plain, lacking], ("loss", "loss_dd")).values["loss_dd"].tolist() == [1.0, 1.0]
-    for odd in (lacking, lacking.replace("0.5", "1e-5")):  # the compiled reader's shape, and orjson's
-        with pytest.raises(OptionsError, match="row 2 of those read") as e:
-            option_arrays([plain, odd], ("loss", "loss_ref"))
-        assert "an option without 'loss_ref'" in str(e.value) and e.value.text == odd
+def test_what_is_not_this_analyzers_options_is_refused() -> None:
+    """Texts (another version's JSON), lists of another type and an unknown card are each an OptionsError."""
+    text = '[{"card":"7S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":0.5,"loss_dd":1,"loss_ref":0}]'
+    with pytest.raises(OptionsError, match="not this analyzer's options") as e:
+        option_arrays(pd.Series([text, text]))
+    assert e.value.text == text
+    with pytest.raises(OptionsError, match="of type list<item: int64>"):
+        option_arrays(pd.Series(pd.array([[7, 8]], dtype=pd.ArrowDtype(pa.list_(pa.int64())))))
+    lacking = pa.list_(pa.struct([f for f in OPTION_TYPE if f.name != "loss_ref"]))
+    with pytest.raises(OptionsError, match="lack 'loss_ref'"):  # not read as 0.0
+        option_arrays(pd.Series(pd.array([[{"card": "7S", "kind": "play", "ev": [1, 2, 3, 4], "ev_dd": [1, 2, 3, 4],
+                                            "loss": 0.5, "loss_dd": 1.0}]], dtype=pd.ArrowDtype(lacking))))
+    with pytest.raises(OptionsError, match="not a card code: 'ZZ'"):
+        option_arrays(_column([[_option("ZZ", [1, 2, 3, 4], [1, 2, 3, 4], 0.5)]]))
+    with pytest.raises(ValueError, match="not an option's loss"):
+        option_arrays(_column([]), ("regret",))
 
 
 def _orjson_texts(cover: np.ndarray, nopt: np.ndarray, cards: np.ndarray, ev: np.ndarray, ev_dd: np.ndarray,
                   losses: list[np.ndarray]) -> list[str]:
-    """The options texts as the rows were written before the compiled writer: Python objects through orjson."""
+    """The options as JSON texts of Python objects through orjson (the values rounded as the rows show them)."""
     from analyzer.cards import format_card
 
     out, o = [], 0
@@ -134,106 +151,101 @@ def _orjson_texts(cover: np.ndarray, nopt: np.ndarray, cards: np.ndarray, ev: np
     return out
 
 
-def test_compiled_options_text_is_orjsons_on_odd_values() -> None:
-    from analyzer.analysis.decisions import _CODES
-    from analyzer.kernels.optionsjson import LIMIT, options_json
-
-    rng = np.random.default_rng(5)
-    nopt = rng.integers(1, 14, 400)
+def _odd_values(seed: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    nopt = rng.integers(0, 14, 400)
     n = int(nopt.sum())
     special = np.array([0.0, -0.0, -0.004, 0.004, 0.005, 0.015, 0.025, -0.005, 1e-9, -1e-9, 0.00005, 0.00015,
-                        -0.00005, 123.455, 99.995, 1e6 + 0.125, 3e10, -3e10, np.nan, np.inf, -np.inf, 1.0, 100.0, 7.1])
+                        -0.00005, 123.455, 99.995, 1e6 + 0.125, 3e10, -3e10, 3e13, np.nan, np.inf, -np.inf, 1.0, 7.1])
 
     def values(shape: tuple[int, ...]) -> np.ndarray:
-        scale = 10.0 ** rng.integers(-6, 9, shape)
-        v = rng.normal(size=shape) * scale
+        v = rng.normal(size=shape) * 10.0 ** rng.integers(-6, 9, shape)
         pick = rng.random(shape) < 0.3
         v[pick] = rng.choice(special, int(pick.sum()))
         return v
 
-    cards, cover = rng.integers(0, 52, n), rng.random(len(nopt)) < 0.4
-    ev, ev_dd = values((n, 4)), values((n, 4))
-    losses = [values((n,)) for _ in range(3)]
-    got = options_json(_CODES, cover, nopt, cards, ev, ev_dd, *losses)
+    return (rng.random(len(nopt)) < 0.4, nopt, rng.integers(0, 52, n), values((n, 4)), values((n, 4)),
+            values((n,)), values((n,)), values((n,)))
+
+
+def test_the_column_holds_the_values_the_json_text_shows() -> None:
+    """Each row of the column, as JSON, is the text of the rows' values rounded as shown (-0.0 kept, NaN and
+    infinities null): the numbers are the ones a reader of the text got."""
+    cover, nopt, cards, ev, ev_dd, *losses = _odd_values(5)
+    col = pd.Series(options_column(cover, nopt, cards, ev, ev_dd, *losses))
+    got = [orjson.dumps(row).decode() for row in _lists(col)]
     assert got == _orjson_texts(cover, nopt, cards, ev, ev_dd, losses)
-    assert "-0.0" in "".join(got) and "null" in "".join(got)
-    # a value beyond the writer's range: left to orjson
-    ev[3, 1] = LIMIT * 2
-    assert options_json(_CODES, cover, nopt, cards, ev, ev_dd, *losses) is None
+    assert "-0.0" in "".join(got) and "null" in "".join(got) and "[]" in got
+    oa = option_arrays(col, ("loss", "loss_dd", "loss_ref"))
+    assert oa.count.tolist() == nopt.tolist() and oa.any_cover().tolist() == (cover & (nopt > 0)).tolist()
+    want = np.round(ev, 2)
+    assert np.array_equal(oa.ev, np.where(np.isfinite(want), want, np.nan), equal_nan=True)
+    assert np.array_equal(oa.values["loss"], np.where(np.isfinite(losses[0]), np.round(losses[0], 4), 0.0))
 
 
-def test_analysed_rows_options_text_is_orjsons(monkeypatch: pytest.MonkeyPatch) -> None:
-    from analyzer.analysis import decisions
+def test_the_column_round_trips_through_parquet(tmp_path: Path, rows: pd.DataFrame) -> None:
+    """Written as a store part writes it and read back, the column is the same column and reads the same arrays;
+    pandas reads the file too (as lists of dicts)."""
+    import pyarrow.parquet as pq
 
-    recs = list(simulate(hands=12, players=6, seed=11, colluders=1, friends=0, style="share").records)
-    items = [Checked("room", k + 1, r.hand_id, r, HandCheck()) for k, r in enumerate(recs)]
-    compiled = analyse(items, reasons=False, samples=2, max_samples=4, seed=2)
-    monkeypatch.setattr(decisions, "options_json", lambda *a: None)  # the orjson path
-    by_orjson = analyse(items, reasons=False, samples=2, max_samples=4, seed=2)
-    assert len(compiled) > 100 and compiled["options"].tolist() == by_orjson["options"].tolist()
+    from analyzer.analysis.options import frame_table, table_frame
+
+    cover, nopt, cards, ev, ev_dd, *losses = _odd_values(6)
+    frame = pd.DataFrame({"n": np.arange(len(nopt)), "options": options_column(cover, nopt, cards, ev, ev_dd, *losses)})
+    for df in (frame, rows):
+        pq.write_table(frame_table(df), tmp_path / "rows.parquet")
+        back = table_frame(pq.read_table(tmp_path / "rows.parquet"))
+        assert back["options"].dtype == OPTIONS_DTYPE and list(back.columns) == list(df.columns)
+        assert orjson.dumps(_lists(back["options"])) == orjson.dumps(_lists(df["options"]))  # (NaN as null)
+        a, b = option_arrays(df["options"], ("loss", "loss_ref")), option_arrays(back["options"], ("loss", "loss_ref"))
+        _same_arrays(a, b)
+        plain = pd.read_parquet(tmp_path / "rows.parquet")
+        assert len(plain) == len(df) and plain["options"].iloc[-1][0]["card"] == _lists(df["options"])[-1][0]["card"]
+
+
+def test_options_at_takes_rows_and_leaves_none_elsewhere(rows: pd.DataFrame) -> None:
+    from analyzer.analysis.options import concat_options, options_at
+
+    col = rows["options"]
+    want = _lists(col)
+    got = _lists(pd.Series(options_at(col, np.array([4, -1, 0, 4, -1]))))
+    assert got == [want[4], [], want[0], want[4], []] and want[4]
+    joined = _lists(pd.Series(concat_options([col.iloc[:3], col.iloc[10:12]])))
+    assert joined == want[:3] + want[10:12]
 
 
 def _same_arrays(a: OptionArrays, b: OptionArrays) -> None:
     assert np.array_equal(a.count, b.count) and np.array_equal(a.start, b.start)
-    assert a.card.tolist() == b.card.tolist()
-    assert np.array_equal(a.ev, b.ev) and np.array_equal(a.ev_dd, b.ev_dd)
+    assert a.card.tolist() == b.card.tolist() and np.array_equal(a.cover, b.cover)
+    assert np.array_equal(a.ev, b.ev, equal_nan=True) and np.array_equal(a.ev_dd, b.ev_dd, equal_nan=True)
     assert a.values.keys() == b.values.keys()
     for k in a.values:
         assert np.array_equal(a.values[k], b.values[k]), k
-
-
-def test_compiled_reader_equals_orjson(rows: pd.DataFrame) -> None:
-    from analyzer.analysis.options import _by_orjson, _compiled
-
-    texts = rows["options"].tolist()
-    # the analysis' own texts, and the same content spaced and ordered otherwise, with nulls, integers, -0.0
-    other = []
-    for t in texts[:200]:
-        opts = orjson.loads(t)
-        for o in opts[::2]:
-            o["loss_ref"] = None
-        other.append(json.dumps([dict(reversed(list(o.items()))) for o in opts], indent=None, separators=(" , ", " : ")))
-    other += ['[{"card":"7S","kind":"play","ev":[1,-0.0,2.5,-3],"ev_dd":[0,0,0,0],"loss":0,"loss_dd":12.25,'
-              '"loss_ref":-0.0}]', "[]", "", ' [ ] ',
-              '[{"card":"KC","kind":"cover","ev":[123456789012345,0.1,0.2,0.3],"ev_dd":[1,2,3,4],"loss_ref":1,'
-              '"loss":7,"loss_dd":null}]']
-    for keys in ((), ("loss",), ("loss", "loss_ref", "loss_dd")):
-        for some in (texts, other):
-            fast = _compiled(some, keys)
-            assert fast is not None and len(fast.card) > 0
-            _same_arrays(fast, _by_orjson(some, keys))
-    # texts the compiled reader leaves to orjson: an exponent, 16 digits, an escape, another key, a newline inside
-    base = '[{"card":"7S","kind":"play","ev":[1,2,3,4],"ev_dd":[1,2,3,4],"loss":%s}]'
-    for odd in (base % "1e-5", base % "0.1234567890123456", base.replace('"7S"', '"7\\u0053"') % "1",
-                base.replace('"kind"', '"other"') % "1", base.replace(",", ",\n") % "1", base % "01"):
-        assert _compiled([texts[0], odd], ("loss",)) is None, odd
-    assert option_arrays([texts[0], base % "1e-5"], ("loss",)).values["loss"].tolist()[-1] == 1e-5
 
 
 def test_loss_matrices_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
     from analyzer.analysis.skill import MAX_OPTIONS, loss_matrices
 
     frame = rows.head(300).copy()
-    texts = frame["options"].tolist()
+    opts = _lists(frame["options"])
     for i in range(3, 300, 11):
-        texts[i] = "[]"
+        opts[i] = []
     for i in range(5, 300, 13):
-        texts[i] = orjson.dumps([{**o, "loss_ref": None} for o in orjson.loads(texts[i])]).decode()
-    frame["options"] = texts
+        opts[i] = [{**o, "loss_ref": None} for o in opts[i]]
+    frame["options"] = _column(opts).array
     frame.loc[frame.index[::17], "chosen"] = "ZZ"
     keys = ("loss", "loss_ref", "loss_dd")
     want = {k: np.full((len(frame), MAX_OPTIONS), np.inf) for k in keys}
     want_chosen = np.zeros(len(frame), np.int64)
-    for i, (text, card) in enumerate(zip(texts, frame["chosen"])):  # row by row
-        opts = orjson.loads(text)
-        if not opts:
+    for i, (row, card) in enumerate(zip(opts, frame["chosen"])):  # row by row
+        if not row:
             for m in want.values():
                 m[i, 0] = 0.0
             continue
         for key, m in want.items():
-            vals = [o[key] if o[key] is not None else 0.0 for o in opts]
+            vals = [o[key] if o[key] is not None else 0.0 for o in row]
             m[i, :len(vals)] = vals
-        want_chosen[i] = next((j for j, o in enumerate(opts) if o["card"] == card), 0)
+        want_chosen[i] = next((j for j, o in enumerate(row) if o["card"] == card), 0)
     got, chosen = loss_matrices(frame, keys)
     assert np.array_equal(chosen, want_chosen)
     for k in keys:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import orjson
 import pandas as pd
 import pytest
 
 from analyzer.analysis.dist import norm_sf
-from analyzer.analysis.options import option_arrays
+from analyzer.analysis.options import OPTIONS_DTYPE, option_arrays
 from analyzer.analysis.players import (
     _signal_fits,
     _strata,
@@ -62,9 +61,11 @@ def _room(seed: int, players: dict[str, tuple[float, float, float]], hands: int 
                      "loss_dd": float(true.max() - true[i]), "loss_ref": float(ref.max() - ref[i])} for i in range(k)]
             rows.append({"hand_id": f"h{h:04d}", "action": j, "seat": seat, "player": seated[seat],
                          **{f"p{q}": seated[q] for q in range(4)}, "kind": kind, "chosen": CARDS[cards[c]],
-                         "options": orjson.dumps(opts).decode(), "regret": float(own.max() - own[c]),
+                         "options": opts, "regret": float(own.max() - own[c]),
                          "think_ms": math.nan, "difficulty": 0.0})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame["options"] = pd.array(frame["options"].tolist(), dtype=OPTIONS_DTYPE)
+    return frame
 
 
 HONEST = {f"h{i}": (s, s, 0.0) for i, s in enumerate([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 1.0, 2.0, 3.0])}
@@ -73,7 +74,7 @@ HONEST = {f"h{i}": (s, s, 0.0) for i, s in enumerate([0.5, 1.0, 1.5, 2.0, 3.0, 4
 def _kind_z(frame: pd.DataFrame, player: str, stratified: bool) -> tuple[float, float]:
     """The player's true-deal surplus z on covers and on plays, predicted by the per-kind fits or by one fit."""
     rows = frame[frame["player"] == player].reset_index(drop=True)
-    parsed = option_arrays(rows["options"].tolist(), KEYS)
+    parsed = option_arrays(rows["options"], KEYS)
     losses, chosen = loss_matrices(rows, parsed=parsed)
     own, ref, dd = losses["loss"], losses["loss_ref"], losses["loss_dd"]
     pooled = fit_choice(own, ref, chosen)
@@ -101,12 +102,11 @@ def test_a_player_sharp_on_covers_and_loose_on_plays_is_predicted_kind_by_kind()
 
 def test_strata_are_cover_or_play_times_model_or_rollouts() -> None:
     """From the options alone (what every path of the table reads): their kind, and rollouts' zero-sum values."""
-    def text(kind: str, ev: list[float], spaced: bool = False) -> str:
-        opts = [{"card": c, "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": 0.0, "loss_dd": 0.0, "loss_ref": 0.0}
+    def row(kind: str, ev: list[float]) -> list[dict]:
+        return [{"card": c, "kind": kind, "ev": ev, "ev_dd": ZERO, "loss": 0.0, "loss_dd": 0.0, "loss_ref": 0.0}
                 for c in ("2S", "3S")]
-        return orjson.dumps(opts).decode().replace(":", ": ") if spaced else orjson.dumps(opts).decode()
-    texts = [text("play", MODEL), text("cover", MODEL), text("play", [3.01, -1.0, -1.0, -1.0]),
-             text("cover", ZERO, spaced=True), "[]", text("play", [1.0, 0.0, -1.0, 0.03])]
+    texts = pd.Series(pd.array([row("play", MODEL), row("cover", MODEL), row("play", [3.01, -1.0, -1.0, -1.0]),
+                                row("cover", ZERO), [], row("play", [1.0, 0.0, -1.0, 0.03])], dtype=OPTIONS_DTYPE))
     frame = pd.DataFrame({"options": texts})
     assert _strata(frame, option_arrays(texts, KEYS)).tolist() == [0, 2, 1, 3, 0, 0]
 
@@ -114,7 +114,7 @@ def test_strata_are_cover_or_play_times_model_or_rollouts() -> None:
 def test_a_kind_with_few_decisions_keeps_the_players_fit_over_all() -> None:
     frame = _room(2, HONEST, hands=60)
     rows = frame[frame["player"] == "h3"].reset_index(drop=True)
-    parsed = option_arrays(rows["options"].tolist(), KEYS)
+    parsed = option_arrays(rows["options"], KEYS)
     losses, chosen = loss_matrices(rows, parsed=parsed)
     own, ref = losses["loss"], losses["loss_ref"]
     pooled = fit_choice(own, ref, chosen)

@@ -14,6 +14,7 @@ from audit_synth import synthetic_room
 from report_fixtures import AUDIT_DD_SAMPLES, AUDIT_SAMPLES, AuditRun
 
 from analyzer.analysis.execute import shared_strings
+from analyzer.analysis.options import options_column
 from analyzer.analysis.players import COLUMNS, player_table, player_table_by_player
 from analyzer.analysis.reasons import shown_rows
 from analyzer.audit.calibrate import Alarm, calibrate, rank_pairs
@@ -69,7 +70,7 @@ def test_slim_and_whole_rows_give_the_same_audit(audit_run: AuditRun, slim_run) 
     keep_shown_texts(whole, shown)
     assert slim_run.rows is not None
     spilled = slim_run.rows.where(lambda f: np.ones(len(f), bool))
-    assert (spilled["options"] == "").any()
+    assert (spilled["options"].list.len() == 0).any() and (spilled["options"].list.len() > 0).any()
     pd.testing.assert_frame_equal(spilled, whole, check_dtype=False)
 
 
@@ -140,15 +141,17 @@ def test_qcut_edges_are_pandas_edges() -> None:
 def _retained_per_decision(copies: int, base: pd.DataFrame) -> float:
     """Bytes still allocated after ``copies`` copies of ``base`` (new hand ids) went through AuditRows
     without texts, over the decisions added."""
+    import pyarrow as pa
+
     tracemalloc.start()
-    start = tracemalloc.get_traced_memory()[0]
+    start = tracemalloc.get_traced_memory()[0] + pa.total_allocated_bytes()  # Python's heap and Arrow's (the options)
     acc = AuditRows(texts=False)
     for k in range(copies):
         part = base.copy()
         part["hand_id"] = (part["hand_id"] + f"-{k}").astype(object)
         acc.add(shared_strings(part))  # names and ids one object each, as the analysis and the store give them
         del part
-    held = tracemalloc.get_traced_memory()[0] - start
+    held = tracemalloc.get_traced_memory()[0] + pa.total_allocated_bytes() - start
     tracemalloc.stop()
     acc.close()
     return held / (copies * len(base))
@@ -157,10 +160,15 @@ def _retained_per_decision(copies: int, base: pd.DataFrame) -> float:
 def test_the_rows_texts_are_not_held() -> None:
     df = synthetic_room(players=16, hands=100, decisions=6, seed=5)
     df = df.astype({c: object for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])})  # as analyse gives
-    # texts of a typical options' size (~600 bytes), one object a row as read from a store (valid JSON)
-    df["options"] = [" " * (600 + i % 7) + "[]" for i in range(len(df))]
+    # options of a typical decision's (four), and reasons of ~600 bytes a row
+    n, k = len(df), 4
+    rng = np.random.default_rng(1)
+    df["options"] = options_column(np.zeros(n, bool), np.full(n, k), rng.integers(0, 52, n * k),
+                                   rng.normal(size=(n * k, 4)), rng.normal(size=(n * k, 4)), *rng.random((3, n * k)))
+    df["reasons"] = [" " * (600 + i % 7) for i in range(n)]
+    assert df["options"].array.nbytes > 300 * n  # ~4 x 88 bytes a row
     small, large = _retained_per_decision(1, df), _retained_per_decision(4, df)
-    # the texts (~650 bytes a row) go to the spill on disk; what stays is the rows' numbers and name
+    # the options and reasons (~1 KB a row) go to the spill on disk; what stays is the rows' numbers and name
     # pointers (~0.3 KB a decision: the report's frame), the same per decision at 4x the hands
     assert large < 350
     assert large < 1.1 * small + 20

@@ -158,6 +158,12 @@ def test_long_ids_stay_inside_their_seats(page: Any, hands: dict[str, Path], gam
 
 # --------------------------------------------------------------------------- the audit with a long id
 
+def _renamed_rows(rows: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """The decision rows with players renamed (their name columns: pandas' ``replace`` does not compare the typed
+    options column with texts)."""
+    return rows.assign(**{c: rows[c].replace(names) for c in ("player", "p0", "p1", "p2", "p3")})
+
+
 @pytest.fixture(scope="module")
 def long_audit(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) -> dict[str, Any]:
     """The session's real audit (a small room), its planted pair's first player renamed to a 10,000-character
@@ -165,7 +171,7 @@ def long_audit(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) ->
     out = tmp_path_factory.mktemp("long-audit")
     names = {PLAYERS[0]: "y" * 10_000, PLAYERS[2]: HEX[2]}
     audit = _renamed(audit_run.audit, names)
-    decisions = audit_run.decisions.replace(names)
+    decisions = _renamed_rows(audit_run.decisions, names)
     records = [msgspec.structs.replace(r, players=[names.get(p, p) for p in r.players]) for r in audit_run.records]
     write_audit_report(out, audit, decisions=decisions, records=records)
     write_pair_report(out / "pair.html", names[PLAYERS[0]], PLAYERS[1], decisions=decisions, records=records)
@@ -281,7 +287,7 @@ def braces_pair(tmp_path_factory: pytest.TempPathFactory, audit_run: AuditRun) -
     entry = next(p for p in audit_run.audit["pairs"] if set(p["players"]) == set(names))
     assert entry.get("case"), "the planted pair's entry has its case file"
     records = [msgspec.structs.replace(r, players=[names.get(p, p) for p in r.players]) for r in audit_run.records]
-    decisions: pd.DataFrame = audit_run.decisions.replace(names)
+    decisions = _renamed_rows(audit_run.decisions, names)
     write_pair_report(out / "pair.html", BRACES, OTHER, decisions=decisions, entry=_renamed(entry, names), records=records)
     return {"page": out / "pair.html"}
 

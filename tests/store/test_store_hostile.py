@@ -136,6 +136,36 @@ def test_bad_common_metadata_is_a_store_error_naming_the_file(store: Path, case:
     assert str(store / COMMON) in str(e.value) and words in str(e.value)
 
 
+def _json_options_store(store: Path) -> None:
+    """The store as the previous layout wrote it: version 1 in every metadata, the options as JSON texts."""
+    import orjson
+
+    for path in [store / COMMON, *sorted(store.glob("part-*.parquet"))]:
+        _edit_meta(path, _doc(lambda d: {**d, "version": 1}))
+    for path in sorted(store.glob("part-*.parquet")):
+        _edit_rows(path, lambda df: df.assign(options=[
+            orjson.dumps(list(o), option=orjson.OPT_SERIALIZE_NUMPY).decode() for o in df["options"]]))
+
+
+def test_a_store_of_another_version_is_refused_naming_both_versions(store: Path, log: Path, tmp_path: Path) -> None:
+    """A store of the options as JSON texts (version 1) is refused before a row is read: by the library and by
+    every command that takes a store, exit 2, naming the file and both versions; nothing written."""
+    from analyzer.analysis.store import VERSION
+
+    assert VERSION == 2
+    _json_options_store(store)
+    with pytest.raises(StoreError) as e:
+        open_store(store)
+    assert f"{store / COMMON}: a decision store of format 'bieqi-decision-store' version 1; this analyzer reads " \
+           f"'bieqi-decision-store' version 2" in str(e.value)
+    for args in (["players", str(store)], ["audit", str(log), "--decisions", str(store), "--out", str(tmp_path / "a")],
+                 ["decisions", str(log), "--out", str(store)]):
+        r = run_cli(*args)
+        assert r.exit_code == 2 and "version 1; this analyzer reads" in r.output, (args, r.output)
+        assert "Traceback" not in r.output
+    assert not (tmp_path / "a").exists()
+
+
 PART_CASES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     "bad_json": (lambda raw: b"{{{", "is not JSON"),
     "settings_text": (_doc(lambda d: {**d, "settings": "abc"}), "expected an object"),
@@ -307,24 +337,25 @@ def test_the_commands_refuse_a_changed_part_with_exit_2(store: Path, log: Path, 
 @pytest.mark.parametrize("command", ["players", "audit"])
 def test_options_that_are_not_options_are_exit_2_naming_the_store(store: Path, log: Path, tmp_path: Path,
                                                                   command: str) -> None:
-    """Garbage in a part's options texts (not checked on read: as dear as reading the store) is found where they are
-    parsed, and said as the store's fault, not a crash (exit 3)."""
+    """Texts in a part's options column (rows of another version, or an edit) are refused where the part is read,
+    naming the part and the column, not a crash (exit 3)."""
     _edit_rows(store / PART, lambda df: df.assign(options="[{x"))
     out_dir = tmp_path / "a"
     args = ["players", str(log), "--decisions", str(store)] if command == "players" else [
         "audit", str(log), "--decisions", str(store), "--out", str(out_dir)]
     r = run_cli(*args)
     code, out = r.exit_code, r.output
-    assert code == 2 and "options do not read as this analyzer writes them" in out and "Traceback" not in out, out
-    assert command == "players" or (str(store) in out and not out_dir.exists())
-    assert "'[{x'" in out  # the text that does not read, as the row holds it
+    assert code == 2 and f"{store / PART}: column 'options' is of type" in out and "Traceback" not in out, out
+    assert not out_dir.exists()
 
 
 def test_one_row_of_bad_options_is_named_by_its_hand(store: Path, tmp_path: Path) -> None:
-    """Among good rows, the one whose options do not read is named: its hand and move, and its text."""
+    """Among good rows, the one whose options hold a card that is not a card code is named: its hand and move."""
     def spoil(df: pd.DataFrame) -> pd.DataFrame:
         df = df.copy()
-        df.loc[df.index[3], "options"] = "not json {"
+        opts = [list(o) for o in df["options"]]
+        opts[3] = [{**opts[3][0], "card": "ZZ"}, *opts[3][1:]]
+        df["options"] = opts
         return df
 
     _edit_rows(store / PART, spoil)
@@ -332,7 +363,7 @@ def test_one_row_of_bad_options_is_named_by_its_hand(store: Path, tmp_path: Path
     r = run_cli("players", str(store), "-o", str(tmp_path / "p.csv"))
     code, out = r.exit_code, r.output
     assert code == 2 and f"hand {bad['hand_id']}, move {int(bad['action']) + 1}:" in out, out
-    assert "'not json {'" in out and not (tmp_path / "p.csv").exists()
+    assert "not a card code: 'ZZ'" in out and not (tmp_path / "p.csv").exists()
 
 
 def _rename_players(df: pd.DataFrame) -> pd.DataFrame:
@@ -359,13 +390,14 @@ def test_rows_of_other_players_than_the_logs_are_refused(store: Path, log: Path,
 
 def test_what_a_store_may_hold_is_read_as_it_is(store: Path, base: Path) -> None:
     """Missing think times (NaN), columns reordered, an extra column, numbers retyped but castable, texts as
-    large strings: the same rows as the store written."""
+    large strings, the options' lists of four values as lists of any length (a pandas edit writes them so): the
+    same rows as the store written."""
     want = read_rows(open_store(base))
     _edit_rows(store / PART, lambda df: df.assign(think_ms=np.nan))
     _edit_rows(store / "part-000001.parquet", lambda df: df[df.columns[::-1]].assign(evil=1))
     part2 = store / "part-000002.parquet"
     table = pq.read_table(part2)
-    for name in ("hand_id", "player", "options"):
+    for name in ("hand_id", "player", "reasons"):
         table = table.set_column(table.schema.get_field_index(name), name, table[name].cast(pa.large_string()))
     table = table.set_column(table.schema.get_field_index("regret"), "regret", table["regret"].cast(pa.string()))
     table = table.set_column(table.schema.get_field_index("seat"), "seat", table["seat"].cast(pa.float64()))
