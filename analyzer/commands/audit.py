@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,7 @@ from analyzer.commands.common import (
 
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
+    from analyzer.desk.cases import LookChanges
     from analyzer.report.room_pass import Reading
 
 OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
@@ -246,17 +249,22 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(f"analyzer: error: no valid hands to analyse ({why})", err=True)
         sys.exit(2)
     bar.phase("writing")
-    with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
-        atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
-        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
-        # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
-        atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
-        atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
-        _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None)
+    # with --cases the look is recorded first, in a transaction committed once the files are in place: the page and the
+    # summary lead with what it changed, and a failure leaves both the files and the database as they were
+    with _looking(run.cases_path, audit, run.out) as looked:
+        with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
+            atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+            pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
+            # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
+            atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
+            atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
+            _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None,
+                    None if looked is None else looked[0].to_dict())
     bar.close()
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
+    _change_lines(looked)
     _summary_head(audit)
     for p in flagged:
         a, b = (printable(x) for x in p["players"])
@@ -280,12 +288,11 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
     cheats = _certain_cheats(audit)
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
-    _record_cases(run.cases_path, audit, run.out)
     sys.exit(1 if flagged or cheats else 0)
 
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
-            max_line_bytes: int, ahead: Reading | None = None) -> None:
+            max_line_bytes: int, ahead: Reading | None = None, changes: dict[str, Any] | None = None) -> None:
     """report.html by the report pages; the evidence hands are read again from the inputs (their lines only; not from
     an input that cannot be read twice, ``logs.read_once``: stdin, a named pipe, ``<(zcat ...)``). A line that no
     longer holds the hand analysed there raises ``logs.ChangedInput`` (exit 2; the output set is not written).
@@ -302,7 +309,7 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
         records = generate_valid(files, max_line_bytes=max_line_bytes)
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
-                           players=result.players, ahead=ahead)
+                           players=result.players, ahead=ahead, changes=changes)
 
 
 def _summary_head(audit: dict[str, Any]) -> None:
@@ -359,9 +366,11 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     if not seen.ledger.days:
         click.echo(f"analyzer: error: {printable(store_path)}: the store holds no day to audit", err=True)
         sys.exit(2)
-    with outputs as tmp:
-        atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
-        atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+    with _looking(cases_path, summary, out) as looked:  # recorded once the files are in place (as the logs' audit)
+        with outputs as tmp:
+            atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+            atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+    _change_lines(looked)
     w = seen.window
     click.echo(f"days {w[0].number}-{w[-1].number} of {len(seen.ledger.days)} ({seen.added} new), "
                f"{summary['hands']} hands, {len(seen.pairs)} pairs, {summary['flagged']} flagged, "
@@ -378,7 +387,6 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
                    f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
                    f"Exit code 1 only when a pair is flagged.)")
     click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
-    _record_cases(cases_path, summary, out)
     sys.exit(1 if summary["flagged"] else 0)
 
 
@@ -398,26 +406,40 @@ def _check_cases(cases_path: str | None) -> None:
         fail("audit", printable(f"--cases: {e}"))
 
 
-def _record_cases(cases_path: str | None, audit: dict[str, Any], out: str) -> None:
-    """The look recorded in the cases database once the audit's folder is in place (as ``analyzer cases record OUT``
-    would: the same result is one look whichever way it was recorded)."""
+@contextmanager
+def _looking(cases_path: str | None, audit: dict[str, Any], out: str) -> Iterator[tuple[LookChanges, str] | None]:
+    """With ``--cases``: the look recorded in the cases database (as ``analyzer cases record OUT`` would: the same result
+    is one look whichever way it was recorded), its transaction committed when the block (writing the audit's files)
+    ends, rolled back when it fails; yields what the look changed and the database's path. None without ``--cases``."""
     if cases_path is None:
+        yield None
         return
     import sqlite3
 
-    from analyzer.desk.cases import record_look
+    from analyzer.desk.cases import recording
     from analyzer.desk.db import CasesError, open_cases
     from analyzer.problems import printable
 
     result = orjson.loads(orjson.dumps(audit))  # the result as audit.json holds it
+    written = False
     try:
-        with open_cases(cases_path) as db:
-            done = record_look(db, result, audit_dir=Path(out), label=Path(out).name, source=f"{out}/audit.json")
-            where = str(db.path)
+        with open_cases(cases_path) as db, recording(db, result, audit_dir=Path(out), label=Path(out).name,
+                                                     source=f"{out}/audit.json") as looked:
+            yield looked, str(db.path)
+            written = True
     except (CasesError, sqlite3.DatabaseError) as e:
-        fail("audit", printable(f"{e} (the audit's files are written: analyzer cases record {out} --db {cases_path})"))
-    if done.already:
-        click.echo(printable(f"cases: this look was recorded before (look {done.look_id}) in {where}"))
-    else:
-        click.echo(printable(f"cases: look {done.look_id}, {len(done.new)} new, {len(done.reopened)} reopened, "
-                             f"{len(done.changed)} changed -> {where}"))
+        if written:  # the files are in place, the commit failed
+            fail("audit", printable(f"{e} (the audit's files are written: analyzer cases record {out} --db "
+                                    f"{cases_path})"))
+        fail("audit", printable(f"--cases: {e} (nothing written)"))
+
+
+def _change_lines(looked: tuple[LookChanges, str] | None) -> None:
+    """The summary's lead with ``--cases``: what the look opened, reopened and changed since the last look."""
+    if looked is None:
+        return
+    from analyzer.desk.cases import change_lines
+    from analyzer.problems import printable
+
+    for line in change_lines(*looked):
+        click.echo(printable(line))
