@@ -809,7 +809,7 @@ def _finish(done: _Computed) -> Audit:
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
-            result[name] = section.result()
+            result[name] = section.result(result.get("alarm"))  # its own verdicts at the audit's alarm
     return Audit(result, df, done.pairs, done.players, problems, rows=done.rows, _spill=done.acc if slim else None,
                  _connection=done.handed, places=places)
 

@@ -58,7 +58,8 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
 
 @click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
-                                  "0: no pair flagged", "1: a pair flagged (or an illegal borrow found)",
+                                  "0: no pair flagged",
+                                  "1: a pair flagged (or an illegal borrow found, or a 借牌 lending pair flagged)",
                                   "2: usage error, no valid hand, or a decision store of other logs or settings"))
 @click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
@@ -286,7 +287,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(f"  (flagged: p <= {alpha:g}, {rate}; "
                    f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
-    cheats = _certain_cheats(audit)
+    cheats = _certain_cheats(audit) + _flagged_elsewhere(audit)
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
     sys.exit(1 if flagged or cheats else 0)
 
@@ -327,6 +328,15 @@ def _certain_cheats(audit: dict[str, Any]) -> int:
 
     return sum(game.offer("audit_section").certain_cheats(audit[name]) for name, game in registry().items()
                if game.offers.audit_section and name in audit)
+
+
+def _flagged_elsewhere(audit: dict[str, Any]) -> int:
+    """What the variants' own audit sections flagged by their tests (e.g. 借牌's lending pairs): exit 1, as a flagged
+    pair."""
+    from analyzer.variants import registry
+
+    return sum(getattr(game.offer("audit_section"), "flagged", lambda _: 0)(audit[name])
+               for name, game in registry().items() if game.offers.audit_section and name in audit)
 
 
 #: What the nightly look writes into --out.

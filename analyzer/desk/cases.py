@@ -385,7 +385,7 @@ def change_lines(looked: LookChanges, where: str, limit: int = CHANGE_LINES) -> 
     counts = ", ".join(f"{looked.count(w)} {w}" for w in CHANGE_KINDS)
     prev = looked.previous
     against = ("the first look in this database" if prev is None else
-               f"since look {prev['look_id']}" + (f" ({prev['label']})" if prev.get("label") else "") + f" of {prev['at']}")
+               f"since look {prev['look_id']}, " + (f"{prev['label']}, " if prev.get("label") else "") + f"{prev['at']}")
     again = ", recorded before: nothing written" if looked.already else ""
     lines = [f"cases: look {looked.look_id}, {counts} ({against}{again}) -> {where}"]
     if not looked.changes and prev is not None:
@@ -407,7 +407,7 @@ def _transition(ch: Change) -> str:
     """A case's verdict and level now, with the look before's when they differ (``review -> flagged, score 4.1 ->
     6.3``)."""
     now_level = _level_text(ch.level, ch.level_kind)
-    hands = "" if ch.hands is None else f", {ch.hands} hands"
+    hands = "" if ch.hands is None else f", {ch.hands} " + ("lends to each other" if ch.kind == "lending" else "hands")
     if ch.what == "new" or ch.before_verdict is None:
         return ch.verdict + (f", {now_level}" if now_level else "") + hands
     verdict = ch.verdict if ch.before_verdict == ch.verdict else f"{ch.before_verdict} -> {ch.verdict}"

@@ -17,7 +17,7 @@ from analyzer.report import i18n
 MAX_ROWS = 50
 #: The languages the block is written in (the page's two).
 LANGS = ("en", "zh")
-_STYLE = ("<style>html:lang(zh) .look-changes [data-lang=en], html:not(:lang(zh)) .look-changes [data-lang=zh]"
+_STYLE = ("<style>html:lang(zh) .look-changes[data-lang=en], html:not(:lang(zh)) .look-changes[data-lang=zh]"
           "{display:none}</style>")
 
 
@@ -32,8 +32,10 @@ def _fill(template: str, *args: Any) -> str:
     return out
 
 
-def _level(level: Any, kind: Any) -> str:
-    return "–" if not isinstance(level, (int, float)) else f"{level:.3g} <span class=\"muted\">{html.escape(str(kind))}</span>"
+def _level(w: Mapping[str, str], level: Any, kind: Any) -> str:
+    if not isinstance(level, (int, float)):
+        return "–"
+    return f"{level:.3g} <span class=\"muted\">{html.escape(w.get('level_' + str(kind), str(kind)))}</span>"
 
 
 def _look(w: Mapping[str, str], look: Mapping[str, Any]) -> str:
@@ -50,12 +52,12 @@ def _rows(w: Mapping[str, str], changes: list[Mapping[str, Any]]) -> str:
         if ch.get("report_index") is not None:  # the pair (a group's: its best pair) in this page
             members = f"<a href=\"#pair={int(ch['report_index'])}\">{members}</a>"
         verdict = html.escape(w.get("verdict_" + str(ch["verdict"]), str(ch["verdict"])))
-        level = _level(ch.get("level"), ch.get("level_kind"))
+        level = _level(w, ch.get("level"), ch.get("level_kind"))
         if ch["what"] != "new" and ch.get("before_verdict") is not None:
             before = html.escape(w.get("verdict_" + str(ch["before_verdict"]), str(ch["before_verdict"])))
             if before != verdict:
                 verdict = f"{before} → {verdict}"
-            level = f"{_level(ch.get('before_level'), ch.get('before_kind'))} → {level}"
+            level = f"{_level(w, ch.get('before_level'), ch.get('before_kind'))} → {level}"
         body.append(f"<tr data-role=\"change\" data-what=\"{html.escape(str(ch['what']))}\">"
                     f"<td>{html.escape(w['what_' + str(ch['what'])])}</td><td class=\"num\">#{int(ch['case_id'])}</td>"
                     f"<td>{html.escape(w.get('kind_' + str(ch['kind']), str(ch['kind'])))}</td>"
@@ -79,15 +81,15 @@ def _one(data: Mapping[str, Any], lang: str) -> str:
     again = f" {html.escape(w['already'])}" if data.get("already") else ""
     body = (_rows(w, list(data["changes"])) if data["changes"] else
             f"<p data-role=\"no-changes\">{html.escape(w['nothing'] if prev is not None else w['nothing_first'])}</p>")
-    return (f"<div data-lang=\"{lang}\" lang=\"{'zh-CN' if lang == 'zh' else 'en'}\"><h2>{title}</h2>"
+    return (f"<section class=\"box look-changes\" data-role=\"look-changes\" data-lang=\"{lang}\" "
+            f"lang=\"{'zh-CN' if lang == 'zh' else 'en'}\"><h2>{title}</h2>"
             f"<p>{_look(w, data)}: {against}. <strong data-role=\"change-counts\">{summary}</strong>{again}</p>"
-            f"{body}<p class=\"muted\">{html.escape(w['help'])}</p></div>")
+            f"{body}<p class=\"muted\">{html.escape(w['help'])}</p></section>")
 
 
 def changes_html(data: Mapping[str, Any]) -> str:
     """The block, in both languages (one shown at a time)."""
-    return (f"{_STYLE}<section class=\"box look-changes\" data-role=\"look-changes\">"
-            + "".join(_one(data, lang) for lang in LANGS) + "</section>")
+    return _STYLE + "".join(_one(data, lang) for lang in LANGS)
 
 
 def lead_with_changes(page: str, data: Mapping[str, Any] | None) -> str:
