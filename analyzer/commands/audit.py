@@ -189,7 +189,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
     from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
-    from analyzer.progress import Progress, count_lines
+    from analyzer.progress import Progress, count_lines, input_bytes
     from analyzer.report.audit import read_ahead
 
     files, out_dir, store_path, max_line_bytes = run.files, run.out_dir, run.store_path, run.max_line_bytes
@@ -203,9 +203,12 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
                                    "policy": "policy"})
     bar = Progress("audit")
     total = None
-    if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
-        bar.phase("reading")
-        total = count_lines(files)
+    if bar.watched:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+        total = count_lines(files, on_progress=bar.phase("reading", input_bytes(files), unit="bytes"))
+    if store is not None:  # the store's rows come first, counted as they are passed on; then the logs' hands
+        bar.phase("store", sum(map(len, store.part_hands)))
+    else:
+        bar.phase("analysing", total)
     # with Dask workers that share the players' spill, the report's reads of it start on them as soon as the pairs
     # and players are known, while this process reads the rows shown, fills their reasons and writes the other files
     ahead: list[Reading | None] = []
@@ -213,7 +216,8 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=run.top,
                            alarm=Alarm(alpha=run.alpha, fdr=run.fdr, min_hands=run.min_hands),
                            max_line_bytes=max_line_bytes,
-                           on_progress=bar.phase("analysing", total), on_phase=bar.start,
+                           on_progress=(lambda n: bar.steps("analysing", n, total, "hands")) if bar.watched else None,
+                           on_phase=bar.start, on_steps=bar.steps if bar.watched else None,
                            execution=run.execution, store=store, settings=settings,
                            on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
                            slim=True)  # the report needs the texts of the rows it shows only
@@ -249,18 +253,22 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
                else "the input holds no hands")
         click.echo(f"analyzer: error: no valid hands to analyse ({why})", err=True)
         sys.exit(2)
-    bar.phase("writing")
+    wrote = bar.phase("writing", len(OUTPUTS), unit="files")
     # with --cases the look is recorded first, in a transaction committed once the files are in place: the page and the
     # summary lead with what it changed, and a failure leaves both the files and the database as they were
     with _looking(run.cases_path, audit, run.out) as looked:
         with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
             atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+            _tick(wrote, 1)
             pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
             # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
             atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
+            _tick(wrote, 2)
             atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
+            _tick(wrote, 3)
             _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None,
                     None if looked is None else looked[0].to_dict())
+            _tick(wrote, 4)
     bar.close()
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
@@ -290,6 +298,11 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
     cheats = _certain_cheats(audit) + _flagged_elsewhere(audit)
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
     sys.exit(1 if flagged or cheats else 0)
+
+
+def _tick(on_progress: Any, n: int) -> None:
+    if on_progress is not None:
+        on_progress(n)
 
 
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
@@ -361,8 +374,8 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     store = open_decision_store("audit", store_path)
     outputs = OutputSet(out_dir, NIGHTLY_OUTPUTS, inputs=[])
     bar = Progress("audit")
-    phase = bar.phase("ledger")
     try:
+        phase = bar.phase("ledger", _new_hands(store) if bar.watched else None)
         seen = look(store, alpha=alpha, fdr=fdr, min_hands=min_hands, since=since,
                     on_day=None if phase is None else lambda day, hands: phase(hands))
     except (StoreError, LedgerError) as e:
@@ -376,10 +389,14 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     if not seen.ledger.days:
         click.echo(f"analyzer: error: {printable(store_path)}: the store holds no day to audit", err=True)
         sys.exit(2)
+    wrote = bar.phase("writing", len(NIGHTLY_OUTPUTS), unit="files")
     with _looking(cases_path, summary, out) as looked:  # recorded once the files are in place (as the logs' audit)
         with outputs as tmp:
             atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+            _tick(wrote, 1)
             atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+            _tick(wrote, 2)
+    bar.close()
     _change_lines(looked)
     w = seen.window
     click.echo(f"days {w[0].number}-{w[-1].number} of {len(seen.ledger.days)} ({seen.added} new), "
@@ -398,6 +415,13 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
                    f"Exit code 1 only when a pair is flagged.)")
     click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
     sys.exit(1 if summary["flagged"] else 0)
+
+
+def _new_hands(store: Any) -> int:
+    """The hands of the store's additions its evidence ledger does not cover yet: what the nightly look reads."""
+    from analyzer.audit.ledger import new_additions, open_ledger
+
+    return sum(len(store.part_hands[i]) for group in new_additions(store, open_ledger(store)) for i in group)
 
 
 def _check_cases(cases_path: str | None) -> None:

@@ -1,0 +1,97 @@
+"""The audit's progress, phase by phase, read through the bar's listener: every phase has a total, its counts only
+go up and end at it; the pair signals count their passes over the chunks; with a decision store the hands are
+counted as they are read, not "0 of N" until a jump."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+import analyzer.progress
+
+Event = tuple[str, int, "int | None"]
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Event]]:
+    """Every (phase, done, total) the audit's bar sees, as a terminal would show them."""
+    seen: list[Event] = []
+    real = analyzer.progress.Progress
+
+    class Watched(real):  # type: ignore[misc,valid-type]
+        def __init__(self, command: str, **kw: object) -> None:
+            super().__init__(command, **kw, enabled=False, listener=lambda *e: seen.append(e))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analyzer.progress, "Progress", Watched)
+    yield seen
+
+
+def runs(events: list[Event]) -> list[tuple[str, list[Event]]]:
+    """The events cut into runs of one phase (a phase may be entered again: a run each time)."""
+    out: list[tuple[str, list[Event]]] = []
+    for e in events:
+        if out and out[-1][0] == e[0] and e[1] != 0:
+            out[-1][1].append(e)
+        else:
+            out.append((e[0], [e]))
+    return out
+
+
+def check_runs(events: list[Event]) -> dict[str, list[list[Event]]]:
+    by: dict[str, list[list[Event]]] = {}
+    for name, run in runs(events):
+        counts = [n for _, n, _ in run]
+        assert counts == sorted(counts), (name, counts)  # only up
+        totals = {t for _, _, t in run[1:]} or {run[0][2]}
+        assert None not in totals, (name, run[:3])  # every phase has a total, so an ETA
+        by.setdefault(name, []).append(run)
+    return by
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("progress")
+    log = folder / "room.jsonl"
+    r = run_cli("simulate", "--hands", "600", "--players", "8", "--colluders", "1", "--seed", "3", "-o", str(log))
+    assert r.exit_code == 0, r.output
+    return log
+
+
+def test_every_phase_of_the_audit_counts_towards_its_total(room: Path, tmp_path: Path, events: list[Event]) -> None:
+    r = run_cli("audit", str(room), "-o", str(tmp_path / "a"), "--jobs", "1", "--samples", "2", "--dd-samples", "2")
+    assert r.exit_code in (0, 1), r.output
+    by = check_runs(events)
+    assert list(by)[:2] == ["reading", "analysing"] and {"signals", "cases", "writing"} <= set(by)
+    assert set(by) <= {"reading", "analysing", "signals", "cases", "writing"}
+    reading = by["reading"][-1]
+    assert reading[-1][1] == reading[-1][2] == room.stat().st_size  # the bytes of the input
+    analysing = [e for run in by["analysing"] for e in run]
+    assert analysing[0][2] == 600 and analysing[-1][1] == 600  # the hands, towards the input's lines
+    signals = [e for run in by["signals"] for e in run if e[2] is not None]
+    steps = {t for _, _, t in signals}
+    assert len(steps) == 1 and steps.pop() > 11  # 11 passes over 3 chunks, counted chunk by chunk
+    assert len({n for _, n, _ in signals}) > 11 and signals[-1][1] == signals[-1][2]
+    cases = by["cases"][-1]
+    assert cases[-1][1] == cases[-1][2] > 8  # each pair's entry, then each player's rows
+    writing = by["writing"][-1]
+    assert [n for _, n, _ in writing] == [0, 1, 2, 3, 4] and writing[-1][2] == 4
+
+
+def test_with_a_store_the_hands_are_counted_as_they_are_read(room: Path, tmp_path: Path,
+                                                            events: list[Event]) -> None:
+    store = tmp_path / "store"
+    r = run_cli("decisions", str(room), "--out", str(store), "--samples", "2", "--dd-samples", "2", "--jobs", "1")
+    assert r.exit_code == 0, r.output
+    events.clear()
+    r = run_cli("audit", str(room), "-o", str(tmp_path / "a"), "--decisions", str(store), "--jobs", "1")
+    assert r.exit_code in (0, 1), r.output
+    by = check_runs(events)
+    store_runs = [e for run in by["store"] for e in run]
+    assert store_runs[0][2] == 600 and store_runs[-1][1] == 600
+    # counted as its rows are passed on, a chunk of hands at a time: not 0 then all
+    assert len({n for _, n, _ in store_runs}) >= 3
+    analysing = [e for run in by["analysing"] for e in run]
+    assert analysing[-1][1] == 600 and len({n for _, n, _ in analysing}) >= 3  # every hand read, none analysed again
