@@ -60,7 +60,9 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
                                   "0: no pair flagged",
                                   "1: a pair flagged (or an illegal borrow found, or a 借牌 lending pair flagged)",
-                                  "2: usage error, no valid hand, or a decision store of other logs or settings"))
+                                  "2: usage error, no valid hand (of a game validated only, such as 信阳黑七, the "
+                                  "files are written with its problems), or a decision store of other logs or "
+                                  "settings"))
 @click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
             "audit.json of the e-values' verdicts and pairs.csv).", folder=True)
@@ -248,7 +250,11 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(printable(f"warning: {shown['file']}:{shown['line']}: {shown['message']}"), err=True)
     if looks.get("count", 0) > 5:
         click.echo(f"... and {looks['count'] - 5} more ids that look like others (lookalike_ids in audit.json)", err=True)
-    if audit["valid_hands"] == 0 and not _certain_cheats(audit):  # proven cheating is an audit's finding, valid or not
+    from analyzer.report.findings import unanalysed
+
+    nothing_valid = audit["valid_hands"] == 0 and not _certain_cheats(audit)  # proven cheating is a finding anyway
+    unread = unanalysed(audit) if nothing_valid else []
+    if nothing_valid and not unread:
         why = ("the problems above; `analyzer validate` lists them all" if result.problems
                else "the input holds no hands")
         click.echo(f"analyzer: error: no valid hands to analyse ({why})", err=True)
@@ -297,6 +303,10 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
     cheats = _certain_cheats(audit) + _flagged_elsewhere(audit)
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
+    if unread:  # every hand invalid, of a game validated only: its problems are the audit's report, exit 2 still
+        click.echo(printable(f"analyzer: error: no valid hands to analyse (every hand of {', '.join(unread)} has a "
+                             f"problem: listed above, in audit.json and on report.html)"), err=True)
+        sys.exit(2)
     sys.exit(1 if flagged or cheats else 0)
 
 
