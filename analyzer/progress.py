@@ -119,7 +119,7 @@ class Progress:
     def steps(self, name: str, done: int, total: int | None, unit: str = "steps") -> None:
         """``on_steps``: phase ``name`` has done ``done`` of ``total`` steps (started when it is not the current
         phase; its total set anew when it changes)."""
-        if name != self._name:
+        if name != self._name or (self._total is None and total is not None):  # a bar with a total, so an ETA
             self.phase(name, total, unit)
         elif total != self._total:
             self._total = total

@@ -4,11 +4,17 @@ counted as they are read, not "0 of N" until a jump."""
 
 from __future__ import annotations
 
+import os
+import re
+import struct
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 import analyzer.progress
 
@@ -30,10 +36,11 @@ def events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Event]]:
 
 
 def runs(events: list[Event]) -> list[tuple[str, list[Event]]]:
-    """The events cut into runs of one phase (a phase may be entered again: a run each time)."""
+    """The events cut into runs of one phase (a phase may be entered again: a run each time; a phase started without
+    its total and started again at once with it is one run)."""
     out: list[tuple[str, list[Event]]] = []
     for e in events:
-        if out and out[-1][0] == e[0] and e[1] != 0:
+        if out and out[-1][0] == e[0] and (e[1] != 0 or all(n == 0 for _, n, _ in out[-1][1])):
             out[-1][1].append(e)
         else:
             out.append((e[0], [e]))
@@ -51,23 +58,31 @@ def check_runs(events: list[Event]) -> dict[str, list[list[Event]]]:
     return by
 
 
-@pytest.fixture(scope="module")
-def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("progress")
-    log = folder / "room.jsonl"
-    r = run_cli("simulate", "--hands", "600", "--players", "8", "--colluders", "1", "--seed", "3", "-o", str(log))
+def _room(folder: Path, colluders: int) -> Path:
+    log = folder / f"room-{colluders}.jsonl"
+    r = run_cli("simulate", "--hands", "600", "--players", "8", "--colluders", str(colluders), "--seed", "3", "-o",
+                str(log))
     assert r.exit_code == 0, r.output
     return log
 
 
-def test_every_phase_of_the_audit_counts_towards_its_total(room: Path, tmp_path: Path, events: list[Event]) -> None:
-    r = run_cli("audit", str(room), "-o", str(tmp_path / "a"), "--jobs", "1", "--samples", "2", "--dd-samples", "2")
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _room(tmp_path_factory.mktemp("progress"), 1)
+
+
+@pytest.mark.parametrize("colluders", [1, 0])  # pairs that stand out (the signals' second fit) and none
+def test_every_phase_of_the_audit_counts_towards_its_total(room: Path, tmp_path: Path, events: list[Event],
+                                                           colluders: int) -> None:
+    log = room if colluders else _room(tmp_path, 0)
+    events.clear()
+    r = run_cli("audit", str(log), "-o", str(tmp_path / "a"), "--jobs", "1", "--samples", "2", "--dd-samples", "2")
     assert r.exit_code in (0, 1), r.output
     by = check_runs(events)
     assert list(by)[:2] == ["reading", "analysing"] and {"signals", "cases", "writing"} <= set(by)
     assert set(by) <= {"reading", "analysing", "signals", "cases", "writing"}
     reading = by["reading"][-1]
-    assert reading[-1][1] == reading[-1][2] == room.stat().st_size  # the bytes of the input
+    assert reading[-1][1] == reading[-1][2] == log.stat().st_size  # the bytes of the input
     analysing = [e for run in by["analysing"] for e in run]
     assert analysing[0][2] == 600 and analysing[-1][1] == 600  # the hands, towards the input's lines
     signals = [e for run in by["signals"] for e in run if e[2] is not None]
@@ -95,3 +110,42 @@ def test_with_a_store_the_hands_are_counted_as_they_are_read(room: Path, tmp_pat
     assert len({n for _, n, _ in store_runs}) >= 3
     analysing = [e for run in by["analysing"] for e in run]
     assert analysing[-1][1] == 600 and len({n for _, n, _ in analysing}) >= 3  # every hand read, none analysed again
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
+def test_on_a_terminal_the_bars_show_their_totals(room: Path, tmp_path: Path) -> None:
+    """The real command with standard error on a terminal of 120 columns: each phase's bar shows its count of a total
+    (tqdm's ``n/total``), the pair signals' included."""
+    import fcntl
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the slave side closed
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        r = subprocess.run([sys.executable, "-m", "analyzer.cli", "audit", str(room), "-o", str(tmp_path / "a"),
+                            "--jobs", "1", "--samples", "2", "--dd-samples", "2"], stdout=subprocess.PIPE,
+                           stderr=slave, stdin=subprocess.DEVNULL, env=env, timeout=300)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    assert r.returncode in (0, 1)
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", b"".join(shown).decode("utf-8", "replace"))
+    assert "Traceback" not in text
+    for phase, unit in (("analysing", "hands"), ("signals", "steps"), ("cases", "steps"), ("writing", "files")):
+        assert re.search(rf"audit: {phase}: +\d+%\|.*\| \d+/\d+ \[.*{unit}/s", text), (phase, text[-2000:])
