@@ -76,8 +76,8 @@ def _json(value: Any) -> None:
     "0: done", "2: usage error, an unknown case, a decision that cannot be made, or a database that cannot be used "
     "(not a cases database, newer than this analyzer, busy with another writer past the timeout)"))
 def command() -> None:
-    """The fair-play desk's cases: every pair, group or illegal borrower an audit marked, with its status (open,
-    dismissed, confirmed), notes, and its verdict and evidence at every look.
+    """The fair-play desk's cases: every pair, group, illegal borrower or 借牌 lending pair an audit marked, with its
+    status (open, dismissed, confirmed), notes, and its verdict and evidence at every look.
 
     \b
     A look is an audit's result recorded (record AUDIT_DIR). A dismissed case

@@ -1,11 +1,12 @@
 """Cases across looks: record an audit's look, list and show cases, record a reviewer's decisions.
 
-Every pair, group or illegal borrower a look marks (flagged or review) is a case from then on; every later look adds
-one row of its verdict and evidence to each case (``absent`` when it did not see the members together). A reviewer
-dismisses a case with a reason, confirms it, reopens it or adds a note, each with who and when. A dismissed case
-reopens by itself at the first look whose evidence passes the level it was dismissed at plus a margin
-(:data:`REOPEN_MARGIN`; docs/guide/cases.md). Every function takes an open database (:func:`analyzer.desk.db.open_cases`);
-each write is one transaction.
+Every pair, group, illegal borrower or 借牌 lending pair a look marks (flagged or review) is a case from then on; every
+later look adds one row of its verdict and evidence to each case (``absent`` when it did not see the members together).
+A reviewer dismisses a case with a reason, confirms it, reopens it or adds a note, each with who and when. A dismissed
+case reopens by itself at the first look whose evidence passes the level it was dismissed at plus a margin
+(:data:`REOPEN_MARGIN`; docs/guide/cases.md). What a look opened, reopened and changed (:func:`look_changes`) is what
+the audit's summary and page lead with; :func:`recording` keeps the look's transaction open while they are written.
+Every function takes an open database (:func:`analyzer.desk.db.open_cases`); each write is one transaction.
 
 From a notebook::
 
