@@ -82,14 +82,19 @@ class Problem:
     seat: int | None = None
     player: str | None = None
     trick: int | None = None
+    #: the game (variant name) of the hand, when its line decoded into a record: a mixed room's summary and page list
+    #: each game's own problems
+    game: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The problem for programs: ``action`` is the 0-based index into the log's ``actions``
-        (the ``$.actions[i]`` of messages) and ``move`` the same action counted from 1, as people read it."""
+        (the ``$.actions[i]`` of messages) and ``move`` the same action counted from 1, as people read it;
+        ``game`` when known."""
         d = asdict(self)
         d["file"], d["message"] = None if self.file is None else path_text(self.file), path_text(self.message)
-        if d["trick"] is None:
-            del d["trick"]
+        for key in ("trick", "game"):
+            if d[key] is None:
+                del d[key]
         d["move"] = None if self.action is None else self.action + 1
         return d
 

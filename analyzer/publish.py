@@ -243,8 +243,9 @@ def problem_codes_page() -> str:
     rows = [(f"`{code}`", meaning, code_meaning(code, "zh")) for code, meaning in CODES.items()]
     intro = ["Every problem `analyzer validate` reports (and the audit lists for the hands it leaves out) carries one of",
              "these codes, with the file, the 1-based line, the hand id, the move (0-based `action` in JSON; `trick`",
-             "for 信阳黑七's play), the seat and player where they apply, and a sentence saying what was expected and",
-             "what was found. The codes are stable: scripts may match on them. How to read a report:",
+             "for 信阳黑七's play), the seat and player where they apply, the game (`game` in JSON, when the line is a",
+             "hand of a known game), and a sentence saying what was expected and what was found. The codes are",
+             "stable: scripts may match on them. How to read a report:",
              "[validating logs](../guide/validate.md); which rule each code enforces:",
              "[the rules](../rules/index.md)."]
     return _page("Problem codes", intro, _table(("code", "meaning", "含义"), rows))

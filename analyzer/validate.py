@@ -582,6 +582,9 @@ def generate_checked(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_
                         tables.popitem(last=False)
             if not keep_records and item.variant is not None:
                 item.record = None  # kept this far for a table's sequence only
+            if item.variant is not None:
+                for p in item.check.problems:
+                    p.game = item.variant
             yield item
 
 

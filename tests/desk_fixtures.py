@@ -14,9 +14,19 @@ DAYS = 4
 COLLUDERS = ("p07", "p08")
 
 
+#: The cases database the daily audits record their looks in (``--cases``), in their folder.
+CASES_FILE = "cases.sqlite"
+
+
+def summary_of(folder: Path, day: int) -> str:
+    """What day ``day``'s audit printed (its standard output)."""
+    return (folder / f"summary-day{day}.txt").read_text(encoding="utf-8")
+
+
 def daily_audits(folder: Path, days: int = DAYS) -> list[Path]:
     """The room cut into ``days`` days by its hands' order, audited cumulatively: day k's audit folder holds the audit
-    of days 1..k (as a nightly job audits everything so far)."""
+    of days 1..k (as a nightly job audits everything so far), each look recorded in ``folder``/:data:`CASES_FILE`
+    and its summary kept (:func:`summary_of`)."""
     room = folder / "room.jsonl"
     r = run_cli("simulate", "--hands", str(ROOM["hands"]), "--players", str(ROOM["players"]), "--colluders",
                 str(ROOM["colluders"]), "--seed", str(ROOM["seed"]), "-o", str(room))
@@ -28,8 +38,9 @@ def daily_audits(folder: Path, days: int = DAYS) -> list[Path]:
         cut = folder / f"days-1-{k}.jsonl"
         cut.write_bytes(b"".join(lines[: per_day * k]))
         target = folder / f"audit-day{k}"
-        r = run_cli("audit", str(cut), "--out", str(target), "--jobs", "1")
+        r = run_cli("audit", str(cut), "--out", str(target), "--jobs", "1", "--cases", str(folder / CASES_FILE))
         assert r.exit_code in (0, 1), r.output  # 1: a pair flagged
+        (folder / f"summary-day{k}.txt").write_text(r.stdout, encoding="utf-8")
         assert (target / "audit.json").is_file() and (target / "report.html").is_file()
         out.append(target)
     return out

@@ -7,6 +7,11 @@ their lends to everyone else by a one-sided Mann-Whitney test. When either side 
 test is exact (:func:`exact_rank_sum_p`, the permutation distribution of the rank sum with its ties):
 the normal approximation is far too sure of itself for a lend or two against a crowd of tied ranks,
 and one lend among N can carry no more than a p of 1/N.
+
+Each lending pair then gets a verdict as the pair audit's pairs do (:func:`lending_verdicts`): **flagged** when its p is
+at most the alarm's alpha (the audit's ``--alpha``), **review** when not flagged and its Benjamini-Hochberg q over the
+pairs tested is at most the alarm's false-discovery rate (``--fdr``), else **clear**. A flagged or review lending pair
+is a case of the fair-play desk (kind ``lending``), and a flagged one makes the audit exit 1.
 """
 
 from __future__ import annotations
@@ -39,6 +44,11 @@ ILLEGAL = "borrow-with-live"
 PLAYER_COLUMNS = ("player", "hands", "borrows", "illegal_borrows", "hands_with_illegal", "first_illegal")
 PAIR_COLUMNS = ("a", "b", "lends_to_partner", "goodness_to_partner", "lends_to_others", "goodness_to_others",
                 "favour", "p_value")
+#: The columns :func:`lending_verdicts` adds.
+VERDICT_COLUMNS = ("q_value", "score", "verdict")
+#: The alarm the lending pairs' verdicts use when the audit gives none (the pair audit's defaults,
+#: ``audit.calibrate.Alarm``).
+DEFAULT_ALPHA, DEFAULT_FDR = 1e-5, 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,27 @@ def lending_favour(lends: Iterable[Lend]) -> pd.DataFrame:
     return df.sort_values(["p_value", "a", "b"], ignore_index=True, na_position="last")
 
 
+def lending_verdicts(pairs: pd.DataFrame, alpha: float = DEFAULT_ALPHA, fdr: float = DEFAULT_FDR) -> pd.DataFrame:
+    """The lending table with each pair's verdict: ``q_value`` (Benjamini-Hochberg over the pairs with a p-value: those
+    that lent to each other and to others both), ``score`` (-log10 p) and ``verdict``: ``flagged`` (p <= ``alpha``),
+    ``review`` (not flagged, q <= ``fdr``) or ``clear`` (a pair with nothing to compare is clear)."""
+    import numpy as np
+
+    from analyzer.analysis.dist import bh_adjust
+
+    out = pairs.copy()
+    p = out["p_value"].to_numpy(np.float64)
+    tested = np.isfinite(p)
+    q = np.full(len(out), np.nan)
+    q[tested] = bh_adjust(p[tested])
+    with np.errstate(divide="ignore"):
+        score = np.where(tested, -np.log10(np.maximum(p, 1e-300)), np.nan)
+    out["q_value"] = q
+    out["score"] = score
+    out["verdict"] = np.where(tested & (p <= alpha), "flagged", np.where(tested & (q <= fdr), "review", "clear"))
+    return out
+
+
 @dataclass
 class BorrowAudit:
     """The two tables of this variant's audit, and every problem validation found."""
@@ -211,13 +242,19 @@ class Section:
         return BorrowAudit(illegal_borrows(self.problems, self.borrows, self.seen), lending_favour(self.lends),
                            self.hands, self.problems)
 
-    def result(self) -> dict[str, Any]:
+    def result(self, alarm: dict[str, Any] | None = None) -> dict[str, Any]:
         """This variant's part of audit.json: illegal borrows per player (certain cheating, no statistics
-        needed) and per pair the lending favour."""
+        needed) and per pair the lending favour with its verdict at ``alarm``'s ``alpha`` and ``fdr`` (audit.json's
+        ``alarm``; default the pair audit's defaults)."""
         found = self.audit()
+        alarm = alarm or {}
+        pairs = lending_verdicts(found.pairs, float(alarm.get("alpha", DEFAULT_ALPHA)),
+                                 float(alarm.get("fdr", DEFAULT_FDR)))
         return {"hands": found.hands, "illegal_borrows": int(found.players["illegal_borrows"].sum()),
+                "lending_flagged": int((pairs["verdict"] == "flagged").sum()),
+                "lending_review": int((pairs["verdict"] == "review").sum()),
                 "players": orjson.loads(found.players.to_json(orient="records")),
-                "pairs": orjson.loads(found.pairs.to_json(orient="records"))}
+                "pairs": orjson.loads(pairs.to_json(orient="records"))}
 
 
 def audit_borrow(paths: Iterable[str], *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> BorrowAudit:
@@ -242,8 +279,14 @@ SECTION_SCHEMA: dict[str, Any] = {
         "illegal_borrows": {"type": "integer", "minimum": 0, "description": "borrows while holding a live card"},
         "players": {"type": "array", "items": {"type": "object"},
                     "description": "per player: hands, borrows, illegal borrows (certain cheating)"},
+        "lending_flagged": {"type": "integer", "minimum": 0,
+                            "description": "lending pairs flagged (p <= the alarm's alpha): the audit exits 1"},
+        "lending_review": {"type": "integer", "minimum": 0,
+                           "description": "lending pairs for review (Benjamini-Hochberg q <= the alarm's fdr)"},
         "pairs": {"type": "array", "items": {"type": "object"},
-                  "description": "per pair: how good their lends to each other were vs to others, p-value"},
+                  "description": "per pair: how good their lends to each other were vs to others, p-value, q-value "
+                                 "(Benjamini-Hochberg over the pairs tested), score (-log10 p) and verdict (flagged, "
+                                 "review, clear)"},
     },
     "required": ["hands", "illegal_borrows", "players", "pairs"],
 }
@@ -254,29 +297,35 @@ def certain_cheats(section: dict[str, Any]) -> int:
     return int(section["illegal_borrows"])
 
 
-#: The lending favour's p-value from which the summary names a pair (a pointer for a reader, not an alarm).
-LENDING_NOTE_P = 0.05
+def flagged(section: dict[str, Any]) -> int:
+    """Lending pairs the section flags (the audit exits 1 when any, as for a flagged pair of the pair audit)."""
+    return int(section.get("lending_flagged") or 0)
+
+
 #: Players and pairs the summary's line names at most (the rest are in audit.json and on the page).
 SUMMARY_NAMES = 5
 
 
 def _lending_text(pairs: list[dict[str, Any]]) -> str:
-    """The lending table in a few words: how many pairs were compared, the pairs with a low p, or the lowest."""
+    """The lending table in a few words: how many pairs were compared, the flagged and review ones, or the lowest p."""
     tested = [p for p in pairs if isinstance(p.get("p_value"), (int, float)) and p["p_value"] == p["p_value"]]
     if not tested:
         return f"lending: {len(pairs)} pairs lent, none to each other and to others both (nothing to compare)"
     tested.sort(key=lambda p: p["p_value"])
 
     def one(p: dict[str, Any]) -> str:
-        return (f"{p['a']} & {p['b']} p {p['p_value']:.3g} ({p['lends_to_partner']} lends to each other, "
-                f"favour {p['favour']:+.2f})")
+        q = p.get("q_value")
+        return (f"{p['a']} & {p['b']} p {p['p_value']:.3g}" + ("" if q is None else f", q {q:.3g}")
+                + f" ({p['lends_to_partner']} lends to each other, favour {p['favour']:+.2f})")
 
-    low = [p for p in tested if p["p_value"] <= LENDING_NOTE_P]
+    marked = [p for p in tested if p.get("verdict") in ("flagged", "review")]
     head = f"lending: {len(tested)} pairs compared"
-    if not low:
-        return f"{head}, none favoured at p <= {LENDING_NOTE_P:g} (lowest: {one(tested[0])})"
-    more = f" and {len(low) - SUMMARY_NAMES} more" if len(low) > SUMMARY_NAMES else ""
-    return f"{head}, {len(low)} at p <= {LENDING_NOTE_P:g}: " + "; ".join(one(p) for p in low[:SUMMARY_NAMES]) + more
+    if not marked:
+        return f"{head}, none flagged or for review (lowest: {one(tested[0])})"
+    more = f" and {len(marked) - SUMMARY_NAMES} more" if len(marked) > SUMMARY_NAMES else ""
+    n_flagged = sum(p["verdict"] == "flagged" for p in marked)
+    return (f"{head}, {n_flagged} flagged, {len(marked) - n_flagged} for review: "
+            + "; ".join(f"{p['verdict'].upper()} {one(p)}" for p in marked[:SUMMARY_NAMES]) + more)
 
 
 def summary(section: dict[str, Any]) -> str:

@@ -165,7 +165,8 @@ def decision_stream(items: Iterable[Checked], seating: list[tuple[Any, ...]], sk
                     dd_samples: int, seed: int, policy: str | None = None,
                     on_progress: Callable[[int], None] | None = None, execution: Execution | None = None,
                     store: Store | None = None, reasons: bool = False, settings: Settings | None = None,
-                    seq_of: dict[str, int] | None = None) -> Iterator[pd.DataFrame]:
+                    seq_of: dict[str, int] | None = None,
+                    on_steps: Callable[[str, int, int | None], None] | None = None) -> Iterator[pd.DataFrame]:
     """Decision rows of every hand whose variant offers them, as frames of whole hands (never all at once);
     ``seating`` and ``skipped`` (hands skipped by variant) fill up as the items are read.
 
@@ -175,16 +176,30 @@ def decision_stream(items: Iterable[Checked], seating: list[tuple[Any, ...]], sk
     rows first, then the new hands'; ``seq_of`` receives the reused hands' places in the input),
     with ``settings`` (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     Their rows carry no reasons unless ``reasons``: ``run_audit`` fills them for the rows it shows.
+    Progress: ``on_steps("store", hands, total)`` as the store's rows are passed on (a part in frames of
+    ``audit.stream.CHUNK_HANDS`` hands), then ``on_progress(hands)``: the hands of the logs done, the ones the store
+    held counted as they are read, the others as they are analysed.
     """
     from analyzer.analysis.execute import Settings
     from analyzer.analysis.store import iter_rows
+    from analyzer.audit.stream import CHUNK_HANDS, hand_chunks
 
     sources = {name: game.offers.decisions for name, game in registry().items()}
     streamed = next((m for m in sources.values() if m), "analyzer.analysis.decisions")
     waiting: dict[str, list[Checked]] = {}
+    reused: dict[str, int] = {} if seq_of is None else seq_of
+    analysed = [0]
+    logs = [False]  # the logs are being read: the store's rows are all passed on
+
+    def tick(n: int | None = None) -> None:
+        if n is not None:
+            analysed[0] = n
+        if on_progress is not None:
+            on_progress(len(reused) + analysed[0])
 
     def stream() -> Iterator[Checked]:
-        for item in items:
+        logs[0] = True
+        for k, item in enumerate(items):
             v = _variant(item)
             src = sources.get(v)
             if src is None:
@@ -194,12 +209,24 @@ def decision_stream(items: Iterable[Checked], seating: list[tuple[Any, ...]], sk
                 yield item
             else:
                 waiting.setdefault(src, []).append(item)
+            if store is not None and k % 64 == 63:  # the hands the store held are done once read
+                tick()
 
     main = import_module(streamed)
     if streamed == "analyzer.analysis.decisions":  # in batches over workers, or from the store
         settings = settings or Settings.of(samples, dd_samples, seed, policy=policy)
-        yield from iter_rows(stream(), settings, execution, store=store, reasons=reasons, seq_of=seq_of,
-                             on_progress=on_progress)
+        held = sum(map(len, store.part_hands)) if store is not None else 0
+        passed = 0
+        for frame in iter_rows(stream(), settings, execution, store=store, reasons=reasons, seq_of=reused,
+                               on_progress=tick if on_progress is not None else None):
+            if logs[0] or on_steps is None:
+                yield frame
+                continue
+            for part in hand_chunks(frame, CHUNK_HANDS):  # a store's part: counted as it is passed on
+                passed += int(part["hand_id"].nunique())
+                yield part
+                on_steps("store", passed, held)
+        tick()
     else:
         yield main.analyse(stream(), samples=samples, dd_samples=dd_samples, seed=seed, on_progress=on_progress)
     for src, its in waiting.items():
@@ -516,13 +543,14 @@ OnEntries = Callable[[dict[str, Any], PlayerSpill], None]
 
 
 def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(), top: int = DEFAULT_TOP,
-               on_entries: OnEntries | None = None
+               on_entries: OnEntries | None = None, on_steps: Callable[[str, int, int | None], None] | None = None
                ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The audit.json dict (without input bookkeeping), the pair table, the player table and the rows shown
     (``analysis.reasons.shown_rows``: a frame indexed by the rows' places, with their texts) from rows passed
     through ``acc``: the pair signals' sums, then the players' spill, read one player or a few rows at a time
     (the evidence's candidates, each player's rows for the table, the shown rows), never all at once.
-    ``on_entries``: see :data:`OnEntries` (called when there are rows)."""
+    ``on_entries``: see :data:`OnEntries` (called when there are rows). ``on_steps("cases", done, total)``: a step a
+    pair's entry, then one a player of the player table."""
     from analyzer.analysis.reasons import PLAYER_WORST
 
     spill = acc.players
@@ -566,7 +594,11 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     room = room_outcomes(seating)
     sat = _Seated(seating)
     looks = _burst_looks(pairs)
+    n_players = len(spill.files) if acc.rows else 0
+    steps = len(records) + n_players
     for at, (record, case, look) in enumerate(zip(records, cases, looks)):
+        if on_steps is not None:
+            on_steps("cases", at, steps)
         e = _pair_entry(_Record(record), look)
         if case is not None:
             row, a, b, who = case
@@ -601,8 +633,10 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
 
     def parts() -> Iterator[pd.DataFrame]:
         """Each player's rows for the table; on the way, the positions of the player's largest deviations."""
-        for part in spill.parts(columns=PLAYER_COLUMNS, texts=["options"]):
+        for k, part in enumerate(spill.parts(columns=PLAYER_COLUMNS, texts=["options"])):
             worst.append(pd.Series(part["regret"].to_numpy(), index=part.index).nlargest(PLAYER_WORST).index.to_numpy())
+            if on_steps is not None:
+                on_steps("cases", len(records) + k, steps)
             yield part
 
     if not len(seating):
@@ -611,6 +645,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         players, worst = early.join(pairs)
     else:
         players = player_table(parts(), seating, pairs)
+    if on_steps is not None:
+        on_steps("cases", steps, steps)
     player_entries = [_player_entry(r, partners) for _, r in players.iterrows()]
     if on_entries is not None and acc.rows:
         on_entries({"pairs": entries, "players": [{"player": e["player"]} for e in player_entries]}, spill)
@@ -645,7 +681,8 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
               max_line_bytes: int | None = None, on_progress: Callable[[int], None] | None = None,
               execution: Execution | None = None, store: Store | None = None, settings: Settings | None = None,
               on_phase: Callable[[str], None] | None = None, slim: bool = False,
-              on_entries: OnEntries | None = None) -> Audit:
+              on_entries: OnEntries | None = None,
+              on_steps: Callable[[str, int, int | None], None] | None = None) -> Audit:
     """Audit some logs (files, folders, ``-``): the full result with the frames behind it.
 
     ``execution``: where the decision analysis runs (default: this process); ``store``: an opened
@@ -653,7 +690,10 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     the same settings, else :class:`analyzer.analysis.store.StoreError`); ``settings``: all the
     analysis' settings (default: ``samples``, ``dd_samples``, ``seed`` and the analysis' defaults).
     ``on_phase("signals")`` is called when the decisions are analysed and the pair signals start;
-    ``on_entries`` when the pairs' and players' entries are made (:data:`OnEntries`).
+    ``on_entries`` when the pairs' and players' entries are made (:data:`OnEntries`). ``on_steps(phase, done,
+    total)``: the phases that count their own steps: ``store`` (a decision store's hands passed on), ``signals`` (the
+    pair signals' passes over their chunks, :class:`analyzer.audit.stream.StreamedSignals`) and ``cases`` (the pairs'
+    entries and evidence, then the player table).
 
     The rows pass once, batch by batch (:class:`analyzer.audit.rows.AuditRows`): the pair signals and a
     per-player spill on disk take what they need, so no step holds every decision's options.
@@ -724,15 +764,18 @@ def run_audit(paths: Iterable[str], *, samples: int = DEFAULT_SAMPLES, dd_sample
     try:
         for frame in decision_stream(counted(), seating_rows, skipped, samples=samples, dd_samples=dd_samples,
                                      seed=seed, policy=policy, on_progress=on_progress, execution=execution,
-                                     store=store, reasons=kept, settings=settings, seq_of=seq_of):
+                                     store=store, reasons=kept, settings=settings, seq_of=seq_of, on_steps=on_steps):
             acc.add(frame)
             del frame
         if on_phase is not None:
             on_phase("signals")
+        if on_steps is not None and acc.signals is not None:
+            acc.signals.on_step = lambda done, total: on_steps("signals", done, total)
         seating = pd.DataFrame(seating_rows, columns=list(SEATING_COLUMNS))
         del seating_rows
         acc.players.seq_of = seq_of
-        result, pairs, players, shown = audit_rows(acc, seating, alarm=alarm, top=top, on_entries=on_entries)
+        result, pairs, players, shown = audit_rows(acc, seating, alarm=alarm, top=top, on_entries=on_entries,
+                                                   on_steps=on_steps)
         if slim:  # the rows shown, with their texts; the report reads the others from the spill
             df = shown
             rows: SpilledRows | None = SpilledRows(acc.players, shown)
@@ -813,7 +856,7 @@ def _finish(done: _Computed) -> Audit:
     seen = set(skipped) | {p.code for p in problems}  # a variant's hands may all be invalid (its cheats)
     for name, section in sections.items():
         if name in seen or games[name].offer("audit_section").SECTION_CODES & seen:
-            result[name] = section.result()
+            result[name] = section.result(result.get("alarm"))  # its own verdicts at the audit's alarm
     return Audit(result, df, done.pairs, done.players, problems, rows=done.rows, _spill=done.acc if slim else None,
                  _connection=done.handed, places=places)
 

@@ -54,6 +54,10 @@ from analyzer.audit.think import ThinkStats
 
 #: Hands a chunk holds when rows are regrouped into chunks (the decision analysis' batch size).
 CHUNK_HANDS = 256
+#: The pair signals' steps, in passes over the chunks (``StreamedSignals.on_step`` counts a chunk of a pass a step):
+#: the first fit (3), the seat habits (1), pass E (1), the second fit without the pairs that stand out (3) with its
+#: habits (1) and pass E (1) -- or pass E with its extras only (1) when no pair stands out --, and the pair table (1).
+SIGNAL_PASSES = 11
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,9 @@ class StreamedSignals:
         # burst's choice weights: per acting player, the choice model's log-likelihood on its grid (summed over
         # chunks; the decisions' losses are kept in the chunks for the weights, see burst.choice_weights)
         self._choice_ll = np.zeros((0, len(CHOICE_GRID) ** 2))
+        #: ``on_step(done, total)`` as :meth:`result` goes through its passes (:data:`SIGNAL_PASSES` a chunk each)
+        self.on_step: Callable[[int, int], None] | None = None
+        self._steps = 0
 
     def __enter__(self) -> StreamedSignals:
         return self
@@ -218,6 +225,7 @@ class StreamedSignals:
         for ref in self.chunks:
             r = fn(self._chunk(ref), *args)
             out = r if out is None else merge(out, r)
+            self._stepped()
         return out
 
     def _prepare(self) -> None:
@@ -229,24 +237,49 @@ class StreamedSignals:
         self._room = Room(len(self._names), max(len(self.codes.kinds), 1), regret_edges(self._regret_pos), pairs,
                           self.options, a, b)
 
+    def _reach(self, passes: int) -> None:
+        """Progress: ``passes`` passes over the chunks done (a pass whose chunks did not count themselves, on Dask,
+        counts whole here; one not run counts as done)."""
+        if self.on_step is not None:
+            n = max(len(self.chunks), 1)
+            self._steps = max(self._steps, passes * n)
+            self.on_step(self._steps, SIGNAL_PASSES * n)
+
+    def _stepped(self) -> None:
+        """Progress: one chunk of a pass done."""
+        if self.on_step is not None:
+            total = SIGNAL_PASSES * max(len(self.chunks), 1)
+            self._steps = min(self._steps + 1, total)
+            self.on_step(self._steps, total)
+
     def result(self, seating: pd.DataFrame | None = None) -> pd.DataFrame:
         """The pair table (:func:`analyzer.audit.signals.pair_table`) over every row added."""
         self.flush()
         if not self.rows:
             raise ValueError("no decision rows were added")
+        self._steps = 0
+        self._reach(0)
         self._prepare()
         first = self._fit(None)
+        self._reach(3)
         habits = self._map_reduce("habits", pass_habits, HabitSums.merge, self._room, None, first)
+        self._reach(4)
         # the first fit's z's tell the pairs that stand out; its per-hand numbers (burst's scores, the deviation
         # hands: most of pass E's cost) are wanted only when none does, so they are made then, not always
         hot = hot_pairs(self._pass_e(first, habits, extras=False), self._room)
+        self._reach(5)
         if hot.any():
             second = self._fit(hot)
+            self._reach(8)
             habits = self._map_reduce("habits", pass_habits, HabitSums.merge, self._room, hot, second)
+            self._reach(9)
             final = self._pass_e(second, habits, extras=True)
         else:
             final = self._pass_e(first, habits, extras=True)
-        return self._table(final, seating)
+        self._reach(SIGNAL_PASSES - 1)
+        table = self._table(final, seating)
+        self._reach(SIGNAL_PASSES)
+        return table
 
     def _fit(self, hot: np.ndarray | None) -> Baselines:
         """Passes A, B, C: the room's line per situation and signal, and the clip caps (all links, or without the

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,7 @@ from analyzer.commands.common import (
 
 if TYPE_CHECKING:
     from analyzer.audit.core import Audit
+    from analyzer.desk.cases import LookChanges
     from analyzer.report.room_pass import Reading
 
 OUTPUTS = ("audit.json", "pairs.csv", "players.csv", "report.html")
@@ -55,8 +58,11 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
 
 @click.command("audit", short_help="Rank the pairs that sat together; flag colluding pairs.",
                epilog=help_epilog("analyzer audit samples/demo-room.jsonl.gz -o reports/demo",
-                                  "0: no pair flagged", "1: a pair flagged (or an illegal borrow found)",
-                                  "2: usage error, no valid hand, or a decision store of other logs or settings"))
+                                  "0: no pair flagged",
+                                  "1: a pair flagged (or an illegal borrow found, or a 借牌 lending pair flagged)",
+                                  "2: usage error, no valid hand (of a game validated only, such as 信阳黑七, the "
+                                  "files are written with its problems), or a decision store of other logs or "
+                                  "settings"))
 @click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
             "audit.json of the e-values' verdicts and pairs.csv).", folder=True)
@@ -186,7 +192,7 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
     from analyzer.audit.calibrate import Alarm
     from analyzer.audit.core import run_audit
     from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
-    from analyzer.progress import Progress, count_lines
+    from analyzer.progress import Progress, count_lines, input_bytes
     from analyzer.report.audit import read_ahead
 
     files, out_dir, store_path, max_line_bytes = run.files, run.out_dir, run.store_path, run.max_line_bytes
@@ -200,9 +206,12 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
                                    "policy": "policy"})
     bar = Progress("audit")
     total = None
-    if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
-        bar.phase("reading")
-        total = count_lines(files)
+    if bar.watched:  # the total makes the rate an ETA; counting lines is cheap next to analysing
+        total = count_lines(files, on_progress=bar.phase("reading", input_bytes(files), unit="bytes"))
+    if store is not None:  # the store's rows come first, counted as they are passed on; then the logs' hands
+        bar.phase("store", sum(map(len, store.part_hands)))
+    else:
+        bar.phase("analysing", total)
     # with Dask workers that share the players' spill, the report's reads of it start on them as soon as the pairs
     # and players are known, while this process reads the rows shown, fills their reasons and writes the other files
     ahead: list[Reading | None] = []
@@ -210,7 +219,8 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         result = run_audit(files, samples=samples, dd_samples=dd_samples, seed=seed, policy=policy, top=run.top,
                            alarm=Alarm(alpha=run.alpha, fdr=run.fdr, min_hands=run.min_hands),
                            max_line_bytes=max_line_bytes,
-                           on_progress=bar.phase("analysing", total), on_phase=bar.start,
+                           on_progress=(lambda n: bar.steps("analysing", n, total, "hands")) if bar.watched else None,
+                           on_phase=bar.start, on_steps=bar.steps if bar.watched else None,
                            execution=run.execution, store=store, settings=settings,
                            on_entries=lambda entries, spill: ahead.append(read_ahead(entries, spill)),
                            slim=True)  # the report needs the texts of the rows it shows only
@@ -241,23 +251,36 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(printable(f"warning: {shown['file']}:{shown['line']}: {shown['message']}"), err=True)
     if looks.get("count", 0) > 5:
         click.echo(f"... and {looks['count'] - 5} more ids that look like others (lookalike_ids in audit.json)", err=True)
-    if audit["valid_hands"] == 0 and not _certain_cheats(audit):  # proven cheating is an audit's finding, valid or not
+    from analyzer.report.findings import unanalysed
+
+    nothing_valid = audit["valid_hands"] == 0 and not _certain_cheats(audit)  # proven cheating is a finding anyway
+    unread = unanalysed(audit) if nothing_valid else []
+    if nothing_valid and not unread:
         why = ("the problems above; `analyzer validate` lists them all" if result.problems
                else "the input holds no hands")
         click.echo(f"analyzer: error: no valid hands to analyse ({why})", err=True)
         sys.exit(2)
-    bar.phase("writing")
-    with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
-        atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
-        pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
-        # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
-        atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
-        atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
-        _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None)
+    wrote = bar.phase("writing", len(OUTPUTS), unit="files")
+    # with --cases the look is recorded first, in a transaction committed once the files are in place: the page and the
+    # summary lead with what it changed, and a failure leaves both the files and the database as they were
+    with _looking(run.cases_path, audit, run.out) as looked:
+        with outputs as tmp:  # all four files new, or all four as they were (a failure or Ctrl-C changes nothing)
+            atomic_write_bytes(tmp / "audit.json", orjson.dumps(audit, option=orjson.OPT_INDENT_2) + b"\n")
+            _tick(wrote, 1)
+            pair_cols = [c for c in result.pairs.columns if not c.endswith(("_null_scale", "_direction_rho"))]
+            # ids that start like a formula get an apostrophe (csv_text): staff open these in spreadsheets
+            atomic_write_bytes(tmp / "pairs.csv", csv_text(result.pairs[pair_cols], float_format="%.6g").encode())
+            _tick(wrote, 2)
+            atomic_write_bytes(tmp / "players.csv", csv_text(result.players, float_format="%.6g").encode())
+            _tick(wrote, 3)
+            _report(tmp, audit, result, files, run.lang, max_line_bytes, ahead[-1] if ahead else None,
+                    None if looked is None else looked[0].to_dict())
+            _tick(wrote, 4)
     bar.close()
 
     flagged = [p for p in audit["pairs"] if p["flagged"]]
     review = [p for p in audit["pairs"] if p.get("verdict") == "review"]
+    _change_lines(looked)
     _summary_head(audit)
     for p in flagged:
         a, b = (printable(x) for x in p["players"])
@@ -279,14 +302,22 @@ def _audit_run(ctx: click.Context, run: AuditRun) -> None:
         click.echo(f"  (flagged: p <= {alpha:g}, {rate}; "
                    f"review: q <= {audit['alarm']['fdr']:g}, at most ~{audit['alarm']['fdr']:.0%} of the pairs marked "
                    f"for review are expected to be honest. Exit code 1 only when a pair is flagged.)")
-    cheats = _certain_cheats(audit)
+    cheats = _certain_cheats(audit) + _flagged_elsewhere(audit)
     click.echo(printable(f"wrote {run.out}/audit.json, pairs.csv, players.csv, report.html"))
-    _record_cases(run.cases_path, audit, run.out)
+    if unread:  # every hand invalid, of a game validated only: its problems are the audit's report, exit 2 still
+        click.echo(printable(f"analyzer: error: no valid hands to analyse (every hand of {', '.join(unread)} has a "
+                             f"problem: listed above, in audit.json and on report.html)"), err=True)
+        sys.exit(2)
     sys.exit(1 if flagged or cheats else 0)
 
 
+def _tick(on_progress: Any, n: int) -> None:
+    if on_progress is not None:
+        on_progress(n)
+
+
 def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], lang: str,
-            max_line_bytes: int, ahead: Reading | None = None) -> None:
+            max_line_bytes: int, ahead: Reading | None = None, changes: dict[str, Any] | None = None) -> None:
     """report.html by the report pages; the evidence hands are read again from the inputs (their lines only; not from
     an input that cannot be read twice, ``logs.read_once``: stdin, a named pipe, ``<(zcat ...)``). A line that no
     longer holds the hand analysed there raises ``logs.ChangedInput`` (exit 2; the output set is not written).
@@ -303,7 +334,7 @@ def _report(out: Path, audit: dict[str, Any], result: Audit, files: list[str], l
         records = generate_valid(files, max_line_bytes=max_line_bytes)
     with result:  # the slim audit's players' spill, read by the report a player at a time, deleted after
         write_audit_report(out, audit, decisions=result.report_rows, records=records, lang=lang,
-                           players=result.players, ahead=ahead)
+                           players=result.players, ahead=ahead, changes=changes)
 
 
 def _summary_head(audit: dict[str, Any]) -> None:
@@ -321,6 +352,15 @@ def _certain_cheats(audit: dict[str, Any]) -> int:
 
     return sum(game.offer("audit_section").certain_cheats(audit[name]) for name, game in registry().items()
                if game.offers.audit_section and name in audit)
+
+
+def _flagged_elsewhere(audit: dict[str, Any]) -> int:
+    """What the variants' own audit sections flagged by their tests (e.g. 借牌's lending pairs): exit 1, as a flagged
+    pair."""
+    from analyzer.variants import registry
+
+    return sum(getattr(game.offer("audit_section"), "flagged", lambda _: 0)(audit[name])
+               for name, game in registry().items() if game.offers.audit_section and name in audit)
 
 
 #: What the nightly look writes into --out.
@@ -345,8 +385,8 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     store = open_decision_store("audit", store_path)
     outputs = OutputSet(out_dir, NIGHTLY_OUTPUTS, inputs=[])
     bar = Progress("audit")
-    phase = bar.phase("ledger")
     try:
+        phase = bar.phase("ledger", _new_hands(store) if bar.watched else None)
         seen = look(store, alpha=alpha, fdr=fdr, min_hands=min_hands, since=since,
                     on_day=None if phase is None else lambda day, hands: phase(hands))
     except (StoreError, LedgerError) as e:
@@ -360,9 +400,15 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     if not seen.ledger.days:
         click.echo(f"analyzer: error: {printable(store_path)}: the store holds no day to audit", err=True)
         sys.exit(2)
-    with outputs as tmp:
-        atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
-        atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+    wrote = bar.phase("writing", len(NIGHTLY_OUTPUTS), unit="files")
+    with _looking(cases_path, summary, out) as looked:  # recorded once the files are in place (as the logs' audit)
+        with outputs as tmp:
+            atomic_write_bytes(tmp / "audit.json", orjson.dumps(summary, option=orjson.OPT_INDENT_2) + b"\n")
+            _tick(wrote, 1)
+            atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
+            _tick(wrote, 2)
+    bar.close()
+    _change_lines(looked)
     w = seen.window
     click.echo(f"days {w[0].number}-{w[-1].number} of {len(seen.ledger.days)} ({seen.added} new), "
                f"{summary['hands']} hands, {len(seen.pairs)} pairs, {summary['flagged']} flagged, "
@@ -379,8 +425,14 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
                    f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
                    f"Exit code 1 only when a pair is flagged.)")
     click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
-    _record_cases(cases_path, summary, out)
     sys.exit(1 if summary["flagged"] else 0)
+
+
+def _new_hands(store: Any) -> int:
+    """The hands of the store's additions its evidence ledger does not cover yet: what the nightly look reads."""
+    from analyzer.audit.ledger import new_additions, open_ledger
+
+    return sum(len(store.part_hands[i]) for group in new_additions(store, open_ledger(store)) for i in group)
 
 
 def _check_cases(cases_path: str | None) -> None:
@@ -399,26 +451,40 @@ def _check_cases(cases_path: str | None) -> None:
         fail("audit", printable(f"--cases: {e}"))
 
 
-def _record_cases(cases_path: str | None, audit: dict[str, Any], out: str) -> None:
-    """The look recorded in the cases database once the audit's folder is in place (as ``analyzer cases record OUT``
-    would: the same result is one look whichever way it was recorded)."""
+@contextmanager
+def _looking(cases_path: str | None, audit: dict[str, Any], out: str) -> Iterator[tuple[LookChanges, str] | None]:
+    """With ``--cases``: the look recorded in the cases database (as ``analyzer cases record OUT`` would: the same result
+    is one look whichever way it was recorded), its transaction committed when the block (writing the audit's files)
+    ends, rolled back when it fails; yields what the look changed and the database's path. None without ``--cases``."""
     if cases_path is None:
+        yield None
         return
     import sqlite3
 
-    from analyzer.desk.cases import record_look
+    from analyzer.desk.cases import recording
     from analyzer.desk.db import CasesError, open_cases
     from analyzer.problems import printable
 
     result = orjson.loads(orjson.dumps(audit))  # the result as audit.json holds it
+    written = False
     try:
-        with open_cases(cases_path) as db:
-            done = record_look(db, result, audit_dir=Path(out), label=Path(out).name, source=f"{out}/audit.json")
-            where = str(db.path)
+        with open_cases(cases_path) as db, recording(db, result, audit_dir=Path(out), label=Path(out).name,
+                                                     source=f"{out}/audit.json") as looked:
+            yield looked, str(db.path)
+            written = True
     except (CasesError, sqlite3.DatabaseError) as e:
-        fail("audit", printable(f"{e} (the audit's files are written: analyzer cases record {out} --db {cases_path})"))
-    if done.already:
-        click.echo(printable(f"cases: this look was recorded before (look {done.look_id}) in {where}"))
-    else:
-        click.echo(printable(f"cases: look {done.look_id}, {len(done.new)} new, {len(done.reopened)} reopened, "
-                             f"{len(done.changed)} changed -> {where}"))
+        if written:  # the files are in place, the commit failed
+            fail("audit", printable(f"{e} (the audit's files are written: analyzer cases record {out} --db "
+                                    f"{cases_path})"))
+        fail("audit", printable(f"--cases: {e} (nothing written)"))
+
+
+def _change_lines(looked: tuple[LookChanges, str] | None) -> None:
+    """The summary's lead with ``--cases``: what the look opened, reopened and changed since the last look."""
+    if looked is None:
+        return
+    from analyzer.desk.cases import change_lines
+    from analyzer.problems import printable
+
+    for line in change_lines(*looked):
+        click.echo(printable(line))

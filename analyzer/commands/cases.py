@@ -76,8 +76,8 @@ def _json(value: Any) -> None:
     "0: done", "2: usage error, an unknown case, a decision that cannot be made, or a database that cannot be used "
     "(not a cases database, newer than this analyzer, busy with another writer past the timeout)"))
 def command() -> None:
-    """The fair-play desk's cases: every pair, group or illegal borrower an audit marked, with its status (open,
-    dismissed, confirmed), notes, and its verdict and evidence at every look.
+    """The fair-play desk's cases: every pair, group, illegal borrower or 借牌 lending pair an audit marked, with its
+    status (open, dismissed, confirmed), notes, and its verdict and evidence at every look.
 
     \b
     A look is an audit's result recorded (record AUDIT_DIR). A dismissed case
@@ -93,7 +93,7 @@ def command() -> None:
 @click.option("--label", default=None, help="A name for the look (a day, a batch).")
 def record(audit: str, db_path: str, at: str | None, label: str | None) -> None:
     """Record an audit's look: AUDIT is its --out folder (or its audit.json). The database is made when missing."""
-    from analyzer.desk.cases import record_look
+    from analyzer.desk.cases import change_lines, look_changes, record_look
     from analyzer.desk.db import CasesError
     from analyzer.desk.looks import read_audit
     from analyzer.problems import printable
@@ -105,6 +105,8 @@ def record(audit: str, db_path: str, at: str | None, label: str | None) -> None:
     with opened(db_path, create=True) as db:
         done = record_look(db, result, audit_dir=folder, at=at, label=label, source=audit)
         where = printable(str(db.path))
+        with db.reading() as c:  # the cases it opened, reopened and changed, as the audit's summary lists them
+            lead = change_lines(look_changes(c, done.look_id), where)[1:]
     if done.already:
         click.echo(f"already recorded as look {done.look_id} ({done.at}): nothing changed in {where}")
         return
@@ -115,6 +117,8 @@ def record(audit: str, db_path: str, at: str | None, label: str | None) -> None:
     click.echo(f"look {done.look_id} ({done.at}, {result['hands']} hands): {done.cases_seen} case(s), "
                f"{len(done.new)} new{ids(done.new)}, {len(done.reopened)} reopened{ids(done.reopened)}, "
                f"{len(done.changed)} changed{ids(done.changed)} -> {where}")
+    for line in lead:
+        click.echo(printable(line))
 
 
 @command.command(name="list")

@@ -1,11 +1,12 @@
 """Cases across looks: record an audit's look, list and show cases, record a reviewer's decisions.
 
-Every pair, group or illegal borrower a look marks (flagged or review) is a case from then on; every later look adds
-one row of its verdict and evidence to each case (``absent`` when it did not see the members together). A reviewer
-dismisses a case with a reason, confirms it, reopens it or adds a note, each with who and when. A dismissed case
-reopens by itself at the first look whose evidence passes the level it was dismissed at plus a margin
-(:data:`REOPEN_MARGIN`; docs/guide/cases.md). Every function takes an open database (:func:`analyzer.desk.db.open_cases`);
-each write is one transaction.
+Every pair, group, illegal borrower or 借牌 lending pair a look marks (flagged or review) is a case from then on; every
+later look adds one row of its verdict and evidence to each case (``absent`` when it did not see the members together).
+A reviewer dismisses a case with a reason, confirms it, reopens it or adds a note, each with who and when. A dismissed
+case reopens by itself at the first look whose evidence passes the level it was dismissed at plus a margin
+(:data:`REOPEN_MARGIN`; docs/guide/cases.md). What a look opened, reopened and changed (:func:`look_changes`) is what
+the audit's summary and page lead with; :func:`recording` keeps the look's transaction open while they are written.
+Every function takes an open database (:func:`analyzer.desk.db.open_cases`); each write is one transaction.
 
 From a notebook::
 
@@ -21,7 +22,8 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,63 +196,227 @@ def record_look(db: Cases, result: Mapping[str, Any], *, audit_dir: str | os.Pat
     the folder holding its audit.json and report.html (the review page links to them); ``at``: the look's time (ISO
     8601; default now); ``label``: a name for it. One transaction: a failure or a killed process leaves the database as
     it was. The same result twice is one look (``Recorded.already``)."""
-    check_result(result, source)
-    key = digest(result)
-    when = now() if at is None else parse_time(at)
-    look = Look(result)
+    ready = _Prepared.of(result, audit_dir, at, label, source)
+    with db.writing() as c:
+        return _record(c, ready)
+
+
+@contextmanager
+def recording(db: Cases, result: Mapping[str, Any], *, audit_dir: str | os.PathLike[str] | None = None,
+              at: str | None = None, label: str | None = None,
+              source: str = "the audit's result") -> Iterator[LookChanges]:
+    """Record one look (as :func:`record_look`) and keep its transaction open while the block writes what shows the
+    look (the audit's files, which lead with what it changed): the look is committed when the block ends and rolled
+    back when the block fails, so a look is never recorded without its files, and the files show exactly what was
+    recorded. Yields the look's changes (:func:`look_changes`). Other writers wait meanwhile (up to their busy
+    timeout); readers do not."""
+    ready = _Prepared.of(result, audit_dir, at, label, source)
+    with db.writing() as c:
+        done = _record(c, ready)
+        yield look_changes(c, done.look_id, already=done.already, cases_seen=done.cases_seen)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A result checked and indexed before the write transaction begins (no lock is held while it is read)."""
+
+    result: Mapping[str, Any]
+    key: str
+    when: str
+    look: Look
+    label: str | None
+    folder: str | None
+
+    @classmethod
+    def of(cls, result: Mapping[str, Any], audit_dir: str | os.PathLike[str] | None, at: str | None,
+           label: str | None, source: str) -> _Prepared:
+        check_result(result, source)
+        return cls(result, digest(result), now() if at is None else parse_time(at), Look(result), label,
+                   None if audit_dir is None else str(Path(audit_dir).resolve()))
+
+
+def _record(c: sqlite3.Connection, ready: _Prepared) -> Recorded:
+    """:func:`record_look`'s writes, inside the caller's transaction."""
+    result, key, when, look, label, folder = ready.result, ready.key, ready.when, ready.look, ready.label, ready.folder
     marked = {(o.kind, o.subject): o for o in look.marked()}
     pairs = look.pairs
     alarm = result.get("alarm") or {}
-    folder = None if audit_dir is None else str(Path(audit_dir).resolve())
-    with db.writing() as c:
-        found = c.execute("SELECT look_id, at FROM looks WHERE digest = ?", (key,)).fetchone()
-        if found is not None:
-            return Recorded(found[0], found[1], True)
-        look_id = c.execute(
-            "INSERT INTO looks (at, recorded_at, label, digest, audit_dir, hands, pairs, flagged, review, alpha, fdr, "
-            "min_hands) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (when, now(), label, key, folder, int(result["hands"]), len(pairs),
-             sum(p["verdict"] == "flagged" for p in pairs), sum(p["verdict"] == "review" for p in pairs),
-             alarm.get("alpha"), alarm.get("fdr"), alarm.get("min_hands"))).lastrowid
-        assert look_id is not None
-        existing = {(k, s): (cid, st, rk, ra) for cid, k, s, st, rk, ra in c.execute(
-            "SELECT case_id, kind, subject, status, reopen_kind, reopen_above FROM cases")}
-        previous = {cid: (v, lv, lk) for cid, v, lv, lk in c.execute(
-            "SELECT case_id, verdict, level, level_kind FROM (SELECT case_id, verdict, level, level_kind, "
-            "ROW_NUMBER() OVER (PARTITION BY case_id ORDER BY look_id DESC) AS rn FROM case_looks) WHERE rn = 1")}
-        new, reopened, changed = [], [], []
-        for (kind, subject), obs in marked.items():
-            if (kind, subject) in existing:
-                continue
-            case_id = c.execute("INSERT INTO cases (kind, subject, opened_look) VALUES (?, ?, ?)",
-                                (kind, subject, look_id)).lastrowid
-            assert case_id is not None
-            c.executemany("INSERT INTO case_members (case_id, player) VALUES (?, ?)",
-                          [(case_id, m) for m in sorted(set(obs.members))])
-            c.execute("INSERT INTO events (case_id, at, who, action, text, look_id, level) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      (case_id, when, ANALYZER, "opened", _describe(obs), look_id, obs.level[0]))
-            _insert_row(c, case_id, look_id, obs)
-            new.append(case_id)
-        for (kind, subject), (case_id, status, reopen_kind, reopen_above) in existing.items():
-            obs = marked.get((kind, subject)) or look.observe(kind, subject)
-            _insert_row(c, case_id, look_id, obs)
-            level, level_kind = obs.level
-            if status == "dismissed" and reopen_above is not None:
-                v = _value(obs, reopen_kind)
-                if v is not None and v > reopen_above:
-                    c.execute("UPDATE cases SET status = 'open', reopen_kind = NULL, reopen_above = NULL, "
-                              "version = version + 1 WHERE case_id = ?", (case_id,))
-                    c.execute("INSERT INTO events (case_id, at, who, action, text, look_id, level) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (case_id, when, ANALYZER, "auto-reopen",
-                               f"{reopen_kind} {v:.4g} passed {reopen_above:.4g} (the level at dismissal plus the "
-                               f"margin): {_describe(obs)}", look_id, v))
-                    reopened.append(case_id)
-            if case_id in reopened or _is_changed(previous.get(case_id), obs.verdict, level,
-                                                  None if level is None else level_kind):
-                changed.append(case_id)
-        seen = len(existing) + len(new)
+    found = c.execute("SELECT look_id, at FROM looks WHERE digest = ?", (key,)).fetchone()
+    if found is not None:
+        seen = c.execute("SELECT count(*) FROM case_looks WHERE look_id = ?", (found[0],)).fetchone()[0]
+        return Recorded(found[0], found[1], True, seen)
+    look_id = c.execute(
+        "INSERT INTO looks (at, recorded_at, label, digest, audit_dir, hands, pairs, flagged, review, alpha, fdr, "
+        "min_hands) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (when, now(), label, key, folder, int(result["hands"]), len(pairs),
+         sum(p["verdict"] == "flagged" for p in pairs), sum(p["verdict"] == "review" for p in pairs),
+         alarm.get("alpha"), alarm.get("fdr"), alarm.get("min_hands"))).lastrowid
+    assert look_id is not None
+    existing = {(k, s): (cid, st, rk, ra) for cid, k, s, st, rk, ra in c.execute(
+        "SELECT case_id, kind, subject, status, reopen_kind, reopen_above FROM cases")}
+    previous = {cid: (v, lv, lk) for cid, v, lv, lk in c.execute(
+        "SELECT case_id, verdict, level, level_kind FROM (SELECT case_id, verdict, level, level_kind, "
+        "ROW_NUMBER() OVER (PARTITION BY case_id ORDER BY look_id DESC) AS rn FROM case_looks) WHERE rn = 1")}
+    new, reopened, changed = [], [], []
+    for (kind, subject), obs in marked.items():
+        if (kind, subject) in existing:
+            continue
+        case_id = c.execute("INSERT INTO cases (kind, subject, opened_look) VALUES (?, ?, ?)",
+                            (kind, subject, look_id)).lastrowid
+        assert case_id is not None
+        c.executemany("INSERT INTO case_members (case_id, player) VALUES (?, ?)",
+                      [(case_id, m) for m in sorted(set(obs.members))])
+        c.execute("INSERT INTO events (case_id, at, who, action, text, look_id, level) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                  (case_id, when, ANALYZER, "opened", _describe(obs), look_id, obs.level[0]))
+        _insert_row(c, case_id, look_id, obs)
+        new.append(case_id)
+    for (kind, subject), (case_id, status, reopen_kind, reopen_above) in existing.items():
+        obs = marked.get((kind, subject)) or look.observe(kind, subject)
+        _insert_row(c, case_id, look_id, obs)
+        level, level_kind = obs.level
+        if status == "dismissed" and reopen_above is not None:
+            v = _value(obs, reopen_kind)
+            if v is not None and v > reopen_above:
+                c.execute("UPDATE cases SET status = 'open', reopen_kind = NULL, reopen_above = NULL, "
+                          "version = version + 1 WHERE case_id = ?", (case_id,))
+                c.execute("INSERT INTO events (case_id, at, who, action, text, look_id, level) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (case_id, when, ANALYZER, "auto-reopen",
+                           f"{reopen_kind} {v:.4g} passed {reopen_above:.4g} (the level at dismissal plus the "
+                           f"margin): {_describe(obs)}", look_id, v))
+                reopened.append(case_id)
+        if case_id in reopened or _is_changed(previous.get(case_id), obs.verdict, level,
+                                              None if level is None else level_kind):
+            changed.append(case_id)
+    seen = len(existing) + len(new)
     return Recorded(look_id, when, False, seen, tuple(new), tuple(reopened), tuple(sorted(new + changed)))
+
+
+@dataclass(frozen=True)
+class Change:
+    """A case a look opened (``new``), reopened by itself (``reopened``) or changed (``changed``: another verdict, or
+    the level moved by :data:`CHANGE_LEVEL`), with its verdict and level at that look and at its look before."""
+
+    case_id: int
+    kind: str
+    members: tuple[str, ...]
+    status: str  # the case's status now
+    what: str
+    verdict: str
+    level: float | None
+    level_kind: str | None
+    hands: int | None
+    main_signal: str | None
+    report_index: int | None
+    before_verdict: str | None = None
+    before_level: float | None = None
+    before_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class LookChanges:
+    """What one look opened, reopened and changed, against the look before it (``previous``: its number, time and
+    label; None for the first look of the database)."""
+
+    look_id: int
+    at: str
+    label: str | None
+    already: bool  # the same result was recorded before, as this look
+    previous: dict[str, Any] | None
+    changes: tuple[Change, ...]
+    cases_seen: int = 0
+
+    def count(self, what: str) -> int:
+        return sum(ch.what == what for ch in self.changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe, for the report's block (``analyzer.report.changes``)."""
+        from dataclasses import asdict
+
+        return {"look_id": self.look_id, "at": self.at, "label": self.label, "already": self.already,
+                "previous": self.previous, "cases_seen": self.cases_seen,
+                "counts": {w: self.count(w) for w in CHANGE_KINDS},
+                "changes": [{**asdict(ch), "members": list(ch.members)} for ch in self.changes]}
+
+
+#: What a look did to a case, in the order the summary and the page list them.
+CHANGE_KINDS = ("new", "reopened", "changed")
+
+_CHANGES_SQL = """
+SELECT c.case_id, c.kind, c.subject, c.status, c.opened_look, r.verdict, r.level, r.level_kind, r.hands,
+       r.main_signal, r.report_index, p.verdict, p.level, p.level_kind,
+       EXISTS (SELECT 1 FROM events x WHERE x.case_id = c.case_id AND x.action = 'auto-reopen' AND x.look_id = ?1)
+FROM case_looks r
+JOIN cases c ON c.case_id = r.case_id
+LEFT JOIN case_looks p ON p.case_id = r.case_id
+    AND p.look_id = (SELECT max(q.look_id) FROM case_looks q WHERE q.case_id = r.case_id AND q.look_id < ?1)
+WHERE r.look_id = ?1
+"""
+
+
+def look_changes(c: sqlite3.Connection, look_id: int, *, already: bool = False, cases_seen: int | None = None) -> LookChanges:
+    """What look ``look_id`` opened, reopened and changed (read in the caller's transaction): the new cases first, then
+    the reopened, then the changed; within each the strongest verdict and level first."""
+    at, label = c.execute("SELECT at, label FROM looks WHERE look_id = ?", (look_id,)).fetchone()
+    prev = c.execute("SELECT look_id, at, label FROM looks WHERE look_id < ? ORDER BY look_id DESC LIMIT 1",
+                     (look_id,)).fetchone()
+    out = []
+    rows = list(c.execute(_CHANGES_SQL, (look_id,)))
+    for (case_id, kind, subject, status, opened, verdict, level, level_kind, hands, main, place, pv, pl, pk,
+         auto) in rows:
+        what = ("new" if opened == look_id else "reopened" if auto else
+                "changed" if _is_changed(None if pv is None else (pv, pl, pk), verdict, level, level_kind) else None)
+        if what is not None:
+            out.append(Change(case_id, kind, members_of(subject), status, what, verdict, level, level_kind, hands,
+                              main, place, pv, pl, pk))
+    out.sort(key=lambda ch: (CHANGE_KINDS.index(ch.what), VERDICT_ORDER.get(ch.verdict, 9),
+                             -(ch.level if ch.level is not None else -math.inf), ch.case_id))
+    return LookChanges(look_id, at, label, already,
+                       None if prev is None else {"look_id": prev[0], "at": prev[1], "label": prev[2]},
+                       tuple(out), len(rows) if cases_seen is None else cases_seen)
+
+
+#: Changes the summary lists one a line (the rest: ``analyzer cases list --changed``).
+CHANGE_LINES = 20
+
+
+def change_lines(looked: LookChanges, where: str, limit: int = CHANGE_LINES) -> list[str]:
+    """The audit summary's lead with a cases database: what this look opened, reopened and changed since the last look,
+    one case a line (ids are the logs' text: the caller makes them printable)."""
+    counts = ", ".join(f"{looked.count(w)} {w}" for w in CHANGE_KINDS)
+    prev = looked.previous
+    against = ("the first look in this database" if prev is None else
+               f"since look {prev['look_id']}, " + (f"{prev['label']}, " if prev.get("label") else "") + f"{prev['at']}")
+    again = ", recorded before: nothing written" if looked.already else ""
+    lines = [f"cases: look {looked.look_id}, {counts} ({against}{again}) -> {where}"]
+    if not looked.changes and prev is not None:
+        lines.append("  nothing new or changed since the last look")
+    for ch in looked.changes[:limit]:
+        lines.append(f"  {ch.what.upper():8} case #{ch.case_id} {ch.kind} {' + '.join(ch.members)}: {_transition(ch)}"
+                     + (f" ({ch.status})" if ch.status != "open" else "")
+                     + ("" if ch.main_signal is None else f", main signal {ch.main_signal}"))
+    if len(looked.changes) > limit:
+        lines.append(f"  ... and {len(looked.changes) - limit} more (analyzer cases list --changed --db {where})")
+    return lines
+
+
+def _level_text(level: float | None, kind: str | None) -> str:
+    return "" if level is None else f"{kind} {level:.3g}"
+
+
+def _transition(ch: Change) -> str:
+    """A case's verdict and level now, with the look before's when they differ (``review -> flagged, score 4.1 ->
+    6.3``)."""
+    now_level = _level_text(ch.level, ch.level_kind)
+    hands = "" if ch.hands is None else f", {ch.hands} " + ("lends to each other" if ch.kind == "lending" else "hands")
+    if ch.what == "new" or ch.before_verdict is None:
+        return ch.verdict + (f", {now_level}" if now_level else "") + hands
+    verdict = ch.verdict if ch.before_verdict == ch.verdict else f"{ch.before_verdict} -> {ch.verdict}"
+    before = _level_text(ch.before_level, ch.before_kind)
+    level = now_level if not before or before == now_level else (
+        f"{before} -> {ch.level:.3g}" if ch.before_kind == ch.level_kind and ch.level is not None
+        else f"{before} -> {now_level or '-'}")
+    return verdict + (f", {level}" if level else "") + hands
 
 
 _SUMMARY_SQL = """

@@ -168,8 +168,9 @@ DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "verdict": "`flagged`, `review` or `clear` as the audit gave it (a group's: the audit's verdict of that group, "
                    "else the strongest of its members' pairs); `absent` when the look did not see the case's members "
                    "together",
-        "hands": "hands together (pair), hands with two or more members (group), hands played (borrow)",
-        "score": "the pair's score, -log10 p (a group: its best pair's)",
+        "hands": "hands together (pair), hands with two or more members (group), hands played (borrow), lends to each "
+                 "other (lending)",
+        "score": "the pair's score, -log10 p (a group: its best pair's; a lending pair: its lending test's)",
         "log10_p": "log10 of the pair's p-value",
         "p_value": "the pair's p-value",
         "q_value": "the pair's Benjamini-Hochberg q-value",
@@ -178,9 +179,10 @@ DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "level": "the case's evidence level at this look: `log10_e` when the audit gives an e-value, else `score`; "
                  "a `borrow` case's count of illegal borrows",
         "level_kind": "which measure `level` is: `log10_e`, `score` or `count`",
-        "main_signal": "the signal that fired (audit.json `main_signal`), or NULL",
-        "signal": "that signal's numbers as JSON (audit.json `signals[main_signal]`; a group's or a borrow's own "
-                  "figures)",
+        "main_signal": "the signal that fired (audit.json `main_signal`; `illegal_borrows` or `lending_favour` for "
+                       "借牌's cases), or NULL",
+        "signal": "that signal's numbers as JSON (audit.json `signals[main_signal]`; a group's, a borrow's or a "
+                  "lending pair's own figures)",
         "lead": "the case file's lead sentence as JSON (`{\"key\": ..., \"args\": [...]}`), or NULL",
         "report_index": "the pair's place in the look's report.html (`report.html#pair=N`), or NULL",
     }),

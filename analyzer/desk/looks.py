@@ -1,4 +1,4 @@
-"""An audit's result read as a look: what it saw of each marked pair, group and illegal borrower.
+"""An audit's result read as a look: what it saw of each marked pair, group, illegal borrower and lending pair.
 
 :func:`read_audit` reads an audit folder's audit.json (or the file) and checks the parts a look reads;
 :func:`marked` and :func:`observe` turn the result into :class:`Observation` rows, one per case, in the units the
@@ -65,7 +65,13 @@ SHAPE: dict[str, Any] = {
             "type": "object", "required": ["player", "illegal_borrows"],
             "properties": {"player": {"type": "string"}, "hands": {"type": "integer"},
                            "illegal_borrows": {"type": "integer", "minimum": 0},
-                           "hands_with_illegal": {"type": "integer"}, "first_illegal": {"type": "string"}}}}}},
+                           "hands_with_illegal": {"type": "integer"}, "first_illegal": {"type": "string"}}}},
+            "pairs": {"type": "array", "items": {
+                "type": "object", "required": ["a", "b"],
+                "properties": {"a": {"type": "string"}, "b": {"type": "string"},
+                               "lends_to_partner": {"type": "integer", "minimum": 0}, "p_value": _NUM,
+                               "q_value": _NUM, "score": _NUM,
+                               "verdict": {"enum": ["flagged", "review", "clear"]}}}}}},
     },
 }
 
@@ -221,8 +227,31 @@ def borrow_observation(row: Mapping[str, Any]) -> Observation:
                                if k in row})
 
 
+#: The signal a lending case fired on (借牌's lending favour, ``audit.borrow``).
+LENDING_SIGNAL = "lending_favour"
+
+
+def lending_observation(row: Mapping[str, Any]) -> Observation:
+    """A 借牌 lending pair at a look: its verdict, lends to each other (``hands``), and its p, q and score; a result
+    whose lending pairs have no verdict (an older audit's) marks none of them."""
+    p, q = _num(row.get("p_value")), _num(row.get("q_value"))
+    score = _num(row.get("score"))
+    if score is None and p is not None and p > 0:
+        score = -math.log10(p)
+    verdict = str(row.get("verdict") or "clear")
+    return Observation("lending", tuple(sorted((str(row["a"]), str(row["b"])))), verdict,
+                       hands=row.get("lends_to_partner") if isinstance(row.get("lends_to_partner"), int) else None,
+                       score=score, log10_p=None if p is None or p <= 0 else math.log10(p), p_value=p, q_value=q,
+                       log10_q=None if q is None or q <= 0 else math.log10(q),
+                       main_signal=LENDING_SIGNAL if verdict in MARKED else None,
+                       signal={k: row[k] for k in ("lends_to_partner", "goodness_to_partner", "lends_to_others",
+                                                   "goodness_to_others", "favour", "p_value", "q_value")
+                               if k in row})
+
+
 class Look:
-    """An audit's result indexed for a look: every pair by its subject, the groups, the illegal borrowers."""
+    """An audit's result indexed for a look: every pair by its subject, the groups, the illegal borrowers, the 借牌
+    lending pairs."""
 
     def __init__(self, result: Mapping[str, Any]) -> None:
         self.result = result
@@ -232,12 +261,15 @@ class Look:
         self.groups = {subject_of([str(x) for x in g["players"]]): g for g in result.get("groups") or []}
         borrow = result.get("bieqi-borrow") or {}
         self.borrowers = {subject_of([str(r["player"])]): r for r in borrow.get("players") or []}
+        self.lending = {subject_of([str(r["a"]), str(r["b"])]): r for r in borrow.get("pairs") or []}
 
     def marked(self) -> list[Observation]:
-        """The pairs, groups and illegal borrowers this look marks: each is a case (a new one when none exists)."""
+        """The pairs, groups, illegal borrowers and lending pairs this look marks: each is a case (a new one when none
+        exists)."""
         out = [self.pair(i) for i, p in enumerate(self.pairs) if p["verdict"] in MARKED]
         out += [self.group(members_of(s)) for s in self.groups]
         out += [borrow_observation(r) for r in self.borrowers.values() if int(r["illegal_borrows"]) > 0]
+        out += [lending_observation(r) for r in self.lending.values() if r.get("verdict") in MARKED]
         return out
 
     def pair(self, i: int) -> Observation:
@@ -254,7 +286,10 @@ class Look:
         if kind == "borrow":
             row = self.borrowers.get(subject)
             return Observation(kind, members, "absent") if row is None else borrow_observation(row)
-        return Observation(kind, members, "absent")  # lending pairs: the audit marks none yet
+        if kind == "lending":
+            row = self.lending.get(subject)
+            return Observation(kind, members, "absent") if row is None else lending_observation(row)
+        return Observation(kind, members, "absent")
 
     def group(self, members: Sequence[str]) -> Observation:
         subject = subject_of(members)

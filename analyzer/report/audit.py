@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from analyzer.report.changes import lead_with_changes
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.findings import page_games
 from analyzer.report.hand import hand_store
@@ -122,7 +123,8 @@ def read_ahead(entries: Mapping[str, Any], spill: PlayerSpill) -> Reading | None
 
 def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any], *,
                        decisions: pd.DataFrame | ReportRows | None = None, records: Iterable[Any] | None = None,
-                       lang: str = "en", players: pd.DataFrame | None = None, ahead: Reading | None = None) -> Path:
+                       lang: str = "en", players: pd.DataFrame | None = None, ahead: Reading | None = None,
+                       changes: Mapping[str, Any] | None = None) -> Path:
     """Write ``out_dir/report.html`` from the audit.json object ``analyzer audit`` made (its schema:
     :mod:`analyzer.audit.schema`); returns the path.
 
@@ -136,6 +138,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     workers when they share the spill), keeping of them the player's section, its regret and think times (the room's
     figures) and its rows in the top pairs' hands together and in the evidence hands, so a spill's rows are never
     all in memory. ``ahead``: those reads started earlier (:func:`read_ahead`), used when they are of this page's plan.
+    ``changes``: what the look recorded in a cases database opened, reopened and changed (the page leads with it).
     """
     import pandas as pd
 
@@ -203,6 +206,7 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
             for p in looks.get("shown", [])[:LOOKALIKES_SHOWN]]}
     page = render_page("audit", lang=lang, plotly=True, stores={"pair": details, "player": sections, "hand": hands},
                        data={"audit": overview, "hand_ids": hand_ids, "player_ids": player_ids})
+    page = lead_with_changes(page, changes)
     path = Path(out_dir) / "report.html"
     write_page(path, page)
     return path

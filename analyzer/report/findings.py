@@ -2,7 +2,8 @@
 
 The pair audit's signals read hands of standard 憋七 only. A room of 借牌 hands has its own findings (the
 illegal borrows by player and the lending table, audit.json's ``bieqi-borrow`` section); a room of 信阳黑七
-hands is validated only. The summary and the page say so for each game, instead of an empty pair audit.
+hands is validated only. The summary and the page say so for each game, instead of an empty pair audit, and a game
+validated only lists its own problems (a problem names its hand's game), in a mixed room too.
 """
 
 from __future__ import annotations
@@ -17,21 +18,28 @@ from analyzer.variants import registry
 VALIDATED_ONLY = "the deal, bids, plays and settlement replayed by the rules"
 
 
-def _own_problems(audit: Mapping[str, Any]) -> Counter[str] | None:
-    """The problems by code when they are all one other game's (problems do not name their game: only a room of
-    that game alone, with no standard hand, has them all), else None."""
-    if audit["hands"] or len(other_games(audit)) != 1:
-        return None
-    return Counter(str(p.get("code")) for p in audit.get("problems") or [])
+def game_problems(audit: Mapping[str, Any], game: str) -> Counter[str]:
+    """The problems of ``game``'s hands by code (audit.json's problems name their hand's game, ``game``)."""
+    return Counter(str(p.get("code")) for p in audit.get("problems") or [] if p.get("game") == game)
 
 
-def _problem_counts(audit: Mapping[str, Any]) -> str:
-    by_code = _own_problems(audit)
-    if by_code is None:
-        return "the problems found in audit.json"
+def invalid_hands(audit: Mapping[str, Any], game: str) -> int:
+    """``game``'s hands left out for their problems (their lines)."""
+    return len({(p.get("file"), p.get("line")) for p in audit.get("problems") or [] if p.get("game") == game})
+
+
+def _problem_counts(by_code: Counter[str]) -> str:
     if not by_code:
         return "no problem found"
     return f"{sum(by_code.values())} problem(s) found: " + ", ".join(f"{c} {n}" for c, n in by_code.most_common())
+
+
+def unanalysed(audit: Mapping[str, Any]) -> list[str]:
+    """The games validated only (no pair audit, no section of their own) whose hands had problems: what an audit with
+    no valid hand still reports (``analyzer audit`` writes its files and exits 2)."""
+    games = registry()
+    return [g for g in other_games(audit) if g in games and not games[g].offers.audit_section
+            and not games[g].offers.decisions and game_problems(audit, g)]
 
 
 def pair_audit_line(audit: Mapping[str, Any]) -> str:
@@ -51,6 +59,8 @@ def other_games(audit: Mapping[str, Any]) -> list[str]:
     games = registry()
     named = {g for g, n in (audit.get("skipped_hands") or {}).items() if n}
     named |= {name for name, game in games.items() if game.offers.audit_section and name in audit}
+    named |= {str(p["game"]) for p in audit.get("problems") or [] if p.get("game") in games
+              and not games[str(p["game"])].offers.decisions}  # a game's hands all invalid
     return sorted(named)
 
 
@@ -64,13 +74,17 @@ def game_lines(audit: Mapping[str, Any]) -> list[str]:
         game = games.get(name)
         if game is not None and game.offers.audit_section and name in audit:
             lines.append(game.offer("audit_section").summary(audit[name]))
-        elif audit["hands"]:  # beside standard hands: the skipped ones said as before
-            lines.append(f"  not in the pair audit (its signals read standard 憋七 hands only): "
-                         f"{skipped.get(name, 0)} hand(s) of {name}")
         else:
-            lines.append(f"{name}: {skipped.get(name, 0)} valid hand(s) checked by validation ({VALIDATED_ONLY}), "
-                         f"{_problem_counts(audit)}; the pair audit does not cover this game (its collusion "
-                         f"signals read standard 憋七 hands only): no pair analysed, no verdict")
+            own = game_problems(audit, name)
+            bad = invalid_hands(audit, name)
+            left = f", {bad} left out for their problems" if bad else ""
+            if audit["hands"]:  # beside standard hands
+                lines.append(f"  not in the pair audit (its signals read standard 憋七 hands only): "
+                             f"{skipped.get(name, 0)} valid hand(s) of {name}{left} ({_problem_counts(own)})")
+            else:
+                lines.append(f"{name}: {skipped.get(name, 0)} valid hand(s) checked by validation ({VALIDATED_ONLY})"
+                             f"{left}, {_problem_counts(own)}; the pair audit does not cover this game (its collusion "
+                             f"signals read standard 憋七 hands only): no pair analysed, no verdict")
     return lines
 
 
@@ -81,11 +95,10 @@ def summary_lines(audit: Mapping[str, Any]) -> list[str]:
 
 def page_games(audit: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each other game for the page: its section's tables as audit.json holds them (``kind: "borrow"``), or a
-    game validated only (``kind: "validated"``) with its hands and the problems found by code (None when the room
-    holds other hands too: the validation page lists them)."""
+    game validated only (``kind: "validated"``) with its valid hands, the hands left out and its own problems by
+    code."""
     games = registry()
     out: list[dict[str, Any]] = []
-    by_code = _own_problems(audit)
     for name in other_games(audit):
         game = games.get(name)
         section = audit.get(name)
@@ -94,8 +107,10 @@ def page_games(audit: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "illegal_borrows": section.get("illegal_borrows", 0),
                         "players": list(section.get("players") or []), "pairs": list(section.get("pairs") or [])})
         else:
+            by_code = game_problems(audit, name)
             out.append({"game": name, "kind": "validated", "hands": (audit.get("skipped_hands") or {}).get(name, 0),
-                        "problems": None if by_code is None else sorted(by_code.items(), key=lambda x: (-x[1], x[0]))})
+                        "invalid_hands": invalid_hands(audit, name),
+                        "problems": sorted(by_code.items(), key=lambda x: (-x[1], x[0]))})
     return out
 
 

@@ -55,9 +55,10 @@ class Offers:
     - ``decisions``: exposes ``analyse(items, *, samples, dd_samples, seed) -> DataFrame`` (decision rows,
       docs/design.md) for the audit's pair statistics.
     - ``audit_section``: exposes ``Section`` (``add(item)`` for every checked hand of the audit's one
-      pass over its input, ``result() -> dict``), ``SECTION_CODES`` (problem codes that make the section
-      worth writing), ``SECTION_SCHEMA`` (its JSON Schema in audit.json, under the variant's name),
-      ``summary(section) -> str`` and ``certain_cheats(section) -> int`` (the audit exits 1 when any).
+      pass over its input, ``result(alarm) -> dict``: its verdicts at audit.json's ``alarm``), ``SECTION_CODES``
+      (problem codes that make the section worth writing), ``SECTION_SCHEMA`` (its JSON Schema in audit.json, under
+      the variant's name), ``summary(section) -> str``, ``certain_cheats(section) -> int`` and, optionally,
+      ``flagged(section) -> int`` (what its own tests flagged): the audit exits 1 when either is above 0.
     - ``hand_view``: exposes ``hand_data(record, decisions, problems) -> dict | None``, the data of the
       hand page of reports (the replayer).
     - ``simulator``: exposes ``simulate(*, hands, players, seed, **options) -> Simulation``.

@@ -32,7 +32,7 @@ def test_a_borrow_room_shows_its_illegal_borrows_and_lending(tmp_path):
     named = ", ".join(f"{p['player']} {p['illegal_borrows']}" for p in cheats)
     assert (f"bieqi-borrow (借牌): 2 hands, {section['illegal_borrows']} illegal borrows by {len(cheats)} players "
             f"(borrowing while holding a live card): {named}; lending: {len(section['pairs'])} pairs compared, "
-            f"none favoured at p <= 0.05") in r.stdout
+            f"none flagged or for review (lowest: ") in r.stdout
     audit = _page_data(out)["audit"]
     [game] = audit["games"]
     # the page holds the section's two tables whole, as audit.json has them
@@ -50,7 +50,8 @@ def test_a_lending_pair_is_named_in_the_summary(tmp_path):
     top = json.loads((tmp_path / "out" / "audit.json").read_text())["bieqi-borrow"]["pairs"][0]
     assert sorted([top["a"], top["b"]]) == sorted(sim.truth["pairs"][0])
     line = next(x for x in r.stdout.splitlines() if x.startswith("bieqi-borrow"))
-    assert f"at p <= 0.05: {top['a']} & {top['b']} p {top['p_value']:.3g}" in line
+    assert top["verdict"] == "flagged" and top["q_value"] <= 0.05
+    assert f"1 flagged, 0 for review: FLAGGED {top['a']} & {top['b']} p {top['p_value']:.3g}, q " in line
     assert f"favour {top['favour']:+.2f}" in line
 
 
@@ -65,7 +66,8 @@ def test_a_heiqi_room_says_the_pair_audit_does_not_cover_it(tmp_path):
         "hands only): no pair analysed, no verdict"]
     assert "borrow" not in r.stdout and "借牌" not in r.stdout
     audit = _page_data(out)["audit"]
-    assert audit["games"] == [{"game": "xinyang-heiqi", "kind": "validated", "hands": 4, "problems": []}]
+    assert audit["games"] == [{"game": "xinyang-heiqi", "kind": "validated", "hands": 4, "invalid_hands": 0,
+                               "problems": []}]
     # the words the page shows for it speak of that game, never of borrows
     for lang in ("en", "zh"):
         for key in ("game_validated", "validated_help", "validated_problems", "validated_clean", "pair_audit_empty",
@@ -101,8 +103,9 @@ def test_beside_standard_hands_the_other_games_follow_the_pair_audit_line(tmp_pa
     audit = json.loads((out / "audit.json").read_text())
     lines = r.stdout.splitlines()
     assert audit["hands"] > 0 and lines[0].startswith(f"{audit['hands']} hands, {len(audit['pairs'])} pairs, ")
-    assert lines[1] == "  not in the pair audit (its signals read standard 憋七 hands only): 4 hand(s) of xinyang-heiqi"
+    assert lines[1] == ("  not in the pair audit (its signals read standard 憋七 hands only): 4 valid hand(s) of "
+                        "xinyang-heiqi (no problem found)")
     page = _page_data(out)["audit"]
-    # problems do not name their game: beside standard hands they are not counted as 信阳黑七's
+    # problems name their game: beside standard hands, the 信阳黑七 box counts its own (none here)
     assert page["hands"] == audit["hands"] and page["games"] == [
-        {"game": "xinyang-heiqi", "kind": "validated", "hands": 4, "problems": None}]
+        {"game": "xinyang-heiqi", "kind": "validated", "hands": 4, "invalid_hands": 0, "problems": []}]

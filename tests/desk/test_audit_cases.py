@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 from desk_fixtures import COLLUDERS, ROOM
 
@@ -38,3 +39,34 @@ def test_an_unusable_cases_database_stops_the_audit_before_any_output(tmp_path: 
     r = run_cli("audit", str(room), "--out", str(tmp_path / "a"), "--jobs", "1", "--cases", str(db))
     assert r.exit_code == 2 and "--cases" in r.output, r.output
     assert not (tmp_path / "a").exists() and db.read_bytes() == before
+
+
+def test_without_cases_the_audit_says_nothing_of_changes(tmp_path: Path) -> None:
+    room = _room(tmp_path)
+    r = run_cli("audit", str(room), "--out", str(tmp_path / "a"), "--jobs", "1")
+    assert r.exit_code == 1, r.output
+    assert "cases:" not in r.output and "since the last look" not in r.output
+    assert "look-changes" not in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_failed_write_records_no_look(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look is committed only once the audit's files are in place: a report that cannot be written (a full disk)
+    leaves the folder and the database as they were; the audit run again records the look, leading with it."""
+    import analyzer.commands.audit as command
+
+    room, db = _room(tmp_path), tmp_path / "cases.sqlite"
+    real = command._report
+
+    def full(*args: object, **kw: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(command, "_report", full)
+    r = run_cli("audit", str(room), "--out", str(tmp_path / "a"), "--jobs", "1", "--cases", str(db))
+    assert r.exit_code != 0 and not (tmp_path / "a" / "audit.json").exists()
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM looks").fetchone() == (0,)
+    monkeypatch.setattr(command, "_report", real)
+    r = run_cli("audit", str(room), "--out", str(tmp_path / "a"), "--jobs", "1", "--cases", str(db))
+    assert r.exit_code == 1 and r.stdout.startswith("cases: look 1, 1 new, 0 reopened, 0 changed"), r.output
+    page = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    assert page.count('data-role="change"') == 2 and "p07 + p08" in page

@@ -44,6 +44,9 @@ def test_record_says_what_the_look_did(tmp_path: Path, store: Path) -> None:
     r = run_cli("cases", "record", str(day3 / "audit.json"), "--db", str(store))
     clean_exit(r, 0)
     assert "3 case(s), 1 new (#3), 0 reopened, 2 changed (#2, #3)" in r.output
+    lines = r.output.splitlines()  # then the cases one a line, as the audit's summary leads with them
+    assert lines[1].startswith("  NEW      case #3 pair e + f: flagged, score 8") and lines[2].startswith(
+        "  CHANGED  case #2 pair c + d: ")
     r = run_cli("cases", "record", str(day3), "--db", str(store))
     clean_exit(r, 0)
     assert "already recorded as look 3" in r.output

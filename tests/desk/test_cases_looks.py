@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from desk_fixtures import COLLUDERS, daily_audits, pair, result
+from desk_fixtures import CASES_FILE, COLLUDERS, daily_audits, pair, result, summary_of
 
 from analyzer.desk import cases
 from analyzer.desk.cases import REOPEN_MARGIN
@@ -68,6 +68,43 @@ def test_four_daily_looks_give_one_case_per_pair_with_its_history(d: Cases, audi
     again = record_day(d, audits[3], 4)
     assert again.already and again.look_id == 4
     assert len(cases.looks(d)) == 4
+
+
+def lead_lines(text: str) -> list[str]:
+    """The summary's lead: its ``cases:`` line and the cases listed under it."""
+    lines = text.splitlines()
+    assert lines[0].startswith("cases: look "), text
+    return [lines[0], *(x for x in lines[1:] if x.startswith(("  NEW", "  REOPENED", "  CHANGED", "  nothing")))]
+
+
+def test_each_daily_audit_leads_with_what_its_look_changed(audits: list[Path]) -> None:
+    """The audits ran with --cases: each summary and page leads with the cases its look opened and changed, as the
+    database recorded them, and the lead changes from look to look."""
+    folder = audits[0].parent
+    leads = [lead_lines(summary_of(folder, k)) for k in range(1, len(audits) + 1)]
+    with open_cases(folder / CASES_FILE) as db, db.reading() as c:
+        looked = [cases.look_changes(c, k) for k in range(1, len(audits) + 1)]
+    assert "the first look in this database" in leads[0][0]
+    (first,) = [x for x in leads[0][1:] if " + ".join(COLLUDERS) in x]
+    assert first.startswith("  NEW ") and "flagged, score" in first and "main signal" in first
+    for k, (lead, changes) in enumerate(zip(leads, looked), 1):
+        counts = ", ".join(f"{changes.count(w)} {w}" for w in cases.CHANGE_KINDS)
+        assert lead[0].startswith(f"cases: look {k}, {counts} (")
+        if k > 1:
+            assert f"since look {k - 1}, audit-day{k - 1}, " in lead[0]
+        listed = [x for x in lead[1:] if not x.startswith("  nothing")]
+        assert [int(x.split("#")[1].split()[0]) for x in listed] == [ch.case_id for ch in changes.changes]
+        page = (audits[k - 1] / "report.html").read_text(encoding="utf-8")
+        assert page.index('data-role="look-changes"') < page.index('id="overview"')  # the page leads with it
+        assert page.count('data-role="change"') == 2 * len(changes.changes)  # a row a case, in each language
+        assert f"<strong data-role=\"change-counts\">{changes.count('new')} new" in page
+    # the colluders' case at every later look: its score grows by more than 1 a day, so it is changed, with its
+    # score at the look before and now
+    for k in range(2, len(audits) + 1):
+        (row,) = [x for x in leads[k - 1] if " + ".join(COLLUDERS) in x]
+        before, now = colluders_score(audits[k - 2]), colluders_score(audits[k - 1])
+        assert row.startswith("  CHANGED ") and f"score {before:.3g} -> {now:.3g}" in row
+    assert len({tuple(lead) for lead in leads}) == len(leads)  # no two looks lead alike
 
 
 def test_a_dismissed_case_stays_dismissed_until_its_evidence_grows_then_reopens(d: Cases, audits: list[Path]) -> None:

@@ -236,3 +236,31 @@ def test_serve_refuses_other_hosts_and_missing_databases(tmp_path: Path, db: Pat
     clean_exit(r, 2)
     assert "no cases database" in r.output
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_lending_case_is_in_the_queue_and_opens(tmp_path: Path, page: object) -> None:
+    """A 借牌 lending pair the audit flagged is a case of the queue like a pair's: listed with its kind, opened, its
+    lending test's numbers shown."""
+    path = tmp_path / "lending.sqlite"
+    borrow = {"players": [], "pairs": [{"a": "x", "b": "y", "lends_to_partner": 30, "lends_to_others": 200,
+                                        "favour": 0.5, "p_value": 1e-9, "q_value": 1e-8, "score": 9.0,
+                                        "verdict": "flagged"}]}
+    with open_cases(path) as d:
+        cases.record_look(d, result(**{"bieqi-borrow": borrow}))
+    server = make_server(path, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        pg: object = page
+        pg.goto(url_of(server))  # type: ignore[attr-defined]
+        row = pg.locator("[data-role=case-row]")  # type: ignore[attr-defined]
+        expect(row).to_have_count(1)
+        expect(row).to_contain_text("lending")
+        expect(row).to_contain_text("x + y")
+        pg.locator("[data-role=case-link]").click()  # type: ignore[attr-defined]
+        expect(pg.locator("[data-role=members]")).to_contain_text("x")  # type: ignore[attr-defined]
+        expect(pg.locator("main")).to_contain_text("lending_favour")  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
