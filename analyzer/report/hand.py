@@ -55,12 +55,14 @@ def decision_entry(row: Mapping[str, Any]) -> dict[str, Any]:
     entry["best"] = parse_action(best, kind) if isinstance(best, str) and best else None
     if all(f"delta{s}" in row for s in range(4)):
         entry["delta"] = [clean(float(row[f"delta{s}"])) for s in range(4)]
+    if all(f"imm{s}" in row for s in range(4)):  # cards made playable (+) or stranded (-), the evidence's card edge
+        entry["imm"] = [clean(float(row[f"imm{s}"])) for s in range(4)]
     return entry
 
 
 #: The columns :func:`decision_entry` reads.
 ENTRY_COLUMNS = ("hand_id", "action", "kind", "options", "chosen", "best", *_SCALAR_COLUMNS,
-                 *(f"delta{s}" for s in range(4)))
+                 *(f"delta{s}" for s in range(4)), *(f"imm{s}" for s in range(4)))
 
 
 def decisions_by_hand(decisions: pd.DataFrame | None,
@@ -123,6 +125,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     first = st.turn
     actions: list[int] = []
     live = [list(scan(st.live))]
+    decisions = {k: dict(v) for k, v in (decisions or {}).items()}
     for a in record.actions:
         try:
             act = parse_action(a.card, a.kind)
@@ -130,6 +133,14 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
             break
         if st.is_terminal() or a.seat != st.turn or not st.is_legal(act):
             break
+        d = decisions.get(str(len(actions)))
+        best = d.get("best") if d else None
+        if d is not None and isinstance(best, int) and best != act and st.is_legal(best):
+            # the cards live after the sensible choice: the replayer marks what this move freed or blocked against it
+            alt = st.copy()
+            alt.push(best)
+            d["live_alt"] = list(scan(alt.live & ~(alt.table | alt.covered[0] | alt.covered[1] | alt.covered[2]
+                                                   | alt.covered[3])))
         st.push(act)
         actions.append(act)
         gone = st.table | st.covered[0] | st.covered[1] | st.covered[2] | st.covered[3]
@@ -144,7 +155,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         "id": record.hand_id, "table": record.table_id, "players": list(record.players),
         "deal": [list(scan(m)) for m in masks], "first": first, "actions": actions, "live": live,
         "ms": times if times and None not in times else None, "outcome": outcome,
-        "decisions": dict(decisions or {}),
+        "decisions": decisions,
         "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": path_text(p.message)} for p in problems],
     }
 

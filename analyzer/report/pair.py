@@ -141,8 +141,12 @@ def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
 
 
 def evidence_hands(pdata: Mapping[str, Any]) -> set[str]:
-    """Hand ids the pair's evidence rows point to (the hands the page embeds for the replayer)."""
-    return {str(e["hand_id"]) for e in pdata["evidence"] if isinstance(e, Mapping) and "hand_id" in e}
+    """Hand ids the pair's evidence rows and burst's extreme hands point to (the hands the page embeds for the
+    replayer)."""
+    case = ((pdata.get("entry") or {}).get("case") or {}) if isinstance(pdata.get("entry"), Mapping) else {}
+    listed = case.get("burst_hands") or [] if isinstance(case, Mapping) else []
+    return ({str(e["hand_id"]) for e in pdata["evidence"] if isinstance(e, Mapping) and "hand_id" in e}
+            | {str(h["hand_id"]) for h in listed if isinstance(h, Mapping) and "hand_id" in h})
 
 
 def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions: pd.DataFrame | None = None,
