@@ -187,14 +187,19 @@ def case_details(row: pd.Series, actors: list[str]) -> dict[str, Any]:
         return {}
     from analyzer.audit.evidence import BURST_HANDS
 
-    listed = []
+    listed, ways = [], []
     for tag, actor, partner in _tags(row):
         if actor not in actors:
             continue
-        for rank, (hand, favour) in enumerate(extreme_hands(row, [actor])[actor][:BURST_HANDS], start=1):
+        hands = extreme_hands(row, [actor])[actor]
+        level = _f(row.get(f"burst_{tag}_level"), 3)
+        ways.append({"actor": actor, "partner": partner, "above": len(hands), "hands": _hands_of(row, tag),
+                     "level": level, "expected": _f(row.get(f"burst_{tag}_expected"), 1),
+                     "expected_sd": _f(row.get(f"burst_{tag}_expected_sd"), 1), "listed": min(len(hands), BURST_HANDS)})
+        for rank, (hand, favour) in enumerate(hands[:BURST_HANDS], start=1):
             listed.append({"actor": actor, "partner": partner, "hand_id": hand, "favour": round(favour, 2),
-                           "rank": rank, "level": _f(row.get(f"burst_{tag}_level"), 3)})
-    return {"burst_hands": listed, "detail": burst_detail(row)}
+                           "rank": rank, "level": level})
+    return {"burst_hands": listed, "burst_directions": ways, "detail": burst_detail(row)}
 
 
 def verdict_line(row: pd.Series, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:

@@ -33,8 +33,9 @@ DEFAULT_TOP = 12
 POINT_SIGNALS = frozenset({"dd_marginal", "pooled", "marginal"})
 #: An extreme burst hand lists at most this many of the actor's decisions (those with the largest card edge).
 HAND_DECISIONS = 3
-#: At most this many of a direction's extreme burst hands are listed (largest favour first).
-BURST_HANDS = 60
+#: At most this many of a direction's extreme burst hands are listed (largest favour first; the case says how many
+#: there are in all).
+BURST_HANDS = 200
 #: A direction's moves are listed when its z is at least this (one-sided 5%) or it is the pair's stronger one.
 DIRECTION_Z = 1.645
 

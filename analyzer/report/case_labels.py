@@ -19,10 +19,12 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "burst_hands": "The extreme hands",
         "burst_hands_help": "The hands burst counts: the hands together where the actor's favour towards the partner "
                             "(cards freed for the partner minus each opponent's, weighed by how little the actor's own "
-                            "way of playing foresaw each move) passed the actor's top {0}% of hands with other players; "
-                            "largest first. favour: the hand's favour in the actor's usual spread per hand. The moves: "
-                            "the actor's moves in the hand that freed the partner's cards most (edge in cards); a hand "
-                            "whose favour no single move carried lists none.",
+                            "way of playing foresaw each move) passed the actor's top share of hands with other "
+                            "players; largest first. favour: the hand's favour in the actor's usual spread per hand. "
+                            "The moves: the actor's moves in the hand that freed the partner's cards most (edge in "
+                            "cards, as the replayer shows it); a hand whose favour no single move carried lists none.",
+        "burst_direction": "{0} → {1}: {2} of {3} hands together above {0}'s top {4}% of hands with other players "
+                           "(a typical pair with as many hands: {5} ± {6}); {7} listed.",
         "hand_favour": "favour", "moves_in_hand": "moves that carried it",
         "evidence_help_cards": "The moves that freed the partner's cards most over each opponent's (cards made "
                                "playable minus cards stranded, exact on the true deal, against the average option: "
@@ -151,8 +153,10 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "detail_burst_mean": "平均而言，同桌 {3} 局中 {0} 对 {1} 的照顾在 {0} 对坐在该座位的其他人的牌局中位于第 {2} 百分位"
                              "（普通搭档：50 ± {4}）。",
         "burst_hands": "极端照顾的牌局",
+        "burst_direction": "{0} → {1}：同桌 {3} 局中有 {2} 局超过了 {0} 与其他玩家同桌时最高的 {4}% 牌局"
+                           "（同样局数的普通搭档：{5} ± {6}）；列出 {7} 局。",
         "burst_hands_help": "极端照顾信号计数的牌局：同桌牌局中，出牌者对同伴的照顾（为同伴放活的牌减去每个对手的，"
-                            "按出牌者自己的打法越预料不到的出牌权重越大）超过了出牌者与其他玩家同桌时最高的 {0}% 牌局；"
+                            "按出牌者自己的打法越预料不到的出牌权重越大）超过了出牌者与其他玩家同桌时最高的那部分牌局；"
                             "从大到小。照顾：该局的照顾程度，以出牌者每局的通常波动为单位。出牌：该局中为同伴放活最多的"
                             "出牌（差值以张计）；没有单独一手承担照顾的牌局不列出牌。",
         "hand_favour": "照顾", "moves_in_hand": "承担照顾的出牌",

@@ -752,8 +752,9 @@ function evidenceLink(x, text, a, b) {
     dataset: { raw: "1", role: "evidence-link" }, text, title: idTip(text) });
 }
 
-/* burst's extreme hands: every hand its count counts, each with the actor's moves in it that carried the favour. */
-function renderBurstHands(root, p, listed) {
+/* burst's extreme hands: every hand its count counts, each with the actor's moves in it that carried the favour;
+   a table a direction, under the direction's count. */
+function renderBurstHands(root, p, c) {
   const [a, b] = p.players;
   const moves = new Map();
   for (const x of p.evidence || []) {
@@ -761,23 +762,26 @@ function renderBurstHands(root, p, listed) {
     if (!moves.has(k)) moves.set(k, []);
     moves.get(k).push(x);
   }
-  const level = listed.length && listed[0].level != null ? Math.round(100 * listed[0].level) : 5;
-  root.append(box(t("burst_hands"), el("p", { class: "muted", text: t("burst_hands_help", level) }), table(
-    [["#", 1], [t("direction")], [t("hand")], [t("hand_favour"), 1], [t("moves_in_hand")]],
-    listed.map((h) => el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } }, td(String(h.rank), true),
-      td(direction(h.actor, "→", h.partner)),
-      td(evidenceLink({ hand_id: h.hand_id, action: null, partner: h.partner }, String(h.hand_id), a, b)),
-      td(fmt(h.favour, 2), true),
-      td(el("span", {}, ...(moves.get(h.actor + "\u0000" + h.hand_id) || []).flatMap((x, j) => [j ? " · " : "",
-        evidenceLink(x, `${t("move_n", x.action + 1)} ${prettyCards(String(x.chosen ?? ""))}`, a, b),
-        el("span", { class: "muted", dataset: { role: "edge" }, text: ` ${signed(x.edge_immediate, 2)} ${t("unit_cards")}` })])))))));
+  const ways = (c.burst_directions || []).map((w) => el("div", { dataset: { role: "burst-direction", actor: String(w.actor) } },
+    sentence("p", {}, "burst_direction", w.actor, w.partner, w.above, w.hands, fmt(100 * w.level, 0), fmt(w.expected, 1),
+      fmt(w.expected_sd, 1), w.listed),
+    table([["#", 1], [t("hand")], [t("hand_favour"), 1], [t("moves_in_hand")]],
+      c.burst_hands.filter((h) => h.actor === w.actor).map((h) => el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } },
+        td(String(h.rank), true),
+        td(evidenceLink({ hand_id: h.hand_id, action: ((moves.get(h.actor + "\u0000" + h.hand_id) || [])[0] || {}).action ?? null,
+          partner: h.partner }, String(h.hand_id), a, b)),
+        td(fmt(h.favour, 2), true),
+        td(el("span", {}, ...(moves.get(h.actor + "\u0000" + h.hand_id) || []).flatMap((x, j) => [j ? " · " : "",
+          evidenceLink(x, `${t("move_n", x.action + 1)} ${prettyCards(String(x.chosen ?? ""))}`, a, b),
+          el("span", { class: "muted", dataset: { role: "edge" }, text: ` ${signed(x.edge_immediate, 2)} ${t("unit_cards")}` })]))))))));
+  root.append(box(t("burst_hands"), el("p", { class: "muted", text: t("burst_hands_help") }), ...ways));
 }
 
 function renderEvidence(root, p) {
   const ev = p.evidence || [];
   const [a, b] = p.players;
   const c = (p.entry || {}).case || {};
-  if (c.burst_hands) { renderBurstHands(root, p, c.burst_hands); return; }
+  if (c.burst_hands) { renderBurstHands(root, p, c); return; }
   if (ev.length && ev.every((x) => x.edge != null)) {
     const cards = (ev[0].rank_by || "edge_immediate") === "edge_immediate";
     const eff = (x) => (cards ? x.effect_immediate : x.effect_true_deal) || {};
