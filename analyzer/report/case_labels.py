@@ -35,8 +35,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                                 "of a player who shows signs of knowing the other's hand. Each opens the replayer at "
                                 "that move.",
         "ev_move_edge": "this move, {0} → {1}: edge {2} cards (freed for {1} minus each opponent's, against the average option)",
-        "lg_freed": "partner's card this move freed (the sensible choice would not)",
-        "lg_blocked": "partner's card the sensible choice would have freed, this move did not",
+        "lg_freed": "partner's card this move made playable",
+        "lg_blocked": "partner's card this move made unplayable (stranded: beyond the card it covered)",
         "lead_imm_marginal": "Over their {4} hands together, {0}'s moves freed {2} more of {1}'s cards per hand than of each "
                              "opponent's (cards made playable minus cards stranded, exact on the true deal); a typical pair "
                              "with as many hands: 0.00 ± {3}.",
@@ -165,11 +165,13 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "evidence_help_points": "按明牌计算给同伴比给每个对手多得分最多的出牌（与合理选择相比：即信号累加的量），从大到小；"
                                 "只列出显示出知道对方手牌迹象的玩家的出牌。点击打开该手的回放。",
         "ev_move_edge": "这一手，{0} → {1}：差值 {2} 张（为 {1} 放活的减去每个对手的，与平均选项相比）",
-        "lg_freed": "这一手为同伴放活的牌（合理选择不会）",
-        "lg_blocked": "合理选择会为同伴放活、这一手没有放活的牌",
-        "lead_imm_marginal": "同桌 {4} 局中，{0} 的出牌每局为 {1} 比为每个对手多放活 {2} 张牌（放活的牌减去憋死的牌，按明牌精确计算）；"
+        "lg_freed": "这一手为同伴放活的牌",
+        "lg_blocked": "这一手让同伴再也出不了的牌（憋死：在它扣下的牌之外）",
+        "lead_imm_marginal": "同桌 {4} 局中，{0} 的出牌每局为 {1} 比为每个对手多放活 {2} 张牌"
+                             "（放活的牌减去憋死的牌，按明牌精确计算）；"
                              "本房间同样局数的普通搭档：0.00 ± {3}。",
-        "lead_dd_marginal": "同桌 {4} 局中，按明牌计算，{0} 的出牌每局给 {1} 比给每个对手多 {2} 分；本房间同样局数的普通搭档：0.00 ± {3}。",
+        "lead_dd_marginal": "同桌 {4} 局中，按明牌计算，{0} 的出牌每局给 {1} 比给每个对手多 {2} 分；"
+                            "本房间同样局数的普通搭档：0.00 ± {3}。",
         "lead_marginal": "按 {0} 自己能看到的牌计算，{0} 的出牌每局给 {1} 比每个对手多 {2} 分（共同桌 {4} 局）；"
                          "本房间同样局数的普通搭档：0.00 ± {3}。",
         "lead_pooled": "按明牌计算，{0} 和 {1} 每局比 {0} 自己的牌所能预期的多得 {2} 分（共同桌 {4} 局）；"

@@ -16,6 +16,7 @@ from analyzer.problems import Problem, path_text
 from analyzer.report import views
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.views import HandView
+from analyzer.rules import dead_cards, touched_cards
 from analyzer.variants import game_of
 from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Outcome, Rules, State
 
@@ -134,13 +135,8 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         if st.is_terminal() or a.seat != st.turn or not st.is_legal(act):
             break
         d = decisions.get(str(len(actions)))
-        best = d.get("best") if d else None
-        if d is not None and isinstance(best, int) and best != act and st.is_legal(best):
-            # the cards live after the sensible choice: the replayer marks what this move freed or blocked against it
-            alt = st.copy()
-            alt.push(best)
-            d["live_alt"] = list(scan(alt.live & ~(alt.table | alt.covered[0] | alt.covered[1] | alt.covered[2]
-                                                   | alt.covered[3])))
+        if d is not None:  # the cards this move made live or unplayable, in every hand: the evidence's marks
+            d["touched"] = list(scan(touched_cards(act, dead_cards(st.covered)) & ~st.table))
         st.push(act)
         actions.append(act)
         gone = st.table | st.covered[0] | st.covered[1] | st.covered[2] | st.covered[3]

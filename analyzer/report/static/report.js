@@ -535,20 +535,19 @@ class Replayer {
     return p < 0 || p === seat || !this.suspects.has(String(this.hand.players[seat])) ? null : p;
   }
 
-  /* The partner's cards the move at step k freed (live after it, not after the sensible choice) or blocked (the
-     other way round), when the mover is the other suspect of an evidence link. */
+  /* The partner's cards the move at step k made live (a play: "freed") or unplayable for the rest of the hand (a
+     cover: "blocked"), exactly as the card edge counts them, when the mover is the other suspect of an evidence link. */
   cardMarks(k) {
     const none = { seat: null, freed: new Set(), blocked: new Set() };
     const d = this.decisions[k];
-    if (k >= this.n || !d || !d.live_alt) return none;
+    if (k >= this.n || !d || !d.touched) return none;
     const seat = this.seatOf(k);
     const p = this.partnerSeat(seat);
     if (p == null) return none;
     const held = new Set(stateAt(this.hand, k).hands[p]);
-    const after = new Set(this.hand.live[k + 1] || []);
-    const alt = new Set(d.live_alt);
-    return { seat: p, freed: new Set([...after].filter((c) => held.has(c) && !alt.has(c))),
-      blocked: new Set([...alt].filter((c) => held.has(c) && !after.has(c))) };
+    const mine = d.touched.filter((c) => held.has(c));
+    const cover = this.hand.actions[k] >= COVER;
+    return { seat: p, freed: new Set(cover ? [] : mine), blocked: new Set(cover ? mine : []) };
   }
 
   renderFinal(out) {
