@@ -15,6 +15,7 @@ import pandas as pd
 
 from analyzer.analysis.dist import norm_logsf
 from analyzer.audit.calibrate import DEFAULT_ALPHA
+from analyzer.audit.evidence import DEFAULT_TOP
 #: Signals of the case file's table: (signal, column prefix of its per-direction z, unit of its effect).
 ROWS = (
     ("favour", "favour_{t}_z", None),
@@ -180,9 +181,11 @@ def evidence_of(row: pd.Series, actors: list[str]) -> dict[str, Any]:
     return {"signal": main, **({"extreme": extreme_hands(row, actors)} if main == "burst" else {})}
 
 
-def case_details(row: pd.Series, actors: list[str]) -> dict[str, Any]:
+def case_details(row: pd.Series, actors: list[str], top: int = DEFAULT_TOP) -> dict[str, Any]:
     """The case's figures beside the lead: for ``burst``, its extreme hands (``burst_hands``: actor, partner,
-    hand_id, favour, in the order the evidence lists them; the level they passed) and its other look (``detail``)."""
+    hand_id, favour, in the order the evidence lists them; the level they passed), per direction its count and how
+    many hands are listed and how many with their moves (the first ``top``: the evidence's), and its other look
+    (``detail``)."""
     if str(row["main_signal"]) != "burst":
         return {}
     from analyzer.audit.evidence import BURST_HANDS
@@ -195,7 +198,8 @@ def case_details(row: pd.Series, actors: list[str]) -> dict[str, Any]:
         level = _f(row.get(f"burst_{tag}_level"), 3)
         ways.append({"actor": actor, "partner": partner, "above": len(hands), "hands": _hands_of(row, tag),
                      "level": level, "expected": _f(row.get(f"burst_{tag}_expected"), 1),
-                     "expected_sd": _f(row.get(f"burst_{tag}_expected_sd"), 1), "listed": min(len(hands), BURST_HANDS)})
+                     "expected_sd": _f(row.get(f"burst_{tag}_expected_sd"), 1), "listed": min(len(hands), BURST_HANDS),
+                     "with_moves": min(len(hands), top)})
         for rank, (hand, favour) in enumerate(hands[:BURST_HANDS], start=1):
             listed.append({"actor": actor, "partner": partner, "hand_id": hand, "favour": round(favour, 2),
                            "rank": rank, "level": level})

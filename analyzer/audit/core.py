@@ -577,7 +577,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
                 e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top, **how) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row, alarm.alpha), "evidence_actors": who,
                          "evidence_signal": how["signal"], "signals": signal_rows(row),
-                         "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room), **case_details(row, who)}
+                         "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room), **case_details(row, who, top)}
         entries.append(e)
     if pending:
         from analyzer.analysis.execute import lost_retried
@@ -617,7 +617,6 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     # the rows shown: every decision of the evidence hands (the replayer lists them) and each player's
     # largest deviations (as ``analysis.reasons.shown_rows`` picks them), with their texts
     hands = {str(e["hand_id"]) for p in entries for e in p.get("evidence", [])}
-    hands |= {str(h["hand_id"]) for p in entries for h in p.get("case", {}).get("burst_hands", [])}
     picked = np.concatenate(worst) if worst else np.zeros(0, np.int64)
     shown = spill.frame(lambda f: f["hand_id"].isin(hands).to_numpy() | np.isin(f.index.to_numpy(), picked),
                         texts=texts)

@@ -7,7 +7,8 @@ The rows are the ones behind the signal that fired, ranked by that signal's own 
   *card edge*, the partner's cards freed (+) or stranded (-) minus the mean of the two opponents', exact on the
   true deal, against the average option (the quantity ``imm_marginal`` sums);
 - the true-deal point signals (``dd_marginal``, ``pooled``, ``marginal``): by the *points edge*, the partner's
-  true-deal gain minus the opponents' mean, chosen option against the sensible one, uncapped;
+  true-deal gain minus the opponents' mean, chosen option against the average one (as ``dd_marginal`` sums it),
+  uncapped;
 - ``burst``: its extreme hands (the hands its count counts, ``burst._burst_one``: the pair's hands whose per-hand
   favour is above the actor's level), largest favour first, each with the actor's decisions in it that carried
   the favour (largest card edge first).
@@ -33,8 +34,9 @@ DEFAULT_TOP = 12
 POINT_SIGNALS = frozenset({"dd_marginal", "pooled", "marginal"})
 #: An extreme burst hand lists at most this many of the actor's decisions (those with the largest card edge).
 HAND_DECISIONS = 3
-#: At most this many of a direction's extreme burst hands are listed (largest favour first; the case says how many
-#: there are in all).
+#: At most this many of a direction's extreme burst hands are listed in the case (largest favour first; the case
+#: says how many there are in all); the first ``top`` of them (:func:`pair_evidence`) with their moves, whose hands
+#: the report embeds for the replayer (so a page's size does not grow with the room).
 BURST_HANDS = 200
 #: A direction's moves are listed when its z is at least this (one-sided 5%) or it is the pair's stronger one.
 DIRECTION_Z = 1.645
@@ -90,13 +92,15 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
                   extreme: Mapping[str, Sequence[tuple[str, float]]] | None = None) -> list[dict[str, Any]]:
     """The decisions by ``actors`` (default both) towards the other in their hands together behind ``signal``
     (see the module doc): the ``top`` by the signal's quantity, or for ``burst`` with ``extreme`` (per actor, the
-    hands its count counts and their per-hand favour, :func:`burst_hands`) each extreme hand's decisions that
-    carried the favour, hand by hand. Rows whose ranking quantity is not positive are dropped.
+    hands its count counts and their per-hand favour, :func:`burst_hands`) the decisions that carried the favour
+    in each of the first ``top`` extreme hands of each actor, hand by hand. Rows whose ranking quantity is not
+    positive are dropped.
 
     Each row: the hand, action, ``direction`` (actor -> partner), what was chosen and the sensible
-    alternative, the regret, ``effect`` (own information), ``effect_true_deal`` and ``effect_immediate``
-    (exact cards made playable (+) or stranded (-) in each hand, against the average option), ``edge``
-    (points) and ``edge_immediate`` (cards), ``rank_by`` (which of the two ranks the rows); a burst row also
+    alternative, the regret, ``effect`` (own information, against the sensible choice), ``effect_true_deal``
+    (points on the true deal) and ``effect_immediate`` (exact cards made playable (+) or stranded (-) in each
+    hand), both against the average option, ``edge`` (points) and ``edge_immediate`` (cards): the partner's minus
+    the opponents' mean of those two, ``rank_by`` (which of the two ranks the rows); a burst row also
     ``hand_favour`` (the hand's favour in the actor's spreads per hand, what the count compares) and
     ``hand_rank`` (the hand's place among the extreme hands, 1 first).
     """
@@ -109,7 +113,7 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
     partner_name = np.where(actor_name == a, b, a)
     partner = (names == partner_name[:, None]).argmax(axis=1)
     seat = rows["seat"].to_numpy(np.int64)
-    e_dd = edge(eff.dd, seat, partner)
+    e_dd = edge(eff.dd_avg, seat, partner)  # as dd_marginal sums it: against the average option
     e_imm = edge(eff.imm, seat, partner)
     by = rank_key(signal)
     key = e_dd if by == "edge" else e_imm
@@ -119,7 +123,7 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
         picked: list[int] = []
         for who, listed in extreme.items():
             mine = np.flatnonzero(actor_name == str(who))
-            for rank, (hand, favour) in enumerate(listed[:BURST_HANDS], start=1):
+            for rank, (hand, favour) in enumerate(listed[:top], start=1):
                 at = mine[hands[mine] == hand]
                 at = at[np.argsort(-e_imm[at], kind="stable")]
                 for i in [int(i) for i in at if e_imm[i] > 1e-9][:HAND_DECISIONS]:
@@ -137,7 +141,7 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
             "partner": str(partner_name[i]), "direction": f"{actor_name[i]} -> {partner_name[i]}", "seat": s,
             "kind": str(d["kind"]), "chosen": str(d["chosen"]), "alternative": str(d["best"]),
             "regret": round(float(d["regret"]), 2),
-            "effect": _effects(eff.own[i], s, p), "effect_true_deal": _effects(eff.dd[i], s, p),
+            "effect": _effects(eff.own[i], s, p), "effect_true_deal": _effects(eff.dd_avg[i], s, p),
             "effect_immediate": _effects(eff.imm[i], s, p),
             "edge": round(float(e_dd[i]), 2), "edge_immediate": round(float(e_imm[i]), 2), "rank_by": by,
             "think_ms": None if pd.isna(d["think_ms"]) else float(d["think_ms"]),

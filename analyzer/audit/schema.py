@@ -45,11 +45,12 @@ _EVIDENCE_PROPS: dict[str, Any] = {
     "alternative": {"type": "string", "description": "the sensible choice by the actor's own information"},
     "regret": {"type": "number", "description": "points the choice cost the actor by its own information"},
     "effect": _effects("points for each seat, chosen minus the alternative, by the actor's own information"),
-    "effect_true_deal": _effects("the same with every hand known"),
+    "effect_true_deal": _effects("points for each seat with every hand known, chosen minus the average option"),
     "effect_immediate": _effects("exact immediate effect: cards made playable (+) or stranded (-) in each hand, "
                                  "against the average option"),
     "edge": {"type": "number", "description": "partner's gain minus the mean of the two opponents' on the true deal, "
-                                              "chosen against the sensible choice, points, uncapped"},
+                                              "chosen against the average option (as dd_marginal sums it), points, "
+                                              "uncapped"},
     "edge_immediate": {"type": "number", "description": "the same with the exact immediate effect, cards"},
     "rank_by": {"enum": ["edge", "edge_immediate"], "description": "the field the rows are ranked by: the quantity "
                                                                    "of the signal that fired (always positive here)"},
@@ -65,16 +66,25 @@ _LABELLED = _obj({"key": {"type": "string", "description": "label of the sentenc
 _CASE_PROPS: dict[str, Any] = {
     "lead": {**_LABELLED, "description": "the opening sentence: the main signal in the stronger direction, in its "
                                          "own units, against a typical pair of the room"},
-    "detail": {**_LABELLED, "description": "burst: its other look (the pair's hands' mean percentile)"},
+    "detail": {**_LABELLED, "properties": {**_LABELLED["properties"], "args": {
+        "type": "array", "items": {"type": "string"}, "description": "the sentence's figures, in order"}},
+        "description": "burst: its other look (the pair's hands' mean percentile)"},
     "evidence_signal": {"type": "string", "description": "the signal the evidence rows are behind (main_signal)"},
     "burst_hands": {"type": "array", "items": _obj({
         "actor": {"type": "string"}, "partner": {"type": "string"}, "hand_id": {"type": "string"},
         "favour": {"type": "number", "description": "the hand's favour in the actor's spreads per hand"},
-        "rank": {"type": "integer", "minimum": 1}, "level": _NUM}),
+        "rank": {"type": "integer", "minimum": 1, "description": "the hand's place in its direction, 1 first"},
+        "level": {**_NUM, "description": "the actor's top share the hand passed (0.05: his top 5% of hands with "
+                                         "other players)"}}),
         "description": "burst: the hands its count counts, per evidence actor, largest favour first"},
     "burst_directions": {"type": "array", "items": _obj({
-        "actor": {"type": "string"}, "partner": {"type": "string"}, "above": _COUNT, "hands": _COUNT,
-        "level": _NUM, "expected": _NUM, "expected_sd": _NUM, "listed": _COUNT}),
+        "actor": {"type": "string"}, "partner": {"type": "string"},
+        "above": {**_COUNT, "description": "the pair's hands above the level: the count burst reads"},
+        "hands": _COUNT, "level": {**_NUM, "description": "the level (a share of the actor's hands with others)"},
+        "expected": {**_NUM, "description": "the count a typical pair with as many hands has"},
+        "expected_sd": {**_NUM, "description": "its standard deviation (beta-binomial)"},
+        "listed": {**_COUNT, "description": "hands listed in burst_hands"},
+        "with_moves": {**_COUNT, "description": "of them, the first ones with their moves in the evidence"}}),
         "description": "burst: per evidence actor, the count, its hands, level, a typical pair's count and spread"},
     "verdict": {**_LABELLED, "description": "why the verdict: score, q, hands more to the alarm"},
     "evidence_actors": {"type": "array", "items": {"type": "string"},

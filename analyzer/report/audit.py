@@ -108,8 +108,7 @@ def _plan(audit: Mapping[str, Any]) -> Plan:
     pairs, top = _ranked(audit)
     return Plan(players=frozenset(str(p["player"]) for p in audit["players"]),
                 pairs=tuple((str(pairs[i]["players"][0]), str(pairs[i]["players"][1])) for i in sorted(top)),
-                hands=frozenset(set().union(*(evidence_hands({"evidence": list(pairs[i].get("evidence") or []),
-                                                               "entry": pairs[i]})
+                hands=frozenset(set().union(*(evidence_hands({"evidence": list(pairs[i].get("evidence") or [])})
                                               for i in top)) if top else set()),
                 max_points=AUDIT_PLAYER_POINTS)
 

@@ -24,7 +24,8 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                             "The moves: the actor's moves in the hand that freed the partner's cards most (edge in "
                             "cards, as the replayer shows it); a hand whose favour no single move carried lists none.",
         "burst_direction": "{0} → {1}: {2} of {3} hands together above {0}'s top {4}% of hands with other players "
-                           "(a typical pair with as many hands: {5} ± {6}); {7} listed.",
+                           "(a typical pair with as many hands: {5} ± {6}); {7} listed, the first {8} with their moves and "
+                           "replay.",
         "hand_favour": "favour", "moves_in_hand": "moves that carried it",
         "evidence_help_cards": "The moves that freed the partner's cards most over each opponent's (cards made "
                                "playable minus cards stranded, exact on the true deal, against the average option: "
@@ -95,7 +96,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                          "many hands.",
         "pair_score_per_hand": "combined score per hand", "tong_rate": "tong rate (hands without a cover)",
         "together": "together", "apart": "apart", "typical_pair": "typical pair in this room",
-        "direction": "direction", "effect_per_hand": "effect per hand", "expected_short": "expected",
+        "direction": "direction", "effect_per_hand": "effect per hand beyond a typical pair", "expected_short": "expected",
         "unit_cards": "cards", "unit_points": "points", "unit_hands": "hands", "unit_ratio": "",
         "sig_favour": "favour (combined)", "sig_imm_marginal": "cards freed for the partner",
         "sig_dd_marginal": "points to the partner (true deal)", "sig_pooled": "gain beyond own information",
@@ -132,8 +133,13 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "edge_not_calibrated": "One direction leans towards the partner, but this page alone is not evidence of "
                                "collusion: it is not compared with the room's honest pairs nor corrected for the "
                                "pairs looked at. Run `analyzer audit` for a calibrated verdict.",
-        "edge_exact": "cards freed per hand, partner − opponents (exact)",
-        "edge_true_deal": "points per hand, partner − opponents (true deal)",
+        "edge_exact": "cards freed for the partner per hand, minus each opponent's (exact)",
+        "edge_true_deal": "points to the partner per hand, minus each opponent's (true deal)",
+        "edge_title_case": "Who favoured whom, per hand together",
+        "edge_help_case": "Raw figures, the same on every page of this pair: each actor's moves against the average "
+                          "option, the partner's share minus each opponent's, per hand together; ± is a typical "
+                          "pair's standard error. The signals below are these figures beyond what the room's players "
+                          "get in the same situations.",
         "evidence_help": "The moves that helped the partner most over the opponents on the true deal, largest first; "
                          "only moves of a player who shows signs of knowing the other's hand.",
         "to_partner": "partner (true deal)", "to_opponents": "opponents (true deal)", "edge": "edge (points)",
@@ -154,7 +160,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                              "（普通搭档：50 ± {4}）。",
         "burst_hands": "极端照顾的牌局",
         "burst_direction": "{0} → {1}：同桌 {3} 局中有 {2} 局超过了 {0} 与其他玩家同桌时最高的 {4}% 牌局"
-                           "（同样局数的普通搭档：{5} ± {6}）；列出 {7} 局。",
+                           "（同样局数的普通搭档：{5} ± {6}）；列出 {7} 局，前 {8} 局附出牌和回放。",
         "burst_hands_help": "极端照顾信号计数的牌局：同桌牌局中，出牌者对同伴的照顾（为同伴放活的牌减去每个对手的，"
                             "按出牌者自己的打法越预料不到的出牌权重越大）超过了出牌者与其他玩家同桌时最高的那部分牌局；"
                             "从大到小。照顾：该局的照顾程度，以出牌者每局的通常波动为单位。出牌：该局中为同伴放活最多的"
@@ -211,7 +217,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                          "± 为同样局数下的波动。",
         "pair_score_per_hand": "每局合计得分", "tong_rate": "走通率（未扣牌的牌局）",
         "together": "同桌", "apart": "不同桌", "typical_pair": "本房间普通搭档",
-        "direction": "方向", "effect_per_hand": "每局效应", "expected_short": "预期",
+        "direction": "方向", "effect_per_hand": "每局效应（超出普通搭档的部分）", "expected_short": "预期",
         "unit_cards": "张", "unit_points": "分", "unit_hands": "局", "unit_ratio": "",
         "sig_favour": "照顾（合并）", "sig_imm_marginal": "为同伴放活的牌",
         "sig_dd_marginal": "给同伴的分（明牌）", "sig_pooled": "超出自身信息的收益",
@@ -241,8 +247,11 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                         "并不比对对手多（所有 z 都低于 2）。本页不是串通的证据。",
         "edge_not_calibrated": "有一个方向偏向同伴，但仅凭本页不能作为串通的证据：它没有与房间里的诚实搭档比较，"
                                "也没有对查看的搭档数量作校正。请运行 `analyzer audit` 获得校准后的结论。",
-        "edge_exact": "每局放活的牌，同伴 − 对手（精确）",
-        "edge_true_deal": "每局得分，同伴 − 对手（明牌）",
+        "edge_exact": "每局为同伴放活的牌，减去每个对手的（精确）",
+        "edge_true_deal": "每局给同伴的分，减去每个对手的（明牌）",
+        "edge_title_case": "谁照顾了谁（每局同桌）",
+        "edge_help_case": "原始数值，本搭档的每个页面都相同：每位出牌者的出牌与平均选项相比，同伴所得减去每个对手所得，"
+                          "按同桌每局计；± 为普通搭档的标准误。下面的信号是这些数值超出本房间玩家在同样局面下所得的部分。",
         "evidence_help": "按明牌计算最偏向同伴（相对于对手）的出牌，从大到小；只列出显示出知道对方手牌迹象的玩家的出牌。",
         "to_partner": "同伴（明牌）", "to_opponents": "对手（明牌）", "edge": "差值（分）", "edge_cards": "差值（张）",
         "collusion_help_imm": "每位出牌者的出牌在每局同桌中为各玩家放活（+）或憋死（−）的牌数：按明牌精确计算，"

@@ -731,16 +731,22 @@ function renderGlossary(root) {
     ["score", "z", "p", "q", "flagged", "review"].flatMap((k) => [el("dt", { text: t("gl_term_" + k) }), el("dd", { text: t("gl_" + k) })]))));
 }
 
+/* The pair's raw per-hand favour (report.pair.pair_edge: the one source of these figures on every page). Without
+   an audit entry it says it is no verdict. */
 function renderEdge(root, p) {
   const [a, b] = p.players;
   const shows = (p.edge || []).some((e) => [e.imm, e.dd].some((m) => m && m.z != null && m.z >= 2));
-  root.append(box(t("edge_title"),
-    shows ? el("p", { class: "notice", dataset: { role: "not-evidence" }, text: t("edge_not_calibrated") })
-      : sentence("p", { class: "notice", dataset: { role: "not-evidence" } }, "edge_no_sign", a, b),
+  const note = p.entry ? el("p", { class: "muted", text: t("edge_help_case") })
+    : shows ? el("p", { class: "notice", dataset: { role: "not-evidence" }, text: t("edge_not_calibrated") })
+      : sentence("p", { class: "notice", dataset: { role: "not-evidence" } }, "edge_no_sign", a, b);
+  root.append(box(t(p.entry ? "edge_title_case" : "edge_title"), note,
     table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
       (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(direction(e.actor, "→", e.partner)),
-        td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
-        td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
+        td(edgeText(e.imm, !p.entry), true), td(edgeText(e.dd, !p.entry), true))))));
+}
+/* "+0.63 ± 0.10" (and the pair's own z, on a page without the audit's calibrated signals). */
+function edgeText(m, z) {
+  return m ? `${signed(m.per_hand, 2)} ± ${fmt(m.se, 2)}` + (z ? ` (z ${fmt(m.z, 1)})` : "") : "–";
 }
 
 /* A link that opens the replayer at an evidence row's move, the partner's cards it freed or blocked marked. */
@@ -763,7 +769,7 @@ function renderBurstHands(root, p, c) {
   }
   const ways = (c.burst_directions || []).map((w) => el("div", { dataset: { role: "burst-direction", actor: String(w.actor) } },
     sentence("p", {}, "burst_direction", w.actor, w.partner, w.above, w.hands, fmt(100 * w.level, 0), fmt(w.expected, 1),
-      fmt(w.expected_sd, 1), w.listed),
+      fmt(w.expected_sd, 1), w.listed, w.with_moves ?? w.listed),
     table([["#", 1], [t("hand")], [t("hand_favour"), 1], [t("moves_in_hand")]],
       c.burst_hands.filter((h) => h.actor === w.actor).map((h) => el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } },
         td(String(h.rank), true),
@@ -813,7 +819,7 @@ function renderPair(root, p) {
     stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value, e.log10_q)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
   if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
-  if (!p.entry && p.edge) renderEdge(root, p);
+  if (p.edge) renderEdge(root, p);
   if (p.table) {
     const roles = [raw(a), raw(b), t("others_each")];
     const cells = p.table.cells;
