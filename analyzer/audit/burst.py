@@ -401,7 +401,7 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
         # rounded so that hands equal up to the order of a float sum tie exactly: ranks and counts must not
         # depend on how the rows were chunked or ordered (the streamed audit sums them in another order)
         x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
-        hand_ids = g["hand_id"].to_numpy(object)
+        hand_ids = g["hand_id"].to_numpy()  # the room's hand numbers (ints): no object a hand
         strata = g["offset"].to_numpy(np.int64) if "offset" in g.columns else np.zeros(len(x), np.int64)
         z_means, pcts, pct_ses, weak = _mean_look(x, other, strata, tau2)
         # the actor's hands sorted once: each other's hands and its pool (the actor's other hands) are then the two

@@ -182,15 +182,16 @@ def evidence_of(row: pd.Series, actors: list[str]) -> dict[str, Any]:
 
 
 def case_details(row: pd.Series, actors: list[str], top: int = DEFAULT_TOP) -> dict[str, Any]:
-    """The case's figures beside the lead: for ``burst``, its extreme hands (``burst_hands``: actor, partner,
-    hand_id, favour, in the order the evidence lists them; the level they passed), per direction its count and how
-    many hands are listed and how many with their moves (the first ``top``: the evidence's), and its other look
-    (``detail``)."""
+    """The case's figures beside the lead: for ``burst``, per evidence direction (``burst_directions``) its count,
+    hands, level and a typical pair's count ± its spread, its extreme hands (``extreme``: ``[hand_id, favour]``,
+    largest first, as the evidence lists them), how many are listed and how many with their moves (the evidence's:
+    ``top`` hands in all); and its other look (``detail``)."""
     if str(row["main_signal"]) != "burst":
         return {}
-    from analyzer.audit.evidence import BURST_HANDS
+    from analyzer.audit.evidence import BURST_HANDS, burst_share
 
-    listed, ways = [], []
+    share = burst_share(top, len([t for t, actor, _ in _tags(row) if actor in actors]))
+    ways = []
     for tag, actor, partner in _tags(row):
         if actor not in actors:
             continue
@@ -199,11 +200,9 @@ def case_details(row: pd.Series, actors: list[str], top: int = DEFAULT_TOP) -> d
         ways.append({"actor": actor, "partner": partner, "above": len(hands), "hands": _hands_of(row, tag),
                      "level": level, "expected": _f(row.get(f"burst_{tag}_expected"), 1),
                      "expected_sd": _f(row.get(f"burst_{tag}_expected_sd"), 1), "listed": min(len(hands), BURST_HANDS),
-                     "with_moves": min(len(hands), top)})
-        for rank, (hand, favour) in enumerate(hands[:BURST_HANDS], start=1):
-            listed.append({"actor": actor, "partner": partner, "hand_id": hand, "favour": round(favour, 2),
-                           "rank": rank, "level": level})
-    return {"burst_hands": listed, "burst_directions": ways, "detail": burst_detail(row)}
+                     "with_moves": min(len(hands), share),
+                     "extreme": [[hand, round(favour, 2)] for hand, favour in hands[:BURST_HANDS]]})
+    return {"burst_directions": ways, "detail": burst_detail(row)}
 
 
 def verdict_line(row: pd.Series, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:

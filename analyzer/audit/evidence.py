@@ -35,8 +35,8 @@ POINT_SIGNALS = frozenset({"dd_marginal", "pooled", "marginal"})
 #: An extreme burst hand lists at most this many of the actor's decisions (those with the largest card edge).
 HAND_DECISIONS = 3
 #: At most this many of a direction's extreme burst hands are listed in the case (largest favour first; the case
-#: says how many there are in all); the first ``top`` of them (:func:`pair_evidence`) with their moves, whose hands
-#: the report embeds for the replayer (so a page's size does not grow with the room).
+#: says how many there are in all); the first of them (:func:`burst_share`) with their moves, whose hands the report
+#: embeds for the replayer (so a page's size does not grow with the room).
 BURST_HANDS = 200
 #: A direction's moves are listed when its z is at least this (one-sided 5%) or it is the pair's stronger one.
 DIRECTION_Z = 1.645
@@ -78,6 +78,12 @@ def rank_key(signal: str) -> str:
     return "edge" if signal in POINT_SIGNALS else "edge_immediate"
 
 
+def burst_share(top: int, directions: int) -> int:
+    """How many of each direction's extreme hands get their moves (and a replay): ``top`` in all, split evenly, so
+    a case embeds no more hands than ``top`` decisions would."""
+    return max(1, top // max(1, directions))
+
+
 def burst_hands(text: Any) -> list[tuple[str, float]]:
     """A pair table's ``burst_<dir>_extreme`` cell (JSON ``[[hand_id, favour], ...]``, largest first) as pairs."""
     import orjson
@@ -93,8 +99,8 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
     """The decisions by ``actors`` (default both) towards the other in their hands together behind ``signal``
     (see the module doc): the ``top`` by the signal's quantity, or for ``burst`` with ``extreme`` (per actor, the
     hands its count counts and their per-hand favour, :func:`burst_hands`) the decisions that carried the favour
-    in each of the first ``top`` extreme hands of each actor, hand by hand. Rows whose ranking quantity is not
-    positive are dropped.
+    in each of the first extreme hands of each actor (``top`` hands in all, :func:`burst_share`), hand by hand.
+    Rows whose ranking quantity is not positive are dropped.
 
     Each row: the hand, action, ``direction`` (actor -> partner), what was chosen and the sensible
     alternative, the regret, ``effect`` (own information, against the sensible choice), ``effect_true_deal``
@@ -121,9 +127,10 @@ def pair_evidence(decisions: pd.DataFrame, a: str, b: str, *, actors: Iterable[s
     if signal == "burst" and extreme is not None:
         hands = rows["hand_id"].astype(str).to_numpy()
         picked: list[int] = []
+        share = burst_share(top, len(extreme))
         for who, listed in extreme.items():
             mine = np.flatnonzero(actor_name == str(who))
-            for rank, (hand, favour) in enumerate(listed[:top], start=1):
+            for rank, (hand, favour) in enumerate(listed[:share], start=1):
                 at = mine[hands[mine] == hand]
                 at = at[np.argsort(-e_imm[at], kind="stable")]
                 for i in [int(i) for i in at if e_imm[i] > 1e-9][:HAND_DECISIONS]:

@@ -70,21 +70,18 @@ _CASE_PROPS: dict[str, Any] = {
         "type": "array", "items": {"type": "string"}, "description": "the sentence's figures, in order"}},
         "description": "burst: its other look (the pair's hands' mean percentile)"},
     "evidence_signal": {"type": "string", "description": "the signal the evidence rows are behind (main_signal)"},
-    "burst_hands": {"type": "array", "items": _obj({
-        "actor": {"type": "string"}, "partner": {"type": "string"}, "hand_id": {"type": "string"},
-        "favour": {"type": "number", "description": "the hand's favour in the actor's spreads per hand"},
-        "rank": {"type": "integer", "minimum": 1, "description": "the hand's place in its direction, 1 first"},
-        "level": {**_NUM, "description": "the actor's top share the hand passed (0.05: his top 5% of hands with "
-                                         "other players)"}}),
-        "description": "burst: the hands its count counts, per evidence actor, largest favour first"},
     "burst_directions": {"type": "array", "items": _obj({
         "actor": {"type": "string"}, "partner": {"type": "string"},
         "above": {**_COUNT, "description": "the pair's hands above the level: the count burst reads"},
         "hands": _COUNT, "level": {**_NUM, "description": "the level (a share of the actor's hands with others)"},
         "expected": {**_NUM, "description": "the count a typical pair with as many hands has"},
         "expected_sd": {**_NUM, "description": "its standard deviation (beta-binomial)"},
-        "listed": {**_COUNT, "description": "hands listed in burst_hands"},
-        "with_moves": {**_COUNT, "description": "of them, the first ones with their moves in the evidence"}}),
+        "listed": {**_COUNT, "description": "hands listed in extreme"},
+        "with_moves": {**_COUNT, "description": "of them, the first ones with their moves in the evidence"},
+        "extreme": {"type": "array", "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}],
+                                               "minItems": 2, "maxItems": 2},
+                    "description": "the hands the count counts, largest favour first: [hand_id, the hand's favour in "
+                                   "the actor's spreads per hand]"}}),
         "description": "burst: per evidence actor, the count, its hands, level, a typical pair's count and spread"},
     "verdict": {**_LABELLED, "description": "why the verdict: score, q, hands more to the alarm"},
     "evidence_actors": {"type": "array", "items": {"type": "string"},
@@ -101,8 +98,7 @@ _CASE_PROPS: dict[str, Any] = {
         "typical_sd": {**_NUM, "description": "its spread over as many hands as the pair sat together"},
         "tong_together": _NUM, "tong_apart": _NUM, "tong_room": _NUM}),
 }
-CASE = _obj(_CASE_PROPS, [k for k in _CASE_PROPS if k not in ("detail", "evidence_signal", "burst_hands",
-                                                               "burst_directions")])
+CASE = _obj(_CASE_PROPS, [k for k in _CASE_PROPS if k not in ("detail", "evidence_signal", "burst_directions")])
 
 PAIR = _obj({
     "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2,

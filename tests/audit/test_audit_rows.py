@@ -39,10 +39,8 @@ def slim_run(audit_run: AuditRun):  # type: ignore[no-untyped-def]
 
 def _evidence_of(case: dict) -> dict:
     """What a case's evidence is behind (the signal, and burst's extreme hands), as ``pair_evidence`` takes it."""
-    extreme: dict = {}
-    for h in case.get("burst_hands", []):
-        extreme.setdefault(h["actor"], []).append((h["hand_id"], h["favour"]))
-    return {"signal": case["evidence_signal"], **({"extreme": extreme} if "burst_hands" in case else {})}
+    extreme = {w["actor"]: [(h, x) for h, x in w["extreme"]] for w in case.get("burst_directions", [])}
+    return {"signal": case["evidence_signal"], **({"extreme": extreme} if "burst_directions" in case else {})}
 
 
 def test_the_audit_equals_the_in_memory_path(audit_run: AuditRun, slim_run) -> None:  # type: ignore[no-untyped-def]

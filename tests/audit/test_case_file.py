@@ -49,10 +49,11 @@ def test_burst_lead_counts_the_extreme_hands_against_a_typical_pair() -> None:
     assert float(expected) == pytest.approx(400 * t, rel=0.1)
     assert float(sd) >= 0.95 * np.sqrt(400 * t * (1 - t)) and int(above) > float(expected) + 3 * float(sd)
     # the hands it counts are the pair's hands above the actor's level, largest first: burst's own list
-    listed = case_details(row, ["A"])["burst_hands"]
-    assert len(listed) == int(above) and [h["rank"] for h in listed] == list(range(1, len(listed) + 1))
+    (way,) = case_details(row, ["A"])["burst_directions"]
+    assert way["above"] == way["listed"] == int(above) and way["level"] == t and way["actor"] == "A"
+    listed = [{"hand_id": h, "favour": x} for h, x in way["extreme"]]
     favour = [h["favour"] for h in listed]
-    assert favour == sorted(favour, reverse=True)
+    assert len(listed) == int(above) and favour == sorted(favour, reverse=True)
     mine = scores[(scores["actor"] == "A") & (scores["other"] == "B")].set_index("hand_id")["x"]
     pool = np.sort(scores[(scores["actor"] == "A") & (scores["other"] != "B")]["x"].to_numpy())
     level = pool[len(pool) - 1 - int(np.floor(t * len(pool)))]
@@ -124,3 +125,13 @@ def test_the_pair_table_keeps_burst_hands_as_json_text() -> None:
     row = _pair_row(_scores(np.random.default_rng(7), far=6.0, share=0.05))
     hands = orjson.loads(row["burst_ab_extreme"])
     assert len(hands) == row["burst_ab_above"] and all(isinstance(h, str) for h, _ in hands)
+
+
+def test_burst_evidence_gives_moves_to_top_hands_in_all_split_between_the_directions() -> None:
+    rows = _decisions()
+    b_rows = rows.assign(player="B", seat=1, **{f"imm{s}": v for s, v in enumerate((2.0, 0.0, 0.0, 0.0))})
+    both = pd.concat([rows, b_rows.assign(action=rows["action"] + 1)], ignore_index=True)
+    extreme = {"A": [("h3", 2.5), ("h0", 1.9), ("h1", 1.5)], "B": [("h1", 3.0), ("h2", 2.0), ("h3", 1.0)]}
+    ev = pair_evidence(both, "A", "B", signal="burst", extreme=extreme, top=4)
+    assert [(x["actor"], x["hand_id"]) for x in ev] == [("A", "h3")] * 3 + [("A", "h0")] * 2 + [("B", "h1")] * 2 + [("B", "h2")]
+    assert {x["hand_rank"] for x in ev} == {1, 2}

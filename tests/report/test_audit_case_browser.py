@@ -50,7 +50,7 @@ def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(b
     assert detail.locator("[data-role=outcome-tong] td").count() == 4  # together, apart, room
     assert detail.locator("[data-role=signal-row]").count() == len(case["signals"])
     assert "standard deviations" in detail.locator("[data-role=glossary]").inner_text()
-    if "burst_hands" in case:  # burst's extreme hands, a table a direction of an actor who could know
+    if "burst_directions" in case:  # burst's extreme hands, a table a direction of an actor who could know
         actors = [d.get_attribute("data-actor") for d in detail.locator("[data-role=burst-direction]").all()]
         assert actors and set(actors) <= set(case["evidence_actors"])
         detail.locator("[data-role=burst-hand] [data-role=evidence-link]").first.click()
@@ -124,8 +124,9 @@ def test_burst_case_lists_its_extreme_hands_and_opens_the_replayer_at_a_move_wit
     assert f"{lead_args[5]} ± {lead_args[6]} such hands" in lead
     # the evidence is burst's own hands: every hand the count counts, in its order, per direction
     rows = detail.locator("[data-role=burst-hand]")
-    expect(rows).to_have_count(len(case["burst_hands"]))
-    assert [r.get_attribute("data-hand") for r in rows.all()] == [h["hand_id"] for h in case["burst_hands"]]
+    listed = [h for w in case["burst_directions"] for h, _ in w["extreme"]]
+    expect(rows).to_have_count(len(listed))
+    assert [r.get_attribute("data-hand") for r in rows.all()] == listed
     counted = {d["actor"]: d["above"] for d in case["burst_directions"]}
     assert counted[case["lead"]["actor"]] == int(lead_args[2])
     edges = detail.locator("[data-role=burst-hand] [data-role=edge]").all_inner_texts()

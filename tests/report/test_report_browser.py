@@ -232,9 +232,10 @@ def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
     detail = page.locator("[data-role=detail-pair]")  # type: ignore[attr-defined]
     expect(detail.locator("[data-role=signal-row]")).to_have_count(len(top["case"]["signals"]))
     # burst's case lists its extreme hands; any other case its evidence moves
-    listed = "burst-hand" if "burst_hands" in top["case"] else "evidence"
+    listed = "burst-hand" if "burst_directions" in top["case"] else "evidence"
     expect(detail.locator(f"[data-role={listed}]")).to_have_count(
-        len(top["case"]["burst_hands"]) if listed == "burst-hand" else len(top["evidence"]))
+        sum(len(w["extreme"]) for w in top["case"]["burst_directions"]) if listed == "burst-hand"
+        else len(top["evidence"]))
     detail.locator("h2 a").first.click()
     expect(page.locator("[data-role=detail-player] [data-role=player-id]")).to_have_text(EVIL_PLAYER)  # type: ignore[attr-defined]
     page.go_back()  # type: ignore[attr-defined]

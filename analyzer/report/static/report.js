@@ -771,7 +771,8 @@ function renderBurstHands(root, p, c) {
     sentence("p", {}, "burst_direction", w.actor, w.partner, w.above, w.hands, fmt(100 * w.level, 0), fmt(w.expected, 1),
       fmt(w.expected_sd, 1), w.listed, w.with_moves ?? w.listed),
     table([["#", 1], [t("hand")], [t("hand_favour"), 1], [t("moves_in_hand")]],
-      c.burst_hands.filter((h) => h.actor === w.actor).map((h) => el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } },
+      (w.extreme || []).map(([id, favour], i) => ({ actor: w.actor, partner: w.partner, hand_id: id, favour, rank: i + 1 })).map((h) =>
+        el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } },
         td(String(h.rank), true),
         td(evidenceLink({ hand_id: h.hand_id, action: ((moves.get(h.actor + "\u0000" + h.hand_id) || [])[0] || {}).action ?? null,
           partner: h.partner }, String(h.hand_id), a, b)),
@@ -786,7 +787,7 @@ function renderEvidence(root, p) {
   const ev = p.evidence || [];
   const [a, b] = p.players;
   const c = (p.entry || {}).case || {};
-  if (c.burst_hands) { renderBurstHands(root, p, c); return; }
+  if (c.burst_directions) { renderBurstHands(root, p, c); return; }
   if (ev.length && ev.every((x) => x.edge != null)) {
     const cards = (ev[0].rank_by || "edge_immediate") === "edge_immediate";
     const eff = (x) => (cards ? x.effect_immediate : x.effect_true_deal) || {};
