@@ -135,3 +135,20 @@ def test_burst_evidence_gives_moves_to_top_hands_in_all_split_between_the_direct
     ev = pair_evidence(both, "A", "B", signal="burst", extreme=extreme, top=4)
     assert [(x["actor"], x["hand_id"]) for x in ev] == [("A", "h3")] * 3 + [("A", "h0")] * 2 + [("B", "h1")] * 2 + [("B", "h2")]
     assert {x["hand_rank"] for x in ev} == {1, 2}
+
+
+def test_tong_is_read_from_the_covers_when_the_logged_result_lacks_it() -> None:
+    import types
+
+    import msgspec
+    from conftest import legal_record
+
+    from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row
+
+    rec = legal_record(3)
+    covered = {a.seat for a in rec.actions if a.kind == "cover"}
+    bare = msgspec.structs.replace(rec, result=msgspec.structs.replace(rec.result, tong=None))
+    row = dict(zip(SEATING_COLUMNS, outcome_row(types.SimpleNamespace(record=bare, check=None))))
+    assert [row[f"tong{s}"] for s in range(4)] == [float(s not in covered) for s in range(4)]
+    if rec.result.tong is not None:  # the logged 通 where there is one: the same seats
+        assert [row[f"tong{s}"] for s in range(4)] == [float(s in set(rec.result.tong)) for s in range(4)]
