@@ -157,7 +157,8 @@ AUDIT_FIELD_NOTES: dict[str, str] = {
     "pairs[].signals.favour.ba.z": "the combined favour z of the second player towards the first",
     "pairs[].signals.burst.ab.z": "the count look's z, first player towards the second",
     "pairs[].signals.burst.ba.z": "the count look's z, second player towards the first",
-    "pairs[].evidence": "the decisions behind the case, ranked by `edge` (for flagged, review and the top pairs)",
+    "pairs[].evidence": "the decisions behind the case's signal, ranked by its own quantity (`rank_by`; for burst, "
+                        "its extreme hands' moves, hand by hand) (for flagged, review and the top pairs)",
     "pairs[].evidence[].seat": "the actor's seat",
     "pairs[].evidence[].kind": "`play` or `cover`",
     "pairs[].evidence[].chosen": "card code of what was done",

@@ -83,6 +83,24 @@ BEYOND: tuple[int, ...] = tuple(BEYOND_IN_SUIT[c] << (c - c % RANKS_PER_SUIT) fo
 BEHIND: tuple[int, ...] = tuple(_behind(c) for c in range(NUM_CARDS))
 
 
+def dead_cards(covered: Sequence[int]) -> int:
+    """The cards already unplayable (beyond some covered card) given each seat's covered cards, as a mask."""
+    dead = 0
+    for m in covered:
+        while m:
+            low = m & -m
+            dead |= BEYOND[low.bit_length() - 1]
+            m ^= low
+    return dead
+
+
+def touched_cards(action: int, dead: int) -> int:
+    """The cards an action makes live (a play) or unplayable for the rest of the hand (a cover), in any hand, as
+    a mask: what the decisions' exact immediate effect counts (``dead``: :func:`dead_cards` before the action)."""
+    c = action % COVER
+    return NEXT_LIVE[c] if action < COVER else BEYOND[c] & ~dead
+
+
 def suit_points(m13: int) -> int:
     """Cover points of a 13-bit rank mask of one suit (the kernels tabulate this for all 8192)."""
     return sum(r + 1 for r in range(RANKS_PER_SUIT) if m13 >> r & 1)

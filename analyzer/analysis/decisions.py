@@ -21,18 +21,17 @@ import pandas as pd
 from analyzer.analysis.infoset import InfoSet
 from analyzer.analysis.options import OPTIONS_DTYPE, empty_options, options_column
 from analyzer.analysis.valuemodel import load_model
-from analyzer.cards import CARD_CODES, format_card, scan
+from analyzer.cards import CARD_CODES, format_card
 from analyzer.kernels.decide import CRC_TABLE, NO_MS, scan_decisions
 from analyzer.kernels.rollout import MAX_OPTIONS, evaluate, immediate, new_cache, new_outputs, rule_table
 from analyzer.kernels.tables import BEYOND_MASK, NEXT
-from analyzer.rules import BEYOND  # covering c leaves BEYOND[c] unplayable for the rest of the hand
+from analyzer.rules import dead_cards, touched_cards  # covering c leaves BEYOND[c] unplayable for the hand
 from analyzer.strategy import HONEST
 from analyzer.validate import Checked
 from analyzer.variants.bieqi import (
     COVER,
     DEFAULT_RULES,
     NAME,
-    NEXT_LIVE,
     SEATS,
     VARIANT,
     Rules,
@@ -90,18 +89,15 @@ def immediate_effects(state: State, options: list[int], chosen: int) -> list[flo
     also the covered card. No rollouts, so none of the deal's later luck. Cards, not points: a
     count has lighter tails, and the audit finds favour with it sooner (docs/methods/decisions.md).
     """
-    dead = 0  # cards already unplayable: beyond some covered card
-    for x in scan(state.covered[0] | state.covered[1] | state.covered[2] | state.covered[3]):
-        dead |= BEYOND[x]
+    dead = dead_cards(state.covered)
     hands, actor = state.hands, state.turn
     per = []
     for a in options:
-        c = a % COVER
+        touched = touched_cards(a, dead)
         if a < COVER:
-            per.append([(NEXT_LIVE[c] & h).bit_count() for h in hands])
+            per.append([(touched & h).bit_count() for h in hands])
         else:
-            killed = BEYOND[c] & ~dead
-            row = [-(killed & h).bit_count() for h in hands]
+            row = [-(touched & h).bit_count() for h in hands]
             row[actor] -= 1
             per.append(row)
     k = len(options)

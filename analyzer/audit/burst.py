@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 import pandas as pd
 from scipy import special
 
@@ -389,7 +390,7 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
     hand_id, x and optionally offset (the mean look is then stratified by it). ``habit_var``: the room's spread of
     seat habits (:func:`habit_variance`; by default read from ``scores``, which should then be the whole room's)."""
     cols = ["actor", "other", "logp", "hands", "above", "expected", "level", "z_mean", "logp_mean", "logp_count",
-            "mean_percentile", "percentile_se"]
+            "mean_percentile", "percentile_se", "expected_sd", "extreme"]
     if scores.empty:
         return pd.DataFrame(columns=cols).set_index(["actor", "other"])
     rows = []
@@ -400,13 +401,14 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
         # rounded so that hands equal up to the order of a float sum tie exactly: ranks and counts must not
         # depend on how the rows were chunked or ordered (the streamed audit sums them in another order)
         x, other = np.round(g["x"].to_numpy(np.float64), 9), g["other"].to_numpy(object)
+        hand_ids = g["hand_id"].to_numpy()  # the room's hand numbers (ints): no object a hand
         strata = g["offset"].to_numpy(np.int64) if "offset" in g.columns else np.zeros(len(x), np.int64)
         z_means, pcts, pct_ses, weak = _mean_look(x, other, strata, tau2)
         # the actor's hands sorted once: each other's hands and its pool (the actor's other hands) are then the two
         # sides of one mask over them, both sorted, instead of a sort a pair
         codes, inv = np.unique(other, return_inverse=True)
         order = np.argsort(x, kind="stable")
-        xs, who = x[order], inv.ravel()[order]
+        xs, who, hs = x[order], inv.ravel()[order], hand_ids[order]
         # stats.norm.logsf's own function (log_ndtr of -z), once for the actor's pairs
         logp_means = special.log_ndtr(-np.array([z_means[o] for o in codes], np.float64))
         for i, o in enumerate(codes):
@@ -419,7 +421,7 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
             extra = (z_mean, logp_mean, pcts[o], pct_ses[o])
             if len(pool) == 0:
                 rows.append((actor, o, min(0.0, logp_mean + log_looks), n, 0, 0.0, BURST_LEVELS[0], z_mean, logp_mean,
-                             0.0, pcts[o], pct_ses[o]))
+                             0.0, pcts[o], pct_ses[o], 0.0, "[]"))
                 continue
             # per level t, the pool's order statistic with j of its hands above: under no favour a hand of the
             # pair lies above it with probability Beta(j + 1, m - j), so the count is beta-binomial (exact
@@ -433,8 +435,13 @@ def _burst_one(scores: pd.DataFrame, habit_var: float | None = None) -> pd.DataF
                 lp = np.where(above > 0, betabinom_logsf(above - 1, n, a, b), 0.0)
             k = int(np.argmin(lp))
             logp_count = float(min(0.0, float(lp[k]) + np.log(len(BURST_LEVELS))))
+            c = a[k] + b[k]  # the beta-binomial count's spread: what a typical pair's count varies by
+            sd = float(np.sqrt(n * a[k] * b[k] * (c + n) / (c * c * (c + 1))))
+            # the hands the count counts, largest favour first, with their per-hand favour (the case file's evidence)
+            top = np.flatnonzero(m)[n - int(above[k]):][::-1]
+            extreme = orjson.dumps([[str(hs[i]), round(float(xs[i]), 3)] for i in top]).decode()
             rows.append((actor, o, float(min(0.0, min(logp_mean, logp_count) + log_looks)), n, int(above[k]),
-                         float(n * a[k] / (a[k] + b[k])), BURST_LEVELS[k], *extra[:2], logp_count, *extra[2:]))
+                         float(n * a[k] / c), BURST_LEVELS[k], *extra[:2], logp_count, *extra[2:], sd, extreme))
     return pd.DataFrame(rows, columns=cols).set_index(["actor", "other"])
 
 
@@ -577,7 +584,8 @@ def _burst(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFrame:
                        else _nothing_left(out.loc[(actor, o)]))
                 if by_presence is not None:
                     row = _better_reading(row, by_presence.loc[(actor, o), out.columns])
-                out.loc[(actor, o)] = row.to_numpy()
+                for col in out.columns:  # a column at a time: the hands' text and the numbers are not one array
+                    out.at[(actor, o), col] = row[col]
     return out
 
 
@@ -597,8 +605,9 @@ def _by_presence(links: pd.DataFrame, present: np.ndarray) -> pd.DataFrame:
 def _nothing_left(row: pd.Series) -> pd.Series:
     """A pair's reading when every hand together had a standing-out partner at the table: no evidence either way."""
     row = row.copy()
-    row[["logp", "z_mean", "logp_mean", "logp_count", "above", "expected", "mean_percentile"]] = \
-        [0.0, 0.0, 0.0, 0.0, 0, 0.0, 50.0]
+    row[["logp", "z_mean", "logp_mean", "logp_count", "above", "expected", "mean_percentile", "expected_sd"]] = \
+        [0.0, 0.0, 0.0, 0.0, 0, 0.0, 50.0, 0.0]
+    row["extreme"] = "[]"
     return row
 
 
@@ -661,12 +670,14 @@ def _burst_read(lk: pd.DataFrame, habit_var: float | None = None) -> pd.DataFram
         free = _burst_one(hand_scores(lk, free_col), tau2).reindex(plain.index)
         out = plain.copy()
         weaker = (free["logp"].fillna(0.0) > plain["logp"]).to_numpy()
-        out.loc[weaker] = free.loc[weaker].to_numpy()
+        for col in out.columns:
+            out.loc[weaker, col] = free.loc[weaker, col].to_numpy()
         return out
     free = _burst_one(hand_scores(lk, free_col), tau2).reindex(plain.index)
     out = plain.copy()
-    count_cols = ["logp_count", "above", "expected", "level"]
+    count_cols = ["logp_count", "above", "expected", "level", "expected_sd", "extreme"]
     weaker = (free["logp_count"].fillna(0.0) > plain["logp_count"]).to_numpy()
-    out.loc[weaker, count_cols] = free.loc[weaker, count_cols].to_numpy()
+    for col in count_cols:  # a column at a time: the hands' text and the numbers do not make one array
+        out.loc[weaker, col] = free.loc[weaker, col].to_numpy()
     out["logp"] = np.minimum(0.0, np.minimum(out["logp_mean"], out["logp_count"]) + np.log(BURST_LOOKS))
     return out

@@ -15,6 +15,7 @@ import pandas as pd
 
 from analyzer.analysis.dist import norm_logsf
 from analyzer.audit.calibrate import DEFAULT_ALPHA
+from analyzer.audit.evidence import DEFAULT_TOP
 #: Signals of the case file's table: (signal, column prefix of its per-direction z, unit of its effect).
 ROWS = (
     ("favour", "favour_{t}_z", None),
@@ -25,8 +26,6 @@ ROWS = (
     ("burst", "burst_{t}_z", "hands"),
     ("think", "think_{t}_z_adj", "ratio"),
 )
-#: Signals whose lead sentence is told by another one's effect in plain units (favour by its exact part).
-TOLD_BY = {"favour": "imm_marginal", "codev": "imm_marginal"}
 
 
 def p_text(p: float, log10: float | None = None) -> str:
@@ -108,40 +107,102 @@ def burst_look(row: pd.Series) -> str:
     return "mean" if mean <= count else "count"
 
 
-def lead(row: pd.Series) -> dict[str, Any]:
-    """The sentence the case file opens with: the main signal, in the stronger direction, in plain units.
+def _hands_of(row: pd.Series, tag: str) -> int:
+    return int(np.nan_to_num(row.get(f"burst_{tag}_hands", row["hands_together"])))
 
-    ``key`` names the label; ``args`` fill it: actor, partner, then the signal's own figures. For ``burst`` the
-    sentence is the look that fired (:func:`burst_look`): ``lead_burst_mean`` (the pair's hands' mean
-    percentile among the actor's hands at the same seat, against 50 ± its null standard error) or
-    ``lead_burst`` (the count of hands above the actor's top level).
+
+def lead(row: pd.Series) -> dict[str, Any]:
+    """The sentence the case file opens with: the signal that fired (``main_signal``), in the direction where it is
+    stronger, in its own plain units against a typical pair of the room with as many hands.
+
+    ``key`` names the label (``lead_<told_by>``); ``args`` fill it: actor, partner, then the signal's own figures.
+    ``burst`` says its count: how many of the pair's hands together the actor's favour towards the partner passed
+    the actor's top ``level`` of his hands with everyone else, against a typical pair's expected count ± its
+    spread (``lead_burst``); when the count is not above what a typical pair has (the mean look fired), the hands'
+    mean percentile against 50 ± its standard error (``lead_burst_mean``). ``favour`` (the combination of the three
+    exact favour signals) says its exact part (cards freed); ``codev`` its count of hands.
     """
     main = str(row["main_signal"])
     z_ab, z_ba = direction_z(row, main)
     tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
-    told = TOLD_BY.get(main, main)
-    if told == "imm_marginal" and not (abs(float(np.nan_to_num(row.get(f"imm_marginal_{tag}_per_hand", 0.0)))) > 0):
-        told = "dd_marginal"  # rows without exact immediate effects (another variant): the true-deal rollouts
+    told = main
     hands = int(row["hands_together"])
-    if told in ("imm_marginal", "dd_marginal", "marginal", "pooled"):
-        args = [actor, partner, f"{float(row[f'{told}_{tag}_per_hand']):+.2f}",
-                f"{float(np.nan_to_num(row[f'{told}_{tag}_se_per_hand'])):.2f}", str(hands)]
-    elif told == "burst" and burst_look(row) == "mean":
-        # the mean look fired: say it in its own terms (where the pair's hands rank among the actor's), in the
-        # direction where that look is stronger
-        z_ab, z_ba = (float(np.nan_to_num(row.get(f"burst_{t}_z_mean", 0.0))) for t in ("ab", "ba"))
-        tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
-        told = "burst_mean"
-        args = [actor, partner, f"{float(row[f'burst_{tag}_mean_percentile']):.0f}",
-                str(int(row[f"burst_{tag}_hands"])), f"{float(np.nan_to_num(row[f'burst_{tag}_percentile_se'])):.1f}"]
+    if told in ("favour", "imm_marginal") and not (abs(float(np.nan_to_num(row.get(f"imm_marginal_{tag}_per_hand", 0.0)))) > 0):
+        told = "dd_marginal"  # rows without exact immediate effects (another variant): the true-deal rollouts
+    if told in ("favour", "imm_marginal", "dd_marginal", "marginal", "pooled"):
+        col = "imm_marginal" if told == "favour" else told
+        args = [actor, partner, f"{float(row[f'{col}_{tag}_per_hand']):+.2f}",
+                f"{float(np.nan_to_num(row[f'{col}_{tag}_se_per_hand'])):.2f}", str(hands)]
     elif told == "burst":
-        args = [actor, partner, str(int(row[f"burst_{tag}_above"])), str(int(row[f"burst_{tag}_hands"])),
-                f"{100 * float(row[f'burst_{tag}_level']):g}", f"{float(row[f'burst_{tag}_expected']):.1f}"]
+        above, expected = int(np.nan_to_num(row[f"burst_{tag}_above"])), float(np.nan_to_num(row[f"burst_{tag}_expected"]))
+        if above > expected:
+            args = [actor, partner, str(above), str(_hands_of(row, tag)),
+                    f"{100 * (1 - float(row[f'burst_{tag}_level'])):g}", f"{expected:.1f}",
+                    f"{float(np.nan_to_num(row.get(f'burst_{tag}_expected_sd', 0.0))):.1f}"]
+        else:  # the mean look fired: in the direction where it is stronger
+            z_ab, z_ba = (float(np.nan_to_num(row.get(f"burst_{t}_z_mean", 0.0))) for t in ("ab", "ba"))
+            tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
+            told = "burst_mean"
+            args = [actor, partner, f"{float(row[f'burst_{tag}_mean_percentile']):.0f}", str(_hands_of(row, tag)),
+                    f"{float(np.nan_to_num(row[f'burst_{tag}_percentile_se'])):.1f}"]
     elif told == "think":
         args = [actor, partner, f"{float(np.nan_to_num(row[f'think_{tag}_ratio'], nan=1.0)):.2f}", str(hands)]
+    elif told == "codev":
+        actor, partner = str(row["a"]), str(row["b"])
+        args = [actor, partner, str(int(np.nan_to_num(row.get("codev_observed", 0)))), str(hands),
+                f"{float(np.nan_to_num(row.get('codev_expected', 0.0))):.1f}"]
     else:
         args = [actor, partner, str(hands)]
     return {"key": f"lead_{told}", "signal": main, "told_by": told, "actor": actor, "partner": partner, "args": args}
+
+
+def burst_detail(row: pd.Series) -> dict[str, Any]:
+    """burst's other look as a detail below the lead: where the pair's hands rank on average among the actor's
+    hands towards whoever sat in that seat (``lead_burst_mean``'s figures), in the direction where it is stronger."""
+    z_ab, z_ba = (float(np.nan_to_num(row.get(f"burst_{t}_z_mean", 0.0))) for t in ("ab", "ba"))
+    tag, actor, partner = _tags(row)[0 if z_ab >= z_ba else 1]
+    return {"key": "detail_burst_mean", "args": [
+        actor, partner, f"{float(np.nan_to_num(row.get(f'burst_{tag}_mean_percentile', 50.0), nan=50.0)):.0f}",
+        str(_hands_of(row, tag)), f"{float(np.nan_to_num(row.get(f'burst_{tag}_percentile_se', 0.0))):.1f}"]}
+
+
+def extreme_hands(row: pd.Series, actors: list[str]) -> dict[str, list[tuple[str, float]]]:
+    """Per evidence actor, burst's extreme hands towards the other (the hands its count counts, largest favour
+    first): the pair table's ``burst_<dir>_extreme``."""
+    from analyzer.audit.evidence import burst_hands
+
+    return {actor: burst_hands(row.get(f"burst_{tag}_extreme")) for tag, actor, _ in _tags(row) if actor in actors}
+
+
+def evidence_of(row: pd.Series, actors: list[str]) -> dict[str, Any]:
+    """What the pair's evidence is (:func:`analyzer.audit.evidence.pair_evidence`'s keywords): the signal that fired,
+    and for ``burst`` its extreme hands by actor."""
+    main = str(row["main_signal"])
+    return {"signal": main, **({"extreme": extreme_hands(row, actors)} if main == "burst" else {})}
+
+
+def case_details(row: pd.Series, actors: list[str], top: int = DEFAULT_TOP) -> dict[str, Any]:
+    """The case's figures beside the lead: for ``burst``, per evidence direction (``burst_directions``) its count,
+    hands, level and a typical pair's count ± its spread, its extreme hands (``extreme``: ``[hand_id, favour]``,
+    largest first, as the evidence lists them), how many are listed and how many with their moves (the evidence's:
+    ``top`` hands in all); and its other look (``detail``)."""
+    if str(row["main_signal"]) != "burst":
+        return {}
+    from analyzer.audit.evidence import BURST_HANDS, burst_share
+
+    share = burst_share(top, len([t for t, actor, _ in _tags(row) if actor in actors]))
+    ways = []
+    for tag, actor, partner in _tags(row):
+        if actor not in actors:
+            continue
+        hands = extreme_hands(row, [actor])[actor]
+        level = _f(row.get(f"burst_{tag}_level"), 3)
+        ways.append({"actor": actor, "partner": partner, "above": len(hands), "hands": _hands_of(row, tag),
+                     "level": level, "expected": _f(row.get(f"burst_{tag}_expected"), 1),
+                     "expected_sd": _f(row.get(f"burst_{tag}_expected_sd"), 1), "listed": min(len(hands), BURST_HANDS),
+                     "with_moves": min(len(hands), share),
+                     "extreme": [[hand, round(favour, 2)] for hand, favour in hands[:BURST_HANDS]]})
+    return {"burst_directions": ways, "detail": burst_detail(row)}
 
 
 def verdict_line(row: pd.Series, alpha: float = DEFAULT_ALPHA) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from analyzer.analysis.decisions import AUDIT_POLICY, DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES
 from analyzer.audit.calibrate import DIRECTED, SCORE_SIGNALS, SHARED_NOISE, VERDICTS, Alarm, calibrate, rank_pairs
-from analyzer.audit.case import burst_look, direction_z, lead, signal_rows, verdict_line
+from analyzer.audit.case import burst_look, case_details, direction_z, evidence_of, lead, signal_rows, verdict_line
 from analyzer.audit.evidence import DEFAULT_TOP, directions, evidence_rows, pair_evidence
 from analyzer.audit.groups import marked_groups
 from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes, room_outcomes
@@ -527,12 +527,14 @@ def _evidence_mask(a: str, b: str, who: list[str]) -> Callable[[pd.DataFrame], n
     return mask
 
 
-def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], top: int) -> list[dict[str, Any]]:
-    """A case pair's evidence from its actors' rows in the spill (``view``: ``audit.rows.SpillView``); on a worker."""
+def _evidence_task(view: Any, a: str, b: str, who: list[str], texts: list[str], top: int,
+                   how: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A case pair's evidence from its actors' rows in the spill (``view``: ``audit.rows.SpillView``); on a worker.
+    ``how``: :func:`analyzer.audit.case.evidence_of`'s keywords (the signal and burst's extreme hands)."""
     from analyzer.audit.rows import frame_of
 
     cand = frame_of(view, _evidence_mask(a, b, who), texts=texts, players=who)
-    return pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+    return pair_evidence(cand, a, b, actors=who, top=top, **(how or {})) if len(cand) else []
 
 
 #: Called by :func:`audit_rows` with audit.json's ``pairs`` entries (final: the evidence read) and its players' names
@@ -568,14 +570,15 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
     records = pairs.to_dict("records")  # every pair's fields once, as Python values (no Series a pair)
     labels = pairs.index.tolist()
 
-    def case_of(k: int, at: int) -> tuple[pd.Series, str, str, list[str]] | None:
+    def case_of(k: int, at: int) -> tuple[pd.Series, str, str, list[str], dict[str, Any]] | None:
         """A pair with a case (every pair not clear, and the top of the ranking): its row (a Series, as the case's
-        texts read it), players and evidence actors."""
+        texts read it), players, evidence actors and what their evidence is (``case.evidence_of``)."""
         if not (acc.rows and (records[at]["verdict"] != "clear" or k < top)):
             return None
         row = pairs.iloc[at]
         a, b = str(row["a"]), str(row["b"])
-        return row, a, b, [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+        who = [(a, b)[i] for i in directions(*direction_z(row, str(row["main_signal"])))]
+        return row, a, b, who, evidence_of(row, who)
 
     cases = [case_of(k, at) for at, k in enumerate(labels)]
     # on Dask the evidence (a task a case pair, on the workers that share the spill) is submitted first, so it is read
@@ -586,7 +589,7 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         """The cases' evidence tasks (``fresh``: again, with the spill's view scattered anew)."""
         client = acc.connection.client
         view = spill.shared_view(fresh=fresh) if acc.rows else None
-        return {at: client.submit(_evidence_task, view, *case[1:], texts, top, pure=False)
+        return {at: client.submit(_evidence_task, view, *case[1:4], texts, top, case[4], pure=False)
                 for at, case in enumerate(cases) if case is not None}
 
     if acc.connection is not None:
@@ -601,15 +604,16 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
             on_steps("cases", at, steps)
         e = _pair_entry(_Record(record), look)
         if case is not None:
-            row, a, b, who = case
+            row, a, b, who, how = case
             # the evidence's candidates: the actors' decisions in their hands together, options read back
             if at in reading:
                 pending.append((e, at))
             else:
                 cand = spill.frame(_evidence_mask(a, b, who), texts=texts, players=who)
-                e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top) if len(cand) else []
+                e["evidence"] = pair_evidence(cand, a, b, actors=who, top=top, **how) if len(cand) else []
             e["case"] = {"lead": lead(row), "verdict": verdict_line(row, alarm.alpha), "evidence_actors": who,
-                         "signals": signal_rows(row), "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room)}
+                         "evidence_signal": how["signal"], "signals": signal_rows(row),
+                         "outcomes": pair_outcomes(sat.hands_of(a, b), a, b, room), **case_details(row, who, top)}
         entries.append(e)
     if pending:
         from analyzer.running.dask import lost_retried
@@ -668,7 +672,8 @@ def audit_rows(acc: AuditRows, seating: pd.DataFrame, *, alarm: Alarm = Alarm(),
         "pairs": entries,
         "groups": marked_groups(entries, {str(k): v for k, v in sat.rows.items()}),
     }
-    return result, pairs, players, shown
+    # burst's extreme hands are in the cases; the pair table (pairs.csv) keeps its numbers
+    return result, pairs.drop(columns=[c for c in pairs.columns if c.endswith("_extreme")]), players, shown
 
 
 #: The ``lookalike-ids`` warnings audit.json shows (all are counted).

@@ -402,17 +402,20 @@ class DaskSignals(StreamedSignals):
             super().feed(df)
             return
         self._take(follower)
+        self.note_hands(df["hand_id"])
         self._count(len(df), int(df["hand_id"].nunique()))
 
     def feed_written(self, batch: WrittenBatch) -> None:
         """An analysed batch the worker wrote into the spill: its chunk and think-time sums are on the workers."""
         self._take(batch.attrs[FOLLOWER])
+        self.note_hands(batch.hand_ids)
         self._count(batch.rows, batch.hands)
 
     def add(self, df: pd.DataFrame) -> None:
         if not len(df):
             return
         self._chunk_made(self._build(df))
+        self.note_hands(df["hand_id"])
         self._count(len(df), int(df["hand_id"].nunique()), df)
 
     def _map(self, name: str, fn: Any, *iterables: list[Any]) -> list[Any]:

@@ -26,6 +26,10 @@ def outcome_row(item: Any) -> tuple[Any, ...]:
     tong = getattr(res, "tong", None) if res is not None else None
     if len(scores) != SEATS:
         scores = [math.nan] * SEATS
+    actions = getattr(rec, "actions", None)
+    if tong is None and actions:  # a logged result without 通: a seat went 通 when it covered no card (the replay's rule)
+        covered = {a.seat for a in actions if a.kind == "cover"}
+        tong = [s for s in range(SEATS) if s not in covered]
     flags = [math.nan] * SEATS if tong is None else [float(s in set(tong)) for s in range(SEATS)]
     return (str(rec.hand_id), *players, *map(float, scores), *flags)
 

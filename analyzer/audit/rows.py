@@ -473,6 +473,7 @@ class WrittenBatch:
     dtypes: dict[str, np.dtype[Any]]
     files: list[tuple[str, str, str, int, int]]  # (player, rows file, texts file, the player's pieces' offsets)
     attrs: dict[str, Any] = field(default_factory=dict)
+    hand_ids: list[str] = field(default_factory=list)  # in the order the batch's chunk numbers its hands
 
     def __len__(self) -> int:
         return self.rows
@@ -502,7 +503,8 @@ def write_batch(df: pd.DataFrame, folder: str, name: str, skip: Iterable[str] = 
                         fr, protocol=pickle.HIGHEST_PROTOCOL)
             pickle.dump({c: _pack(a[idx]) for c, a in arrays.items() if c in TEXT_COLUMNS}, ft,
                         protocol=pickle.HIGHEST_PROTOCOL)
-    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: _dtype(a) for c, a in arrays.items()}, files)
+    return WrittenBatch(len(df), int(df["hand_id"].nunique()), cols, {c: _dtype(a) for c, a in arrays.items()}, files,
+                        hand_ids=pd.unique(df["hand_id"].astype(str)).tolist())
 
 
 class ReportRows(Protocol):

@@ -36,7 +36,7 @@ def _directed(think: bool) -> dict[str, Any]:
     return _obj(props)
 
 
-EVIDENCE = _obj({
+_EVIDENCE_PROPS: dict[str, Any] = {
     "hand_id": {"type": "string"}, "action": {"type": "integer", "minimum": 0},
     "actor": {"type": "string", "description": "the player who made the decision (the one who could know)"},
     "partner": {"type": "string"}, "direction": {"type": "string", "description": "actor -> partner"},
@@ -45,21 +45,44 @@ EVIDENCE = _obj({
     "alternative": {"type": "string", "description": "the sensible choice by the actor's own information"},
     "regret": {"type": "number", "description": "points the choice cost the actor by its own information"},
     "effect": _effects("points for each seat, chosen minus the alternative, by the actor's own information"),
-    "effect_true_deal": _effects("the same with every hand known"),
+    "effect_true_deal": _effects("points for each seat with every hand known, chosen minus the average option"),
     "effect_immediate": _effects("exact immediate effect: cards made playable (+) or stranded (-) in each hand, "
                                  "against the average option"),
     "edge": {"type": "number", "description": "partner's gain minus the mean of the two opponents' on the true deal, "
-                                              "chosen against the sensible choice, points, uncapped: the ranking key"},
+                                              "chosen against the average option (as dd_marginal sums it), points, "
+                                              "uncapped"},
     "edge_immediate": {"type": "number", "description": "the same with the exact immediate effect, cards"},
+    "rank_by": {"enum": ["edge", "edge_immediate"], "description": "the field the rows are ranked by: the quantity "
+                                                                   "of the signal that fired (always positive here)"},
+    "hand_favour": {"type": "number", "description": "burst: the hand's favour in the actor's spreads per hand"},
+    "hand_rank": {"type": "integer", "minimum": 1, "description": "burst: the hand's place among its extreme hands"},
     "think_ms": _NUM, "reasons": {"type": "string"},
-})
+}
+EVIDENCE = _obj(_EVIDENCE_PROPS, [k for k in _EVIDENCE_PROPS if k not in ("rank_by", "hand_favour", "hand_rank")])
 
 _LABELLED = _obj({"key": {"type": "string", "description": "label of the sentence (report pages, both languages)"},
                   "args": {"type": "array", "items": {"type": "string"}}}, extra=True)
 
-CASE = _obj({
+_CASE_PROPS: dict[str, Any] = {
     "lead": {**_LABELLED, "description": "the opening sentence: the main signal in the stronger direction, in its "
                                          "own units, against a typical pair of the room"},
+    "detail": {**_LABELLED, "properties": {**_LABELLED["properties"], "args": {
+        "type": "array", "items": {"type": "string"}, "description": "the sentence's figures, in order"}},
+        "description": "burst: its other look (the pair's hands' mean percentile)"},
+    "evidence_signal": {"type": "string", "description": "the signal the evidence rows are behind (main_signal)"},
+    "burst_directions": {"type": "array", "items": _obj({
+        "actor": {"type": "string"}, "partner": {"type": "string"},
+        "above": {**_COUNT, "description": "the pair's hands above the level: the count burst reads"},
+        "hands": _COUNT, "level": {**_NUM, "description": "the level (a share of the actor's hands with others)"},
+        "expected": {**_NUM, "description": "the count a typical pair with as many hands has"},
+        "expected_sd": {**_NUM, "description": "its standard deviation (beta-binomial)"},
+        "listed": {**_COUNT, "description": "hands listed in extreme"},
+        "with_moves": {**_COUNT, "description": "of them, the first ones with their moves in the evidence"},
+        "extreme": {"type": "array", "items": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}],
+                                               "minItems": 2, "maxItems": 2},
+                    "description": "the hands the count counts, largest favour first: [hand_id, the hand's favour in "
+                                   "the actor's spreads per hand]"}}),
+        "description": "burst: per evidence actor, the count, its hands, level, a typical pair's count and spread"},
     "verdict": {**_LABELLED, "description": "why the verdict: score, q, hands more to the alarm"},
     "evidence_actors": {"type": "array", "items": {"type": "string"},
                         "description": "players whose moves are evidence (those who show signs of knowing)"},
@@ -74,7 +97,8 @@ CASE = _obj({
         "score_apart_se": _NUM, "typical": {**_NUM, "description": "the room's mean of two players' combined score"},
         "typical_sd": {**_NUM, "description": "its spread over as many hands as the pair sat together"},
         "tong_together": _NUM, "tong_apart": _NUM, "tong_room": _NUM}),
-})
+}
+CASE = _obj(_CASE_PROPS, [k for k in _CASE_PROPS if k not in ("detail", "evidence_signal", "burst_directions")])
 
 PAIR = _obj({
     "players": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2,

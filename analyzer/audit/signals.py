@@ -815,7 +815,11 @@ def finish_pairs(out: pd.DataFrame, burst: pd.DataFrame, codev: pd.DataFrame) ->
     _by_direction(out, burst, "burst", {"z": "z", "logp": "logp", "hands": "hands", "above": "above",
                                          "expected": "expected", "level": "level", "z_mean": "z_mean",
                                          "z_count": "z_count", "mean_percentile": "mean_percentile",
-                                         "percentile_se": "percentile_se"})
+                                         "percentile_se": "percentile_se", "expected_sd": "expected_sd"})
+    for tag, (x, y) in (("ab", ("a", "b")), ("ba", ("b", "a"))):  # the count's hands (JSON text: not a number)
+        idx = pd.MultiIndex.from_arrays([out.index.get_level_values(x), out.index.get_level_values(y)])
+        got = burst["extreme"].reindex(idx).to_numpy(object) if "extreme" in burst.columns else np.full(len(out), None)
+        out[f"burst_{tag}_extreme"] = [v if isinstance(v, str) else "[]" for v in got]
     cd = codev.reindex(out.index)
     out["codev_both_deviated"] = cd["both_deviated"].fillna(0).to_numpy(np.int64)
     out["codev_observed"] = cd["observed"].fillna(0).to_numpy(np.int64)

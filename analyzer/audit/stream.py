@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from analyzer.audit.burst import CHOICE_GRID, _burst, grid_fit
@@ -148,6 +149,16 @@ class StreamedSignals:
         #: ``on_step(done, total)`` as :meth:`result` goes through its passes (:data:`SIGNAL_PASSES` a chunk each)
         self.on_step: Callable[[int, int], None] | None = None
         self._steps = 0
+        # each chunk's hand ids in the order its hands are numbered (build_chunk's): burst names its hands by number
+        self._hand_ids: list[np.ndarray] = []
+
+    def note_hands(self, ids: Any) -> None:
+        """The hand ids of the next chunk, in the order build_chunk numbers them (first appearance)."""
+        self._hand_ids.append(np.asarray(pd.unique(pd.Series(ids).astype(str)), object))
+
+    def hand_names(self) -> np.ndarray:
+        """Every hand id by the room's hand number (the chunks' numbers: ``hand_base`` + the chunk's own)."""
+        return np.concatenate(self._hand_ids) if self._hand_ids else np.zeros(0, object)
 
     def __enter__(self) -> StreamedSignals:
         return self
@@ -163,6 +174,7 @@ class StreamedSignals:
         if not len(df):
             return
         ch = build_chunk(df)
+        self.note_hands(df["hand_id"])
         players, kinds = self.codes.add(ch.pop("names"), ch.pop("kinds"))
         ch = recode(ch, players, kinds, self.hands)
         self._add_choices(ch)
@@ -311,7 +323,16 @@ class StreamedSignals:
         if seating is None:
             raise ValueError("the streamed pair signals need the seating (hand_id, p0..p3 per hand)")
         burst = self._start_burst(st)  # first: on Dask it is read on the workers while the rest is made here
-        return pair_table(seating, self._names, self._room, st, self.think, burst)
+        return named_hands(pair_table(seating, self._names, self._room, st, self.think, burst), self.hand_names())
+
+
+def named_hands(pairs: pd.DataFrame, names: np.ndarray) -> pd.DataFrame:
+    """The pair table with burst's extreme hands (``burst_<dir>_extreme``: JSON of [hand number, favour]) named by
+    their hand ids (a number the room does not know is left out)."""
+    for col in [c for c in pairs.columns if c.startswith("burst_") and c.endswith("_extreme")]:
+        pairs[col] = [orjson.dumps([[str(names[int(h)]), x] for h, x in orjson.loads(v)
+                                    if 0 <= int(h) < len(names)]).decode() for v in pairs[col]]
+    return pairs
 
 
 def hand_chunks(df: pd.DataFrame, hands: int = CHUNK_HANDS) -> Iterator[pd.DataFrame]:

@@ -9,27 +9,54 @@ from __future__ import annotations
 CASE_LABELS: dict[str, dict[str, str]] = {
     "en": {
         "case": "The case",
-        "lead_imm_marginal": "{0}'s moves made {2} more of {1}'s cards playable per hand than of each opponent's "
-                             "(cards freed minus cards stranded, exact on the true deal, over {4} hands together); "
-                             "a typical pair in this room with as many hands: 0.00 ± {3}.",
-        "lead_dd_marginal": "{0}'s moves gave {1} {2} points per hand more than each opponent on the true deal "
-                            "(over {4} hands together); a typical pair in this room with as many hands: 0.00 ± {3}.",
+        "ev_partner": "partner", "ev_opponents": "each opponent",
+        "move_of": "move {0} / {1}", "moves_end": "end of the hand ({0} moves)",
+        "lead_favour": "Over their {4} hands together, {0}'s moves favoured {1} on the exact measures of favour taken "
+                       "together; their exact part: {2} more of {1}'s cards freed per hand than of each opponent's; a "
+                       "typical pair with as many hands: 0.00 ± {3}.",
+        "detail_burst_mean": "On average, {0}'s favour towards {1} in their {3} hands together ranked at percentile {2} "
+                             "of {0}'s hands towards whoever sat in that seat (a typical pair: 50 ± {4}).",
+        "burst_hands": "The extreme hands",
+        "burst_hands_help": "The hands burst counts: the hands together where the actor's favour towards the partner "
+                            "(cards freed for the partner minus each opponent's, weighed by how little the actor's own "
+                            "way of playing foresaw each move) passed the actor's top share of hands with other "
+                            "players; largest first. favour: the hand's favour in the actor's usual spread per hand. "
+                            "The moves: the actor's moves in the hand that freed the partner's cards most (edge in "
+                            "cards, as the replayer shows it); a hand whose favour no single move carried lists none.",
+        "burst_direction": "{0} → {1}: {2} of {3} hands together above {0}'s top {4}% of hands with other players "
+                           "(a typical pair with as many hands: {5} ± {6}); {7} listed, the first {8} with their moves and "
+                           "replay.",
+        "hand_favour": "favour", "moves_in_hand": "moves that carried it",
+        "evidence_help_cards": "The moves that freed the partner's cards most over each opponent's (cards made "
+                               "playable minus cards stranded, exact on the true deal, against the average option: "
+                               "the quantity the signal sums), largest first; only moves of a player who shows signs "
+                               "of knowing the other's hand. Each opens the replayer at that move.",
+        "evidence_help_points": "The moves that gave the partner most points over each opponent on the true deal "
+                                "(against the sensible choice: the quantity the signal sums), largest first; only moves "
+                                "of a player who shows signs of knowing the other's hand. Each opens the replayer at "
+                                "that move.",
+        "ev_move_edge": "this move, {0} → {1}: edge {2} cards (freed for {1} minus each opponent's, against the average option)",
+        "lg_freed": "partner's card this move made playable",
+        "lg_blocked": "partner's card this move made unplayable (stranded: beyond the card it covered)",
+        "lead_imm_marginal": "Over their {4} hands together, {0}'s moves freed {2} more of {1}'s cards per hand than of each "
+                             "opponent's (cards made playable minus cards stranded, exact on the true deal); a typical pair "
+                             "with as many hands: 0.00 ± {3}.",
+        "lead_dd_marginal": "Over their {4} hands together, {0}'s moves gave {1} {2} points per hand more than each opponent on "
+                            "the true deal; a typical pair with as many hands: 0.00 ± {3}.",
         "lead_marginal": "{0}'s moves gave {1} {2} points per hand more than each opponent, judged by {0}'s own cards "
                          "(over {4} hands together); a typical pair in this room with as many hands: 0.00 ± {3}.",
         "lead_pooled": "{0} and {1} together gained {2} points per hand more on the true deal than {0}'s own cards "
                        "promised (over {4} hands together); a typical pair in this room with as many hands: 0.00 ± {3}.",
         "lead_total": "{0}'s moves were worth {2} points per hand to the pair (over {4} hands together); a typical "
                       "pair: 0.00 ± {3}.",
-        "lead_burst": "In {2} of {3} hands together {0}'s moves favoured {1} more than in all but {4}% of {0}'s hands "
-                      "with other players; a typical pair would have about {5} such hands.",
-        "lead_burst_mean": "Over their {3} hands together, how much {0}'s moves favoured {1} (counting most the "
-                           "moves {0}'s own way of playing would not have chosen anyway) ranked on average at percentile {2} "
-                           "of all {0}'s hands towards whoever sat in that seat; a typical pair with as many hands: "
-                           "50 ± {4}.",
+        "lead_burst": "In {2} of their {3} hands together, {0}'s moves favoured {1} more than in {4}% of {0}'s hands with "
+                      "other players; a typical pair with as many hands has {5} ± {6} such hands.",
+        "lead_burst_mean": "Over their {3} hands together, {0}'s moves favoured {1} on average more than in {2}% of {0}'s hands "
+                           "towards whoever sat in that seat; a typical pair with as many hands: 50 ± {4}%.",
         "lead_think": "{0} took ×{2} as long over its decisions (for their difficulty) when {1} sat at the table "
                       "(over {3} hands together); a typical pair: about ×1.00.",
-        "lead_codev": "In their {2} hands together both {0} and {1} made costly moves that favoured the other more "
-                      "often than chance.",
+        "lead_codev": "In {2} of their {3} hands together, both {0} and {1} made a costly move that favoured the other; a "
+                      "typical pair with as many hands has about {4} such hands.",
         "verdict_flagged": "Flagged: score {0}. The p-value is below the alarm, which an honest pair crosses well under "
                            "once in 10,000; q = {1}.",
         "verdict_flagged_alpha": "Flagged: score {0}. The p-value is below this run's alarm (p ≤ {3}), which an honest "
@@ -69,7 +96,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                          "many hands.",
         "pair_score_per_hand": "combined score per hand", "tong_rate": "tong rate (hands without a cover)",
         "together": "together", "apart": "apart", "typical_pair": "typical pair in this room",
-        "direction": "direction", "effect_per_hand": "effect per hand", "expected_short": "expected",
+        "direction": "direction", "effect_per_hand": "effect per hand beyond a typical pair", "expected_short": "expected",
         "unit_cards": "cards", "unit_points": "points", "unit_hands": "hands", "unit_ratio": "",
         "sig_favour": "favour (combined)", "sig_imm_marginal": "cards freed for the partner",
         "sig_dd_marginal": "points to the partner (true deal)", "sig_pooled": "gain beyond own information",
@@ -106,8 +133,13 @@ CASE_LABELS: dict[str, dict[str, str]] = {
         "edge_not_calibrated": "One direction leans towards the partner, but this page alone is not evidence of "
                                "collusion: it is not compared with the room's honest pairs nor corrected for the "
                                "pairs looked at. Run `analyzer audit` for a calibrated verdict.",
-        "edge_exact": "cards freed per hand, partner − opponents (exact)",
-        "edge_true_deal": "points per hand, partner − opponents (true deal)",
+        "edge_exact": "cards freed for the partner per hand, minus each opponent's (exact)",
+        "edge_true_deal": "points to the partner per hand, minus each opponent's (true deal)",
+        "edge_title_case": "Who favoured whom, per hand together",
+        "edge_help_case": "Raw figures, the same on every page of this pair: each actor's moves against the average "
+                          "option, the partner's share minus each opponent's, per hand together; ± is a typical "
+                          "pair's standard error. The signals below are these figures beyond what the room's players "
+                          "get in the same situations.",
         "evidence_help": "The moves that helped the partner most over the opponents on the true deal, largest first; "
                          "only moves of a player who shows signs of knowing the other's hand.",
         "to_partner": "partner (true deal)", "to_opponents": "opponents (true deal)", "edge": "edge (points)",
@@ -120,21 +152,43 @@ CASE_LABELS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "case": "案情",
-        "lead_imm_marginal": "{0} 的出牌让 {1} 每局比每个对手多放活 {2} 张牌（放活的牌减去憋死的牌，按明牌精确计算，"
-                             "共同桌 {4} 局）；本房间同样局数的普通搭档：0.00 ± {3}。",
-        "lead_dd_marginal": "按明牌计算，{0} 的出牌每局给 {1} 比每个对手多 {2} 分（共同桌 {4} 局）；"
+        "ev_partner": "同伴", "ev_opponents": "每个对手",
+        "move_of": "第 {0} / {1} 手", "moves_end": "牌局结束（共 {0} 手）",
+        "lead_favour": "同桌 {4} 局中，综合各项精确照顾指标，{0} 的出牌照顾了 {1}；其中精确部分：每局为 {1} 比为每个对手"
+                       "多放活 {2} 张牌；本房间同样局数的普通搭档：0.00 ± {3}。",
+        "detail_burst_mean": "平均而言，同桌 {3} 局中 {0} 对 {1} 的照顾在 {0} 对坐在该座位的其他人的牌局中位于第 {2} 百分位"
+                             "（普通搭档：50 ± {4}）。",
+        "burst_hands": "极端照顾的牌局",
+        "burst_direction": "{0} → {1}：同桌 {3} 局中有 {2} 局超过了 {0} 与其他玩家同桌时最高的 {4}% 牌局"
+                           "（同样局数的普通搭档：{5} ± {6}）；列出 {7} 局，前 {8} 局附出牌和回放。",
+        "burst_hands_help": "极端照顾信号计数的牌局：同桌牌局中，出牌者对同伴的照顾（为同伴放活的牌减去每个对手的，"
+                            "按出牌者自己的打法越预料不到的出牌权重越大）超过了出牌者与其他玩家同桌时最高的那部分牌局；"
+                            "从大到小。照顾：该局的照顾程度，以出牌者每局的通常波动为单位。出牌：该局中为同伴放活最多的"
+                            "出牌（差值以张计）；没有单独一手承担照顾的牌局不列出牌。",
+        "hand_favour": "照顾", "moves_in_hand": "承担照顾的出牌",
+        "evidence_help_cards": "为同伴放活的牌比为每个对手多得最多的出牌（放活减憋死，按明牌精确计算，与平均选项相比："
+                               "即信号累加的量），从大到小；只列出显示出知道对方手牌迹象的玩家的出牌。点击打开该手的回放。",
+        "evidence_help_points": "按明牌计算给同伴比给每个对手多得分最多的出牌（与合理选择相比：即信号累加的量），从大到小；"
+                                "只列出显示出知道对方手牌迹象的玩家的出牌。点击打开该手的回放。",
+        "ev_move_edge": "这一手，{0} → {1}：差值 {2} 张（为 {1} 放活的减去每个对手的，与平均选项相比）",
+        "lg_freed": "这一手为同伴放活的牌",
+        "lg_blocked": "这一手让同伴再也出不了的牌（憋死：在它扣下的牌之外）",
+        "lead_imm_marginal": "同桌 {4} 局中，{0} 的出牌每局为 {1} 比为每个对手多放活 {2} 张牌"
+                             "（放活的牌减去憋死的牌，按明牌精确计算）；"
+                             "本房间同样局数的普通搭档：0.00 ± {3}。",
+        "lead_dd_marginal": "同桌 {4} 局中，按明牌计算，{0} 的出牌每局给 {1} 比给每个对手多 {2} 分；"
                             "本房间同样局数的普通搭档：0.00 ± {3}。",
         "lead_marginal": "按 {0} 自己能看到的牌计算，{0} 的出牌每局给 {1} 比每个对手多 {2} 分（共同桌 {4} 局）；"
                          "本房间同样局数的普通搭档：0.00 ± {3}。",
         "lead_pooled": "按明牌计算，{0} 和 {1} 每局比 {0} 自己的牌所能预期的多得 {2} 分（共同桌 {4} 局）；"
                        "本房间同样局数的普通搭档：0.00 ± {3}。",
         "lead_total": "{0} 的出牌每局为这对搭档带来 {2} 分（共同桌 {4} 局）；普通搭档：0.00 ± {3}。",
-        "lead_burst": "在同桌的 {3} 局中有 {2} 局，{0} 对 {1} 的照顾超过了 {0} 与其他玩家同桌时除前 {4}% 以外的所有牌局；"
-                      "普通搭档大约只有 {5} 局。",
-        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾程度（主要计 {0} 按自己的打法本不会选的出牌）在 {0} "
-                           "与其他玩家处于同一座位关系的牌局中平均位于第 {2} 百分位；本房间同样局数的普通搭档：50 ± {4}。",
+        "lead_burst": "同桌 {3} 局中有 {2} 局，{0} 对 {1} 的照顾超过了 {0} 与其他玩家同桌时 {4}% 的牌局；"
+                      "同样局数的普通搭档有 {5} ± {6} 局。",
+        "lead_burst_mean": "同桌 {3} 局中，{0} 对 {1} 的照顾平均超过了 {0} 对坐在该座位的其他人 {2}% 的牌局；"
+                           "同样局数的普通搭档：50 ± {4}%。",
         "lead_think": "{1} 在桌时，{0} 的思考时间（按难度折算）是平时的 ×{2}（共同桌 {3} 局）；普通搭档约为 ×1.00。",
-        "lead_codev": "在同桌的 {2} 局中，{0} 和 {1} 都付出代价互相照顾的次数超过了偶然。",
+        "lead_codev": "同桌 {3} 局中有 {2} 局，{0} 和 {1} 都付出代价照顾了对方；同样局数的普通搭档大约有 {4} 局。",
         "verdict_flagged": "已标记：嫌疑分 {0}。p 值低于报警线，诚实搭档越过此线的机会远低于万分之一；q = {1}。",
         "verdict_flagged_alpha": "已标记：嫌疑分 {0}。p 值低于本次运行的报警线（p ≤ {3}），诚实搭档越过此线的机会最高约为 "
                                  "{3}，而不是默认报警线的远低于万分之一；q = {1}。",
@@ -163,7 +217,7 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                          "± 为同样局数下的波动。",
         "pair_score_per_hand": "每局合计得分", "tong_rate": "走通率（未扣牌的牌局）",
         "together": "同桌", "apart": "不同桌", "typical_pair": "本房间普通搭档",
-        "direction": "方向", "effect_per_hand": "每局效应", "expected_short": "预期",
+        "direction": "方向", "effect_per_hand": "每局效应（超出普通搭档的部分）", "expected_short": "预期",
         "unit_cards": "张", "unit_points": "分", "unit_hands": "局", "unit_ratio": "",
         "sig_favour": "照顾（合并）", "sig_imm_marginal": "为同伴放活的牌",
         "sig_dd_marginal": "给同伴的分（明牌）", "sig_pooled": "超出自身信息的收益",
@@ -193,8 +247,11 @@ CASE_LABELS: dict[str, dict[str, str]] = {
                         "并不比对对手多（所有 z 都低于 2）。本页不是串通的证据。",
         "edge_not_calibrated": "有一个方向偏向同伴，但仅凭本页不能作为串通的证据：它没有与房间里的诚实搭档比较，"
                                "也没有对查看的搭档数量作校正。请运行 `analyzer audit` 获得校准后的结论。",
-        "edge_exact": "每局放活的牌，同伴 − 对手（精确）",
-        "edge_true_deal": "每局得分，同伴 − 对手（明牌）",
+        "edge_exact": "每局为同伴放活的牌，减去每个对手的（精确）",
+        "edge_true_deal": "每局给同伴的分，减去每个对手的（明牌）",
+        "edge_title_case": "谁照顾了谁（每局同桌）",
+        "edge_help_case": "原始数值，本搭档的每个页面都相同：每位出牌者的出牌与平均选项相比，同伴所得减去每个对手所得，"
+                          "按同桌每局计；± 为普通搭档的标准误。下面的信号是这些数值超出本房间玩家在同样局面下所得的部分。",
         "evidence_help": "按明牌计算最偏向同伴（相对于对手）的出牌，从大到小；只列出显示出知道对方手牌迹象的玩家的出牌。",
         "to_partner": "同伴（明牌）", "to_opponents": "对手（明牌）", "edge": "差值（分）", "edge_cards": "差值（张）",
         "collusion_help_imm": "每位出牌者的出牌在每局同桌中为各玩家放活（+）或憋死（−）的牌数：按明牌精确计算，"

@@ -15,6 +15,7 @@ from analyzer.problems import Problem, path_text
 from analyzer.report import views
 from analyzer.report.common import clean, render_page, write_page
 from analyzer.report.views import HandView
+from analyzer.rules import dead_cards, touched_cards
 from analyzer.variants import game_of
 from analyzer.variants.bieqi import COVER, DEFAULT_RULES, VARIANT, Outcome, Rules, State
 
@@ -54,12 +55,14 @@ def decision_entry(row: Mapping[str, Any]) -> dict[str, Any]:
     entry["best"] = parse_action(best, kind) if isinstance(best, str) and best else None
     if all(f"delta{s}" in row for s in range(4)):
         entry["delta"] = [clean(float(row[f"delta{s}"])) for s in range(4)]
+    if all(f"imm{s}" in row for s in range(4)):  # cards made playable (+) or stranded (-), the evidence's card edge
+        entry["imm"] = [clean(float(row[f"imm{s}"])) for s in range(4)]
     return entry
 
 
 #: The columns :func:`decision_entry` reads.
 ENTRY_COLUMNS = ("hand_id", "action", "kind", "options", "chosen", "best", *_SCALAR_COLUMNS,
-                 *(f"delta{s}" for s in range(4)))
+                 *(f"delta{s}" for s in range(4)), *(f"imm{s}" for s in range(4)))
 
 
 def decisions_by_hand(decisions: pd.DataFrame | None,
@@ -122,6 +125,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
     first = st.turn
     actions: list[int] = []
     live = [list(scan(st.live))]
+    decisions = {k: dict(v) for k, v in (decisions or {}).items()}
     for a in record.actions:
         try:
             act = parse_action(a.card, a.kind)
@@ -129,6 +133,9 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
             break
         if st.is_terminal() or a.seat != st.turn or not st.is_legal(act):
             break
+        d = decisions.get(str(len(actions)))
+        if d is not None:  # the cards this move made live or unplayable, in every hand: the evidence's marks
+            d["touched"] = list(scan(touched_cards(act, dead_cards(st.covered)) & ~st.table))
         st.push(act)
         actions.append(act)
         gone = st.table | st.covered[0] | st.covered[1] | st.covered[2] | st.covered[3]
@@ -143,7 +150,7 @@ def hand_data(record: Any, decisions: Mapping[str, Any] | None = None,
         "id": record.hand_id, "table": record.table_id, "players": list(record.players),
         "deal": [list(scan(m)) for m in masks], "first": first, "actions": actions, "live": live,
         "ms": times if times and None not in times else None, "outcome": outcome,
-        "decisions": dict(decisions or {}),
+        "decisions": decisions,
         "problems": [{"action": p.action, "seat": p.seat, "code": p.code, "message": path_text(p.message)} for p in problems],
     }
 

@@ -90,9 +90,12 @@ def collusion_table(rows: pd.DataFrame, a: str, b: str, hands: int) -> list[list
 
 def pair_edge(rows: pd.DataFrame, a: str, b: str) -> list[dict[str, Any]]:
     """Per actor: the partner's gain minus the mean of the two opponents', per hand together, exact
-    (``imm``, cards) and on the true deal (``dd``, points, against the sensible choice), with standard
-    errors and z = mean / s.e. Honest play gives 0 on average; this alone is not calibrated against the
-    room (the audit is)."""
+    (``imm``, cards) and on the true deal (``dd``, points), both against the average option, with standard
+    errors (the pair's own hands' spread) and z = mean / s.e.: the raw per-hand figure the audit's
+    ``imm_marginal`` and ``dd_marginal`` signals read (audit.json's ``points_per_hand``), before the room's
+    baseline is taken off. Honest play gives about 0; this alone is not calibrated against the room (the audit
+    is). A page with the pair's audit entry shows the entry's own figures instead (:func:`entry_edge`: the
+    audit's rows need not carry the options the average option is read from)."""
     import pandas as pd
 
     from analyzer.audit.evidence import edge
@@ -110,7 +113,7 @@ def pair_edge(rows: pd.DataFrame, a: str, b: str) -> list[dict[str, Any]]:
         names = mine[[f"p{s}" for s in range(SEATS)]].astype(str).to_numpy()
         seat = mine["seat"].to_numpy(np.int64)
         pseat = (names == partner).argmax(axis=1)
-        for tag, values in (("imm", eff.imm), ("dd", eff.dd)):
+        for tag, values in (("imm", eff.imm), ("dd", eff.dd_avg)):  # what imm_ and dd_marginal sum, uncentred
             e = pd.Series(edge(np.nan_to_num(values), seat, pseat)).groupby(mine["hand_id"].to_numpy()).sum()
             per = np.zeros(hands)
             per[: len(e)] = e.to_numpy()  # hands without a decision of the actor count as zero
@@ -119,6 +122,27 @@ def pair_edge(rows: pd.DataFrame, a: str, b: str) -> list[dict[str, Any]]:
                           "z": clean(float(per.mean() / se)) if se > 0 else None}
         out.append(entry)
     return out
+
+
+def entry_edge(entry: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """:func:`pair_edge`'s figures from an audit entry (the same per-hand quantity, summed by the audit over the
+    pair's hands together: ``signals.imm_marginal`` and ``dd_marginal``'s ``points_per_hand``), each ± a typical
+    pair's standard error (``se_per_hand``); None when the entry lacks them."""
+    signals = entry.get("signals")
+    if not isinstance(signals, Mapping):
+        return None
+    out = []
+    for tag in ("ab", "ba"):
+        got: dict[str, Any] = {}
+        for key, name in (("imm", "imm_marginal"), ("dd", "dd_marginal")):
+            d = signals.get(name, {}).get(tag) if isinstance(signals.get(name), Mapping) else None
+            if isinstance(d, Mapping) and "points_per_hand" in d:
+                got.setdefault("actor", d.get("actor"))
+                got.setdefault("partner", d.get("partner"))
+                got[key] = {"per_hand": d.get("points_per_hand"), "se": d.get("se_per_hand"), "z": None}
+        if "imm" in got or "dd" in got:
+            out.append({"hands": entry.get("hands_together"), **got})
+    return out or None
 
 
 def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
@@ -136,12 +160,14 @@ def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
     shown = {k: v for k, v in (entry or {}).items() if k != "evidence"}
     has_rows = rows is not None and len(rows) > 0
     return {"players": [a, b], "hands_together": hands, "entry": shown or None, "evidence": evidence,
-            "edge": pair_edge(rows, a, b) if has_rows and not entry and measure(rows) != "delta" else None,
+            "edge": entry_edge(entry) if entry else (
+                pair_edge(rows, a, b) if has_rows and measure(rows) != "delta" else None),
             "table": {"cells": collusion_table(rows, a, b, hands), "measure": measure(rows)} if has_rows else None}
 
 
 def evidence_hands(pdata: Mapping[str, Any]) -> set[str]:
-    """Hand ids the pair's evidence rows point to (the hands the page embeds for the replayer)."""
+    """Hand ids the pair's evidence rows point to (the hands the page embeds for the replayer; for ``burst`` the
+    first extreme hands of each direction, those listed with their moves)."""
     return {str(e["hand_id"]) for e in pdata["evidence"] if isinstance(e, Mapping) and "hand_id" in e}
 
 

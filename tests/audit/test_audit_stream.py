@@ -24,6 +24,9 @@ def _assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
     assert list(a.columns) == list(b.columns)
     assert a[["a", "b"]].equals(b[["a", "b"]])
     for c in a.columns[2:]:
+        if c.endswith("_extreme"):  # burst's hands (JSON text): the same hands in the same order
+            assert a[c].tolist() == b[c].tolist(), c
+            continue
         x, y = a[c].to_numpy(np.float64), b[c].to_numpy(np.float64)
         assert np.allclose(x, y, rtol=1e-7, atol=1e-9, equal_nan=True), c
 

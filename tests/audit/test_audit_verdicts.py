@@ -262,7 +262,7 @@ def _decision(hand: str, action: int, seat: int, players: list[str], dd: list[fl
             "think_ms": 900.0, "difficulty": 0.5, "reasons": ""}
 
 
-def test_evidence_is_ranked_by_the_true_deal_edge_and_drops_rows_without_one() -> None:
+def test_point_evidence_is_ranked_by_the_true_deal_edge_and_drops_rows_without_one() -> None:
     seats = ["F", "x", "R", "y"]  # feeder F at seat 0, receiver R at seat 2
     rows = pd.DataFrame([
         _decision("h1", 3, 0, seats, [0, -2, 10, -2], [0, 0, 1, 0]),   # edge 12
@@ -272,11 +272,11 @@ def test_evidence_is_ranked_by_the_true_deal_edge_and_drops_rows_without_one() -
         _decision("h3", 2, 2, seats, [0, 0, 0, 50], [0, 0, 0, 0]),     # the receiver's move
         _decision("h3", 4, 2, seats, [20, 0, 0, 0], [1, 0, 0, 0]),     # the receiver helping the feeder: edge 20
     ])
-    both = pair_evidence(rows, "F", "R")
+    both = pair_evidence(rows, "F", "R", signal="dd_marginal")  # a true-deal points signal fired
     assert [(e["hand_id"], e["action"]) for e in both] == [("h1", 7), ("h3", 4), ("h1", 3)]
     assert [e["edge"] for e in both] == [30.0, 20.0, 12.0]
     assert both[0]["direction"] == "F -> R" and both[0]["effect_true_deal"]["partner"] == 30.0
-    only_feeder = pair_evidence(rows, "F", "R", actors=["F"])
+    only_feeder = pair_evidence(rows, "F", "R", actors=["F"], signal="dd_marginal")
     assert [e["actor"] for e in only_feeder] == ["F", "F"]
 
 
@@ -350,15 +350,19 @@ def _two_way(rng: np.random.Generator, shift: Callable[[int], np.ndarray], hands
 
 
 def test_case_lead_states_the_burst_look_that_fired() -> None:
-    from analyzer.audit.case import burst_look, lead
+    from analyzer.audit.case import burst_look, case_details, lead
 
     rng = np.random.default_rng(21)
-    # many hands a little favoured: the mean look fires, and the sentence gives the hands' mean percentile
+    # many hands a little favoured: the mean look fires; the lead counts the hands above the level (more than a
+    # typical pair's) and the detail below it gives the hands' mean percentile
     row = _pair_row(_two_way(rng, lambda n: np.full(n, 0.4)))
     assert burst_look(row) == "mean"
     sentence = lead(row)
-    assert sentence["key"] == "lead_burst_mean" and sentence["actor"] == "A" and sentence["partner"] == "B"
-    pct, hands, se = float(sentence["args"][2]), int(sentence["args"][3]), float(sentence["args"][4])
+    assert sentence["key"] == "lead_burst" and sentence["actor"] == "A" and sentence["partner"] == "B"
+    assert int(sentence["args"][2]) > float(sentence["args"][5]) + 2 * float(sentence["args"][6])
+    detail = case_details(row, ["A"])["detail"]
+    assert detail["key"] == "detail_burst_mean"
+    pct, hands, se = float(detail["args"][2]), int(detail["args"][3]), float(detail["args"][4])
     assert hands == 500 and pct > 50 + 4 * se and 0 < se < 2  # N(0.4, 1) vs N(0, 1): about the 61st percentile
     # a few hands far out: the count look fires, and the sentence counts the hands above the actor's top level
     row = _pair_row(_two_way(rng, lambda n: np.where(rng.random(n) < 0.05, 8.0, 0.0)))

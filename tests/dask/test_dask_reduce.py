@@ -119,6 +119,9 @@ def test_the_pair_table_on_the_workers_equals_the_streamed_one(cluster: tuple[st
     b = got.sort_values(["a", "b"], ignore_index=True)
     assert list(a.columns) == list(b.columns) and a[["a", "b"]].equals(b[["a", "b"]])
     for c in a.columns[2:]:
+        if c.endswith("_extreme"):  # burst's hands (JSON text), named by their ids on the workers as here
+            assert a[c].tolist() == b[c].tolist(), c
+            continue
         x, y = a[c].to_numpy(np.float64), b[c].to_numpy(np.float64)
         assert np.allclose(x, y, rtol=1e-7, atol=1e-9, equal_nan=True), c
     assert a["marginal_ab_z"].max() > 4

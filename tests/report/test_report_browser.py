@@ -122,7 +122,8 @@ def test_hand_replay_follows_the_engine_step_by_step(page: object, site: dict) -
     page.locator("[data-role=reveal]").check()  # type: ignore[attr-defined]
     for k in range(53):
         if k in (0, 1, 13, 30, 52):
-            expect(step).to_have_text(f"step {k} / 52")
+            # the move about to be made, numbered as the move list numbers it; after the last, the end
+            expect(step).to_have_text(f"move {k + 1} / 52" if k < 52 else "end of the hand (52 moves)")
             assert cards(page, "[data-role=table]") == set(scan(st.table))
             for s in range(4):
                 assert cards(page, f"[data-role=seat][data-seat='{s}'] [data-role=hand]") == set(scan(st.hands[s]))
@@ -164,7 +165,7 @@ def test_hand_filter_and_deviation_jumps(page: object, site: dict) -> None:
 
 def test_hand_without_analysis_in_chinese(page: object, site: dict) -> None:
     page.goto(url(site["dir"] / "hand-plain.html", "hand=0&step=52"))  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text("第 52 / 52 步")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text("牌局结束（共 52 手）")  # type: ignore[attr-defined]
     assert page.locator("[data-role=explain]").inner_text()  # type: ignore[attr-defined]
     page.keyboard.press("Home")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=options]")).to_contain_text("7♠")  # type: ignore[attr-defined]
@@ -212,7 +213,7 @@ def test_pair_page_evidence_opens_the_replayer_at_the_decision(page: object, sit
     first = page.locator("[data-role=evidence] a").first  # type: ignore[attr-defined]
     step = int(parse_qs(first.get_attribute("href").lstrip("#"))["step"][0])
     first.click()
-    expect(page.locator("[data-role=step]")).to_have_text(f"step {step} / 52")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"move {step + 1} / 52")  # type: ignore[attr-defined]
 
 
 def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
@@ -230,11 +231,15 @@ def test_audit_page(page: object, site: dict, audit_run: AuditRun) -> None:
     rows.first.locator("a", has_text="详情").click()
     detail = page.locator("[data-role=detail-pair]")  # type: ignore[attr-defined]
     expect(detail.locator("[data-role=signal-row]")).to_have_count(len(top["case"]["signals"]))
-    expect(detail.locator("[data-role=evidence]")).to_have_count(len(top["evidence"]))
+    # burst's case lists its extreme hands; any other case its evidence moves
+    listed = "burst-hand" if "burst_directions" in top["case"] else "evidence"
+    expect(detail.locator(f"[data-role={listed}]")).to_have_count(
+        sum(len(w["extreme"]) for w in top["case"]["burst_directions"]) if listed == "burst-hand"
+        else len(top["evidence"]))
     detail.locator("h2 a").first.click()
     expect(page.locator("[data-role=detail-player] [data-role=player-id]")).to_have_text(EVIL_PLAYER)  # type: ignore[attr-defined]
     page.go_back()  # type: ignore[attr-defined]
-    page.locator("[data-role=evidence] a").first.click()  # type: ignore[attr-defined]
+    page.locator(f"[data-role={listed}] a").first.click()  # type: ignore[attr-defined]
     expect(page.locator("[data-role=detail-hand] [data-role=hand-id]")).to_have_text(  # type: ignore[attr-defined]
         str(top["evidence"][0]["hand_id"]))
 

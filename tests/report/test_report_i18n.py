@@ -251,16 +251,16 @@ def test_every_page_in_both_languages(page: object, site: dict, name: str, file:
 @needs_chromium
 def test_choice_is_remembered_across_pages(page: object, site: dict) -> None:
     page.goto(url(site["dir"] / "hand.html"))  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text("step 0 / 52")
+    expect(page.locator("[data-role=step]")).to_have_text("move 1 / 52")  # the move about to be made, as the list numbers it
     switch(page, "zh")
-    expect(page.locator("[data-role=step]")).to_have_text("第 0 / 52 步")
+    expect(page.locator("[data-role=step]")).to_have_text("第 1 / 52 手")
     page.goto(url(site["dir"] / "player.html"))  # another page of the same reader opens in Chinese
     # a player page carries plotly (~3.5 MB of script): under a loaded CI machine its parse took over expect's 5 s
     expect(page.locator("html")).to_have_attribute("lang", "zh-CN", timeout=30_000)
     expect(page.locator("#page-title")).to_have_text("玩家报告")
     switch(page, "en")
     page.goto(url(site["dir"] / "hand-tong.html"))  # written with --lang zh, the reader's choice wins
-    expect(page.locator("[data-role=step]")).to_contain_text("step")
+    expect(page.locator("[data-role=step]")).to_contain_text("move")
 
 
 @pytest.mark.browser

@@ -192,6 +192,7 @@ function handHash(i, action, extra = {}) {
   if (action != null) q.set("step", String(action));
   for (const s of extra.suspect || []) q.append("suspect", String(s));
   if (extra.focus != null) q.set("focus", String(extra.focus));
+  if (extra.partner != null) q.set("partner", String(extra.partner));  // an evidence row's: whose cards to mark
   return "#" + q.toString();
 }
 function handAnchor(i, action, text, extra) {
@@ -323,6 +324,8 @@ class Replayer {
     this.decisions = hand.decisions || {};
     this.suspects = new Set((marks.suspect || []).map(String));
     this.focus = marks.focus != null && hand.players.includes(marks.focus) ? marks.focus : null;
+    // an evidence row's partner: the cards each move of the other suspect freed or blocked for them are marked
+    this.partner = marks.partner != null && hand.players.map(String).includes(String(marks.partner)) ? String(marks.partner) : null;
     this.seatOf = (i) => (hand.first + i) % 4;  // strict rotation: move i+1 is made by this seat
     this.root = el("div", { class: "replayer", dataset: { role: "replayer" } });
     root.append(this.root);
@@ -384,6 +387,8 @@ class Replayer {
       item(el("span", { class: "card small back" }), "lg_back"),
       item(el("span", { class: "swatch to-act" }), "lg_to_act"),
       this.suspects.size ? item(el("span", { class: "swatch suspect" }), "lg_suspect") : null,
+      this.partner != null ? item(el("span", { class: "card small freed s0", text: "9♠" }), "lg_freed") : null,
+      this.partner != null ? item(el("span", { class: "card small blocked s0", text: "5♠" }), "lg_blocked") : null,
       el("span", { class: "legend-item" }, t("lg_chip")),
       chip("best", "lg_best"), chip("dev-small", "lg_small"), chip("dev-mid", "lg_mid"), chip("dev-big", "lg_big"),
       chip("problem", "lg_problem"));
@@ -410,7 +415,8 @@ class Replayer {
     const k = this.step;
     const st = stateAt(h, k);
     const last = k > 0 ? h.actions[k - 1] : null;
-    this.stepLabel.textContent = t("step_of", k, this.n);
+    this.stepLabel.textContent = k < this.n ? t("move_of", k + 1, this.n) : t("moves_end", this.n);
+    const marks = this.cardMarks(k);
     const reveal = this.reveal.checked;
     const out = k === this.n && h.outcome ? h.outcome : null;
     for (let s = 0; s < 4; s++) {
@@ -428,7 +434,8 @@ class Replayer {
         suspect ? el("span", { class: "badge flag", dataset: { role: "suspect" }, text: t("suspect") }) : null,
         el("span", { class: "meta", text: ` · ${t("seat")} ${s}` + (tags.length ? " · " + tags.join(" ") : "") })));
       p.append(el("div", { class: "row", dataset: { role: "hand" } },
-        cards.map((c) => cardEl(c, "small" + (st.live.has(c) ? " live" : "")))));
+        cards.map((c) => cardEl(c, "small" + (st.live.has(c) ? " live" : "") + (marks.seat === s && marks.freed.has(c) ? " freed"
+          : marks.seat === s && marks.blocked.has(c) ? " blocked" : "")))));
       const cov = st.covered[s].map((c) => reveal
         ? cardEl(c, "small revealed" + (last === c + COVER ? " last" : ""))
         : el("span", { class: "card small back" + (last === c + COVER ? " last" : ""), title: t("covered") }));
@@ -468,7 +475,7 @@ class Replayer {
     const chosen = this.hand.actions[k];
     const d = this.decisions[k];
     const ms = this.hand.ms;
-    div.append(el("h3", {}, t("move_n", k + 1) + " · " + t("to_act") + ": ", raw(this.hand.players[seat]), ` (${t("seat")} ${seat}) → `,
+    div.append(el("h3", {}, t("to_act") + ": ", raw(this.hand.players[seat]), ` (${t("seat")} ${seat}) → `,
       el("span", { dataset: { role: "chosen" }, text: actionText(chosen) }),
       ms && k > 0 ? el("span", { class: "muted", text: ` · ${fmt((ms[k] - ms[k - 1]) / 1000, 1)} s` }) : null));
     if (!d) {
@@ -511,7 +518,36 @@ class Replayer {
       div.append(el("div", { class: "muted" }, t("effect_on") + ": ",
         [0, 1, 2, 3].filter((s) => s !== seat).map((s) => el("span", {}, raw(this.hand.players[s]), ` ${signed(d.delta[s], 2)}  `))));
     }
+    const partnerSeat = this.partnerSeat(seat);
+    if (d.imm && partnerSeat != null) {  // the evidence row's figure: partner's cards minus each opponent's, exact
+      const others = [0, 1, 2, 3].filter((s) => s !== seat && s !== partnerSeat);
+      const e = d.imm[partnerSeat] - others.reduce((acc, s) => acc + (d.imm[s] || 0), 0) / others.length;
+      div.append(el("div", { dataset: { role: "move-edge" } }, sentence("span", {}, "ev_move_edge", this.hand.players[seat],
+        this.hand.players[partnerSeat], signed(e, 2))));
+    }
     if (d.reasons) div.append(reasonEl(d.reasons, { class: "muted block", dataset: { role: "reasons" } }));
+  }
+
+  /* The partner's seat when the seat to act is the other suspect of an evidence link, else null. */
+  partnerSeat(seat) {
+    if (this.partner == null) return null;
+    const p = this.hand.players.map(String).indexOf(this.partner);
+    return p < 0 || p === seat || !this.suspects.has(String(this.hand.players[seat])) ? null : p;
+  }
+
+  /* The partner's cards the move at step k made live (a play: "freed") or unplayable for the rest of the hand (a
+     cover: "blocked"), exactly as the card edge counts them, when the mover is the other suspect of an evidence link. */
+  cardMarks(k) {
+    const none = { seat: null, freed: new Set(), blocked: new Set() };
+    const d = this.decisions[k];
+    if (k >= this.n || !d || !d.touched) return none;
+    const seat = this.seatOf(k);
+    const p = this.partnerSeat(seat);
+    if (p == null) return none;
+    const held = new Set(stateAt(this.hand, k).hands[p]);
+    const mine = d.touched.filter((c) => held.has(c));
+    const cover = this.hand.actions[k] >= COVER;
+    return { seat: p, freed: new Set(cover ? [] : mine), blocked: new Set(cover ? mine : []) };
   }
 
   renderFinal(out) {
@@ -653,7 +689,8 @@ function unitText(u) { return u ? t("unit_" + u) : ""; }
 function renderLead(root, c) {
   root.append(box(t("case"),
     sentence("p", { class: "lead", dataset: { role: "lead" } }, c.lead.key, ...c.lead.args),
-    c.verdict ? sentence("p", { dataset: { role: "verdict-line" } }, c.verdict.key, ...c.verdict.args) : null));
+    c.verdict ? sentence("p", { dataset: { role: "verdict-line" } }, c.verdict.key, ...c.verdict.args) : null,
+    c.detail ? sentence("p", { class: "muted", dataset: { role: "lead-detail" } }, c.detail.key, ...c.detail.args) : null));
 }
 
 function renderOutcomes(root, o) {
@@ -694,32 +731,76 @@ function renderGlossary(root) {
     ["score", "z", "p", "q", "flagged", "review"].flatMap((k) => [el("dt", { text: t("gl_term_" + k) }), el("dd", { text: t("gl_" + k) })]))));
 }
 
+/* The pair's raw per-hand favour (report.pair.pair_edge: the one source of these figures on every page). Without
+   an audit entry it says it is no verdict. */
 function renderEdge(root, p) {
   const [a, b] = p.players;
   const shows = (p.edge || []).some((e) => [e.imm, e.dd].some((m) => m && m.z != null && m.z >= 2));
-  root.append(box(t("edge_title"),
-    shows ? el("p", { class: "notice", dataset: { role: "not-evidence" }, text: t("edge_not_calibrated") })
-      : sentence("p", { class: "notice", dataset: { role: "not-evidence" } }, "edge_no_sign", a, b),
+  const note = p.entry ? el("p", { class: "muted", text: t("edge_help_case") })
+    : shows ? el("p", { class: "notice", dataset: { role: "not-evidence" }, text: t("edge_not_calibrated") })
+      : sentence("p", { class: "notice", dataset: { role: "not-evidence" } }, "edge_no_sign", a, b);
+  root.append(box(t(p.entry ? "edge_title_case" : "edge_title"), note,
     table([[t("direction")], [t("edge_exact"), 1], [t("edge_true_deal"), 1]],
       (p.edge || []).map((e) => el("tr", { dataset: { role: "edge-row" } }, td(direction(e.actor, "→", e.partner)),
-        td(e.imm ? `${signed(e.imm.per_hand, 2)} ± ${fmt(e.imm.se, 2)} (z ${fmt(e.imm.z, 1)})` : "–", true),
-        td(e.dd ? `${signed(e.dd.per_hand, 2)} ± ${fmt(e.dd.se, 2)} (z ${fmt(e.dd.z, 1)})` : "–", true))))));
+        td(edgeText(e.imm, !p.entry), true), td(edgeText(e.dd, !p.entry), true))))));
+}
+/* "+0.63 ± 0.10" (and the pair's own z, on a page without the audit's calibrated signals). */
+function edgeText(m, z) {
+  return m ? `${signed(m.per_hand, 2)} ± ${fmt(m.se, 2)}` + (z ? ` (z ${fmt(m.z, 1)})` : "") : "–";
+}
+
+/* A link that opens the replayer at an evidence row's move, the partner's cards it freed or blocked marked. */
+function evidenceLink(x, text, a, b) {
+  const i = HAND_INDEX.get(x.hand_id);
+  if (i == null) return handAnchor(null, null, text);
+  return el("a", { href: handHash(i, x.action, { suspect: [a, b], partner: x.partner }), class: "mono raw",
+    dataset: { raw: "1", role: "evidence-link" }, text, title: idTip(text) });
+}
+
+/* burst's extreme hands: every hand its count counts, each with the actor's moves in it that carried the favour;
+   a table a direction, under the direction's count. */
+function renderBurstHands(root, p, c) {
+  const [a, b] = p.players;
+  const moves = new Map();
+  for (const x of p.evidence || []) {
+    const k = x.actor + "\u0000" + x.hand_id;
+    if (!moves.has(k)) moves.set(k, []);
+    moves.get(k).push(x);
+  }
+  const ways = (c.burst_directions || []).map((w) => el("div", { dataset: { role: "burst-direction", actor: String(w.actor) } },
+    sentence("p", {}, "burst_direction", w.actor, w.partner, w.above, w.hands, fmt(100 * w.level, 0), fmt(w.expected, 1),
+      fmt(w.expected_sd, 1), w.listed, w.with_moves ?? w.listed),
+    table([["#", 1], [t("hand")], [t("hand_favour"), 1], [t("moves_in_hand")]],
+      (w.extreme || []).map(([id, favour], i) => ({ actor: w.actor, partner: w.partner, hand_id: id, favour, rank: i + 1 })).map((h) =>
+        el("tr", { dataset: { role: "burst-hand", hand: String(h.hand_id) } },
+        td(String(h.rank), true),
+        td(evidenceLink({ hand_id: h.hand_id, action: ((moves.get(h.actor + "\u0000" + h.hand_id) || [])[0] || {}).action ?? null,
+          partner: h.partner }, String(h.hand_id), a, b)),
+        td(fmt(h.favour, 2), true),
+        td(el("span", {}, ...(moves.get(h.actor + "\u0000" + h.hand_id) || []).flatMap((x, j) => [j ? " · " : "",
+          evidenceLink(x, `${t("move_n", x.action + 1)} ${prettyCards(String(x.chosen ?? ""))}`, a, b),
+          el("span", { class: "muted", dataset: { role: "edge" }, text: ` ${signed(x.edge_immediate, 2)} ${t("unit_cards")}` })]))))))));
+  root.append(box(t("burst_hands"), el("p", { class: "muted", text: t("burst_hands_help") }), ...ways));
 }
 
 function renderEvidence(root, p) {
   const ev = p.evidence || [];
   const [a, b] = p.players;
+  const c = (p.entry || {}).case || {};
+  if (c.burst_directions) { renderBurstHands(root, p, c); return; }
   if (ev.length && ev.every((x) => x.edge != null)) {
-    const eff = (x) => x.effect_true_deal || {};
-    root.append(box(t("evidence"), el("p", { class: "muted", text: t("evidence_help") }), table(
+    const cards = (ev[0].rank_by || "edge_immediate") === "edge_immediate";
+    const eff = (x) => (cards ? x.effect_immediate : x.effect_true_deal) || {};
+    const unit = cards ? t("unit_cards") : t("unit_points");
+    root.append(box(t("evidence"), el("p", { class: "muted", text: t(cards ? "evidence_help_cards" : "evidence_help_points") }), table(
       [[t("hand")], [t("action"), 1], [t("direction")], [t("chosen")], [t("sensible")], [t("regret"), 1],
-       [t("to_partner"), 1], [t("to_opponents"), 1], [t("edge"), 1], [t("edge_cards"), 1]],
-      ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(handLink(x.hand_id, x.action, { suspect: [a, b] })),
+       [`${t("ev_partner")} (${unit})`, 1], [`${t("ev_opponents")} (${unit})`, 1], [t(cards ? "edge_cards" : "edge"), 1]],
+      ev.map((x) => el("tr", { dataset: { role: "evidence" } }, td(evidenceLink(x, String(x.hand_id), a, b)),
         td(String(x.action + 1), true), td(x.direction ? el("span", { dataset: { role: "direction", raw: "1" }, text: x.direction, title: idTip(x.direction) })
           : direction(x.actor, "->", x.partner, "direction")),
         td(el("span", { text: prettyCards(String(x.chosen ?? "")) })), td(el("span", { text: prettyCards(String(x.alternative ?? "")) })), td(fmt(x.regret, 2), true),
-        td(signed(eff(x).partner, 1), true), td((eff(x).others || []).map((v) => signed(v, 1)).join(" / "), true),
-        td(el("b", { dataset: { role: "edge" }, text: signed(x.edge, 2) }), true), td(signed(x.edge_immediate, 1), true))))));
+        td(signed(eff(x).partner, 2), true), td((eff(x).others || []).map((v) => signed(v, 2)).join(" / "), true),
+        td(el("b", { dataset: { role: "edge" }, text: signed(cards ? x.edge_immediate : x.edge, 2) }), true))))));
     return;
   }
   const known = new Set(["hand_id", "action"]);
@@ -739,7 +820,7 @@ function renderPair(root, p) {
     stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value, e.log10_q)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
   if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
-  if (!p.entry && p.edge) renderEdge(root, p);
+  if (p.edge) renderEdge(root, p);
   if (p.table) {
     const roles = [raw(a), raw(b), t("others_each")];
     const cells = p.table.cells;
@@ -941,8 +1022,9 @@ const ROUTES = {
     const focus = params.get("focus") ?? DATA.focus ?? null;
     const View = (typeof HAND_VIEWS !== "undefined" && lookup(HAND_VIEWS, hand.view)) || Replayer;
     return new View(node, hand, params.has("step") ? Number(params.get("step")) : null,
-      (k) => history.replaceState(null, "", handHash(i, k, { suspect: params.getAll("suspect"), focus: params.get("focus") })),
-      { suspect, focus });
+      (k) => history.replaceState(null, "", handHash(i, k, { suspect: params.getAll("suspect"), focus: params.get("focus"),
+        partner: params.get("partner") })),
+      { suspect, focus, partner: params.get("partner") });
   },
   player: (node, p) => renderPlayer(node, p),
   pair: (node, p) => renderPair(node, p),
