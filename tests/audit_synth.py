@@ -119,3 +119,18 @@ def bystander_null_room(seed: int, actors: int = 30, hands: int = 300) -> pd.Dat
             for o, k in zip(table, rng.permutation([1, 2, 3])):
                 rows.append((f"A{a}", o, h, int(k), rng.normal() + (2.0 if o == f"P{a}" else -1.0 if with_p else 0.0)))
     return pd.DataFrame(rows, columns=["actor", "other", "hand_id", "offset", "imm_marginal"])
+
+
+def as_decision_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """A synthetic room in the decision rows' schema (the columns ``analyse`` writes, in its order and types): the
+    columns the room lacks as empty texts or zeros, every decision weighing 1, its loss its regret."""
+    from analyzer.analysis.decisions import analyse
+
+    schema = analyse([])
+    df = df.copy()
+    for c in schema.columns:
+        if c not in df.columns:
+            df[c] = "" if schema[c].dtype == object else 0
+    df["scale"] = 1.0
+    df["loss"] = df["regret"]
+    return df[list(schema.columns)].astype(schema.dtypes.to_dict())

@@ -142,6 +142,42 @@ def sharing_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def on_a_terminal(*args: str, timeout: float = 90, columns: int | None = None) -> tuple[int, str, str]:
+    """The real command with standard error on a pseudo-terminal (as a person runs it: the progress bar is on) and
+    standard output on a pipe: (exit code, standard output, what the terminal showed). ``columns``: the terminal's
+    width, set on it (tqdm reads the terminal's own size; without it the pty is 0 x 0)."""
+    master, slave = os.openpty()
+    if columns is not None:
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    shown: list[bytes] = []
+
+    def drain() -> None:  # the terminal's reader: a full pty buffer would stop the command
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the slave side closed (Linux: EIO)
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns or 120)}
+    try:
+        r = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], stdout=subprocess.PIPE, stderr=slave,
+                           stdin=subprocess.DEVNULL, env=env, timeout=timeout, text=True)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return r.returncode, r.stdout, b"".join(shown).decode("utf-8", "replace")
+
+
 def run_cli(*args: str, input: str | bytes | None = None, catch_exceptions: bool = True) -> Any:
     """The command line in this process (click's runner): its result (exit code, output, exception). The one way the
     tests run a command in process; :func:`analyzer_process` runs it in a process of its own."""

@@ -4,14 +4,11 @@ is read by the command itself."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT, feed_fifo, legal_obj
+from conftest import feed_fifo, legal_obj, on_a_terminal
 
 ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
@@ -32,35 +29,6 @@ def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
     return b"".join(out)
 
 
-def _on_a_terminal(*args: str, timeout: float = 90) -> tuple[int, str, str]:
-    """The real command with standard error on a pseudo-terminal (as a person runs it: the progress bar is on) and
-    standard output on a pipe: (exit code, standard output, what the terminal showed)."""
-    master, slave = os.openpty()
-    shown: list[bytes] = []
-
-    def drain() -> None:  # the terminal's reader: a full pty buffer would stop the command
-        while True:
-            try:
-                chunk = os.read(master, 1 << 16)
-            except OSError:  # the slave side closed (Linux: EIO)
-                return
-            if not chunk:
-                return
-            shown.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    try:
-        r = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], stdout=subprocess.PIPE, stderr=slave,
-                           stdin=subprocess.DEVNULL, env=env, timeout=timeout, text=True)
-    finally:
-        os.close(slave)
-        reader.join(timeout=10)
-        os.close(master)
-    return r.returncode, r.stdout, b"".join(shown).decode("utf-8", "replace")
-
-
 @needs_fifo
 @needs_pty
 @pytest.mark.parametrize("command", ["decisions", "audit"])
@@ -75,7 +43,7 @@ def test_a_named_pipe_on_a_terminal_is_read_by_the_command_not_by_the_progress_c
     out = tmp_path / "out"
     writer = feed_fifo(fifo, _lines(3))
     extra = ONE_SAMPLE if command == "decisions" else ["--samples", "1", "--dd-samples", "1", "--min-hands", "1"]
-    code, stdout, shown = _on_a_terminal(command, str(fifo), "-o", str(out), *extra)
+    code, stdout, shown = on_a_terminal(command, str(fifo), "-o", str(out), *extra)
     writer.join(timeout=10)
     assert "Traceback" not in shown
     assert code == 0, shown

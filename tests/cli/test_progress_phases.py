@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import struct
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import on_a_terminal, run_cli
 
 import analyzer.progress
 
@@ -120,36 +116,10 @@ def test_with_a_store_the_hands_are_counted_as_they_are_read(room: Path, tmp_pat
 def test_on_a_terminal_the_bars_show_their_totals(room: Path, tmp_path: Path) -> None:
     """The real command with standard error on a terminal of 120 columns: each phase's bar shows its count of a total
     (tqdm's ``n/total``), the pair signals' included."""
-    import fcntl
-    import termios
-
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    shown: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(master, 1 << 16)
-            except OSError:  # the slave side closed
-                return
-            if not chunk:
-                return
-            shown.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    try:
-        r = subprocess.run([sys.executable, "-m", "analyzer.cli", "audit", str(room), "-o", str(tmp_path / "a"),
-                            "--jobs", "1", "--samples", "2", "--dd-samples", "2"], stdout=subprocess.PIPE,
-                           stderr=slave, stdin=subprocess.DEVNULL, env=env, timeout=300)
-    finally:
-        os.close(slave)
-        reader.join(timeout=10)
-        os.close(master)
-    assert r.returncode in (0, 1)
-    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", b"".join(shown).decode("utf-8", "replace"))
+    code, _, shown = on_a_terminal("audit", str(room), "-o", str(tmp_path / "a"), "--jobs", "1", "--samples", "2",
+                                   "--dd-samples", "2", timeout=300, columns=120)
+    assert code in (0, 1)
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", shown)
     assert "Traceback" not in text
     for phase, unit in (("analysing", "hands"), ("signals", "steps"), ("cases", "steps"), ("writing", "files")):
         assert re.search(rf"audit: {phase}: +\d+%\|.*\| \d+/\d+ \[.*{unit}/s", text), (phase, text[-2000:])

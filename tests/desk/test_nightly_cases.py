@@ -6,10 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from audit_synth import synthetic_room
+from audit_synth import as_decision_rows, synthetic_room
 from conftest import run_cli
 
-from analyzer.analysis.decisions import analyse
 from analyzer.analysis.execute import Settings
 from analyzer.analysis.store import StoreWriter
 from analyzer.desk import cases
@@ -22,13 +21,7 @@ PAIR = ("p00", "p01")
 def _days() -> list[pd.DataFrame]:
     """A synthetic room (16 players, one colluding pair) in the decision rows' schema, cut into nights."""
     df = synthetic_room(players=16, hands=240, colluders=(PAIR,), favour=2.0, seed=3)
-    schema = analyse([])
-    for c in schema.columns:
-        if c not in df.columns:
-            df[c] = "" if schema[c].dtype == object else 0
-    df["scale"] = 1.0
-    df["loss"] = df["regret"]
-    df = df[list(schema.columns)].astype(schema.dtypes.to_dict())
+    df = as_decision_rows(df)
     ids = list(dict.fromkeys(df["hand_id"]))
     return [df[df["hand_id"].isin([ids[i] for i in c])] for c in np.array_split(np.arange(len(ids)), NIGHTS)]
 

@@ -11,10 +11,9 @@ import numpy as np
 import orjson
 import pandas as pd
 import pytest
-from audit_synth import synthetic_room
+from audit_synth import as_decision_rows, synthetic_room
 from conftest import run_cli
 
-from analyzer.analysis.decisions import analyse
 from analyzer.analysis.execute import Settings
 from analyzer.analysis.store import StoreWriter, open_store
 from analyzer.audit import ledger
@@ -27,13 +26,7 @@ PAIR = ("p00", "p01")
 def _rows() -> pd.DataFrame:
     """A synthetic room in the decision rows' schema: 16 players, one colluding pair."""
     df = synthetic_room(players=16, hands=160, colluders=(PAIR,), favour=2.0, seed=3)
-    schema = analyse([])
-    for c in schema.columns:
-        if c not in df.columns:
-            df[c] = "" if schema[c].dtype == object else 0
-    df["scale"] = 1.0
-    df["loss"] = df["regret"]
-    return df[list(schema.columns)].astype(schema.dtypes.to_dict())
+    return as_decision_rows(df)
 
 
 def _add_day(store: Path, day: pd.DataFrame) -> None:
@@ -226,13 +219,7 @@ def test_an_honest_room_looked_at_every_day_keeps_the_alarm_rate(tmp_path: Path)
     reached 1/alpha stays within alpha's sampling error; the fixed-sample p read at the same looks is printed."""
     alpha = 0.01
     df = synthetic_room(players=32, hands=96, run=8, decisions=6, seed=5)
-    schema = analyse([])
-    for c in schema.columns:
-        if c not in df.columns:
-            df[c] = "" if schema[c].dtype == object else 0
-    df["scale"] = 1.0
-    df["loss"] = df["regret"]
-    df = df[list(schema.columns)].astype(schema.dtypes.to_dict())
+    df = as_decision_rows(df)
     ids = list(dict.fromkeys(df["hand_id"]))
     store = tmp_path / "store"
     for cut in np.array_split(np.arange(len(ids)), 16):
