@@ -1,0 +1,303 @@
+"""The Dask client's share of an audit's CPU at 16,000 hands, at 1 and 2 workers, with the speed-up and the Karp-Flatt
+serial fraction.
+
+    python -m benchmarks.dask_client_share [--hands 16000] [--workers 1 2] [--rounds 1] [--small]
+
+The room is the first ``--hands`` hands of ``benchmarks/scale_room.py``'s (2,000 players, seed 51; simulated here
+when its work folder lacks it). Each run is ``analyzer audit LOG --out DIR --dask ...`` in a fresh process (the
+analysis and the pair signals' passes on the workers; the client reads and validates the logs, merges and writes),
+in two set-ups, every run in turn:
+
+- ``local``: ``--dask local --jobs W``, the LocalCluster the command starts itself; its scheduler runs inside the
+  command's process, so the command's CPU is the client's and the scheduler's together.
+- ``standing``: a ``dask scheduler`` and W ``dask worker`` processes started (and warmed) before the command, as a
+  platform keeps them; the command's CPU is the client's alone, the scheduler's is counted apart.
+
+The client's share is its CPU over the run's total (client, scheduler and workers while the command ran). The
+speed-up S of W workers is the wall of 1 worker over W's, in the same set-up; the Karp-Flatt serial fraction is
+e = (1/S - 1/W) / (1 - 1/W). This machine has 2 cores shared with other work: W > 2 measures contention, not scaling
+(``--workers`` above the cores is refused with ``local``, which never starts more workers than cores).
+``--profile``: the 2-worker standing client once more under cProfile, its top functions by own time
+(the main thread: the client's own work, not the connection's event-loop thread).
+Writes benchmarks/results/dask_client_share.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_audit_scale import _OWN_CPU, audit_once  # noqa: E402
+from benchmarks.results import Results, command_line  # noqa: E402
+from benchmarks.scale_room import simulate  # noqa: E402
+
+#: The issue's goal: the client's CPU at most this share of the total.
+SHARE_GOAL = 0.05
+
+#: Runs the CLI under cProfile (argv after the two file names) and writes the stats of its main thread to the first.
+_PROFILED = ("import cProfile, sys\n"
+             "out = sys.argv[1]\n"
+             "sys.argv = ['analyzer'] + sys.argv[2:]\n"
+             "from analyzer.cli import cli\n"
+             "p = cProfile.Profile()\n"
+             "try:\n"
+             "    p.runcall(cli)\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "finally:\n"
+             "    p.dump_stats(out)\n")
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def first_hands(src: Path, hands: int, dest: Path) -> Path:
+    """The room's first ``hands`` hands as a log of their own (written once)."""
+    out = dest / f"first-{hands}-of-{src.name.split('.')[0]}.jsonl"
+    if not out.exists():
+        tmp = out.with_name(out.name + ".tmp")
+        with gzip.open(src, "rb") as f, open(tmp, "wb") as g:
+            for n, line in enumerate(f):
+                if n >= hands:
+                    break
+                g.write(line)
+        tmp.rename(out)
+    return out
+
+
+def _cpu(pid: int) -> float:
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class Standing:
+    """A scheduler and ``workers`` workers on 127.0.0.1 (one thread each, the audit's warm-up preloaded and finished),
+    started before the runs and shut down after them."""
+
+    def __init__(self, workers: int, folder: Path) -> None:
+        from distributed import Client
+
+        self.workers = workers
+        sched_file = str(folder / f"scheduler-{workers}.json")
+        quiet: dict[str, Any] = {"env": _env(), "cwd": str(folder), "stdout": subprocess.DEVNULL,
+                                 "stderr": subprocess.DEVNULL}
+        self.scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                           "--port", "0", "--no-dashboard", "--scheduler-file", sched_file], **quiet)
+        self.procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                        sched_file, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard",
+                                        "--no-nanny", "--preload", "analyzer.audit.warm"], **quiet)
+                      for _ in range(workers)]
+        deadline = time.monotonic() + 300
+        while not os.path.exists(sched_file) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        from benchmarks.bench_dask_workers import _warm_over
+
+        with Client(scheduler_file=sched_file, timeout="60s") as client:
+            client.wait_for_workers(workers, timeout=300)
+            while not all(client.run(_warm_over).values()):
+                if time.monotonic() > deadline:
+                    raise SystemExit("the workers' warm-up did not finish")
+                time.sleep(0.2)
+            self.address = client.scheduler.address
+        time.sleep(1.0)  # the client's goodbye settled
+
+    def run(self, log: Path, profile: Path | None = None) -> dict[str, float]:
+        """One ``analyzer audit LOG --dask ADDRESS``: wall s, the command's CPU (``client``), the scheduler's and the
+        workers' CPU while it ran, the command's peak RSS MB, the load."""
+        before_s = _cpu(self.scheduler.pid)
+        before_w = sum(_cpu(p.pid) for p in self.procs)
+        load = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            own = Path(tmp) / "own-cpu.txt"
+            code = _PROFILED if profile is not None else _OWN_CPU
+            first = str(profile) if profile is not None else str(own)
+            t0 = time.monotonic()
+            proc = subprocess.Popen([sys.executable, "-c", code, first, "audit", str(log), "--out", str(Path(tmp) / "out"),
+                                     "--dask", self.address, "--jobs", str(self.workers)], cwd=ROOT, env=_env(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.monotonic() - t0
+            if os.waitstatus_to_exitcode(status) not in (0, 1):
+                raise SystemExit(f"audit failed ({status}): {err[-2000:]}")
+            client = usage.ru_utime + usage.ru_stime
+        return {"wall": wall, "client": client, "scheduler": _cpu(self.scheduler.pid) - before_s,
+                "workers": sum(_cpu(p.pid) for p in self.procs) - before_w, "rss_mb": usage.ru_maxrss / 1024,
+                "load": (load + os.getloadavg()[0]) / 2}
+
+    def close(self) -> None:
+        from distributed import Client
+
+        try:
+            with Client(self.address, timeout="30s") as client:
+                client.shutdown()
+        except OSError:
+            pass
+        for p in [self.scheduler, *self.procs]:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.terminate()
+                p.wait(timeout=30)
+
+
+def local_run(log: Path, workers: int) -> dict[str, float]:
+    """One ``analyzer audit LOG --dask local --jobs W`` (``bench_audit_scale.audit_once``): the command's own CPU is
+    the client's with the LocalCluster's scheduler (``client``; ``scheduler`` 0), the rest the workers'."""
+    r = audit_once(log, ["--dask", "local", "--jobs", str(workers)])
+    return {"wall": r["wall"], "client": r["client"], "scheduler": 0.0, "workers": r["cpu"] - r["client"],
+            "rss_mb": r["rss_mb"], "load": r["load"]}
+
+
+def karp_flatt(speedup: float, workers: int) -> float | None:
+    """The experimentally determined serial fraction e = (1/S - 1/p) / (1 - 1/p) (None for one worker)."""
+    if workers < 2 or speedup <= 0:
+        return None
+    return (1 / speedup - 1 / workers) / (1 - 1 / workers)
+
+
+#: Functions in which the main thread waits (on a lock, a socket): left out of the own-time table.
+WAITS = ("acquire' of '_thread", "select", "poll", "wait")
+
+
+def top_functions(stats_file: Path, n: int = 15) -> list[list[Any]]:
+    """The profile's ``n`` functions with the most own time: file:line(function), own s, cumulative s, calls."""
+    st = pstats.Stats(str(stats_file), stream=io.StringIO())
+    rows = []
+    for (file, line, fn), (_, calls, own, cum, _) in st.stats.items():  # type: ignore[attr-defined]
+        if any(w in fn for w in WAITS):  # the main thread waiting for the workers: not the client's work
+            continue
+        where = file.split("site-packages/")[-1].replace(str(ROOT) + "/", "")
+        rows.append([f"{where}:{line}({fn})", own, cum, calls])
+    return sorted(rows, key=lambda r: -r[1])[:n]
+
+
+def top_cumulative(stats_file: Path, prefix: str = "analyzer/", n: int = 15) -> list[list[Any]]:
+    """The analyzer's own functions with the most cumulative time in the profile."""
+    st = pstats.Stats(str(stats_file), stream=io.StringIO())
+    rows = []
+    for (file, line, fn), (_, calls, own, cum, _) in st.stats.items():  # type: ignore[attr-defined]
+        where = file.replace(str(ROOT) + "/", "")
+        if where.startswith(prefix):
+            rows.append([f"{where}:{line}({fn})", own, cum, calls])
+    return sorted(rows, key=lambda r: -r[2])[:n]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hands", type=int, default=16000)
+    ap.add_argument("--players", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=51)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--setups", nargs="+", choices=("local", "standing"), default=["local", "standing"])
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--profile", action="store_true", help="profile the 2-worker standing client (cProfile)")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bieqi-scale-room")
+    ap.add_argument("--small", action="store_true", help="a quick check: 1,000 hands of a 200-player room")
+    args = ap.parse_args(argv)
+    if args.small:
+        args.hands, args.players = 1000, 200
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if "local" in args.setups and max(args.workers) > cores:
+        raise SystemExit(f"--dask local starts at most {cores} workers here: run W > {cores} with --setups standing")
+    workers = sorted(set(args.workers))
+    res = Results("dask_client_share", "Dask: the client's share of the CPU, speed-up and serial fraction", "dask",
+                  command_line("benchmarks.dask_client_share", argv),
+                  parameters={"hands": args.hands, "players": args.players, "seed": args.seed, "workers": workers,
+                              "setups": args.setups, "rounds": args.rounds, "small": args.small, "cores": cores},
+                  about=f"`analyzer audit LOG --dask ...` of the first {args.hands:,} hands of the platform-scale room "
+                        f"({args.players:,} players) at 1 and 2 workers, fresh processes, in turn: `local` (the "
+                        "command's own LocalCluster, whose scheduler runs in the command's process) and `standing` (a "
+                        "scheduler and workers started and warmed beforehand; the scheduler's CPU counted apart). The "
+                        "client's share is its CPU over the total; S = wall of 1 worker over W's; Karp-Flatt "
+                        f"e = (1/S - 1/W) / (1 - 1/W). This machine has {cores} cores, shared with other work: more "
+                        "workers than cores would measure contention, not scaling.")
+    src = simulate(args.work, args.hands, args.players, args.seed)
+    log = first_hands(src, args.hands, args.work)
+    audit_once(first_hands(src, 40, args.work), ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+    runs: list[dict[str, Any]] = []
+    folder = Path(tempfile.mkdtemp(prefix="bieqi-dask-share-"))
+    try:
+        for k in range(args.rounds):
+            for setup in args.setups:
+                for w in workers:
+                    if setup == "local":
+                        r = local_run(log, w)
+                    else:
+                        cluster = Standing(w, folder)
+                        try:
+                            r = cluster.run(log)
+                        finally:
+                            cluster.close()
+                    total = r["client"] + r["scheduler"] + r["workers"]
+                    r.update(setup=setup, workers_n=w, round=k, total=total, share=r["client"] / total)
+                    runs.append(r)
+                    print(f"{setup}, {w} worker(s), round {k}: wall {r['wall']:.1f} s, client {r['client']:.1f} s, "
+                          f"scheduler {r['scheduler']:.1f} s, workers {r['workers']:.1f} s, share {r['share']:.3f}, "
+                          f"load {r['load']:.1f}", flush=True)
+        profile_rows: list[list[Any]] = []
+        analyzer_rows: list[list[Any]] = []
+        if args.profile:
+            cluster = Standing(max(workers), folder)
+            try:
+                prof = folder / "client.prof"
+                r = cluster.run(log, profile=prof)
+                print(f"profiled client: wall {r['wall']:.1f} s, CPU {r['client']:.1f} s", flush=True)
+                profile_rows, analyzer_rows = top_functions(prof), top_cumulative(prof)
+            finally:
+                cluster.close()
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    rows = []
+    for setup in args.setups:
+        wall = {w: statistics.median(r["wall"] for r in runs if r["setup"] == setup and r["workers_n"] == w)
+                for w in workers}
+        for w in workers:
+            mine = [r for r in runs if r["setup"] == setup and r["workers_n"] == w]
+            med = {k: statistics.median(r[k] for r in mine) for k in ("client", "scheduler", "workers", "total",
+                                                                       "share", "rss_mb", "load")}
+            s = wall[workers[0]] / wall[w] if workers[0] == 1 else None
+            e = karp_flatt(s, w) if s is not None else None
+            rows.append([setup, w, wall[w], med["client"], med["scheduler"], med["workers"], med["total"],
+                         med["share"], s, e, med["rss_mb"], med["load"]])
+            res.figure(f"{setup}_{w}_share", med["share"], "", f"{setup}, {w} worker(s): the client's share of the CPU"
+                       + (" (with the scheduler, which runs in its process)" if setup == "local" else ""),
+                       goal=f"<= {SHARE_GOAL}")
+            if e is not None:
+                res.figure(f"{setup}_{w}_speedup", s, "x", f"{setup}: wall of 1 worker over {w}")
+                res.figure(f"{setup}_{w}_karp_flatt", e, "", f"{setup}, {w} workers: Karp-Flatt serial fraction")
+    res.table("runs_median", "Runs (medians)", ["setup", "workers", "wall s", "client CPU s", "scheduler CPU s",
+              "workers CPU s", "total CPU s", "client share", "speed-up", "Karp-Flatt e", "client peak MB", "load"],
+              rows)
+    res.table("runs", "Every run", ["setup", "workers", "round", "wall s", "client s", "scheduler s", "workers s",
+                                    "share", "load"],
+              [[r["setup"], r["workers_n"], r["round"], r["wall"], r["client"], r["scheduler"], r["workers"],
+                r["share"], r["load"]] for r in runs], page=False)
+    if profile_rows:
+        res.table("client_profile", "The client's main thread: its functions with the most own time (cProfile, "
+                  f"standing, {max(workers)} workers)", ["function", "own s", "cumulative s", "calls"], profile_rows)
+        res.table("client_profile_analyzer", "The client's main thread: the analyzer's functions with the most "
+                  "cumulative time", ["function", "own s", "cumulative s", "calls"], analyzer_rows)
+    res.write()
+
+
+if __name__ == "__main__":
+    main()
