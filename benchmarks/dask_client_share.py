@@ -17,8 +17,9 @@ The client's share is its CPU over the run's total (client, scheduler and worker
 speed-up S of W workers is the wall of 1 worker over W's, in the same set-up; the Karp-Flatt serial fraction is
 e = (1/S - 1/W) / (1 - 1/W). This machine has 2 cores shared with other work: W > 2 measures contention, not scaling
 (``--workers`` above the cores is refused with ``local``, which never starts more workers than cores).
-``--profile``: the 2-worker standing client once more under cProfile, its top functions by own time
-(the main thread: the client's own work, not the connection's event-loop thread).
+``--spy RAW``: a py-spy recording of a client (``py-spy record --pid PID --rate 20 --nonblocking --format raw -o RAW``
+attached to a 2-worker ``local`` run's command), its main thread's work cut into the audit's phases.
+A run stopped part-way is resumed: the runs measured are kept in ``--work``.
 Writes benchmarks/results/dask_client_share.json.
 """
 
@@ -26,9 +27,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
+import json
 import os
-import pstats
 import statistics
 import subprocess
 import sys
@@ -46,20 +46,6 @@ from benchmarks.scale_room import simulate  # noqa: E402
 
 #: The issue's goal: the client's CPU at most this share of the total.
 SHARE_GOAL = 0.05
-
-#: Runs the CLI under cProfile (argv after the two file names) and writes the stats of its main thread to the first.
-_PROFILED = ("import cProfile, sys\n"
-             "out = sys.argv[1]\n"
-             "sys.argv = ['analyzer'] + sys.argv[2:]\n"
-             "from analyzer.cli import cli\n"
-             "p = cProfile.Profile()\n"
-             "try:\n"
-             "    p.runcall(cli)\n"
-             "except SystemExit:\n"
-             "    pass\n"
-             "finally:\n"
-             "    p.dump_stats(out)\n")
-
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -117,7 +103,7 @@ class Standing:
             self.address = client.scheduler.address
         time.sleep(1.0)  # the client's goodbye settled
 
-    def run(self, log: Path, profile: Path | None = None) -> dict[str, float]:
+    def run(self, log: Path) -> dict[str, float]:
         """One ``analyzer audit LOG --dask ADDRESS``: wall s, the command's CPU (``client``), the scheduler's and the
         workers' CPU while it ran, the command's peak RSS MB, the load."""
         before_s = _cpu(self.scheduler.pid)
@@ -125,10 +111,8 @@ class Standing:
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as tmp:
             own = Path(tmp) / "own-cpu.txt"
-            code = _PROFILED if profile is not None else _OWN_CPU
-            first = str(profile) if profile is not None else str(own)
             t0 = time.monotonic()
-            proc = subprocess.Popen([sys.executable, "-c", code, first, "audit", str(log), "--out", str(Path(tmp) / "out"),
+            proc = subprocess.Popen([sys.executable, "-c", _OWN_CPU, str(own), "audit", str(log), "--out", str(Path(tmp) / "out"),
                                      "--dask", self.address, "--jobs", str(self.workers)], cwd=ROOT, env=_env(),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -172,31 +156,38 @@ def karp_flatt(speedup: float, workers: int) -> float | None:
     return (1 / speedup - 1 / workers) / (1 - 1 / workers)
 
 
-#: Functions in which the main thread waits (on a lock, a socket): left out of the own-time table.
-WAITS = ("acquire' of '_thread", "select", "poll", "wait")
+#: Where the client's main thread is, by the outermost of these frames (file:line as py-spy names them): the
+#: phases of ``analyzer audit`` (``commands/audit.py`` and ``audit/core.py``'s ``run_audit``).
+PHASES = (("reading and validating the logs, sending the batches", "run_audit (analyzer/audit/core.py:721)"),
+          ("the pair table, the player table and the cases (audit_rows)", "run_audit (analyzer/audit/core.py:731)"),
+          ("the shown rows' reasons (_finish)", "run_audit (analyzer/audit/core.py:753)"),
+          ("pairs.csv and players.csv", "_audit_run (analyzer/commands/audit.py:253)"),
+          ("report.html", "_audit_run (analyzer/commands/audit.py:255)"))
+#: Leaf frames of a thread waiting (for the workers, a lock, the event loop): not the client's work.
+WAITS = ("select (selectors", "Condition.wait", "acquire", "_worker (concurrent", "wait (threading")
 
 
-def top_functions(stats_file: Path, n: int = 15) -> list[list[Any]]:
-    """The profile's ``n`` functions with the most own time: file:line(function), own s, cumulative s, calls."""
-    st = pstats.Stats(str(stats_file), stream=io.StringIO())
-    rows = []
-    for (file, line, fn), (_, calls, own, cum, _) in st.stats.items():  # type: ignore[attr-defined]
-        if any(w in fn for w in WAITS):  # the main thread waiting for the workers: not the client's work
+def spy_phases(raw: Path) -> tuple[list[tuple[str, int]], int]:
+    """A py-spy raw recording of the client (``py-spy record --pid PID --format raw``) cut into :data:`PHASES`: the
+    main thread's samples not waiting, by the first phase frame on its stack (``other``: imports, start-up, the
+    rest); and their total."""
+    counts: dict[str, int] = {}
+    total = 0
+    for line in raw.read_text(encoding="utf-8").splitlines():
+        stack, _, n = line.rpartition(" ")
+        frames = stack.split(";")
+        if not stack or not frames[0].startswith("<module> (<string>") or any(w in frames[-1] for w in WAITS):
             continue
-        where = file.split("site-packages/")[-1].replace(str(ROOT) + "/", "")
-        rows.append([f"{where}:{line}({fn})", own, cum, calls])
-    return sorted(rows, key=lambda r: -r[1])[:n]
+        total += int(n)
+        name = next((ph for ph, frame in PHASES if frame in frames), "other")
+        counts[name] = counts.get(name, 0) + int(n)
+    order = [ph for ph, _ in PHASES] + ["other"]
+    return [(ph, counts[ph]) for ph in order if ph in counts], max(total, 1)
 
 
-def top_cumulative(stats_file: Path, prefix: str = "analyzer/", n: int = 15) -> list[list[Any]]:
-    """The analyzer's own functions with the most cumulative time in the profile."""
-    st = pstats.Stats(str(stats_file), stream=io.StringIO())
-    rows = []
-    for (file, line, fn), (_, calls, own, cum, _) in st.stats.items():  # type: ignore[attr-defined]
-        where = file.replace(str(ROOT) + "/", "")
-        if where.startswith(prefix):
-            rows.append([f"{where}:{line}({fn})", own, cum, calls])
-    return sorted(rows, key=lambda r: -r[2])[:n]
+def _median(xs: list[Any]) -> Any:
+    known = [x for x in xs if x is not None]
+    return statistics.median(known) if known else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,7 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--setups", nargs="+", choices=("local", "standing"), default=["local", "standing"])
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--profile", action="store_true", help="profile the 2-worker standing client (cProfile)")
+    ap.add_argument("--spy", type=Path, default=None, help="a py-spy raw recording of a client (py-spy record --pid "
+                    "PID --format raw), summarised by phase into the results")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bieqi-scale-room")
     ap.add_argument("--small", action="store_true", help="a quick check: 1,000 hands of a 200-player room")
     args = ap.parse_args(argv)
@@ -231,12 +223,15 @@ def main(argv: list[str] | None = None) -> None:
     src = simulate(args.work, args.hands, args.players, args.seed)
     log = first_hands(src, args.hands, args.work)
     audit_once(first_hands(src, 40, args.work), ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
-    runs: list[dict[str, Any]] = []
+    runs_file = args.work / f"dask-share-{args.players}p-s{args.seed}-{args.hands}.json"
+    runs: list[dict[str, Any]] = json.loads(runs_file.read_text()) if runs_file.exists() else []
     folder = Path(tempfile.mkdtemp(prefix="bieqi-dask-share-"))
     try:
         for k in range(args.rounds):
             for setup in args.setups:
                 for w in workers:
+                    if any(r["setup"] == setup and r["workers_n"] == w and r["round"] == k for r in runs):
+                        continue  # measured by a run before this one (resumed)
                     if setup == "local":
                         r = local_run(log, w)
                     else:
@@ -248,20 +243,10 @@ def main(argv: list[str] | None = None) -> None:
                     total = r["client"] + r["scheduler"] + r["workers"]
                     r.update(setup=setup, workers_n=w, round=k, total=total, share=r["client"] / total)
                     runs.append(r)
+                    runs_file.write_text(json.dumps(runs))
                     print(f"{setup}, {w} worker(s), round {k}: wall {r['wall']:.1f} s, client {r['client']:.1f} s, "
                           f"scheduler {r['scheduler']:.1f} s, workers {r['workers']:.1f} s, share {r['share']:.3f}, "
                           f"load {r['load']:.1f}", flush=True)
-        profile_rows: list[list[Any]] = []
-        analyzer_rows: list[list[Any]] = []
-        if args.profile:
-            cluster = Standing(max(workers), folder)
-            try:
-                prof = folder / "client.prof"
-                r = cluster.run(log, profile=prof)
-                print(f"profiled client: wall {r['wall']:.1f} s, CPU {r['client']:.1f} s", flush=True)
-                profile_rows, analyzer_rows = top_functions(prof), top_cumulative(prof)
-            finally:
-                cluster.close()
     finally:
         import shutil
 
@@ -272,8 +257,8 @@ def main(argv: list[str] | None = None) -> None:
                 for w in workers}
         for w in workers:
             mine = [r for r in runs if r["setup"] == setup and r["workers_n"] == w]
-            med = {k: statistics.median(r[k] for r in mine) for k in ("client", "scheduler", "workers", "total",
-                                                                       "share", "rss_mb", "load")}
+            med = {k: _median([r[k] for r in mine]) for k in ("client", "scheduler", "workers", "total", "share",
+                                                              "rss_mb", "load")}
             s = wall[workers[0]] / wall[w] if workers[0] == 1 else None
             e = karp_flatt(s, w) if s is not None else None
             rows.append([setup, w, wall[w], med["client"], med["scheduler"], med["workers"], med["total"],
@@ -291,11 +276,14 @@ def main(argv: list[str] | None = None) -> None:
                                     "share", "load"],
               [[r["setup"], r["workers_n"], r["round"], r["wall"], r["client"], r["scheduler"], r["workers"],
                 r["share"], r["load"]] for r in runs], page=False)
-    if profile_rows:
-        res.table("client_profile", "The client's main thread: its functions with the most own time (cProfile, "
-                  f"standing, {max(workers)} workers)", ["function", "own s", "cumulative s", "calls"], profile_rows)
-        res.table("client_profile_analyzer", "The client's main thread: the analyzer's functions with the most "
-                  "cumulative time", ["function", "own s", "cumulative s", "calls"], analyzer_rows)
+    if any(r.get("from_log") for r in runs):
+        res.note("Runs marked from_log in the file were read back from the printed line of a run whose process was "
+                 "stopped before it wrote its results (figures as printed: 0.1 s; no peak memory).")
+    if args.spy is not None:
+        phases, total = spy_phases(args.spy)
+        res.table("client_profile", "The client's main thread at work, by phase (py-spy samples of a 2-worker "
+                  "`--dask local` client; waits for the workers left out)", ["phase", "share of its work"],
+                  [[name, n / total] for name, n in phases])
     res.write()
 
 

@@ -56,15 +56,17 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def measured(args: list[str], cwd: Path = ROOT, ok: tuple[int, ...] = (0, 1)) -> dict[str, float]:
+def measured(args: list[str], cwd: Path = ROOT, ok: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
     """``analyzer ARGS`` in a fresh process: wall s, CPU s (its own and its reaped children's), peak RSS MB of its
-    largest process (``ru_maxrss``) and of its process tree (psutil, sampled every 0.2 s), the 1-minute load."""
+    largest process (``ru_maxrss``) and of its process tree (psutil, sampled every 0.2 s), the 1-minute load, and
+    what it printed (``said``: its standard output and error)."""
     import psutil
 
     load = os.getloadavg()[0]
     t0 = time.monotonic()
+    said = tempfile.TemporaryFile()
     proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args], cwd=cwd, env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=said, stderr=subprocess.PIPE)
     tree_peak = [0.0]
     done = threading.Event()
 
@@ -96,7 +98,11 @@ def measured(args: list[str], cwd: Path = ROOT, ok: tuple[int, ...] = (0, 1)) ->
     code = os.waitstatus_to_exitcode(status)
     if code not in ok:
         raise SystemExit(f"analyzer {' '.join(args[:3])} ...: exit {code}\n{err[-3000:]}")
+    said.seek(0)
+    stdout = said.read().decode(errors="replace")
+    said.close()
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
+            "said": stdout + err,
             "tree_peak_mb": max(tree_peak[0], usage.ru_maxrss / 1024), "load": (load + os.getloadavg()[0]) / 2}
 
 
@@ -136,27 +142,28 @@ def cut_days(log: Path, folder: Path, day_hands: int, hands: int) -> list[Path]:
 
 def build_stores(work: Path, days: list[Path], sizes: list[int], day_hands: int, jobs: int | None
                  ) -> tuple[dict[int, Path], list[dict[str, Any]]]:
-    """The store of each size (its first days), built day by day with ``analyzer decisions DAY --out STORE`` into
-    the largest's store; each smaller size's store is a copy of it as it stood after its last day (parts hard-linked:
-    a store never rewrites a part). Resumed from ``store-progress.json``; each day's build figures are kept there."""
-    big = work / f"store-{max(sizes)}"
-    progress_file = work / f"store-{max(sizes)}.progress.json"
+    """The store of each size (its first days): the days added one by one with ``analyzer decisions DAY --out STORE``
+    to one store (``work/store``), and each size's store a copy of it as it stood after that size's last day (parts
+    hard-linked: a store never rewrites a part). Resumed from ``store.progress.json``, which keeps each day's build
+    figures (a day the store held already, added by a run stopped before it noted it, adds nothing: ``resumed``)."""
+    building = work / "store"
+    progress_file = work / "store.progress.json"
     built: list[dict[str, Any]] = json.loads(progress_file.read_text()) if progress_file.exists() else []
     stores = {n: work / f"store-{n}" for n in sizes}
     for i, day in enumerate(days):
-        if i < len(built):
-            continue
-        extra = ["--jobs", str(jobs)] if jobs else []
-        r = measured(["decisions", str(day), "--out", str(big), *extra], ok=(0,))
-        r["day"], r["hands"] = i + 1, min(day_hands, max(sizes) - i * day_hands)
-        built.append(r)
-        print(f"day {i + 1}/{len(days)}: {r['hands']:,} hands in {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU, "
-              f"peak {r['peak_mb']:.0f} MB, load {r['load']:.1f}", flush=True)
-        progress_file.write_text(json.dumps(built))
-        held = (i + 1) * day_hands
+        if i >= len(built):
+            extra = ["--jobs", str(jobs)] if jobs else []
+            r = measured(["decisions", str(day), "--out", str(building), *extra], ok=(0,))
+            r["day"], r["hands"] = i + 1, min(day_hands, max(sizes) - i * day_hands)
+            r["resumed"] = "from 0 new hands" in r.pop("said", "")
+            built.append(r)
+            print(f"day {i + 1}/{len(days)}: {r['hands']:,} hands in {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s "
+                  f"CPU, peak {r['peak_mb']:.0f} MB, load {r['load']:.1f}", flush=True)
+            progress_file.write_text(json.dumps(built))
+        held = min((i + 1) * day_hands, max(sizes))
         for n in sizes:
-            if n != max(sizes) and n == held and not stores[n].exists():
-                _copy_store(big, stores[n])
+            if n == held and not stores[n].exists():
+                _copy_store(building, stores[n])
     return stores, built
 
 
@@ -181,6 +188,7 @@ def audit_run(form: str, n: int, store: Path, days: list[Path], scratch: Path) -
             r = measured(["audit", "--decisions", str(copy), "--out", str(out / "r")])
         else:
             r = measured(["audit", *map(str, days), "--decisions", str(store), "--out", str(out / "r")])
+        r.pop("said")
         pairs = _pairs_in(out / "r" / "pairs.csv")
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -205,6 +213,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--with-logs", choices=("yes", "no"), default="yes")
     ap.add_argument("--with-logs-max", type=int, default=None, help="the with-logs audit only up to this many hands")
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the decisions runs (default: theirs)")
+    ap.add_argument("--build-only", action="store_true", help="simulate, cut and build the stores, then stop")
+    ap.add_argument("--report-only", action="store_true", help="write the results of the audits measured so far "
+                    "(in --work), running none")
+    ap.add_argument("--note", action="append", default=[], help="a sentence for the results' notes (e.g. what "
+                    "stopped a larger size)")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bieqi-scale-room")
     ap.add_argument("--small", action="store_true", help="a quick check: 200 players, 1,000 and 4,000 hands, days "
                     "of 1,000")
@@ -230,13 +243,19 @@ def main(argv: list[str] | None = None) -> None:
                         "memory is the largest process's (ru_maxrss) and the process tree's (sampled).")
     log = simulate(work.parent, sizes[-1], args.players, args.seed)
     days = cut_days(log, work / "days", args.day_hands, sizes[-1])
-    stores, built = build_stores(work, days, sizes, args.day_hands, args.jobs)
+    if args.report_only:  # the days built so far (the figures of those the sizes hold)
+        progress = work / "store.progress.json"
+        stores, built = {}, json.loads(progress.read_text()) if progress.exists() else []
+    else:
+        stores, built = build_stores(work, days, sizes, args.day_hands, args.jobs)
+    if args.build_only:
+        return
     runs_file = work / "audits.json"
     runs: list[dict[str, Any]] = json.loads(runs_file.read_text()) if runs_file.exists() else []
     forms = ["look"] + (["with logs"] if args.with_logs == "yes" else [])
     scratch = work / "scratch"
     scratch.mkdir(exist_ok=True)
-    for k in range(args.rounds):
+    for k in range(0 if args.report_only else args.rounds):
         for form in forms:
             for n in sizes:
                 if form == "with logs" and args.with_logs_max is not None and n > args.with_logs_max:
@@ -249,7 +268,9 @@ def main(argv: list[str] | None = None) -> None:
                 runs_file.write_text(json.dumps(runs))
                 print(f"{form}, {n:,} hands: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU, peak {r['peak_mb']:.0f} "
                       f"MB (tree {r['tree_peak_mb']:.0f} MB), {r['pairs']:,} pairs, load {r['load']:.1f}", flush=True)
-    report(res, runs, built, sizes, forms)
+    for text in args.note:
+        res.note(text)
+    report(res, runs, built[:-(-sizes[-1] // args.day_hands)], sizes, forms)
     res.write()
 
 
@@ -259,6 +280,7 @@ def report(res: Results, runs: list[dict[str, Any]], built: list[dict[str, Any]]
     rows = []
     by: dict[tuple[str, int], dict[str, float]] = {}
     for form in forms:
+        before: tuple[int, dict[str, float]] | None = None
         for n in sizes:
             got = [r for r in runs if r["form"] == form and r["hands"] == n]
             if not got:
@@ -267,10 +289,15 @@ def report(res: Results, runs: list[dict[str, Any]], built: list[dict[str, Any]]
                                                                       "load")}
             med["pairs"] = got[0]["pairs"]
             by[(form, n)] = med
+            # the cost of the hands added since the smaller size (its fixed start-up and imports cancel out)
+            added = (1e3 * (med["cpu_s"] - before[1]["cpu_s"]) / (n - before[0])) if before else None
             rows.append([form, n, med["pairs"], med["wall_s"], med["cpu_s"], 1e3 * med["wall_s"] / n,
-                         1e3 * med["cpu_s"] / n, med["peak_mb"], med["tree_peak_mb"], len(got), med["load"]])
+                         1e3 * med["cpu_s"] / n, added, med["peak_mb"], med["tree_peak_mb"], len(got), med["load"]])
+            before = (n, med)
     res.table("audits", "Audits from the store, by size (medians)", ["form", "hands", "pairs", "wall s", "CPU s",
-              "wall ms/hand", "CPU ms/hand", "peak MB", "tree peak MB", "runs", "load"], rows)
+              "wall ms/hand", "CPU ms/hand", "CPU ms/added hand", "peak MB", "tree peak MB", "runs", "load"], rows,
+              about="CPU ms/added hand: the CPU of the hands added since the size above, a hand (the fixed "
+                    "start-up cancels out).")
     small = sizes[0]
     for form in forms:
         have = [n for n in sizes if (form, n) in by]
@@ -288,11 +315,12 @@ def report(res: Results, runs: list[dict[str, Any]], built: list[dict[str, Any]]
                    f"{what}, wall time a hand", goal=f"<= {TIME_GOAL}")
         res.figure(f"{tag}_cpu_ratio", (b["cpu_s"] / big) / (a["cpu_s"] / small), "x", f"{what}, CPU time a hand")
         res.figure(f"{tag}_pairs_ratio", b["pairs"] / max(a["pairs"], 1), "x", f"{what}, pairs seen together")
+    built = [d for d in built if not d.get("resumed")]  # a day added by a stopped run: its figures are not a day's
     if built:
         hands = sum(d["hands"] for d in built)
         res.figure("build_cpu_ms_hand", 1e3 * sum(d["cpu_s"] for d in built) / hands, "ms",
-                   f"building the store, `analyzer decisions DAY` a day ({len(built)} days, {hands:,} hands): CPU a "
-                   "hand")
+                   f"building the store, `analyzer decisions DAY` a day ({len(built)} days measured, {hands:,} "
+                   "hands): CPU a hand")
         res.figure("build_wall_s_day", statistics.median(d["wall_s"] for d in built), "s",
                    "building the store: wall a day (median)")
         res.figure("build_peak_mb", max(d["peak_mb"] for d in built), "MB",
