@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--setups", nargs="+", choices=("local", "standing"), default=["local", "standing"])
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--report-only", action="store_true", help="write the results of the runs measured so far "
+                    "(in --work), running none")
     ap.add_argument("--spy", type=Path, default=None, help="a py-spy raw recording of a client (py-spy record --pid "
                     "PID --format raw), summarised by phase into the results")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bieqi-scale-room")
@@ -220,14 +222,15 @@ def main(argv: list[str] | None = None) -> None:
                         "client's share is its CPU over the total; S = wall of 1 worker over W's; Karp-Flatt "
                         f"e = (1/S - 1/W) / (1 - 1/W). This machine has {cores} cores, shared with other work: more "
                         "workers than cores would measure contention, not scaling.")
-    src = simulate(args.work, args.hands, args.players, args.seed)
-    log = first_hands(src, args.hands, args.work)
-    audit_once(first_hands(src, 40, args.work), ["--jobs", "1"])  # numba's cache and the OS's file cache, not measured
+    if not args.report_only:
+        src = simulate(args.work, args.hands, args.players, args.seed)
+        log = first_hands(src, args.hands, args.work)
+        audit_once(first_hands(src, 40, args.work), ["--jobs", "1"])  # numba's cache, the OS's file cache: unmeasured
     runs_file = args.work / f"dask-share-{args.players}p-s{args.seed}-{args.hands}.json"
     runs: list[dict[str, Any]] = json.loads(runs_file.read_text()) if runs_file.exists() else []
     folder = Path(tempfile.mkdtemp(prefix="bieqi-dask-share-"))
     try:
-        for k in range(args.rounds):
+        for k in range(0 if args.report_only else args.rounds):
             for setup in args.setups:
                 for w in workers:
                     if any(r["setup"] == setup and r["workers_n"] == w and r["round"] == k for r in runs):
@@ -254,18 +257,22 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for setup in args.setups:
         wall = {w: statistics.median(r["wall"] for r in runs if r["setup"] == setup and r["workers_n"] == w)
-                for w in workers}
+                for w in workers if any(r["setup"] == setup and r["workers_n"] == w for r in runs)}
         for w in workers:
             mine = [r for r in runs if r["setup"] == setup and r["workers_n"] == w]
+            if not mine:
+                continue
             med = {k: _median([r[k] for r in mine]) for k in ("client", "scheduler", "workers", "total", "share",
                                                               "rss_mb", "load")}
-            s = wall[workers[0]] / wall[w] if workers[0] == 1 else None
+            s = wall[1] / wall[w] if 1 in wall else None
             e = karp_flatt(s, w) if s is not None else None
             rows.append([setup, w, wall[w], med["client"], med["scheduler"], med["workers"], med["total"],
                          med["share"], s, e, med["rss_mb"], med["load"]])
             res.figure(f"{setup}_{w}_share", med["share"], "", f"{setup}, {w} worker(s): the client's share of the CPU"
                        + (" (with the scheduler, which runs in its process)" if setup == "local" else ""),
                        goal=f"<= {SHARE_GOAL}")
+            res.figure(f"{setup}_{w}_amdahl_cap", 1 / med["share"], "x", f"{setup}, {w} worker(s): the speed-up "
+                       "the client's share allows any cluster (Amdahl, 1 / share)")
             if e is not None:
                 res.figure(f"{setup}_{w}_speedup", s, "x", f"{setup}: wall of 1 worker over {w}")
                 res.figure(f"{setup}_{w}_karp_flatt", e, "", f"{setup}, {w} workers: Karp-Flatt serial fraction")
