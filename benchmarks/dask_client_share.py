@@ -190,6 +190,11 @@ def _median(xs: list[Any]) -> Any:
     return statistics.median(known) if known else None
 
 
+def _measuring(argv: list[str] | None) -> list[str]:
+    """The command line that measures what a ``--report-only`` run writes (the same, without that flag)."""
+    return [a for a in (sys.argv[1:] if argv is None else argv) if a != "--report-only"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hands", type=int, default=16000)
@@ -212,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"--dask local starts at most {cores} workers here: run W > {cores} with --setups standing")
     workers = sorted(set(args.workers))
     res = Results("dask_client_share", "Dask: the client's share of the CPU, speed-up and serial fraction", "dask",
-                  command_line("benchmarks.dask_client_share", argv),
+                  command_line("benchmarks.dask_client_share", _measuring(argv)),
                   parameters={"hands": args.hands, "players": args.players, "seed": args.seed, "workers": workers,
                               "setups": args.setups, "rounds": args.rounds, "small": args.small, "cores": cores},
                   about=f"`analyzer audit LOG --dask ...` of the first {args.hands:,} hands of the platform-scale room "
@@ -222,6 +227,9 @@ def main(argv: list[str] | None = None) -> None:
                         "client's share is its CPU over the total; S = wall of 1 worker over W's; Karp-Flatt "
                         f"e = (1/S - 1/W) / (1 - 1/W). This machine has {cores} cores, shared with other work: more "
                         "workers than cores would measure contention, not scaling.")
+    if args.report_only:
+        res.note("Written from the runs measured before by this command (each run's load is in its table); the "
+                 "load above is the machine's when the file was written.")
     if not args.report_only:
         src = simulate(args.work, args.hands, args.players, args.seed)
         log = first_hands(src, args.hands, args.work)

@@ -175,13 +175,26 @@ def _copy_store(src: Path, dst: Path) -> None:
     tmp.rename(dst)
 
 
+def one_day_store(work: Path, n: int, days: list[Path]) -> Path:
+    """The store of the first ``n`` hands added in one run (``analyzer decisions DAY1 ... DAYk``: one day of the
+    ledger), written once."""
+    store = work / f"oneday-{n}"
+    if not store.exists():
+        tmp = work / f"oneday-{n}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        measured(["decisions", *map(str, days), "--out", str(tmp)], ok=(0,))
+        tmp.rename(store)
+    return store
+
+
 def audit_run(form: str, n: int, store: Path, days: list[Path], scratch: Path) -> dict[str, Any]:
-    """One audit of the store of ``n`` hands in a fresh process: ``look`` (no ledger yet: every day summed) or
-    ``with logs`` (the full audit of its days' logs with the store)."""
+    """One audit of the store of ``n`` hands in a fresh process: ``look`` (no ledger yet: every day summed; ``look,
+    one day``: of the store of the same hands added in one run) or ``with logs`` (the full audit of its days' logs
+    with the store)."""
     out = Path(tempfile.mkdtemp(prefix=f"out-{n}-", dir=scratch))
     copy = None
     try:
-        if form == "look":  # a store of its own without a ledger: the look sums every day
+        if form.startswith("look"):  # a store of its own without a ledger: the look sums every day
             copy = scratch / f"look-{n}"
             shutil.rmtree(copy, ignore_errors=True)
             _copy_store(store, copy)
@@ -202,6 +215,11 @@ def _pairs_in(csv: Path) -> int:
         return sum(1 for _ in f) - 1
 
 
+def _measuring(argv: list[str] | None) -> list[str]:
+    """The command line that measures what a ``--report-only`` run writes (the same, without that flag)."""
+    return [a for a in (sys.argv[1:] if argv is None else argv) if a != "--report-only"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[16000, 250000], help="room sizes in hands (multiples of "
@@ -212,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=1, help="audits of every size, in turn")
     ap.add_argument("--with-logs", choices=("yes", "no"), default="yes")
     ap.add_argument("--with-logs-max", type=int, default=None, help="the with-logs audit only up to this many hands")
+    ap.add_argument("--one-day-max", type=int, default=None, help="also the look of each size up to this one "
+                    "built in one run (one day): what a day's size costs the look")
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the decisions runs (default: theirs)")
     ap.add_argument("--build-only", action="store_true", help="simulate, cut and build the stores, then stop")
     ap.add_argument("--report-only", action="store_true", help="write the results of the audits measured so far "
@@ -231,10 +251,11 @@ def main(argv: list[str] | None = None) -> None:
     work = args.work / f"room-{args.players}p-s{args.seed}-d{args.day_hands}"
     work.mkdir(parents=True, exist_ok=True)
     res = Results("scale_room", "Platform scale: a room of 2,000 players at 16,000 hands and more", "platform-scale",
-                  command_line("benchmarks.scale_room", argv),
+                  command_line("benchmarks.scale_room", _measuring(argv)),
                   parameters={"sizes": sizes, "players": args.players, "day_hands": args.day_hands, "seed": args.seed,
                               "rounds": args.rounds, "with_logs": args.with_logs,
-                              "with_logs_max": args.with_logs_max, "small": args.small, "skill_mix": SKILL_MIX},
+                              "with_logs_max": args.with_logs_max, "one_day_max": args.one_day_max,
+                              "small": args.small, "skill_mix": SKILL_MIX},
                   about="One simulated room (`analyzer simulate`, seeded) cut into days of the same size; each day "
                         "added to a decision store by its own `analyzer decisions DAY --out STORE`; the room of N "
                         "hands is its first days. Audited from the store in fresh processes, every size in turn: "
@@ -243,6 +264,9 @@ def main(argv: list[str] | None = None) -> None:
                         "memory is the largest process's (ru_maxrss) and the process tree's (sampled).")
     log = simulate(work.parent, sizes[-1], args.players, args.seed)
     days = cut_days(log, work / "days", args.day_hands, sizes[-1])
+    if args.report_only:
+        res.note("Written from the runs measured before by this command (each run's load is in its table); the "
+                 "load above is the machine's when the file was written.")
     if args.report_only:  # the days built so far (the figures of those the sizes hold)
         progress = work / "store.progress.json"
         stores, built = {}, json.loads(progress.read_text()) if progress.exists() else []
@@ -252,7 +276,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     runs_file = work / "audits.json"
     runs: list[dict[str, Any]] = json.loads(runs_file.read_text()) if runs_file.exists() else []
-    forms = ["look"] + (["with logs"] if args.with_logs == "yes" else [])
+    forms = ["look"] + (["with logs"] if args.with_logs == "yes" else []) + (["look, one day"] if args.one_day_max
+                                                                               else [])
     scratch = work / "scratch"
     scratch.mkdir(exist_ok=True)
     for k in range(0 if args.report_only else args.rounds):
@@ -260,9 +285,13 @@ def main(argv: list[str] | None = None) -> None:
             for n in sizes:
                 if form == "with logs" and args.with_logs_max is not None and n > args.with_logs_max:
                     continue
+                if form == "look, one day" and n > args.one_day_max:
+                    continue
                 if sum(1 for r in runs if r["form"] == form and r["hands"] == n) > k:
                     continue  # measured in a run before this one (resumed)
-                r = audit_run(form, n, stores[n], days[:-(-n // args.day_hands)], scratch)
+                held = days[:-(-n // args.day_hands)]
+                store = stores[n] if form != "look, one day" else one_day_store(work, n, held)
+                r = audit_run(form, n, store, held, scratch)
                 r["round"] = k
                 runs.append(r)
                 runs_file.write_text(json.dumps(runs))
@@ -305,7 +334,7 @@ def report(res: Results, runs: list[dict[str, Any]], built: list[dict[str, Any]]
             continue
         big = have[-1]
         a, b = by[(form, small)], by[(form, big)]
-        tag = form.replace(" ", "_")
+        tag = form.replace(", ", "_").replace(" ", "_")
         what = f"{form}: {big:,} hands over {small:,}"
         res.figure(f"{tag}_memory_ratio", b["peak_mb"] / a["peak_mb"], "x", f"{what}, peak memory (largest process)",
                    goal=f"<= {MEMORY_GOAL}")
