@@ -220,13 +220,9 @@ def main(argv: list[str] | None = None) -> None:
                   command_line("benchmarks.dask_client_share", _measuring(argv)),
                   parameters={"hands": args.hands, "players": args.players, "seed": args.seed, "workers": workers,
                               "setups": args.setups, "rounds": args.rounds, "small": args.small, "cores": cores},
-                  about=f"`analyzer audit LOG --dask ...` of the first {args.hands:,} hands of the platform-scale room "
-                        f"({args.players:,} players) at 1 and 2 workers, fresh processes, in turn: `local` (the "
-                        "command's own LocalCluster, whose scheduler runs in the command's process) and `standing` (a "
-                        "scheduler and workers started and warmed beforehand; the scheduler's CPU counted apart). The "
-                        "client's share is its CPU over the total; S = wall of 1 worker over W's; Karp-Flatt "
-                        f"e = (1/S - 1/W) / (1 - 1/W). This machine has {cores} cores, shared with other work: more "
-                        "workers than cores would measure contention, not scaling.")
+                  about=f"`analyzer audit LOG --dask ...`, {args.hands:,} hands, {args.players:,} players; `local`: its "
+                        "own LocalCluster (scheduler in the client's process); `standing`: a cluster started before. "
+                        f"{cores} cores, shared: wall speed-ups here measure the load. Tables: the results file.")
     if args.report_only:
         res.note("Written from the runs measured before by this command (each run's load is in its table); the "
                  "load above is the machine's when the file was written.")
@@ -286,7 +282,7 @@ def main(argv: list[str] | None = None) -> None:
                 res.figure(f"{setup}_{w}_karp_flatt", e, "", f"{setup}, {w} workers: Karp-Flatt serial fraction")
     res.table("runs_median", "Runs (medians)", ["setup", "workers", "wall s", "client CPU s", "scheduler CPU s",
               "workers CPU s", "total CPU s", "client share", "speed-up", "Karp-Flatt e", "client peak MB", "load"],
-              rows)
+              rows, page=False)
     res.table("runs", "Every run", ["setup", "workers", "round", "wall s", "client s", "scheduler s", "workers s",
                                     "share", "load"],
               [[r["setup"], r["workers_n"], r["round"], r["wall"], r["client"], r["scheduler"], r["workers"],
@@ -298,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         phases, total = spy_phases(args.spy)
         res.table("client_profile", "The client's main thread at work, by phase (py-spy samples of a 2-worker "
                   "`--dask local` client; waits for the workers left out)", ["phase", "share of its work"],
-                  [[name, n / total] for name, n in phases])
+                  [[name, n / total] for name, n in phases], page=False)
     res.write()
 
 

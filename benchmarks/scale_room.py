@@ -256,12 +256,8 @@ def main(argv: list[str] | None = None) -> None:
                               "rounds": args.rounds, "with_logs": args.with_logs,
                               "with_logs_max": args.with_logs_max, "one_day_max": args.one_day_max,
                               "small": args.small, "skill_mix": SKILL_MIX},
-                  about="One simulated room (`analyzer simulate`, seeded) cut into days of the same size; each day "
-                        "added to a decision store by its own `analyzer decisions DAY --out STORE`; the room of N "
-                        "hands is its first days. Audited from the store in fresh processes, every size in turn: "
-                        "the look (`analyzer audit --decisions STORE --out DIR`, no ledger yet, so every day is "
-                        "summed) and the full audit with the logs (`analyzer audit DAYS... --decisions STORE`). Peak "
-                        "memory is the largest process's (ru_maxrss) and the process tree's (sampled).")
+                  about="One room cut into days, each added by `analyzer decisions DAY --out STORE`; audited from the "
+                        "store (the look; the audit with the logs) in fresh processes. Tables: results/scale_room.json.")
     log = simulate(work.parent, sizes[-1], args.players, args.seed)
     days = cut_days(log, work / "days", args.day_hands, sizes[-1])
     if args.report_only:
@@ -326,7 +322,7 @@ def report(res: Results, runs: list[dict[str, Any]], built: list[dict[str, Any]]
     res.table("audits", "Audits from the store, by size (medians)", ["form", "hands", "pairs", "wall s", "CPU s",
               "wall ms/hand", "CPU ms/hand", "CPU ms/added hand", "peak MB", "tree peak MB", "runs", "load"], rows,
               about="CPU ms/added hand: the CPU of the hands added since the size above, a hand (the fixed "
-                    "start-up cancels out).")
+                    "start-up cancels out).", page=False)
     small = sizes[0]
     for form in forms:
         have = [n for n in sizes if (form, n) in by]
