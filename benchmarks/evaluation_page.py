@@ -34,6 +34,7 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("scale", "Scale", "python -m benchmarks.bench_audit_scale --sizes 4000 16000"),
     ("audit-memory", "Audit memory", "python -m benchmarks.bench_audit_memory --sizes 4000 16000 64000"),
     ("dask", "Dask", "python -m benchmarks.bench_dask_workers"),
+    ("platform-scale", "Platform scale", "python -m benchmarks.scale_room"),
     ("report", "Report", "python -m benchmarks.bench_report"),
     ("detection", "Detection", "python -m benchmarks.run_all --only detection"),
     ("private-table", "Private table", "python -m benchmarks.eval_private_table"),
