@@ -1,10 +1,11 @@
-"""Write docs/evaluation.md from benchmarks/results/*.json: every figure with the command, commit and machine behind it.
+"""Write the evaluation pages from benchmarks/results/*.json: every figure with the command, commit and machine behind it.
 
-    python -m benchmarks.evaluation_page            # writes docs/evaluation.md
-    python -m benchmarks.evaluation_page --check    # exit 1 when the page is not what the results make
+    python -m benchmarks.evaluation_page            # writes docs/evaluation.md and docs/evaluation-detection.md
+    python -m benchmarks.evaluation_page --check    # exit 1 when a page is not what the results make
 
-The page is nothing but the results files rendered (tests/benchmarks/test_evaluation_page.py holds the committed
-page to what this makes of the committed results), so no figure on it is typed by hand. Each section has a fixed
+The evaluation is one document in two pages (speed and correctness; detection), each under the docs' size limit.
+The pages are nothing but the results files rendered (tests/benchmarks/test_evaluation_page.py holds the committed
+pages to what this makes of the committed results), so no figure on them is typed by hand. Each section has a fixed
 heading (the docs link to its anchor); a section whose benchmark has not written its file yet says so and names
 the command.
 """
@@ -19,9 +20,9 @@ from typing import Any
 
 from benchmarks.results import RESULTS, ROOT, read_all
 
-PAGE = ROOT / "docs" / "evaluation.md"
+DOCS = ROOT / "docs"
 
-#: The page's sections in order: anchor, heading, and the command that fills it (shown while its file is missing).
+#: The sections in order: anchor, heading, and the command that fills it (shown while its file is missing).
 SECTIONS: list[tuple[str, str, str]] = [
     ("demo", "Demo", "python -m benchmarks.bench_demo"),
     ("validation", "Validation", "python -m benchmarks.bench_validate --small-runs 5 --runs 7"),
@@ -46,14 +47,26 @@ SECTIONS: list[tuple[str, str, str]] = [
     ("gate", "Gate", "python -m benchmarks.gate_mutations"),
 ]
 
-INTRO = """\
-# Evaluation
+#: The detection sections' page; every other section is on docs/evaluation.md.
+DETECTION = {"detection", "private-table", "burst-null", "calibration", "held-out-simulators", "nightly-looks",
+             "skill"}
+#: Each page's file name (under docs/) and title.
+PAGES: dict[str, str] = {"evaluation.md": "Evaluation", "evaluation-detection.md": "Evaluation: detection"}
 
+
+def page_of(anchor: str) -> str:
+    """The page (a file name under docs/) that holds a section."""
+    return "evaluation-detection.md" if anchor in DETECTION else "evaluation.md"
+
+INTRO = """\
 Every figure on this page comes from a results file in `benchmarks/results/`, written by the command shown with it
 (run from the repository's root), on the machine and at the load named beside it; `python -m
 benchmarks.evaluation_page` writes the page from those files, and a test holds the page to them. To measure again,
 run the command (benchmarks/README.md lists them all; `python -m benchmarks.run_all` runs every one) and then the
 page's command. A run made in a smaller mode than the benchmark's default says so in its parameters.
+
+The evaluation has two pages: [speed, memory and correctness](evaluation.md) and [detection](evaluation-detection.md)
+(collusion found and missed, calibration, the nightly looks, skill).
 """
 
 
@@ -109,15 +122,17 @@ def _block(r: dict[str, Any], tables: list[dict[str, Any]], figures: bool) -> li
     return out
 
 
-def render(results: list[dict[str, Any]]) -> str:
-    """The page the results make (results in any order; files and tables go to the section each names)."""
+def render(results: list[dict[str, Any]]) -> dict[str, str]:
+    """Each page's text (keyed by its file name under docs/) that the results make (results in any order; files and
+    tables go to the section each names)."""
     known = {a for a, _, _ in SECTIONS}
     results = sorted(results, key=lambda r: r["name"])
     for r in results:
         if r["section"] not in known:
             raise ValueError(f"results/{r['name']}.json names section {r['section']!r}, not one of the page's")
-    lines = [INTRO]
+    pages = {name: [f"# {title}", "", INTRO] for name, title in PAGES.items()}
     for anchor, heading, command in SECTIONS:
+        lines = pages[page_of(anchor)]
         lines += [f"## {heading}", ""]
         blocks = 0
         for r in results:
@@ -127,24 +142,29 @@ def render(results: list[dict[str, Any]]) -> str:
                 blocks += 1
         if not blocks:
             lines += [f"Not measured yet: `{command}` writes this section's results file.", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return {name: "\n".join(lines).rstrip("\n") + "\n" for name, lines in pages.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="only compare the page with what the results make")
+    ap.add_argument("--check", action="store_true", help="only compare the pages with what the results make")
     ap.add_argument("--results", type=Path, default=RESULTS)
-    ap.add_argument("--out", type=Path, default=PAGE)
+    ap.add_argument("--out", type=Path, default=DOCS, help="the folder the pages go to (default: docs/)")
     a = ap.parse_args(argv)
-    text = render(read_all(a.results))
+    pages = render(read_all(a.results))
     if a.check:
-        same = a.out.exists() and a.out.read_text(encoding="utf-8") == text
-        print(f"{a.out}: {'current' if same else 'not what the results make: run python -m benchmarks.evaluation_page'}")
-        return 0 if same else 1
-    tmp = a.out.with_name(a.out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(a.out)
-    print(f"wrote {a.out} ({len(text.encode('utf-8')):,} bytes)")
+        stale = [name for name, text in pages.items()
+                 if not (a.out / name).exists() or (a.out / name).read_text(encoding="utf-8") != text]
+        for name in pages:
+            print(f"{a.out / name}: " + ("not what the results make: run python -m benchmarks.evaluation_page"
+                                         if name in stale else "current"))
+        return 1 if stale else 0
+    for name, text in pages.items():
+        path = a.out / name
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        print(f"wrote {path} ({len(text.encode('utf-8')):,} bytes)")
     return 0
 
 

@@ -2,8 +2,9 @@
 
 A benchmark builds a :class:`Results` when it starts (the load, the command line and the commit are read then),
 adds its figures (one number each, with a unit and a sentence saying what it is) and its tables, prints them, and
-writes ``benchmarks/results/<name>.json`` whole (a temporary file renamed over the old one). docs/evaluation.md is
-built from these files by ``python -m benchmarks.evaluation_page``; nothing on that page is typed by hand.
+writes ``benchmarks/results/<name>.json`` whole (a temporary file renamed over the old one). The evaluation pages
+(docs/evaluation*.md) are built from these files by ``python -m benchmarks.evaluation_page``; nothing on them is typed
+by hand.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def commit() -> dict[str, Any]:
 
     head = git("rev-parse", "HEAD")
     changed = [line for line in git("status", "--porcelain", "--untracked-files=no").splitlines()
-               if "benchmarks/results/" not in line and "docs/evaluation.md" not in line]
+               if "benchmarks/results/" not in line and "docs/evaluation" not in line]
     return {"commit": head or None, "dirty": bool(changed)}
 
 

@@ -1,4 +1,4 @@
-"""Run the benchmarks behind the published figures, one after another, then write docs/evaluation.md from their files.
+"""Run the benchmarks behind the published figures, one after another, then write the evaluation pages from their files.
 
     python -m benchmarks.run_all                          # every benchmark at its published parameters
     python -m benchmarks.run_all --only detection         # one group (speed, scale, detection, skill, gate)
