@@ -84,6 +84,23 @@ def legal_obj(seed: int, hand_id: str | None = None) -> dict:
     return orjson.loads(format_record(legal_record(seed, hand_id)))
 
 
+def assert_caught_at_its_line(folder: Path, seed: int, planter: Any, where: int) -> None:
+    """A log of five legal hands with ``planter``'s corruption in hand ``where``: validation reports that line alone,
+    with the planted code at the planted action, and keeps the four others."""
+    from analyzer.validate import validate
+
+    lines = [format_record(legal_record(seed + k, f"h{k}")) for k in range(5)]
+    planted = planter(legal_obj(seed + where, f"h{where}"), random.Random(seed))
+    assert planted is not None
+    lines[where], want_code, want_action = planted
+    path = folder / "x.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    s = validate([str(path)])
+    assert {p.line for p in s.problems} == {where + 1}
+    assert (want_code, want_action) in {(p.code, p.action) for p in s.problems}
+    assert s.valid_hands == 4
+
+
 def hand_line(seed: int, hand_id: str | None = None, players: list[str] | None = None, **fields: Any) -> bytes:
     """One log line: the legal hand of ``seed`` under ``hand_id``, its players and any field replaced."""
     obj = legal_obj(seed, hand_id)
@@ -140,6 +157,22 @@ def sharing_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sharing_room") / "room.jsonl"
     write_records(path, simulate(hands=40, players=6, seed=8, colluders=1, style="share").records)
     return path
+
+
+def feed_room_days(folder: Path, sizes: list[int], seed: int) -> list[Path]:
+    """A small simulated room (6 players, one pair feeding, ``seed``) cut into day logs of ``sizes`` hands,
+    ``folder/day1.jsonl`` on."""
+    from analyzer.logs import write_records
+    from analyzer.simulate.room import simulate
+
+    records = list(simulate(hands=sum(sizes), players=6, seed=seed, colluders=1, style="feed").records)
+    folder.mkdir(parents=True, exist_ok=True)
+    out, start = [], 0
+    for d, n in enumerate(sizes, 1):
+        out.append(folder / f"day{d}.jsonl")
+        write_records(out[-1], records[start:start + n])
+        start += n
+    return out
 
 
 def on_a_terminal(*args: str, timeout: float = 90, columns: int | None = None) -> tuple[int, str, str]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import orjson
 import pytest
-from conftest import feed_fifo, legal_obj, on_a_terminal
+from conftest import feed_fifo, legal_lines, on_a_terminal
 
 ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
@@ -19,14 +18,6 @@ needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipe
 needs_pty = pytest.mark.skipif(not hasattr(os, "openpty"), reason="no pseudo-terminals here")
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
 
 
 @needs_fifo
@@ -41,7 +32,7 @@ def test_a_named_pipe_on_a_terminal_is_read_by_the_command_not_by_the_progress_c
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     out = tmp_path / "out"
-    writer = feed_fifo(fifo, _lines(3))
+    writer = feed_fifo(fifo, legal_lines(3))
     extra = ONE_SAMPLE if command == "decisions" else ["--samples", "1", "--dd-samples", "1", "--min-hands", "1"]
     code, stdout, shown = on_a_terminal(command, str(fifo), "-o", str(out), *extra)
     writer.join(timeout=10)

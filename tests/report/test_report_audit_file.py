@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import click
 import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_obj, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, legal_lines, legal_obj, run_cli
 
 
 def _log(folder: Path, name: str = "room.jsonl", n: int = 3, first: int = 0) -> Path:
@@ -50,14 +50,6 @@ def test_report_audit_reads_a_device_no_further_than_the_cap(tmp_path: Path, mon
 ONE_SAMPLE = ["--samples", "1", "--max-samples", "1", "--dd-samples", "0"]
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
 
 
 @pytest.mark.parametrize("page", [["--hand", "h0"], ["--player", "p1"]])
@@ -65,7 +57,7 @@ def test_report_audit_with_a_hand_or_player_page_is_a_usage_error(tmp_path: Path
     """`report --hand H --audit audit.json` (or --player) wrote the page and exited 0, the audit file unread without a
     word: the person believed the page carried the audit's verdict. It is a usage error now, and nothing is written."""
     log = tmp_path / "room.jsonl"
-    log.write_bytes(_lines(2))
+    log.write_bytes(legal_lines(2))
     audit = tmp_path / "audit.json"
     audit.write_text('{"pairs": []}')
     out = tmp_path / "page.html"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import SAMPLES, analyzer_process, feed_fifo, hand_line, legal_obj
+from conftest import SAMPLES, analyzer_process, feed_fifo, hand_line, legal_lines, legal_obj
 
 from analyzer.validate import validate
 
@@ -55,14 +55,6 @@ def test_the_validation_page_reads_a_file_no_further_than_its_last_problem(tmp_p
     assert max(read) <= 3
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
 
 
 def test_the_validation_page_does_not_draw_problems_on_a_hand_that_replaced_the_checked_one(tmp_path: Path) -> None:
@@ -78,7 +70,7 @@ def test_the_validation_page_does_not_draw_problems_on_a_hand_that_replaced_the_
     log = tmp_path / "room.jsonl"
     bad = legal_obj(1, "bad")
     bad["actions"][9]["seat"] = (bad["actions"][9]["seat"] + 1) % 4
-    log.write_bytes(_lines(1) + orjson.dumps(bad) + b"\n")
+    log.write_bytes(legal_lines(1) + orjson.dumps(bad) + b"\n")
     summary = validate([str(log)])
     assert [(p.line, p.hand_id, p.code) for p in summary.problems] == [(2, "bad", "out-of-turn")]
 
@@ -89,5 +81,5 @@ def test_the_validation_page_does_not_draw_problems_on_a_hand_that_replaced_the_
         return orjson.loads(found.group(1))  # type: ignore[no-any-return]
 
     assert replayed(tmp_path / "before.html") == ["bad"]
-    log.write_bytes(_lines(2, first=10))  # the same path, other hands: line 2 holds the valid hand h11 now
+    log.write_bytes(legal_lines(2, first=10))  # the same path, other hands: line 2 holds the valid hand h11 now
     assert replayed(tmp_path / "after.html") == []

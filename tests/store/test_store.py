@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
+from conftest import feed_room_days, run_cli
 
 from analyzer.analysis.decisions import analyse
 from analyzer.analysis.execute import Execution, Settings
 from analyzer.analysis.store import StoreError, StoreWriter, collect_rows, open_store, read_rows
-from analyzer.logs import format_record, write_records
+from analyzer.logs import format_record
 from analyzer.validate import generate_valid
 
 OPTS = ["--samples", "2", "--dd-samples", "1"]
@@ -23,16 +23,7 @@ SETTINGS = Settings.of(2, 1, 0)
 @pytest.fixture(scope="module")
 def days(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """A small room cut into three days of 12 hands."""
-    from analyzer.simulate.room import simulate
-
-    records = list(simulate(hands=36, players=6, seed=5, colluders=1, style="feed").records)
-    root = tmp_path_factory.mktemp("days")
-    out = []
-    for d in range(3):
-        path = root / f"day{d + 1}.jsonl"
-        write_records(path, records[12 * d:12 * (d + 1)])
-        out.append(path)
-    return out
+    return feed_room_days(tmp_path_factory.mktemp("days"), [12, 12, 12], seed=5)
 
 
 @pytest.fixture(scope="module")

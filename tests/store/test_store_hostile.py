@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import SAMPLES, analyzer_process, clean_exit, legal_log, run_cli
+from conftest import SAMPLES, analyzer_process, clean_exit, feed_room_days, legal_log, run_cli
 
 from analyzer.analysis.decisions import analyse
 from analyzer.analysis.execute import Execution, Settings
@@ -31,7 +31,6 @@ from analyzer.analysis.store import (
     open_store,
     read_rows,
 )
-from analyzer.logs import write_records
 from analyzer.validate import generate_valid
 
 OPTS = ["--samples", "1", "--max-samples", "1", "--dd-samples", "1"]
@@ -41,13 +40,8 @@ SETTINGS = Settings.of(1, 1, 0, max_samples=1)
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A room of 15 hands: the first 12 (the store's) and the 3 others (a later day's)."""
-    from analyzer.simulate.room import simulate
-
-    records = list(simulate(hands=15, players=6, seed=11, colluders=1, style="feed").records)
-    root = tmp_path_factory.mktemp("log")
-    write_records(root / "room.jsonl", records[:12])
-    write_records(root / "more.jsonl", records[12:])
-    return root / "room.jsonl", root / "more.jsonl"
+    room, more = feed_room_days(tmp_path_factory.mktemp("log"), [12, 3], seed=11)
+    return room, more
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import clean_exit, run_cli
+from conftest import clean_exit, feed_room_days, run_cli
 
 import analyzer.analysis.store as store_module
 from analyzer.analysis.execute import Execution, Settings
 from analyzer.analysis.store import StoreError, StoreWriter, collect_rows, fingerprint, open_store
-from analyzer.logs import write_records
 from analyzer.validate import generate_valid
 
 OPTS = ["--samples", "2", "--dd-samples", "0", "--jobs", "1"]
@@ -31,13 +30,8 @@ SETTINGS = Settings.of(2, 0, 0)
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A room of 9 hands: the store's first 6, and 3 of a later day."""
-    from analyzer.simulate.room import simulate
-
-    records = list(simulate(hands=9, players=6, seed=3, colluders=1, style="feed").records)
-    root = tmp_path_factory.mktemp("lock-logs")
-    write_records(root / "room.jsonl", records[:6])
-    write_records(root / "more.jsonl", records[6:])
-    return root / "room.jsonl", root / "more.jsonl"
+    room, more = feed_room_days(tmp_path_factory.mktemp("lock-logs"), [6, 3], seed=3)
+    return room, more
 
 
 @pytest.fixture(scope="module")

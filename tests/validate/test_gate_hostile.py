@@ -11,12 +11,12 @@ import msgspec
 import numpy as np
 import orjson
 import pytest
-from conftest import legal_obj, legal_record, run_cli
+from conftest import assert_caught_at_its_line, legal_obj, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.corrupt import HOSTILE_PLANTERS
-from analyzer.logs import Line, decoder, format_record, generate_lines
+from analyzer.logs import Line, decoder, generate_lines
 from analyzer.rules import MAX_DUTOU_FACTOR, MAX_POINTS, MAX_THRESHOLDS, MAX_TONG_FACTOR, Rules
 from analyzer.explain import explain_line
 from analyzer.validate import check_lines, validate
@@ -339,17 +339,7 @@ def test_a_repeated_key_is_named_with_its_place_and_move(field: bytes, where: st
 @given(seed=st.integers(0, 10**9), code=st.sampled_from(sorted(HOSTILE_PLANTERS)), where=st.integers(0, 4))
 def test_hostile_corruptions_are_caught_at_the_right_line(tmp_path_factory: pytest.TempPathFactory, seed: int,
                                                           code: str, where: int) -> None:
-    rng = random.Random(seed)
-    lines = [format_record(legal_record(seed + k, f"h{k}")) for k in range(5)]
-    planted = HOSTILE_PLANTERS[code](legal_obj(seed + where, f"h{where}"), rng)
-    assert planted is not None
-    lines[where], want_code, want_action = planted
-    path = tmp_path_factory.mktemp("c") / "x.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    s = validate([str(path)])
-    assert {p.line for p in s.problems} == {where + 1}
-    assert (want_code, want_action) in {(p.code, p.action) for p in s.problems}
-    assert s.valid_hands == 4
+    assert_caught_at_its_line(tmp_path_factory.mktemp("c"), seed, HOSTILE_PLANTERS[code], where)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT, clean_exit, hand_line, legal_obj, run_cli, variant_record, write_log
+from conftest import ROOT, clean_exit, hand_line, legal_lines, legal_obj, run_cli, variant_record, write_log
 
 from analyzer.logs import Line, format_record
 from analyzer.problems import CODES
@@ -232,14 +232,6 @@ def test_a_blank_hand_id_is_left_out_of_the_analysis(tmp_path: Path) -> None:
     assert "1 new hands" in r.output and "1 invalid hand(s) left out" in r.output
 
 
-def _lines(n: int, first: int = 0, players: list[str] | None = None) -> bytes:
-    out = []
-    for s in range(n):
-        obj = legal_obj(first + s, f"h{first + s}")
-        if players is not None:
-            obj["players"] = players
-        out.append(orjson.dumps(obj) + b"\n")
-    return b"".join(out)
 
 
 CYRILLIC_P1 = "\u04401"  # Cyrillic er, then 1: drawn as "p1"
@@ -264,7 +256,7 @@ def test_a_cyrillic_lookalike_at_one_table_is_bad_players_shown_as_code_points()
 ])
 def test_an_id_in_another_script_drawn_alike_is_said_across_hands(tmp_path: Path, first: str, second: str) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_bytes(_lines(1, 0, [first, "b", "c", "d"]) + _lines(1, 1, [second, "b", "c", "d"]))
+    log.write_bytes(legal_lines(1, 0, [first, "b", "c", "d"]) + legal_lines(1, 1, [second, "b", "c", "d"]))
     from analyzer.validate import validate
 
     s = validate([str(log)])
@@ -276,7 +268,7 @@ def test_an_id_in_another_script_drawn_alike_is_said_across_hands(tmp_path: Path
 
 def test_other_scripts_own_ids_are_not_lookalikes(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    log.write_bytes(_lines(1, 0, ["Иван", "Ivan", "Νίκος", "nikos2"]) + _lines(1, 1, ["Петр", "Ivan", "Νίκος", "张三"]))
+    log.write_bytes(legal_lines(1, 0, ["Иван", "Ivan", "Νίκος", "nikos2"]) + legal_lines(1, 1, ["Петр", "Ivan", "Νίκος", "张三"]))
     from analyzer.validate import validate
 
     s = validate([str(log)])
@@ -285,7 +277,7 @@ def test_other_scripts_own_ids_are_not_lookalikes(tmp_path: Path) -> None:
 
 def test_cyrillic_lookalikes_are_caught_on_the_compiled_path_and_by_the_other_variants(tmp_path: Path) -> None:
     """A batch of 64 or more hands goes through the compiled scan: the same bad-players there."""
-    lines = _lines(70)
+    lines = legal_lines(70)
     bad = legal_obj(99, "odd")
     bad["players"] = ["p1", CYRILLIC_P1, "p3", "p4"]
     log = tmp_path / "log.jsonl"

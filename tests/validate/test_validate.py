@@ -6,7 +6,7 @@ import os
 import random
 
 import pytest
-from conftest import PEER, SAMPLES, legal_obj, legal_record, run_cli
+from conftest import PEER, SAMPLES, assert_caught_at_its_line, legal_obj, legal_record, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,17 +42,7 @@ def test_every_problem_names_file_line_hand_and_action():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**9), code=st.sampled_from(sorted(PLANTERS)), where=st.integers(0, 4))
 def test_any_single_corruption_is_caught_at_the_right_line_and_action(tmp_path_factory, seed, code, where):
-    rng = random.Random(seed)
-    lines = [format_record(legal_record(seed + k, f"h{k}")) for k in range(5)]
-    planted = PLANTERS[code](legal_obj(seed + where, f"h{where}"), rng)
-    assert planted is not None
-    lines[where], want_code, want_action = planted
-    path = tmp_path_factory.mktemp("c") / "x.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    s = validate([str(path)])
-    assert {p.line for p in s.problems} == {where + 1}
-    assert (want_code, want_action) in {(p.code, p.action) for p in s.problems}
-    assert s.valid_hands == 4
+    assert_caught_at_its_line(tmp_path_factory.mktemp("c"), seed, PLANTERS[code], where)
 
 
 @settings(max_examples=40, deadline=None)
