@@ -225,12 +225,37 @@ def table_frame(table: pa.Table) -> pd.DataFrame:
     are of that type or cast to it without loss (e.g. lists of any length written by pandas); else as they are."""
     at = table.schema.get_field_index("options")
     if at >= 0:
-        col = table.column(at)
-        try:
-            table = table.set_column(at, pa.field("options", OPTIONS_TYPE), col.cast(OPTIONS_TYPE))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            pass  # not options: the caller names the column
+        col = cast_options(table.column(at))
+        if col is not None:  # else not options: the caller names the column
+            table = table.set_column(at, pa.field("options", OPTIONS_TYPE), col)
     return table.to_pandas(types_mapper=_types)
+
+
+def cast_options(col: pa.ChunkedArray) -> pa.ChunkedArray | None:
+    """A column as ``OPTIONS_TYPE`` when it casts without loss, its structs' fields taken by name (a part written
+    through pandas orders them alphabetically, and older pyarrow casts structs by position); None when it does not."""
+    errors = (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)
+    t = col.type
+    names = sorted(f.name for f in OPTIONS_TYPE.value_type)
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t)) or not pa.types.is_struct(t.value_type) or \
+            sorted(f.name for f in t.value_type) != names:  # newer pyarrow would fill a missing field with nulls
+        return None
+    try:
+        return col.cast(OPTIONS_TYPE)
+    except errors:
+        pass
+    fields = list(OPTIONS_TYPE.value_type)
+    chunks = []
+    try:
+        for arr in col.chunks:
+            values = arr.values
+            items = pa.StructArray.from_arrays([values.field(f.name).cast(f.type) for f in fields], fields=fields,
+                                               mask=values.is_null() if values.null_count else None)
+            chunks.append(pa.ListArray.from_arrays(arr.offsets, items, type=OPTIONS_TYPE,
+                                                   mask=arr.is_null() if arr.null_count else None))
+    except (*errors, KeyError, AttributeError):  # not lists of structs, or a field missing
+        return None
+    return pa.chunked_array(chunks, type=OPTIONS_TYPE)
 
 
 def options_at(values: Any, index: np.ndarray) -> pd.api.extensions.ExtensionArray:

@@ -345,7 +345,7 @@ def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, 
     import pyarrow.parquet as pq
 
     from analyzer.analysis.execute import shared_strings
-    from analyzer.analysis.options import OPTIONS_TYPE, table_frame
+    from analyzer.analysis.options import OPTIONS_TYPE, cast_options, table_frame
 
     dtypes = dtypes if dtypes is not None else _row_dtypes()
     asked = list(dtypes) if columns is None else list(columns)
@@ -376,7 +376,10 @@ def _load_part(part: Path, listed: list[str], columns: list[str] | None = None, 
             try:  # safe: a text that is not a number, or a fraction for an integer, fails (never truncated)
                 col = pc.cast(col, target, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-                raise _bad_part(part, name, f"is of type {col.type}, which does not read as {target} ({e})") from e
+                col = cast_options(col) if name == "options" else None
+                if col is None:
+                    raise _bad_part(part, name, f"is of type {table.column(i).type}, which does not read as {target} "
+                                                f"({e})") from e
             table = table.set_column(i, name, col)
         if col.null_count and not (kind == "f" and _BOUNDS.get(name, (None, False))[1]):
             at = pc.index(pc.is_null(col), True).as_py()
@@ -568,6 +571,7 @@ def _players_differ(store: Store, hid: str, where: str = "") -> StoreError:
     return StoreError(f"{where}{part}: the rows of hand {_shown(hid)} name other players than the log's hand of that id: "
                       f"the store's rows were changed after it was written; write the store again from its logs "
                       f"(`analyzer decisions LOGS --out NEW_STORE`)")
+
 
 
 def _read_part(part: Path, columns: list[str] | None = None) -> Any:

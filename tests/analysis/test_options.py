@@ -250,3 +250,22 @@ def test_loss_matrices_equal_the_row_by_row_reading(rows: pd.DataFrame) -> None:
     assert np.array_equal(chosen, want_chosen)
     for k in keys:
         assert np.array_equal(got[k], want[k]), k
+
+
+def test_options_whose_fields_are_in_another_order_read_by_name(rows: pd.DataFrame) -> None:
+    """A column of options with its structs' fields in alphabetical order and ``ev`` as lists of any length (as a part
+    written back through pandas holds them) reads as the same typed column; one lacking a field does not read."""
+    from analyzer.analysis.options import OPTIONS_TYPE, cast_options
+
+    want = pa.chunked_array([pa.array(rows["options"].array)]).cast(OPTIONS_TYPE)
+    items = sorted(OPTIONS_TYPE.value_type, key=lambda f: f.name)
+    loose = pa.list_(pa.struct([pa.field(f.name, pa.list_(pa.float64())) if pa.types.is_fixed_size_list(f.type)
+                                else f for f in items]))
+    assert [f.name for f in loose.value_type] != [f.name for f in OPTIONS_TYPE.value_type]
+    shuffled = pa.chunked_array([pa.array(chunk.to_pylist(), loose) for chunk in want.chunks])
+    got = cast_options(shuffled)
+    assert got is not None and got.type == OPTIONS_TYPE and got.equals(want)
+    assert cast_options(pa.chunked_array([pa.array(shuffled.to_pylist(), loose)]).slice(3, 5)).equals(want.slice(3, 5))
+    short = pa.list_(pa.struct([f for f in loose.value_type if f.name != "kind"]))
+    assert cast_options(pa.chunked_array([pa.array([[{"card": "2C"}]], short)])) is None
+    assert cast_options(pa.chunked_array([pa.array(["not options"])])) is None
