@@ -49,6 +49,7 @@ from analyzer.audit.stream import StreamedSignals, hand_chunks
 
 if TYPE_CHECKING:
     from analyzer.analysis.store import Store
+    from analyzer.running.dask import DaskConnection
 
 FORMAT = "bieqi-evidence-ledger"
 VERSION = 1
@@ -96,8 +97,8 @@ class _DaySignals(StreamedSignals):
     hands together counted chunk by chunk. What it holds while the rows pass: a few chunks of rows and sums by
     players and pairs."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.think = _NoThink()  # type: ignore[assignment]
         self._together: dict[tuple[str, str], int] = {}
 
@@ -152,25 +153,26 @@ class _CrossSums:
     cross: dict[str, np.ndarray] = field(default_factory=dict)
 
     def settled(self) -> _CrossSums:
-        """These sums with the pending products added (in place)."""
-        if self.both is None:
-            self.both = np.zeros(self.n_pairs)
-            self.cross = {c: np.zeros((self.n_pairs, 2)) for c in self.kept}
+        """These sums with the pending products added (new arrays: a merge's inputs stay as they were, as a task's
+        on Dask must)."""
+        if self.both is not None and not self.pending:
+            return self
+        both = np.zeros(self.n_pairs) if self.both is None else self.both.copy()
+        cross = {c: np.zeros((self.n_pairs, 2)) if self.both is None else self.cross[c].copy() for c in self.kept}
         for index, products in self.pending:
-            self.both += np.bincount(index, minlength=self.n_pairs)
+            both += np.bincount(index, minlength=self.n_pairs)
             for c in self.kept:
-                _compensated_add(self.cross[c], index, products[c])
-        self.pending = []
-        return self
+                _compensated_add(cross[c], index, products[c])
+        return _CrossSums(self.n_pairs, self.kept, [], both, cross)
 
     def merge(self, later: _CrossSums) -> _CrossSums:
         out = self.settled()
-        if later.both is not None:  # sums already added up elsewhere: added whole
-            out.both = out.both + later.both if out.both is not None else later.both
-            for c in self.kept:
-                out.cross[c][:, 0] += later.cross[c][:, 0]
-        out.pending = list(later.pending)
-        return out.settled()
+        if later.both is not None:  # sums added up elsewhere (a tree's other branch, on Dask): added whole
+            assert out.both is not None
+            out = _CrossSums(self.n_pairs, self.kept, [], out.both + later.both,
+                             {c: np.column_stack([out.cross[c][:, 0] + later.cross[c][:, 0], out.cross[c][:, 1]])
+                              for c in self.kept})
+        return dataclasses.replace(out, pending=list(later.pending)).settled()
 
 
 def _compensated_add(acc: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
@@ -242,6 +244,12 @@ def day_statistics(rows: pd.DataFrame | Iterable[pd.DataFrame],
         together = acc.together()
     finally:
         acc.close()
+    return day_frames(names, codes, st, cross, together, scores)
+
+
+def day_frames(names: np.ndarray, codes: np.ndarray, st: PairSums, cross: _CrossSums, together: pd.Series,
+               scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`day_statistics`' frames from the day's passes (``_DaySignals.sums`` and ``together``)."""
     actor, other = names[codes >> 32], names[codes & 0xFFFFFFFF]
     pairs = pd.DataFrame({"actor": actor.astype(str), "other": other.astype(str),
                           "hands": st.hands, "decisions": st.decisions})
@@ -518,12 +526,14 @@ def new_additions(store: Store, led: Ledger) -> list[list[int]]:
 
 
 def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
-           scores: tuple[str, ...] = SCORES) -> Ledger:
+           scores: tuple[str, ...] = SCORES, connection: DaskConnection | None = None) -> Ledger:
     """Add a day to the ledger for each addition of the store it does not cover yet, reading only those parts' rows;
     the ledger as it is then (``on_day(day, hands added so far)`` after each day). ``scores``: the per-hand score
     columns of a new ledger (any of ``signals.PAIR_COLUMNS``); a ledger keeps the scores its first day recorded. A
     day is written whole (a hidden folder renamed into place) or not at all; the ledger takes a lock while it adds,
-    so two looks at once cannot write one day twice (the second waits)."""
+    so two looks at once cannot write one day twice (the second waits). With a Dask ``connection`` each day's parts
+    are read and its passes run on the workers (:func:`analyzer.audit.on_dask.day_statistics_on`): this process
+    merges their sums and writes the day."""
     from analyzer.analysis.store import read_rows
 
     root = ledger_path(store.path)
@@ -538,9 +548,15 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
         for group in new_additions(store, led):
             ids = [h for i in group for h in store.part_hands[i]]
             cols = [c for c in _row_columns() if c not in SKIP_COLUMNS]
-            # part by part (a part holds whole hands): the day's rows are never in memory at once
-            reads = (read_rows(_one_part(store, i), columns=cols) for i in group)
-            pairs, players = day_statistics(reads, led.state.scores)
+            if connection is not None:
+                from analyzer.audit.on_dask import day_statistics_on
+
+                pairs, players = day_statistics_on(connection, [_one_part(store, i) for i in group], cols,
+                                                   led.state.scores)
+            else:
+                # part by part (a part holds whole hands): the day's rows are never in memory at once
+                reads = (read_rows(_one_part(store, i), columns=cols) for i in group)
+                pairs, players = day_statistics(reads, led.state.scores)
             number = len(led.days) + 1
             state, contrib = fold(led.state, number, pairs, players)
             add = store.part_additions[group[0]]
@@ -557,8 +573,8 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
 
 
 def _one_part(store: Store, i: int) -> Store:
-    """The store seen as its ``i``-th part alone (what ``read_rows`` reads of it)."""
-    return dataclasses.replace(store, parts=[store.parts[i]], part_hands=[store.part_hands[i]],
+    """The store seen as its ``i``-th part alone (what ``read_rows`` reads of it; small, to send to a worker)."""
+    return dataclasses.replace(store, hands={}, parts=[store.parts[i]], part_hands=[store.part_hands[i]],
                                part_additions=[store.part_additions[i]])
 
 
@@ -750,12 +766,14 @@ def window_days(days: list[Day], since: str | None) -> list[Day]:
 
 
 def look(store: Store, *, alpha: float = ALPHA, fdr: float = 0.05, min_hands: int = 10, since: str | None = None,
-         on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES) -> Look:
+         on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES,
+         connection: DaskConnection | None = None) -> Look:
     """Bring the ledger of ``store`` up to date (reading only the new additions' rows) and read the verdicts: of
     every day from the ledger's state, or of a window of days (``since``, :func:`window_days`) from those days'
-    contributions, the e-process then started at the window's first day."""
+    contributions, the e-process then started at the window's first day. ``connection``: the new days' passes on
+    Dask (:func:`update`)."""
     before = len(open_ledger(store).days) if ledger_path(store.path).is_dir() else 0
-    led = update(store, on_day=on_day, scores=scores)
+    led = update(store, on_day=on_day, scores=scores, connection=connection)
     window = window_days(led.days, since)
     scores = led.state.scores
     if len(window) == len(led.days):
