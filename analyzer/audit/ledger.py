@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,7 @@ from analyzer.audit.stream import StreamedSignals, hand_chunks
 
 if TYPE_CHECKING:
     from analyzer.analysis.store import Store
+    from analyzer.running.dask import DaskConnection
 
 FORMAT = "bieqi-evidence-ledger"
 VERSION = 1
@@ -83,12 +84,44 @@ class _UnitRoom(Room):
         return np.ones(3 * len(ch["regret"]))
 
 
-class _DaySignals(StreamedSignals):
-    """The pair signals' passes over one day's rows, stopped at pass E's sums (no pair table, no burst)."""
+class _NoThink:
+    """The think-time sums, not kept: the ledger reads no think-time signal (they would cost CPU and memory by
+    co-players for nothing)."""
 
-    def sums(self) -> tuple[np.ndarray, np.ndarray, PairSums]:
-        """The players' names by code, the directed pairs' codes and pass E's sums (fitted twice, as the audit), with
-        the per-(directed pair, hand) sums of ``BURST_COLUMNS`` in ``burst`` (every decision weighing 1)."""
+    def add_decisions(self, df: pd.DataFrame) -> None:
+        pass
+
+
+class _DaySignals(StreamedSignals):
+    """The pair signals' passes over one day's rows, stopped at pass E's sums (no pair table, no burst); the pairs'
+    hands together counted chunk by chunk. What it holds while the rows pass: a few chunks of rows and sums by
+    players and pairs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.think = _NoThink()  # type: ignore[assignment]
+        self._together: dict[tuple[str, str], int] = {}
+
+    def note_hands(self, ids: Any) -> None:
+        pass  # the ledger names no hand: no list of the day's hand ids is kept
+
+    def add(self, df: pd.DataFrame) -> None:
+        super().add(df)
+        if len(df):  # whole hands (a chunk's): each hand's seating counted once
+            seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+            for key, n in hands_together(seating).items():
+                self._together[key] = self._together.get(key, 0) + int(n)
+
+    def together(self) -> pd.Series:
+        """Hands each unordered pair (a < b) sat at one table, over every row added."""
+        idx = pd.MultiIndex.from_tuples(list(self._together), names=["a", "b"]) if self._together else \
+            pd.MultiIndex.from_tuples([], names=["a", "b"])
+        return pd.Series(list(self._together.values()), index=idx, dtype=np.int64, name="hands_together")
+
+    def sums(self, scores: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, PairSums, _CrossSums]:
+        """The players' names by code, the directed pairs' codes, pass E's sums (fitted twice, as the audit) and the
+        two directions' cross products per pair (:class:`_CrossSums`, every decision weighing 1), summed as the
+        chunks come."""
         self.flush()
         self._prepare()
         room = self._room
@@ -100,31 +133,133 @@ class _DaySignals(StreamedSignals):
             fit = self._fit(hot)
             habits = self._map_reduce("habits", pass_habits, HabitSums.merge, room, hot, fit)
         unit = _UnitRoom(**{f.name: getattr(room, f.name) for f in dataclasses.fields(room)})
-        st = self._map_reduce("pairs", pass_pairs, PairSums.merge, unit, fit, habits, True)
-        return self._names, room.pair_codes, st
+        st, cross = self._map_reduce("pairs", pass_cross, _merge_day, unit, fit, habits, scores)
+        return self._names, room.pair_codes, st, cross.settled()
 
 
-def day_statistics(rows: pd.DataFrame, scores: tuple[str, ...] = SCORES) -> tuple[pd.DataFrame, pd.DataFrame]:
+@dataclass
+class _CrossSums:
+    """Per directed pair (``Room.pair_codes`` order, ``n_pairs`` of them) the hands where both directions had a
+    link (``both``) and, per score column of ``kept``, the sum over those hands of the product of the two
+    directions' per-hand sums with its compensation (``cross``: (pairs, 2)). The products are added in hand order
+    by Kahan's compensated sum, step by step as pandas sums a group, so the sums do not depend on how the day's rows
+    were cut into reads. ``pending``: chunks' (pair index, products) not added yet. Merged in chunk order; a
+    merge adds the later's pending products to the earlier's sums in place."""
+
+    n_pairs: int
+    kept: tuple[str, ...]
+    pending: list[tuple[np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+    both: np.ndarray | None = None
+    cross: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def settled(self) -> _CrossSums:
+        """These sums with the pending products added (new arrays: a merge's inputs stay as they were, as a task's
+        on Dask must)."""
+        if self.both is not None and not self.pending:
+            return self
+        both = np.zeros(self.n_pairs) if self.both is None else self.both.copy()
+        cross = {c: np.zeros((self.n_pairs, 2)) if self.both is None else self.cross[c].copy() for c in self.kept}
+        for index, products in self.pending:
+            both += np.bincount(index, minlength=self.n_pairs)
+            for c in self.kept:
+                _compensated_add(cross[c], index, products[c])
+        return _CrossSums(self.n_pairs, self.kept, [], both, cross)
+
+    def merge(self, later: _CrossSums) -> _CrossSums:
+        out = self.settled()
+        if later.both is not None:  # sums added up elsewhere (a tree's other branch, on Dask): added whole
+            assert out.both is not None
+            out = _CrossSums(self.n_pairs, self.kept, [], out.both + later.both,
+                             {c: np.column_stack([out.cross[c][:, 0] + later.cross[c][:, 0], out.cross[c][:, 1]])
+                              for c in self.kept})
+        return dataclasses.replace(out, pending=list(later.pending)).settled()
+
+
+def _compensated_add(acc: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
+    """Add ``values`` into ``acc[index]`` (columns: sum, compensation), each index's values in their order, as
+    pandas' grouped sum adds a group's (Kahan's compensated sum; a compensation that is NaN, after an infinity,
+    starts again at 0). The k-th values of every index are added in one step."""
+    if not len(index):
+        return
+    order = np.argsort(index, kind="stable")
+    idx, val = index[order], values[order]
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    rank = np.arange(len(idx)) - np.repeat(starts, np.diff(np.r_[starts, len(idx)]))
+    by_rank = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[by_rank], np.arange(int(rank.max()) + 2))
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        g, v = idx[by_rank[a:b]], val[by_rank[a:b]]
+        s = acc[g, 0]
+        y = v - acc[g, 1]
+        t = s + y
+        c = (t - s) - y
+        acc[g, 1] = np.where(np.isnan(c), 0.0, c)
+        acc[g, 0] = t
+
+
+def pass_cross(ch: dict[str, np.ndarray], room: Room, fit: Any, habits: HabitSums,
+               scores: tuple[str, ...]) -> tuple[PairSums, _CrossSums]:
+    """Pass E over one chunk (``signals.pass_pairs`` with its per-hand pieces), reduced at once: its pair sums
+    without the per-hand frames, and the products of the two directions' per-hand sums in each hand where both had
+    a link (a hand lies in one chunk, so its pieces are matched within the chunk), pending their sum."""
+    st = pass_pairs(ch, room, fit, habits, True)
+    kept = tuple(c for c in scores if c in BURST_COLUMNS)
+    piece = st.burst[0] if st.burst else pd.DataFrame({c: pd.Series(dtype=np.float64) for c in BURST_COLUMNS})
+    both = piece.merge(piece, left_on=["actor", "other", "hand_id"], right_on=["other", "actor", "hand_id"],
+                       suffixes=("", "_back"))
+    index = room.pair_index(both["actor"].to_numpy(np.int64), both["other"].to_numpy(np.int64)).astype(np.int64)
+    products = {c: both[c].to_numpy(np.float64) * both[f"{c}_back"].to_numpy(np.float64) for c in kept}
+    return (PairSums(st.hands, st.decisions, st.acc, st.raw, [], []),
+            _CrossSums(len(room.pair_codes), kept, [(index, products)]))
+
+
+def _merge_day(a: tuple[PairSums, _CrossSums], b: tuple[PairSums, _CrossSums]) -> tuple[PairSums, _CrossSums]:
+    return a[0].merge(b[0]), a[1].merge(b[1])
+
+
+def day_statistics(rows: pd.DataFrame | Iterable[pd.DataFrame],
+                   scores: tuple[str, ...] = SCORES) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One day's sufficient statistics from its decision rows: per directed pair (``actor``, ``other``) the
-    ``hands_together`` (the unordered pair's), ``hands`` and ``decisions`` with a link, and per score column c
-    ``c_sum`` / ``c_sq`` of its per-hand sums; per player (``player``) ``c_n`` / ``c_sq``: its per-(co-player,
-    hand) sums' count and sum of squares. Empty frames for rows without a decision."""
-    if not len(rows):
-        return _empty_pairs(scores), _empty_players(scores)
+    ``hands_together`` (the unordered pair's), ``hands`` and ``decisions`` with a link, per score column c
+    ``c_sum`` / ``c_sq`` of its per-hand sums, ``both_hands`` (hands where both directions had a link) and
+    ``c_cross`` (the sum over them of the two directions' per-hand sums' product; NaN for a column pass E's
+    per-hand pieces do not carry); per player (``player``) ``c_n`` / ``c_sq``: its per-(co-player, hand) sums'
+    count and sum of squares. Empty frames for rows without a decision.
+
+    ``rows``: one frame, or frames of whole hands in turn (a store's parts, read one at a time): the same
+    statistics to the last bit. The rows go through the passes a chunk at a time and every sum is added as its
+    chunk comes, so memory holds a few chunks of rows and sums by players and pairs, whatever the day's size."""
     acc = _DaySignals()
     try:
-        for part in hand_chunks(rows):
-            acc.add(part)
-        names, codes, st = acc.sums()
+        if isinstance(rows, pd.DataFrame):
+            for part in hand_chunks(rows) if len(rows) else ():
+                acc.add(part)
+        else:
+            for batch in rows:
+                acc.feed(batch)
+        acc.flush()
+        if not acc.rows:
+            return _empty_pairs(scores), _empty_players(scores)
+        names, codes, st, cross = acc.sums(scores)
+        together = acc.together()
     finally:
         acc.close()
+    return day_frames(names, codes, st, cross, together, scores)
+
+
+def day_frames(names: np.ndarray, codes: np.ndarray, st: PairSums, cross: _CrossSums, together: pd.Series,
+               scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`day_statistics`' frames from the day's passes (``_DaySignals.sums`` and ``together``)."""
     actor, other = names[codes >> 32], names[codes & 0xFFFFFFFF]
     pairs = pd.DataFrame({"actor": actor.astype(str), "other": other.astype(str),
                           "hands": st.hands, "decisions": st.decisions})
     for c in scores:
         pairs[f"{c}_sum"] = st.acc[c][:, 0]
         pairs[f"{c}_sq"] = st.acc[c][:, 1]
-    _add_cross(pairs, st, names, scores)
+    assert cross.both is not None
+    pairs["both_hands"] = cross.both.astype(np.float64)
+    for c in scores:
+        pairs[f"{c}_cross"] = cross.cross[c][:, 0] if c in cross.kept else np.nan
     # both directions of every pair (one may have had no decision with a choice towards the other): zeros
     known = set(zip(pairs["actor"], pairs["other"]))
     missing = sorted({(b, a) for a, b in known} - known)
@@ -133,8 +268,6 @@ def day_statistics(rows: pd.DataFrame, scores: tuple[str, ...] = SCORES) -> tupl
         extra.insert(0, "other", [b for _, b in missing])
         extra.insert(0, "actor", [a for a, _ in missing])
         pairs = pd.concat([pairs, extra], ignore_index=True)
-    seating = rows.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
-    together = hands_together(seating)
     lo = np.where(pairs["actor"] < pairs["other"], pairs["actor"], pairs["other"])
     hi = np.where(pairs["actor"] < pairs["other"], pairs["other"], pairs["actor"])
     pairs["hands_together"] = together.reindex(pd.MultiIndex.from_arrays([lo, hi])).fillna(0).to_numpy(np.float64)
@@ -144,25 +277,6 @@ def day_statistics(rows: pd.DataFrame, scores: tuple[str, ...] = SCORES) -> tupl
     for c in scores:
         players[f"{c}_n"] = players["hands"]
     return pairs.sort_values(["actor", "other"], ignore_index=True), players
-
-
-def _add_cross(pairs: pd.DataFrame, st: PairSums, names: np.ndarray, scores: tuple[str, ...]) -> None:
-    """Per directed pair, from pass E's per-hand pieces: ``both_hands`` (hands where both directions had a link) and
-    per score column ``c_cross``, the sum over hands of the two directions' per-hand sums' product (NaN for a column
-    the pieces do not carry: its both-directions e-process is then not read)."""
-    per_hand = pd.concat(st.burst, ignore_index=True) if st.burst else pd.DataFrame(columns=list(BURST_COLUMNS))
-    per_hand["actor"] = names[per_hand["actor"].to_numpy(np.int64)].astype(str)
-    per_hand["other"] = names[per_hand["other"].to_numpy(np.int64)].astype(str)
-    kept = [c for c in scores if c in per_hand.columns]
-    both = per_hand.merge(per_hand, left_on=["actor", "other", "hand_id"], right_on=["other", "actor", "hand_id"],
-                          suffixes=("", "_back"))
-    g = both.assign(**{f"{c}_cross": both[c] * both[f"{c}_back"] for c in kept}).groupby(["actor", "other"])
-    agg = g.agg(both_hands=("hand_id", "size"), **{f"{c}_cross": (f"{c}_cross", "sum") for c in kept})
-    at = pd.MultiIndex.from_arrays([pairs["actor"], pairs["other"]])
-    pairs["both_hands"] = agg["both_hands"].reindex(at).fillna(0.0).to_numpy(np.float64)
-    for c in scores:
-        pairs[f"{c}_cross"] = (agg[f"{c}_cross"].reindex(at).fillna(0.0).to_numpy(np.float64) if c in kept
-                               else np.nan)
 
 
 def _empty_pairs(scores: tuple[str, ...]) -> pd.DataFrame:
@@ -412,12 +526,14 @@ def new_additions(store: Store, led: Ledger) -> list[list[int]]:
 
 
 def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
-           scores: tuple[str, ...] = SCORES) -> Ledger:
+           scores: tuple[str, ...] = SCORES, connection: DaskConnection | None = None) -> Ledger:
     """Add a day to the ledger for each addition of the store it does not cover yet, reading only those parts' rows;
     the ledger as it is then (``on_day(day, hands added so far)`` after each day). ``scores``: the per-hand score
     columns of a new ledger (any of ``signals.PAIR_COLUMNS``); a ledger keeps the scores its first day recorded. A
     day is written whole (a hidden folder renamed into place) or not at all; the ledger takes a lock while it adds,
-    so two looks at once cannot write one day twice (the second waits)."""
+    so two looks at once cannot write one day twice (the second waits). With a Dask ``connection`` each day's parts
+    are read and its passes run on the workers (:func:`analyzer.audit.on_dask.day_statistics_on`): this process
+    merges their sums and writes the day."""
     from analyzer.analysis.store import read_rows
 
     root = ledger_path(store.path)
@@ -432,8 +548,15 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
         for group in new_additions(store, led):
             ids = [h for i in group for h in store.part_hands[i]]
             cols = [c for c in _row_columns() if c not in SKIP_COLUMNS]
-            rows = read_rows(store, ids, columns=cols)
-            pairs, players = day_statistics(rows, led.state.scores)
+            if connection is not None:
+                from analyzer.audit.on_dask import day_statistics_on
+
+                pairs, players = day_statistics_on(connection, [_one_part(store, i) for i in group], cols,
+                                                   led.state.scores)
+            else:
+                # part by part (a part holds whole hands): the day's rows are never in memory at once
+                reads = (read_rows(_one_part(store, i), columns=cols) for i in group)
+                pairs, players = day_statistics(reads, led.state.scores)
             number = len(led.days) + 1
             state, contrib = fold(led.state, number, pairs, players)
             add = store.part_additions[group[0]]
@@ -447,6 +570,12 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
     finally:
         _unlock(fd)
     return led
+
+
+def _one_part(store: Store, i: int) -> Store:
+    """The store seen as its ``i``-th part alone (what ``read_rows`` reads of it; small, to send to a worker)."""
+    return dataclasses.replace(store, hands={}, parts=[store.parts[i]], part_hands=[store.part_hands[i]],
+                               part_additions=[store.part_additions[i]])
 
 
 def _row_columns() -> list[str]:
@@ -637,12 +766,14 @@ def window_days(days: list[Day], since: str | None) -> list[Day]:
 
 
 def look(store: Store, *, alpha: float = ALPHA, fdr: float = 0.05, min_hands: int = 10, since: str | None = None,
-         on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES) -> Look:
+         on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES,
+         connection: DaskConnection | None = None) -> Look:
     """Bring the ledger of ``store`` up to date (reading only the new additions' rows) and read the verdicts: of
     every day from the ledger's state, or of a window of days (``since``, :func:`window_days`) from those days'
-    contributions, the e-process then started at the window's first day."""
+    contributions, the e-process then started at the window's first day. ``connection``: the new days' passes on
+    Dask (:func:`update`)."""
     before = len(open_ledger(store).days) if ledger_path(store.path).is_dir() else 0
-    led = update(store, on_day=on_day, scores=scores)
+    led = update(store, on_day=on_day, scores=scores, connection=connection)
     window = window_days(led.days, since)
     scores = led.state.scores
     if len(window) == len(led.days):

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from analyzer.running.dask import FOLLOWER, DaskConnection, lost_retried, share
-from analyzer.audit import burst
+from analyzer.audit import burst, ledger
 from analyzer.audit.rows import PlayerSpill, WrittenBatch, write_batch
 from analyzer.audit.signals import (
     BURST_COLUMNS,
@@ -583,3 +583,78 @@ class DaskSignals(StreamedSignals):
         a, b = self._choice_fit()
         pairs = self._tree("pairs-union", pairs_of, _union)
         self._room = Room(len(names), max(len(self.codes.kinds), 1), edges.result(), pairs, self.options, a, b)
+
+
+# --- the evidence ledger's day on Dask --------------------------------------------------------------------------
+
+def read_part(part: Any, columns: list[str]) -> pd.DataFrame:
+    """A store's part's rows (``part``: the store seen as that part alone), read and checked on a worker."""
+    from analyzer.analysis.store import read_rows
+
+    return read_rows(part, columns=columns)
+
+
+def part_together(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """Hands each unordered pair sat at one table in a part's rows (whole hands: a part's)."""
+    from analyzer.audit.signals import hands_together
+
+    seating = rows.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    return {k: int(n) for k, n in hands_together(seating).items()}
+
+
+def _merge_together(*parts: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+    out = dict(parts[0])
+    for p in parts[1:]:
+        for k, n in p.items():
+            out[k] = out.get(k, 0) + n
+    return out
+
+
+class DaskDaySignals(ledger._DaySignals, DaskSignals):
+    """The ledger's passes over one day (``ledger._DaySignals``) on the workers of ``connection``: each of the day's
+    parts read by a task (:func:`read_part`) whose rows stay there, chunked next to them (a chunk a part) and
+    counted there for the pairs' hands together (:func:`part_together`, merged in a tree); every pass a task a chunk
+    and a tree of merges, the cross products included (``ledger.pass_cross``). This process holds the futures and
+    merges the last level of each pass' sums (sized by players and pairs)."""
+
+    def __init__(self, connection: DaskConnection) -> None:
+        super().__init__(connection)
+        self._togethers = _Tree(self, "together-merge", _merge_together)
+
+    def add_part(self, part: Any, columns: list[str]) -> None:
+        """A store's part (the store seen as that part alone, ``ledger._one_part``), read on a worker."""
+        hands = sum(len(h) for h in part.part_hands)
+        if not hands:
+            return
+        rows = self._submit("read", read_part, part, columns)
+        self._chunk_made(self._build(rows))
+        self._togethers.add(self._submit("together", part_together, rows))
+        # a part lists only hands with rows (the store checks it): its hands number its chunk's hands
+        self._count(hands, hands)
+
+    def together(self) -> pd.Series:
+        merged = self._togethers.finish()
+        if merged is not None:
+            self._together = _merge_together(self._together, merged)
+        return super().together()
+
+    def close(self) -> None:
+        self._togethers = _Tree(self, "together-merge", _merge_together)
+        super().close()
+
+
+def day_statistics_on(connection: DaskConnection, parts: list[Any], columns: list[str],
+                      scores: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``ledger.day_statistics`` of a day's parts (each the store seen as that part alone) with the rows read and
+    the passes run on Dask; the same statistics to float rounding (a tree adds in another order than a loop)."""
+    acc = DaskDaySignals(connection)
+    try:
+        for part in parts:
+            acc.add_part(part, columns)
+        if not acc.rows:
+            return ledger._empty_pairs(scores), ledger._empty_players(scores)
+        names, codes, st, cross = acc.sums(scores)
+        together = acc.together()
+    finally:
+        acc.close()
+    return ledger.day_frames(names, codes, st, cross, together, scores)
