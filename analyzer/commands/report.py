@@ -137,7 +137,8 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     found = None
     again: list[str] = []  # where else the id is used (the validator calls those duplicate-hand-id)
     unreadable: list[Any] = []
-    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading")):
+    total = bar.count_input(files)  # every hand is read (a second use of the id is an error too)
+    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("replaying", total)):
         if it.hand_id == hand_id:  # read on: a bad path later is an error too
             if found is None:
                 found = it
@@ -153,9 +154,10 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
         raise click.UsageError(printable(f"hand {hand_id!r} ({found.file}:{found.line}) is not a record a page can "
                                          f"replay: {why or 'its shape is not a log record'}{more}"))
     decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples, store) if found.ok else None
-    bar.phase("writing")
+    wrote = bar.done("writing", 1, "files")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
+        wrote()
     except ValueError as e:  # a hand no page can show: a usage error, with where it is and what the validator says
         said = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
         raise click.UsageError(printable(f"{e} ({found.file}:{found.line}{': ' + said if said else ''})")) from e
@@ -232,7 +234,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
             _write_hand(files, hand_id, out, lang, samples, max_samples, dd_samples, seed, max_line_bytes, bar, store)
             _announce(out)
             return
-        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
+        total = bar.count_input(files)
+        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("replaying", total))
         if player is not None:
             from analyzer.report.player import write_player_report
 
@@ -247,9 +250,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
             if decisions is None or decisions.empty or player not in set(decisions["player"]):
                 raise click.UsageError(f"no decisions of {player!r} to show: the player page needs hands of "
                                        f"standard 憋七 (other variants have no decision analysis)")
-            bar.phase("writing")
+            wrote = bar.done("writing", 1, "files")
             write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
                                 lang=lang)
+            wrote()
         else:
             from analyzer.report.pair import write_pair_report
 
@@ -262,8 +266,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
                 decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples, store)
             except ValueError as e:
                 raise click.UsageError(f"no pair page for these hands: {e}") from e
-            bar.phase("writing")
+            wrote = bar.done("writing", 1, "files")
             write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
+            wrote()
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
                    f"`analyzer validate` explains them", err=True)
