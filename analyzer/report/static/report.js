@@ -626,7 +626,8 @@ function renderPlayer(root, p) {
     stat(t("dd_regret"), fmt(p.mean_dd_regret, 2)),
     stat(t("room_mean_regret"), fmt(p.room.mean_regret, 2)),
     stat(t("room_percentile"), pct(p.room.percentile)),
-    p.signal_p == null ? el("p", { class: "muted", dataset: { role: "signal-unread" }, text: t("signal_unread") }) : null));
+    p.signal_p == null ? el("p", { class: "muted", dataset: { role: "signal-unread" }, text: t("signal_unread") })
+      : p.signal_flag ? null : el("p", { class: "muted", dataset: { role: "signal-note" }, text: t("signal_note") })));
   const over = el("div", { class: "plot", dataset: { role: "plot-time" } });
   const think = el("div", { class: "plot", dataset: { role: "plot-think" } });
   const hist = el("div", { class: "plot", dataset: { role: "plot-hist" } });
