@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -255,9 +255,20 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
                                 lang=lang)
             wrote()
         else:
+            import pandas as pd
+
+            from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes
             from analyzer.report.pair import write_pair_report
 
-            a, b, together = _pair_hands(pair or "", items)
+            seating: list[tuple[Any, ...]] = []  # every hand the audit would read: the pair's results against the room's
+
+            def seated(its: Iterable[Checked]) -> Iterator[Checked]:
+                for it in its:
+                    if audit_file is None and _has_decisions(it):
+                        seating.append(outcome_row(it))
+                    yield it
+
+            a, b, together = _pair_hands(pair or "", seated(items))
             exit_on_read_errors(problems)
             if not together:
                 raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
@@ -266,8 +277,11 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
                 decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples, store)
             except ValueError as e:
                 raise click.UsageError(f"no pair page for these hands: {e}") from e
+            # without --audit the results together and apart come from these logs, as the audit's case file has them
+            outcomes = pair_outcomes(pd.DataFrame(seating, columns=list(SEATING_COLUMNS)), a, b) if seating else None
             wrote = bar.done("writing", 1, "files")
-            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
+            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang,
+                              outcomes=outcomes)
             wrote()
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "

@@ -820,7 +820,8 @@ function renderPair(root, p) {
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
     stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value, e.log10_q)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
-  if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
+  const outcomes = e.case && e.case.outcomes ? e.case.outcomes : p.outcomes;  // the audit's, else these logs' (the same)
+  if (outcomes) renderOutcomes(root, outcomes);
   if (p.edge) renderEdge(root, p);
   if (p.table) {
     const roles = [raw(a), raw(b), t("others_each")];
