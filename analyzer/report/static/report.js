@@ -905,7 +905,7 @@ function borrowBox(g, alarm) {
       td(el("span", {}, raw(p.a), " & ", raw(p.b))), td(verdictBadge(p.verdict) || ""),
       td(String(p.lends_to_partner), true), td(fmt(p.goodness_to_partner, 2), true),
       td(String(p.lends_to_others), true), td(fmt(p.goodness_to_others, 2), true), td(signed(p.favour, 2), true),
-      td(pValue(p.p_value, typeof p.score === "number" ? -p.score : null), true), td(pValue(p.q_value), true))))
+      td(pValue(p.p_value, p.p_value !== 0 && typeof p.score === "number" ? -p.score : null), true), td(pValue(p.q_value), true))))
     : el("p", { class: "muted", text: t("no_lends") });
   const tiers = g.pairs.length ? el("p", { dataset: { role: "lending-found" }, class: g.lending_flagged ? "flagged" : "",
     text: t("lending_found", g.pairs.length, g.lending_flagged || 0, g.lending_review || 0,
