@@ -112,6 +112,21 @@ class Progress:
                              bar_format="{desc} [{elapsed}]" if name in UNCOUNTED and total is None else None)
         return self.update_to
 
+    def count_input(self, files: Iterable[str]) -> int | None:
+        """The lines of ``files`` (the hands to come: the next phase's total, so its ETA), counted in phase "reading"
+        towards the files' bytes; None when nothing sees the counts (a cron job pays no count) or the input is not
+        countable (:func:`count_lines`)."""
+        if not self.watched:
+            return None
+        files = list(files)
+        return count_lines(files, on_progress=self.phase("reading", input_bytes(files), unit="bytes"))
+
+    def done(self, name: str, total: int, unit: str) -> Callable[[], None]:
+        """Start phase ``name`` of ``total`` units done at once (the files written, one store committed); returns
+        the call that marks them done."""
+        tick = self.phase(name, total, unit)
+        return (lambda: tick(total)) if tick is not None else (lambda: None)
+
     def start(self, name: str) -> None:
         """Start phase ``name`` that reports no counts (for ``on_phase`` callbacks)."""
         self.phase(name)

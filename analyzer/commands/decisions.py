@@ -79,7 +79,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     from analyzer.running.dask import DaskUnavailable
     from analyzer.analysis.store import StoreError, collect_rows
     from analyzer.problems import Problem
-    from analyzer.progress import Progress, count_lines
+    from analyzer.progress import Progress
     from analyzer.validate import generate_valid
 
     files = resolve_paths(paths)
@@ -87,10 +87,7 @@ def analyse_paths(paths: tuple[str, ...], *, samples: int, dd_samples: int, seed
     others: Counter[str] = Counter()
     try:
         with Progress(command) as bar:
-            total = None
-            if bar.enabled:  # the total makes the rate an ETA; counting lines is cheap next to analysing
-                bar.phase("reading")
-                total = count_lines(files)
+            total = bar.count_input(files)  # the total makes the rate an ETA; counting is cheap next to analysing
             frame = collect_rows(counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes), others),
                                  Settings(samples, dd_samples, seed, noise, policy, max_samples), execution,
                                  store=store, reasons=reasons, on_progress=bar.phase("analysing", total))
@@ -155,7 +152,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
     from analyzer.analysis.store import StoreError, StoreWriter
     from analyzer.running.collector import settle
     from analyzer.problems import Problem
-    from analyzer.progress import Progress, count_lines
+    from analyzer.progress import Progress
     from analyzer.validate import generate_valid
 
     settle()  # the imports are done: out of every collection from now on
@@ -204,15 +201,12 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                 reused[0] += 1
                 return False
 
-            total = None
-            if bar.enabled:
-                bar.phase("reading")
-                total = count_lines(files)
+            total = bar.count_input(files)
             valid = counted_games(generate_valid(files, problems, max_line_bytes=max_line_bytes), others)
             for batch, frame in analysed_batches(valid, settings, execution, reasons=True, on_hand=on_hand,
                                                  on_progress=bar.phase("analysing", total)):
                 writer.add(frame, batch.hand_ids, batch.fingerprints)
-            bar.phase("writing")
+            wrote = bar.done("writing", 1, "stores")
             if any(p.code == "io-error" for p in problems):  # nothing from part of the input
                 writer.abort()
             else:
@@ -221,6 +215,7 @@ def _decisions(files: list[str], target: Path, out: str, samples: int, max_sampl
                 # the command returns)
                 quiet = stops.ignored()
                 writer.commit()
+            wrote()
     except (StoreError, DaskUnavailable) as e:
         stops.restore(quiet)
         fail("decisions", str(e))

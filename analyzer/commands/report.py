@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,7 +137,8 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
     found = None
     again: list[str] = []  # where else the id is used (the validator calls those duplicate-hand-id)
     unreadable: list[Any] = []
-    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("reading")):
+    total = bar.count_input(files)  # every hand is read (a second use of the id is an error too)
+    for it in counted(generate_checked(files, max_line_bytes=max_line_bytes), bar.phase("replaying", total)):
         if it.hand_id == hand_id:  # read on: a bad path later is an error too
             if found is None:
                 found = it
@@ -153,9 +154,10 @@ def _write_hand(files: list[str], hand_id: str, out: str, lang: str, samples: in
         raise click.UsageError(printable(f"hand {hand_id!r} ({found.file}:{found.line}) is not a record a page can "
                                          f"replay: {why or 'its shape is not a log record'}{more}"))
     decisions = analyse_if_available([found], samples, seed, dd_samples, bar, max_samples, store) if found.ok else None
-    bar.phase("writing")
+    wrote = bar.done("writing", 1, "files")
     try:
         write_hand_report(out, found.record, decisions=decisions, lang=lang, problems=found.check.problems)
+        wrote()
     except ValueError as e:  # a hand no page can show: a usage error, with where it is and what the validator says
         said = "; ".join(f"[{p.code}] {p.message}" for p in found.check.problems[:3])
         raise click.UsageError(printable(f"{e} ({found.file}:{found.line}{': ' + said if said else ''})")) from e
@@ -232,7 +234,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
             _write_hand(files, hand_id, out, lang, samples, max_samples, dd_samples, seed, max_line_bytes, bar, store)
             _announce(out)
             return
-        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("reading"))
+        total = bar.count_input(files)
+        items = counted(generate_valid(files, problems, max_line_bytes=max_line_bytes), bar.phase("replaying", total))
         if player is not None:
             from analyzer.report.player import write_player_report
 
@@ -247,13 +250,25 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
             if decisions is None or decisions.empty or player not in set(decisions["player"]):
                 raise click.UsageError(f"no decisions of {player!r} to show: the player page needs hands of "
                                        f"standard 憋七 (other variants have no decision analysis)")
-            bar.phase("writing")
+            wrote = bar.done("writing", 1, "files")
             write_player_report(out, player, decisions, records=[it for it in room if player in _players_of(it)],
                                 lang=lang)
+            wrote()
         else:
+            import pandas as pd
+
+            from analyzer.audit.outcomes import SEATING_COLUMNS, outcome_row, pair_outcomes
             from analyzer.report.pair import write_pair_report
 
-            a, b, together = _pair_hands(pair or "", items)
+            seating: list[tuple[Any, ...]] = []  # every hand the audit would read: the pair's results against the room's
+
+            def seated(its: Iterable[Checked]) -> Iterator[Checked]:
+                for it in its:
+                    if audit_file is None and _has_decisions(it):
+                        seating.append(outcome_row(it))
+                    yield it
+
+            a, b, together = _pair_hands(pair or "", seated(items))
             exit_on_read_errors(problems)
             if not together:
                 raise click.BadParameter(f"{a!r} and {b!r} never sat together in a valid hand", param_hint="--pair")
@@ -262,8 +277,12 @@ def command(ctx: click.Context, paths: tuple[str, ...], hand_id: str | None, pla
                 decisions = analyse_if_available(together, samples, seed, dd_samples, bar, max_samples, store)
             except ValueError as e:
                 raise click.UsageError(f"no pair page for these hands: {e}") from e
-            bar.phase("writing")
-            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang)
+            # without --audit the results together and apart come from these logs, as the audit's case file has them
+            outcomes = pair_outcomes(pd.DataFrame(seating, columns=list(SEATING_COLUMNS)), a, b) if seating else None
+            wrote = bar.done("writing", 1, "files")
+            write_pair_report(out, a, b, decisions=decisions, entry=entry, records=together, lang=lang,
+                              outcomes=outcomes)
+            wrote()
     if problems:
         click.echo(f"{len({(p.file, p.line) for p in problems})} invalid hand(s) left out; "
                    f"`analyzer validate` explains them", err=True)

@@ -64,15 +64,19 @@ def command(paths: tuple[str, ...], fmt: str, max_line_bytes: int, out: str | No
         refuse_inputs([html], files)
     bar = Progress("validate")
     emit, finish = problem_stream(fmt)
-    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=bar.phase("reading"), jobs=jobs,
-                       on_problem=emit)
+    total = bar.count_input(files)  # the hands' total makes the rate an ETA
+    tick = bar.phase("checking", total)
+    summary = validate(files, max_line_bytes=max_line_bytes, on_progress=tick, jobs=jobs, on_problem=emit)
+    if tick is not None:  # validate reports every 1,024 hands: the last count is the whole input's
+        tick(summary.hands)
     bar.close()
     finish(summary)
     if html:
         from analyzer.report.validation import write_validation_report
 
-        bar.phase("writing")
+        wrote = bar.done("writing", 1, "files")
         write_validation_report(html, files, summary, lang=lang, inputs=files)
+        wrote()
         bar.close()
     if summary.by_code["io-error"] and summary.hands == 0:
         sys.exit(2)

@@ -185,7 +185,7 @@ def _insert_row(c: sqlite3.Connection, case_id: int, look_id: int, obs: Observat
 def _describe(obs: Observation) -> str:
     """A look's view of a case in a few words (an event's text)."""
     level, kind = obs.level
-    shown = "" if level is None else f", {kind} {level:.4g}"
+    shown = "" if level is None else f", {kind} {level_number(level, kind, 4)}"
     hands = "" if obs.hands is None else f", {obs.hands} hands"
     return f"{obs.verdict}{shown}{hands}" + ("" if obs.main_signal is None else f", main signal {obs.main_signal}")
 
@@ -235,6 +235,24 @@ class _Prepared:
                    None if audit_dir is None else str(Path(audit_dir).resolve()))
 
 
+def look_hands(result: Mapping[str, Any]) -> int:
+    """The hands a look read in every game: the pair audit's, each other game's audit section's (借牌's, its invalid
+    hands with illegal borrows included), and the hands of a game validated only. A 借牌 or 信阳黑七 room's look is
+    not "0 hands"."""
+    from analyzer.variants import registry
+
+    games = registry()
+    skipped = result.get("skipped_hands") or {}
+    total = int(result.get("hands") or 0)
+    for game in sorted({*skipped, *(g for g in games if isinstance(result.get(g), Mapping))}):
+        section = result.get(game)
+        if game in games and games[game].offers.audit_section and isinstance(section, Mapping):
+            total += int(section.get("hands") or 0)  # every hand of its room, an invalid one too
+        else:
+            total += int(skipped.get(game) or 0)
+    return total
+
+
 def _record(c: sqlite3.Connection, ready: _Prepared) -> Recorded:
     """:func:`record_look`'s writes, inside the caller's transaction."""
     result, key, when, look, label, folder = ready.result, ready.key, ready.when, ready.look, ready.label, ready.folder
@@ -248,8 +266,9 @@ def _record(c: sqlite3.Connection, ready: _Prepared) -> Recorded:
     look_id = c.execute(
         "INSERT INTO looks (at, recorded_at, label, digest, audit_dir, hands, pairs, flagged, review, alpha, fdr, "
         "min_hands) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (when, now(), label, key, folder, int(result["hands"]), len(pairs),
-         sum(p["verdict"] == "flagged" for p in pairs), sum(p["verdict"] == "review" for p in pairs),
+        (when, now(), label, key, folder, look_hands(result), len(pairs),
+         sum(o.verdict == "flagged" for o in marked.values() if o.kind != "group"),
+         sum(o.verdict == "review" for o in marked.values() if o.kind != "group"),
          alarm.get("alpha"), alarm.get("fdr"), alarm.get("min_hands"))).lastrowid
     assert look_id is not None
     existing = {(k, s): (cid, st, rk, ra) for cid, k, s, st, rk, ra in c.execute(
@@ -400,8 +419,13 @@ def change_lines(looked: LookChanges, where: str, limit: int = CHANGE_LINES) -> 
     return lines
 
 
+def level_number(level: float, kind: str | None, digits: int = 3) -> str:
+    """A level as people read it: a count (illegal borrows) whole, a score or log10 e-value to ``digits`` figures."""
+    return str(round(level)) if kind == "count" else f"{level:.{digits}g}"
+
+
 def _level_text(level: float | None, kind: str | None) -> str:
-    return "" if level is None else f"{kind} {level:.3g}"
+    return "" if level is None else f"{kind} {level_number(level, kind)}"
 
 
 def _transition(ch: Change) -> str:
@@ -414,7 +438,7 @@ def _transition(ch: Change) -> str:
     verdict = ch.verdict if ch.before_verdict == ch.verdict else f"{ch.before_verdict} -> {ch.verdict}"
     before = _level_text(ch.before_level, ch.before_kind)
     level = now_level if not before or before == now_level else (
-        f"{before} -> {ch.level:.3g}" if ch.before_kind == ch.level_kind and ch.level is not None
+        f"{before} -> {level_number(ch.level, ch.level_kind)}" if ch.before_kind == ch.level_kind and ch.level is not None
         else f"{before} -> {now_level or '-'}")
     return verdict + (f", {level}" if level else "") + hands
 

@@ -136,10 +136,11 @@ DOCS: dict[str, tuple[str, dict[str, str]]] = {
         "digest": "SHA-256 of the audit's result as canonical JSON: the same result is recorded once",
         "audit_dir": "the folder its audit.json and report.html are in (absolute), for the review page's links; NULL "
                      "when the result came from a program",
-        "hands": "hands the audit analysed",
+        "hands": "hands the audit read in every game: the pair audit's, 借牌's (its illegal borrows' hands included) "
+                 "and those of a game validated only",
         "pairs": "pairs in the audit",
-        "flagged": "pairs it flagged",
-        "review": "pairs it marked for review",
+        "flagged": "pairs, 借牌 lending pairs and illegal borrowers it flagged (its flagged cases but groups)",
+        "review": "pairs and lending pairs it marked for review",
         "alpha": "its alarm's family-wise level (audit.json `alarm.alpha`)",
         "fdr": "its review tier's false-discovery rate (`alarm.fdr`)",
         "min_hands": "hands together a pair needs for a verdict (`alarm.min_hands`)",

@@ -35,7 +35,8 @@ def _fill(template: str, *args: Any) -> str:
 def _level(w: Mapping[str, str], level: Any, kind: Any) -> str:
     if not isinstance(level, (int, float)):
         return "–"
-    return f"{level:.3g} <span class=\"muted\">{html.escape(w.get('level_' + str(kind), str(kind)))}</span>"
+    shown = str(round(level)) if kind == "count" else f"{level:.3g}"  # a count of illegal borrows whole
+    return f"{shown} <span class=\"muted\">{html.escape(w.get('level_' + str(kind), str(kind)))}</span>"
 
 
 def _look(w: Mapping[str, str], look: Mapping[str, Any]) -> str:

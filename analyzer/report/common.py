@@ -121,7 +121,9 @@ def render_page(kind: str, *, lang: str, data: Mapping[str, Any],
     from analyzer.report.views import page_assets
 
     view_js, view_css, view_labels = page_assets()
-    words = {k: v for k, v in i18n.data().items() if k not in ("_about", "glossary")}
+    # the script's words; the glossary (docs only) and the "since the last look" block's words (HTML made in Python,
+    # analyzer/report/changes.py) stay out of every page
+    words = {k: v for k, v in i18n.data().items() if k not in ("_about", "glossary", "changes")}
     words["labels"] = {lg: {**LABELS[lg], **view_labels.get(lg, {})} for lg in LANGS}
     words["codes_en"] = dict(CODES)
     labels = words["labels"][lang]

@@ -105,6 +105,8 @@ def page_games(audit: Mapping[str, Any]) -> list[dict[str, Any]]:
         if game is not None and game.offers.audit_section and isinstance(section, Mapping):
             out.append({"game": name, "kind": "borrow", "hands": section.get("hands", 0),
                         "illegal_borrows": section.get("illegal_borrows", 0),
+                        "lending_flagged": section.get("lending_flagged", 0),
+                        "lending_review": section.get("lending_review", 0),
                         "players": list(section.get("players") or []), "pairs": list(section.get("pairs") or [])})
         else:
             by_code = game_problems(audit, name)
@@ -129,6 +131,9 @@ FINDINGS_LABELS: dict[str, dict[str, str]] = {
         "col_first_illegal": "first", "col_lends_partner": "lends to each other", "col_good_partner": "their goodness",
         "col_lends_others": "lends to others", "col_good_others": "goodness to others", "col_favour": "favour",
         "no_lends": "No pair lent to each other and to others both: nothing to compare.",
+        "lending_found": "{0} pairs compared: {1} flagged, {2} for review, on the pair audit's terms (flagged: p ≤ "
+                         "{3}, the command exits 1; review: Benjamini-Hochberg q ≤ {4}). Each flagged or review pair "
+                         "is a case.",
         "game_validated": "{0}: {1} valid hands",
         "validated_help": "Validated only: every hand replayed by the rules (deal, bids, plays, settlement) and "
                           "checked. The pair audit does not cover this game: its collusion signals read hands of "
@@ -149,6 +154,8 @@ FINDINGS_LABELS: dict[str, dict[str, str]] = {
         "col_first_illegal": "第一次", "col_lends_partner": "互借", "col_good_partner": "互借排位",
         "col_lends_others": "借给他人", "col_good_others": "借给他人排位", "col_favour": "偏袒",
         "no_lends": "没有两人既互借又借给他人：无从比较。",
+        "lending_found": "比较了 {0} 对：{1} 对已标记，{2} 对待复核，标准与搭档审计相同（已标记：p ≤ {3}，命令以 1 退出；"
+                         "待复核：Benjamini-Hochberg q ≤ {4}）。每一对已标记或待复核的都是一个案件。",
         "game_validated": "{0}：{1} 局有效牌局",
         "validated_help": "只做了校验：每局按规则回放（发牌、叫分、出牌、结算）并检查。搭档审计不涵盖这一玩法："
                           "其串通信号只读取标准憋七的牌局，因此没有分析任何搭档，也没有结论。",

@@ -146,8 +146,9 @@ def entry_edge(entry: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 
 
 def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
-              entry: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The pair section's data; ``entry`` is the pair's object from audit.json (any extra keys kept)."""
+              entry: Mapping[str, Any] | None = None, outcomes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The pair section's data; ``entry`` is the pair's object from audit.json (any extra keys kept); ``outcomes``
+    the pair's results together and apart (``analyzer.audit.outcomes.pair_outcomes``) when no entry's case has them."""
     rows = hands_with(decisions, a, b) if decisions is not None and not decisions.empty else None
     hands = int(entry["hands_together"]) if entry and "hands_together" in entry else (
         int(rows["hand_id"].nunique()) if rows is not None else 0)
@@ -160,6 +161,7 @@ def pair_data(a: str, b: str, *, decisions: pd.DataFrame | None = None,
     shown = {k: v for k, v in (entry or {}).items() if k != "evidence"}
     has_rows = rows is not None and len(rows) > 0
     return {"players": [a, b], "hands_together": hands, "entry": shown or None, "evidence": evidence,
+            "outcomes": dict(outcomes) if outcomes is not None else None,
             "edge": entry_edge(entry) if entry else (
                 pair_edge(rows, a, b) if has_rows and measure(rows) != "delta" else None),
             "table": {"cells": collusion_table(rows, a, b, hands), "measure": measure(rows)} if has_rows else None}
@@ -173,9 +175,9 @@ def evidence_hands(pdata: Mapping[str, Any]) -> set[str]:
 
 def write_pair_report(path: str | os.PathLike[str], a: str, b: str, *, decisions: pd.DataFrame | None = None,
                       entry: Mapping[str, Any] | None = None, records: Iterable[Any] | None = None,
-                      lang: str = "en") -> None:
+                      lang: str = "en", outcomes: Mapping[str, Any] | None = None) -> None:
     """Write one pair's page; the evidence hands among ``records`` open in the replayer at the decision."""
-    pdata = pair_data(a, b, decisions=decisions, entry=entry)
+    pdata = pair_data(a, b, decisions=decisions, entry=entry, outcomes=outcomes)
     ids, hands = hand_store(records or [], decisions, evidence_hands(pdata))
     # the pair page draws tables only (report.js renderPair plots nothing): no plotly.js, a page of kilobytes
     page = render_page("pair", lang=lang, stores={"pair": [pdata], "hand": hands},

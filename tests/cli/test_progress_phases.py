@@ -123,3 +123,42 @@ def test_on_a_terminal_the_bars_show_their_totals(room: Path, tmp_path: Path) ->
     assert "Traceback" not in text
     for phase, unit in (("analysing", "hands"), ("signals", "steps"), ("cases", "steps"), ("writing", "files")):
         assert re.search(rf"audit: {phase}: +\d+%\|.*\| \d+/\d+ \[.*{unit}/s", text), (phase, text[-2000:])
+
+
+def _totals_end_at_their_totals(by: dict[str, list[list[Event]]], log: Path, hands: int) -> None:
+    reading = by["reading"][-1]
+    assert reading[-1][1] == reading[-1][2] == log.stat().st_size  # the input's bytes, counted first
+    writing = by["writing"][-1]
+    assert writing[0][2] == writing[-1][1] == 1  # the page, or the store's commit
+
+
+def test_validate_decisions_and_report_count_towards_their_totals(room: Path, tmp_path: Path,
+                                                                   events: list[Event]) -> None:
+    """The other commands' phases, as the audit's: the input's bytes, then its hands towards their total, then the
+    output written, each phase with a total (so an ETA)."""
+    r = run_cli("validate", str(room), "-o", str(tmp_path / "v.html"))
+    assert r.exit_code == 0, r.output
+    by = check_runs(events)
+    assert list(by) == ["reading", "checking", "writing"]
+    _totals_end_at_their_totals(by, room, 600)
+    checking = by["checking"][-1]
+    assert checking[0][2] == 600 and checking[-1][1] == 600
+
+    events.clear()
+    store = tmp_path / "store"
+    r = run_cli("decisions", str(room), "--out", str(store), "--samples", "2", "--dd-samples", "0", "--jobs", "1")
+    assert r.exit_code == 0, r.output
+    by = check_runs(events)
+    assert list(by) == ["reading", "analysing", "writing"]
+    _totals_end_at_their_totals(by, room, 600)
+    analysing = [e for run in by["analysing"] for e in run]
+    assert analysing[0][2] == 600 and analysing[-1][1] == 600
+
+    events.clear()
+    r = run_cli("report", str(room), "--player", "p01", "--decisions", str(store), "-o", str(tmp_path / "p.html"))
+    assert r.exit_code == 0, r.output
+    by = check_runs(events)
+    assert list(by) == ["reading", "replaying", "analysing", "writing"]
+    _totals_end_at_their_totals(by, room, 600)
+    replaying = by["replaying"][-1]
+    assert replaying[0][2] == 600 and replaying[-1][1] == 600

@@ -141,3 +141,26 @@ def test_the_db_may_come_from_the_environment(store: Path, monkeypatch: pytest.M
     r = run_cli("cases", "list", "--format", "json")
     clean_exit(r, 0)
     assert len(json.loads(r.output)) == 2
+
+
+def test_a_look_at_a_room_of_another_game_counts_its_hands_and_flags(tmp_path: Path) -> None:
+    """A 借牌 room's look is not "0 hands, 0 flagged": its hands (invalid ones with illegal borrows too) and its
+    flagged cases; a 信阳黑七 room's look counts the hands validation checked. A count level reads whole."""
+    from conftest import ROOT
+
+    db = tmp_path / "c.sqlite"
+    r = run_cli("audit", str(ROOT / "samples" / "borrow-cheat.jsonl"), "--out", str(tmp_path / "borrow"),
+                "--cases", str(db))
+    assert r.exit_code == 1, r.output
+    assert "NEW      case #1 borrow bob: flagged, count 2, 2 hands" in r.output
+    r = run_cli("cases", "list", "--db", str(db))
+    assert "2 count" in r.output and "e+" not in r.output, r.output
+    r = run_cli("audit", str(ROOT / "samples" / "heiqi-sample.jsonl"), "--out", str(tmp_path / "heiqi"),
+                "--cases", str(db))
+    assert r.exit_code == 0, r.output
+    r = run_cli("cases", "looks", "--db", str(db), "--format", "json")
+    clean_exit(r, 0)
+    looks = json.loads(r.output)
+    borrow = json.loads((tmp_path / "borrow" / "audit.json").read_text())["bieqi-borrow"]
+    assert [(x["hands"], x["pairs"], x["flagged"], x["review"]) for x in looks] == [
+        (borrow["hands"], 0, sum(p["illegal_borrows"] > 0 for p in borrow["players"]), 0), (4, 0, 0, 0)]

@@ -188,6 +188,30 @@ def test_player_page(page: object, site: dict) -> None:
     assert page.locator("[data-role=detail-hand] [data-role=hand-id]").inner_text() == worst["hand_id"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("flagged", [False, True])
+def test_a_player_signal_read_and_not_flagged_says_why_that_is_no_word_against_a_pair(
+        page: object, site: dict, tmp_path: Path, flagged: bool) -> None:
+    """A flagged pair's member often reads a large p on the player signal (they play for each other, not for their
+    own score): the page says so beside the p, and says nothing of it for a player the signal flags."""
+    from analyzer.report.common import render_page, write_page
+
+    pdata = {**player_data(site["decisions"], EVIL_PLAYER), "signal_p": 1e-6 if flagged else 1.0,
+             "signal_flag": flagged}
+    path = tmp_path / "player.html"
+    write_page(path, render_page("player", lang="en", plotly=True, stores={"player": [pdata], "hand": []},
+                                 data={"hand_ids": [], "player_ids": [EVIL_PLAYER], "default_view": ["player", 0]}))
+    page.goto(url(path))  # type: ignore[attr-defined]
+    note = page.locator("[data-role=signal-note]")  # type: ignore[attr-defined]
+    if flagged:
+        expect(page.locator("[data-role=signal] b")).to_contain_text("⚑")  # type: ignore[attr-defined]
+        expect(note).to_have_count(0)
+    else:
+        expect(page.locator("[data-role=signal] b")).to_have_text("1.0000")  # type: ignore[attr-defined]
+        expect(note).to_contain_text("no word against a pair the audit flags")
+        page.locator("[data-role=lang][data-lang=zh]").click()  # type: ignore[attr-defined]
+        expect(note).to_contain_text("并不与审计对这对搭档的标记相矛盾")
+
+
 def test_reasons_show_cards_as_cards_in_english(page: object, site: dict) -> None:
     """The rows' reasons carry card codes (played 8C rather than 7D); the English pages show them as cards (8♣), as
     the rest of each reason and every other place on the pages do; the Chinese ones translate them."""

@@ -88,3 +88,29 @@ def test_beside_standard_hands_the_page_keeps_the_pair_audit(page: object, tmp_p
     expect(box).to_contain_text("信阳黑七 (xinyang-heiqi): 4 valid hands")
     expect(box.locator('[data-role="game-problem-row"]')).to_have_count(0)
     expect(page.locator('[data-role="pair-audit-empty"]')).to_have_count(0)  # type: ignore[attr-defined]
+
+
+def test_the_lending_table_gives_each_pair_its_verdict_and_q(page: object, tmp_path: Path) -> None:
+    log = tmp_path / "lend.jsonl"
+    r = run_cli("simulate", "--variant", "bieqi-borrow", "--players", "6", "--hands", "150", "--colluders", "1",
+                "--style", "lend", "--seed", "3", "-o", str(log))
+    assert r.exit_code == 0, r.output
+    path = _audit(tmp_path, str(log), 1)
+    import json
+
+    pairs = json.loads((path.parent / "audit.json").read_text())["bieqi-borrow"]["pairs"]
+    flagged = [p for p in pairs if p["verdict"] == "flagged"]
+    assert len(flagged) == 1
+    page.goto(path.as_uri())  # type: ignore[attr-defined]
+    expect(page.locator('[data-role="lending-found"]')).to_contain_text(  # type: ignore[attr-defined]
+        f"{len(pairs)} pairs compared: 1 flagged, 0 for review")
+    row = page.locator('[data-role="lending-row"][data-verdict="flagged"]')  # type: ignore[attr-defined]
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(f"{flagged[0]['a']} & {flagged[0]['b']}")
+    expect(row.locator('[data-role="verdict"]')).to_have_text("flagged")
+    q = row.locator("td").last.inner_text()
+    want_q = flagged[0]["q_value"]
+    assert want_q > 0 and q == f"{want_q:.1e}", q  # the q audit.json holds, in the last column
+    expect(page.locator('[data-role="lending-row"][data-verdict="clear"]')).to_have_count(len(pairs) - 1)  # type: ignore[attr-defined]
+    page.locator("[data-role=lang][data-lang=zh]").click()  # type: ignore[attr-defined]
+    expect(page.locator('[data-role="lending-found"]')).to_contain_text("1 对已标记")  # type: ignore[attr-defined]

@@ -341,7 +341,8 @@ def test_move_chips_are_reached_and_opened_with_the_keyboard(page: Any, hands: d
     target = focused_step(page)
     assert target is not None and int(target) > 0
     page.keyboard.press("Enter")
-    shown = (lambda s: int(s) + 1) if game == "bieqi" else int  # 憋七's counter names the move about to be made
+    # 憋七's and 借牌's counters name the move about to be made; 信阳黑七's the trick shown
+    shown = (lambda s: int(s) + 1) if game in ("bieqi", "borrow") else int
     expect(step).to_have_text(re.compile(rf"(^|\D){shown(target)} / "))
     assert f"step={target}" in page.url
     assert focused_step(page) == target  # the focus stays on the chip (the list was redrawn)

@@ -351,3 +351,22 @@ def test_validation_page_counts_moves_as_the_text_does(page: object, site: dict)
              for i in range(rows.count())}
     for p in problems:
         assert shown[p.code] == str(p.to_dict()["move"]) and f"move {p.action + 1}" in p.format()
+
+
+def test_a_page_carries_the_words_its_script_uses_and_not_the_look_changes_words() -> None:
+    """The "since the last look" block is HTML made in Python: its words ride only in the pages that have the block."""
+    import json as _json
+    import re as _re
+
+    from analyzer.report.changes import changes_html, lead_with_changes
+    from analyzer.report.common import render_page
+
+    page = render_page("validation", lang="en", data={})
+    data = _json.loads(_re.search(r'id="report-data">(.*?)</script>', page, _re.S).group(1))  # type: ignore[union-attr]
+    assert "labels" in data["i18n"] and "changes" not in data["i18n"]
+    changes_title = i18n.data()["changes"]["en"]["title"].split("{")[0].strip()
+    assert changes_title and changes_title not in page
+    block = {"look_id": 2, "at": "2026-12-02T06:00:00Z", "label": None, "counts": {"new": 0, "reopened": 0, "changed": 0},
+             "previous": None, "changes": []}
+    led = lead_with_changes(page, block)
+    assert changes_title in led and changes_html(block) in led

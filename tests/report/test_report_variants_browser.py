@@ -162,7 +162,8 @@ def test_borrow_page_follows_the_engine_to_the_end(page: object, site: dict) -> 
     for k in range(n + 1):
         if k in check_at:
             st = states[k]
-            expect(step).to_have_text(f"step {k} / {n}")
+            # the move about to be made, numbered as the move list numbers it (the standard game's counter)
+            expect(step).to_have_text(f"move {k + 1} / {n}" if k < n else f"end of the hand ({n} moves)")
             for s in range(4):
                 assert shown(page, f"{seat(s)} [data-role=hand]") == hand_cards(st, s)
                 finished = page.locator(f"{seat(s)} [data-role=tag]", has_text="no cards left")  # type: ignore[attr-defined]
@@ -200,7 +201,7 @@ def test_borrow_page_in_chinese(page: object, site: dict) -> None:
     rec = site["borrow"]
     n = len(rec.actions)
     page.goto(url(site["dir"] / "borrow-zh.html", f"hand=0&step={n}"))  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text(f"第 {n} / {n} 步")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"牌局结束（共 {n} 手）")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=loser]")).to_contain_text("输家")  # type: ignore[attr-defined]
     first_borrow = next(i for i, a in enumerate(rec.actions) if isinstance(a, borrow.Borrow))
     page.goto(url(site["dir"] / "borrow-zh.html", f"hand=0&step={first_borrow + 1}"))  # type: ignore[attr-defined]
@@ -219,7 +220,7 @@ def test_illegal_borrow_opens_at_its_move_with_the_live_cards_held(page: object,
     row = page.locator("[data-role=problem-row]", has_text="borrow-with-live").first  # type: ignore[attr-defined]
     row.locator("a").click()
     i = problems[0].action
-    label = f"step {i} / {len(rec.actions)}" if lang == "en" else f"第 {i} / {len(rec.actions)} 步"
+    label = f"move {i + 1} / {len(rec.actions)}" if lang == "en" else f"第 {i + 1} / {len(rec.actions)} 手"
     expect(page.locator("[data-role=detail-hand] [data-role=step]")).to_have_text(label)  # type: ignore[attr-defined]
     banner = page.locator("[data-role=problem][data-code=borrow-with-live]")  # type: ignore[attr-defined]
     held = list(scan(states[i].live_in_hand()))
@@ -238,7 +239,8 @@ def test_a_stopped_borrow_hand_opens_at_the_failing_move(page: object, site: dic
     rec, i = site["dead"], site["dead_at"]
     page.goto(url(site["dir"] / "validation-en.html"))  # type: ignore[attr-defined]
     page.locator("[data-role=problem-row]", has_text="not-live").locator("a").click()  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text(f"step {i} / {i}")  # type: ignore[attr-defined]
+    # the move the replay stopped at is the one about to be made, and the last the counter counts
+    expect(page.locator("[data-role=step]")).to_have_text(f"move {i + 1} / {i + 1}")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=next-move]")).to_contain_text("not legal")  # type: ignore[attr-defined]
     st = borrow_states(rec)[i]
     for s in range(4):
@@ -262,12 +264,13 @@ def test_heiqi_page_follows_the_engine_trick_by_trick(page: object, site: dict) 
     assert page.locator("[data-role=dealer]").get_attribute("data-seat") == str(rec.dealer)  # type: ignore[attr-defined]
     assert shown(page, "[data-role=buried]") == sorted(heiqi._parse_cards(rec.buried)[0])
     assert shown(page, "[data-role=bottom]") == sorted(heiqi._parse_cards(rec.bottom)[0])
+    expect(step).to_have_text("Bidding")  # step 0: the auction, before the first trick
     for s in range(4):  # step 0: the hands as play starts; the dealer's 33 with the 8 buried marked
         assert shown(page, f"{seat(s)} [data-role=hand]", ".card:not(.buried)") == tricks[0]["hands"][s]
     assert shown(page, f"{seat(rec.dealer)} [data-role=hand]", ".card.buried") == shown(page, "[data-role=buried]")
     for k in range(1, n + 1):
         page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]
-        expect(step).to_have_text(f"step {k} / {n}")
+        expect(step).to_have_text(f"trick {k} / {n}")  # as the trick strip and the trick's line number it
         want = tricks[k - 1]
         if k in (1, 2, n // 2, n):
             for s in range(4):
@@ -298,7 +301,7 @@ def test_heiqi_page_in_chinese(page: object, site: dict) -> None:
     rec = site["kou"]
     n = len(rec.tricks)
     page.goto(url(site["dir"] / "heiqi-zh.html", "hand=0&step=5"))  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text(f"第 5 / {n} 步")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"第 5 / {n} 墩")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=trick-no]")).to_have_text(f"第 5 / {n} 墩")  # type: ignore[attr-defined]
     expect(page.locator("[data-role=auction]")).to_contain_text("叫牌")  # type: ignore[attr-defined]
     assert_inert(page)
@@ -318,7 +321,7 @@ def test_heiqi_planted_problem_opens_at_its_trick(page: object, site: dict) -> N
     expect(row).to_contain_text(f"墩\u00a0{problem.trick + 1}")
     row.locator("a").click()
     k = problem.trick + 1
-    expect(page.locator("[data-role=step]")).to_have_text(f"第 {k} / {k} 步")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"第 {k} / {k} 墩")  # type: ignore[attr-defined]
     assert page.locator(f"[data-role=problem][data-code={problem.code}]").count() == 1  # type: ignore[attr-defined]
     assert page.locator(f"[data-role=play][data-seat='{problem.seat}'] [data-role=attempted]").count() == 1  # type: ignore[attr-defined]
     before = heiqi_tricks(rec)[problem.trick]["hands"]
@@ -335,7 +338,7 @@ def test_the_page_switch_changes_language_in_place(page: object, site: dict) -> 
     expect(page.locator("[data-role=trick-no]")).to_have_text(f"第 4 / {n} 墩")  # type: ignore[attr-defined]
     assert_one_language(page, "zh")
     page.keyboard.press("ArrowRight")  # type: ignore[attr-defined]  # the keys still drive the redrawn view
-    expect(page.locator("[data-role=step]")).to_have_text(f"第 5 / {n} 步")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"第 5 / {n} 墩")  # type: ignore[attr-defined]
     page.locator("[data-role=lang][data-lang=en]").click()  # type: ignore[attr-defined]
-    expect(page.locator("[data-role=step]")).to_have_text(f"step 5 / {n}")  # type: ignore[attr-defined]
+    expect(page.locator("[data-role=step]")).to_have_text(f"trick 5 / {n}")  # type: ignore[attr-defined]
     assert_one_language(page, "en")

@@ -27,6 +27,13 @@ class BorrowView extends GameStepper {
         el("div", {}, el("h3", { text: t("bw_moves") }), this.movesDiv)));
   }
 
+  /* "move N / M": the move about to be made, numbered as the move list numbers it (M counts the move the replay
+     stopped at, if any); "end of the hand" after the last, as the standard game's replayer says. */
+  stepText(k) {
+    const total = this.hand.moves.length + (this.hand.attempted ? 1 : 0);
+    return k < total ? t("move_of", k + 1, total) : t("moves_end", this.hand.moves.length);
+  }
+
   /* The move from step k to k+1 (or the move the replay stopped at). */
   nextMove(k) {
     if (k < this.n) return this.hand.moves[k];

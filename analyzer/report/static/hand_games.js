@@ -60,12 +60,15 @@ class GameStepper {
 
   go(k) {
     this.step = Math.max(0, Math.min(this.n, k | 0));
-    this.stepLabel.textContent = t("step_of", this.step, this.n);
+    this.stepLabel.textContent = this.stepText(this.step);
     this.problemsDiv.replaceChildren(...(this.hand.problems || []).filter((p) => p.step === this.step)
       .map((p) => this.problemBanner(p)));
     this.render();
     if (this.onStep) this.onStep(this.step);
   }
+
+  /* The counter above the table: each game names its own steps (a move, a trick), as its lists number them. */
+  stepText(k) { return t("step_of", k, this.n); }
 
   problemBanner(p) {
     return el("div", { class: "problem-banner", dataset: { role: "problem", code: p.code } },

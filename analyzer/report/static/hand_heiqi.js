@@ -20,6 +20,9 @@ class HeiqiView extends GameStepper {
 
   isDealer(s) { return s === this.hand.dealer; }
 
+  /* Step 0 is the auction; step k trick k of the tricks played, as the strip below numbers them. */
+  stepText(k) { return k === 0 ? t("hq_auction") : t("hq_trick_of", k, this.n); }
+
   sortCards(cards) {
     const h = this.hand;
     return [...cards].sort((a, b) => HQ_GROUPS.indexOf(h.suit[a]) - HQ_GROUPS.indexOf(h.suit[b]) || h.level[b] - h.level[a] || a - b);

@@ -626,7 +626,8 @@ function renderPlayer(root, p) {
     stat(t("dd_regret"), fmt(p.mean_dd_regret, 2)),
     stat(t("room_mean_regret"), fmt(p.room.mean_regret, 2)),
     stat(t("room_percentile"), pct(p.room.percentile)),
-    p.signal_p == null ? el("p", { class: "muted", dataset: { role: "signal-unread" }, text: t("signal_unread") }) : null));
+    p.signal_p == null ? el("p", { class: "muted", dataset: { role: "signal-unread" }, text: t("signal_unread") })
+      : p.signal_flag ? null : el("p", { class: "muted", dataset: { role: "signal-note" }, text: t("signal_note") })));
   const over = el("div", { class: "plot", dataset: { role: "plot-time" } });
   const think = el("div", { class: "plot", dataset: { role: "plot-think" } });
   const hist = el("div", { class: "plot", dataset: { role: "plot-hist" } });
@@ -819,7 +820,8 @@ function renderPair(root, p) {
   root.append(box(t("summary"), stat(t("hands_together"), String(p.hands_together)),
     stat(t("suspicion"), fmt(e.score, 2)), stat("z", fmt(e.z, 2)), stat("p", pValue(e.p_value, e.log10_p)), stat("q", pValue(e.q_value, e.log10_q)),
     e.hands_to_alarm != null && verdictOf(e) !== "flagged" ? stat(t("hands_to_alarm"), String(e.hands_to_alarm), "hands-to-alarm") : null));
-  if (e.case && e.case.outcomes) renderOutcomes(root, e.case.outcomes);
+  const outcomes = e.case && e.case.outcomes ? e.case.outcomes : p.outcomes;  // the audit's, else these logs' (the same)
+  if (outcomes) renderOutcomes(root, outcomes);
   if (p.edge) renderEdge(root, p);
   if (p.table) {
     const roles = [raw(a), raw(b), t("others_each")];
@@ -886,7 +888,7 @@ function groupsBox(groups) {
 const GAME_NAMES = { "bieqi-borrow": "借牌", "xinyang-heiqi": "信阳黑七" };
 function gameName(g) { return !GAME_NAMES[g] ? g : LANG === "zh" ? GAME_NAMES[g] : `${GAME_NAMES[g]} (${g})`; }
 
-function borrowBox(g) {
+function borrowBox(g, alarm) {
   const cheats = g.players.filter((p) => p.illegal_borrows > 0);
   const lead = el("p", { dataset: { role: "borrow-found" }, class: cheats.length ? "flagged" : "muted",
     text: cheats.length ? t("borrow_found", g.illegal_borrows, cheats.length) : t("borrow_none") });
@@ -895,15 +897,22 @@ function borrowBox(g) {
     g.players.map((p) => el("tr", { class: p.illegal_borrows > 0 ? "flagged" : "", dataset: { role: "borrow-player-row" } },
       td(raw(p.player)), td(String(p.hands), true), td(String(p.borrows), true), td(String(p.illegal_borrows), true),
       td(String(p.hands_with_illegal), true), td(p.first_illegal ? raw(p.first_illegal, "mono") : "–"))));
-  const lending = g.pairs.length ? table([[t("pair")], [t("col_lends_partner"), 1], [t("col_good_partner"), 1],
-    [t("col_lends_others"), 1], [t("col_good_others"), 1], [t("col_favour"), 1], ["p", 1]],
-    g.pairs.map((p) => el("tr", { dataset: { role: "lending-row" } },
-      td(el("span", {}, raw(p.a), " & ", raw(p.b))), td(String(p.lends_to_partner), true), td(fmt(p.goodness_to_partner, 2), true),
+  // each lending pair's verdict on the pair audit's terms (audit.json's verdict, p and q), as its case records it
+  const lending = g.pairs.length ? table([[t("pair")], [""], [t("col_lends_partner"), 1], [t("col_good_partner"), 1],
+    [t("col_lends_others"), 1], [t("col_good_others"), 1], [t("col_favour"), 1], ["p", 1], ["q", 1]],
+    g.pairs.map((p) => el("tr", { class: lookup({ flagged: "flagged", review: "review" }, p.verdict) || "",
+      dataset: { role: "lending-row", verdict: p.verdict || "" } },
+      td(el("span", {}, raw(p.a), " & ", raw(p.b))), td(verdictBadge(p.verdict) || ""),
+      td(String(p.lends_to_partner), true), td(fmt(p.goodness_to_partner, 2), true),
       td(String(p.lends_to_others), true), td(fmt(p.goodness_to_others, 2), true), td(signed(p.favour, 2), true),
-      td(pValue(p.p_value), true)))) : el("p", { class: "muted", text: t("no_lends") });
+      td(pValue(p.p_value, p.p_value !== 0 && typeof p.score === "number" ? -p.score : null), true), td(pValue(p.q_value), true))))
+    : el("p", { class: "muted", text: t("no_lends") });
+  const tiers = g.pairs.length ? el("p", { dataset: { role: "lending-found" }, class: g.lending_flagged ? "flagged" : "",
+    text: t("lending_found", g.pairs.length, g.lending_flagged || 0, g.lending_review || 0,
+      alarm && typeof alarm.alpha === "number" ? Number(alarm.alpha.toPrecision(2)) : "–", alarm ? alarm.fdr : "–") }) : null;
   return el("div", { dataset: { role: "game-borrow" } }, box(t("game_borrow", g.hands), lead,
     el("h3", { text: t("illegal_by_player") }), players,
-    el("h3", { text: t("lending_table") }), el("p", { class: "muted", text: t("lending_help") }), lending));
+    el("h3", { text: t("lending_table") }), tiers, el("p", { class: "muted", text: t("lending_help") }), lending));
 }
 
 function validatedBox(g) {
@@ -929,7 +938,7 @@ function renderAudit(root, audit) {
   const flagged = pairs.filter((p) => p.flagged);
   if (audit.hands === 0 && audit.games && audit.games.length) {  // no standard hand: the other games' findings only
     root.append(el("p", { class: "muted", dataset: { role: "pair-audit-empty" }, text: t("pair_audit_empty") }));
-    for (const g of audit.games) root.append(g.kind === "borrow" ? borrowBox(g) : validatedBox(g));
+    for (const g of audit.games) root.append(g.kind === "borrow" ? borrowBox(g, audit.alarm) : validatedBox(g));
     if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
     return;
   }
@@ -941,7 +950,7 @@ function renderAudit(root, audit) {
   if (skipped) root.append(skipped);
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
   if (audit.groups && audit.groups.length) root.append(groupsBox(audit.groups));
-  for (const g of audit.games || []) root.append(g.kind === "borrow" ? borrowBox(g) : validatedBox(g));
+  for (const g of audit.games || []) root.append(g.kind === "borrow" ? borrowBox(g, audit.alarm) : validatedBox(g));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
   root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
