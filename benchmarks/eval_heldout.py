@@ -68,6 +68,11 @@ def previous_logp(p: pd.DataFrame) -> np.ndarray:
     return np.minimum(math.log(len(PREVIOUS)) + logs.min(axis=1), 0.0)
 
 
+def _plain(x: object) -> object:
+    """A numpy scalar as the Python number json writes (a pandas table's cells are numpy's)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
 def style_of(p: pd.DataFrame) -> str:
     room = str(p["room"].iloc[0])
     if room.startswith("x-"):
@@ -144,9 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     res.table("by_style", "Held-out simulator x style (new score / previous score)",
               ["sim", "style", "rooms", "AUC", "AUC prev", "colluding", "flagged", "flagged prev", "marked",
                "marked prev", "honest flagged", "review FDR"],
-              [[sim, style, r["rooms"], r["auc"], prev.loc[(sim, style), "auc"], r["colluding"], r["flagged"],
-                prev.loc[(sim, style), "flagged"], r["marked"], prev.loc[(sim, style), "marked"], r["honest_flagged"],
-                r["review_fdr"]] for (sim, style), r in new.iterrows()])
+              [[_plain(x) for x in (sim, style, r["rooms"], r["auc"], prev.loc[(sim, style), "auc"], r["colluding"],
+                                    r["flagged"], prev.loc[(sim, style), "flagged"], r["marked"],
+                                    prev.loc[(sim, style), "marked"], r["honest_flagged"], r["review_fdr"])]
+               for (sim, style), r in new.iterrows()])
     res.table("null", "Null calibration: the share of honest pairs' p at or below each level, held-out honest rooms",
               ["sim", "honest_pairs", *(f"p <= {x}" for x in LEVELS)],
               [[sim, v["honest_pairs"], *(v[f"share_le_{x}"] for x in LEVELS)] for sim, v in nulls.items()])

@@ -28,7 +28,7 @@ from scipy.optimize import nnls
 from analyzer.audit.combine import PARAMS, Params, features
 
 SIGNALS = ("imm_marginal", "burst", "think", "dd_marginal")
-WEIGHTS = {"linear": 0.8, "burst_count": 0.1, "codev": 0.1}
+WEIGHTS = {"linear": 0.9, "burst_count": 0.05, "codev": 0.05}
 MIN_HANDS = 10
 ROUNDS = 4
 
