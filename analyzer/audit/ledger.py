@@ -49,7 +49,9 @@ from analyzer.audit.stream import StreamedSignals, hand_chunks
 
 if TYPE_CHECKING:
     from analyzer.analysis.store import Store
-    from analyzer.running.dask import DaskConnection
+
+#: A day's statistics from its parts (each the store seen as that part alone), the row columns and the scores.
+DayReader = Callable[[list[Any], list[str], tuple[str, ...]], tuple[pd.DataFrame, pd.DataFrame]]
 
 FORMAT = "bieqi-evidence-ledger"
 VERSION = 1
@@ -526,14 +528,15 @@ def new_additions(store: Store, led: Ledger) -> list[list[int]]:
 
 
 def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
-           scores: tuple[str, ...] = SCORES, connection: DaskConnection | None = None) -> Ledger:
+           scores: tuple[str, ...] = SCORES, statistics: DayReader | None = None) -> Ledger:
     """Add a day to the ledger for each addition of the store it does not cover yet, reading only those parts' rows;
     the ledger as it is then (``on_day(day, hands added so far)`` after each day). ``scores``: the per-hand score
     columns of a new ledger (any of ``signals.PAIR_COLUMNS``); a ledger keeps the scores its first day recorded. A
     day is written whole (a hidden folder renamed into place) or not at all; the ledger takes a lock while it adds,
-    so two looks at once cannot write one day twice (the second waits). With a Dask ``connection`` each day's parts
-    are read and its passes run on the workers (:func:`analyzer.audit.on_dask.day_statistics_on`): this process
-    merges their sums and writes the day."""
+    so two looks at once cannot write one day twice (the second waits). ``statistics``: what makes a day's
+    statistics from its parts (each the store seen as that part alone), the columns to read and the scores, in place
+    of reading them here (on Dask: :func:`analyzer.audit.on_dask.look_on_dask`, the parts read and the passes run on
+    the workers, this process merging their sums and writing the day)."""
     from analyzer.analysis.store import read_rows
 
     root = ledger_path(store.path)
@@ -548,11 +551,8 @@ def update(store: Store, *, on_day: Callable[[int, int], None] | None = None,
         for group in new_additions(store, led):
             ids = [h for i in group for h in store.part_hands[i]]
             cols = [c for c in _row_columns() if c not in SKIP_COLUMNS]
-            if connection is not None:
-                from analyzer.audit.on_dask import day_statistics_on
-
-                pairs, players = day_statistics_on(connection, [_one_part(store, i) for i in group], cols,
-                                                   led.state.scores)
+            if statistics is not None:
+                pairs, players = statistics([_one_part(store, i) for i in group], cols, led.state.scores)
             else:
                 # part by part (a part holds whole hands): the day's rows are never in memory at once
                 reads = (read_rows(_one_part(store, i), columns=cols) for i in group)
@@ -767,13 +767,13 @@ def window_days(days: list[Day], since: str | None) -> list[Day]:
 
 def look(store: Store, *, alpha: float = ALPHA, fdr: float = 0.05, min_hands: int = 10, since: str | None = None,
          on_day: Callable[[int, int], None] | None = None, scores: tuple[str, ...] = SCORES,
-         connection: DaskConnection | None = None) -> Look:
+         statistics: DayReader | None = None) -> Look:
     """Bring the ledger of ``store`` up to date (reading only the new additions' rows) and read the verdicts: of
     every day from the ledger's state, or of a window of days (``since``, :func:`window_days`) from those days'
-    contributions, the e-process then started at the window's first day. ``connection``: the new days' passes on
-    Dask (:func:`update`)."""
+    contributions, the e-process then started at the window's first day. ``statistics``: how the new days'
+    statistics are made (:func:`update`)."""
     before = len(open_ledger(store).days) if ledger_path(store.path).is_dir() else 0
-    led = update(store, on_day=on_day, scores=scores, connection=connection)
+    led = update(store, on_day=on_day, scores=scores, statistics=statistics)
     window = window_days(led.days, since)
     scores = led.state.scores
     if len(window) == len(led.days):

@@ -658,3 +658,9 @@ def day_statistics_on(connection: DaskConnection, parts: list[Any], columns: lis
     finally:
         acc.close()
     return ledger.day_frames(names, codes, st, cross, together, scores)
+
+
+def look_on_dask(store: Any, connection: DaskConnection, **kwargs: Any) -> ledger.Look:
+    """``ledger.look`` with each new day's parts read and its passes run on the workers of ``connection``
+    (:func:`day_statistics_on`)."""
+    return ledger.look(store, statistics=functools.partial(day_statistics_on, connection), **kwargs)

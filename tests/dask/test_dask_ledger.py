@@ -1,4 +1,4 @@
-"""The nightly look on Dask (``ledger.update(connection=...)``): each new day's parts read and its passes run on the
+"""The nightly look on Dask (``on_dask.look_on_dask``): each new day's parts read and its passes run on the
 workers, the client merging and writing; the same ledger and verdicts as the one-process look."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_nightly_look_on_dask_equals_the_one_process_look(cluster: str, store: Path, tmp_path: Path) -> None:
-    from analyzer.audit.on_dask import KEY_PREFIX
+    from analyzer.audit.on_dask import KEY_PREFIX, look_on_dask
     from analyzer.running.dask import DaskConnection
 
     here, there = tmp_path / "here", tmp_path / "there"
@@ -59,7 +59,7 @@ def test_the_nightly_look_on_dask_equals_the_one_process_look(cluster: str, stor
     connection = DaskConnection(cluster, 2)
     try:
         with distributed.get_task_stream(connection.client) as ts:
-            on = ledger.look(open_store(there), connection=connection)
+            on = look_on_dask(open_store(there), connection)
     finally:
         connection.close()
     kinds = Counter(str(t["key"])[len(KEY_PREFIX) + 1:].rsplit("-", 2)[0] for t in ts.data
