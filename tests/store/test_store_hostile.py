@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -451,7 +451,19 @@ def _sigint() -> None:
     signal.raise_signal(signal.SIGINT)
 
 
-def test_ctrl_c_during_an_append_commit_adds_nothing(store: Path, log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def pythons_sigint() -> Iterator[None]:
+    """Ctrl-C raising KeyboardInterrupt, as Python starts, whatever an earlier test in this process left (a
+    library's event loop may leave its own handler, or SIGINT ignored)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_during_an_append_commit_adds_nothing(store: Path, log: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     pythons_sigint: None) -> None:
     before = sorted(os.listdir(store))
     frame = _frame(log)
     done = _renames_then(monkeypatch, 1, _sigint)
@@ -480,7 +492,8 @@ def test_a_failed_rename_during_a_commit_adds_nothing(store: Path, log: Path, mo
 
 
 def test_ctrl_c_when_a_new_store_is_renamed_into_place_leaves_nothing(log: Path, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      pythons_sigint: None) -> None:
     frame = _frame(log)
     target = tmp_path / "new"
     done = _renames_then(monkeypatch, 2, _sigint)  # the part within the hidden folder, then the folder
