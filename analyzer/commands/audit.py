@@ -102,7 +102,15 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
             raise click.UsageError("Missing argument 'PATHS...' (or --decisions STORE alone: the nightly look at "
                                    "everything the store holds)")
         _check_cases(cases_path)
-        _nightly(store_path, out, alpha, fdr, min_hands, since, cases_path)
+        # with --dask each new day's parts are read and its passes run on the workers; the cluster starts meanwhile
+        execution = execution_for([], jobs, dask_address, preload=AUDIT_MODULES, prefork=AUDIT_PREFORK,
+                                  start=True) if dask_address is not None else None
+        try:
+            _nightly(store_path, out, alpha, fdr, min_hands, since, cases_path,
+                     connection=None if execution is None else execution.connection)
+        finally:
+            if execution is not None and execution.connection is not None:
+                execution.connection.close()
         return
     if since is not None:
         raise click.UsageError("--since reads a decision store's days: give --decisions STORE without PATHS")
@@ -368,9 +376,11 @@ NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv")
 
 
 def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None,
-             cases_path: str | None = None) -> None:
+             cases_path: str | None = None, *, connection: Any = None) -> None:
     """The nightly look (``audit.ledger.look``): the store's ledger brought up to date from its new additions' rows,
-    the verdicts of every day (or of ``since`` on) written to ``out``; exit 1 when a pair is flagged."""
+    the verdicts of every day (or of ``since`` on) written to ``out``; exit 1 when a pair is flagged. With a Dask
+    ``connection`` a new day's statistics are made on its workers (``audit.on_dask.day_statistics_on``)."""
+    import functools
     import re
 
     from analyzer.analysis.store import StoreError
@@ -378,6 +388,7 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
     from analyzer.problems import printable
     from analyzer.progress import Progress
+    from analyzer.running.dask import DaskUnavailable
 
     if since is not None and not (since.isdigit() or re.fullmatch(r"\d{4}-\d{2}-\d{2}", since)):
         raise click.UsageError(f"--since {printable(since)}: a day's number (1, 2, ...) or a date YYYY-MM-DD expected")
@@ -387,9 +398,14 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     bar = Progress("audit")
     try:
         phase = bar.phase("ledger", _new_hands(store) if bar.watched else None)
-        seen = look(store, alpha=alpha, fdr=fdr, min_hands=min_hands, since=since,
+        statistics = None
+        if connection is not None:
+            from analyzer.audit.on_dask import day_statistics_on
+
+            statistics = functools.partial(day_statistics_on, connection)
+        seen = look(store, alpha=alpha, fdr=fdr, min_hands=min_hands, since=since, statistics=statistics,
                     on_day=None if phase is None else lambda day, hands: phase(hands))
-    except (StoreError, LedgerError) as e:
+    except (StoreError, LedgerError, DaskUnavailable) as e:
         bar.close()
         fail("audit", str(e))
     except OSError as e:  # the ledger's folder inside the store cannot be written (read-only, full disk)

@@ -77,3 +77,34 @@ def test_the_nightly_look_on_dask_equals_the_one_process_look(cluster: str, stor
     assert one.pairs.loc[one.pairs["verdict"] == "flagged", ["a", "b"]].values.tolist() == [list(PAIR)]
     c = ledger.SCORES[0]
     assert (a.contributions(a.days[:1])[0][f"{c}_bq"].abs() > 0).any()
+
+
+def test_the_nightly_command_with_dask_runs_the_days_on_the_workers(cluster: str, store: Path, tmp_path: Path) -> None:
+    """``analyzer audit --decisions STORE --dask ADDRESS`` is the nightly look on the workers: the same verdicts and
+    e-values as the command in one process (exit 1: the colluding pair is flagged), and the store's ledger written."""
+    import orjson
+    from conftest import run_cli
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    shutil.copytree(store, here)
+    shutil.copytree(store, there)
+    from analyzer.audit.on_dask import KEY_PREFIX
+
+    def reads(ts: object) -> int:  # the scheduler's task stream sees every client's tasks
+        return sum(str(t["key"]).startswith(f"{KEY_PREFIX}-read") for t in ts.data)  # type: ignore[attr-defined]
+
+    with distributed.Client(cluster) as watch:
+        with distributed.get_task_stream(watch) as ts:
+            one = run_cli("audit", "--decisions", str(here), "--out", str(tmp_path / "one"))
+        assert reads(ts) == 0
+        with distributed.get_task_stream(watch) as ts:
+            on = run_cli("audit", "--decisions", str(there), "--out", str(tmp_path / "on"), "--dask", cluster)
+        assert reads(ts) == len(open_store(store).parts)  # every part read on a worker
+    assert one.exit_code == 1 and on.exit_code == 1, (one.output, on.output)
+    a, b = (orjson.loads((tmp_path / d / "audit.json").read_bytes()) for d in ("one", "on"))
+    assert [(p["players"], p["verdict"]) for p in a["pairs"]] == [(p["players"], p["verdict"]) for p in b["pairs"]]
+    assert a["flagged"] == b["flagged"] == 1
+    ea, eb = (pd.read_csv(tmp_path / d / "pairs.csv") for d in ("one", "on"))
+    e = [c for c in ea.columns if c.startswith("log10_e")]
+    assert e and np.allclose(ea[e].to_numpy(float), eb[e].to_numpy(float), rtol=1e-7, atol=1e-9)
+    assert len(ledger.open_ledger(open_store(there)).days) == 3
