@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import random
@@ -46,6 +47,25 @@ def browser() -> Iterator[object]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@contextlib.contextmanager
+def watched_page(browser: object, viewport: dict[str, int], errors: list[str] | None = None) -> Iterator[object]:
+    """A new page of ``browser`` that fails the test, once closed, on any console error, uncaught exception or
+    dialog (an alert = XSS); ``errors``: the list they are collected in (a test that expects one removes it)."""
+    errors = [] if errors is None else errors
+    pg = browser.new_page(viewport=viewport)  # type: ignore[attr-defined]
+    pg.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+
+    def dialog(d: object) -> None:
+        errors.append(f"dialog: {d.message}")  # type: ignore[attr-defined]
+        d.dismiss()  # type: ignore[attr-defined]
+
+    pg.on("dialog", dialog)
+    yield pg
+    pg.close()
+    assert not errors, errors
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, clean_exit, run_cli
+from conftest import CHROMIUM, clean_exit, run_cli, watched_page
 from desk_fixtures import COLLUDERS, daily_audits, pair, result
 
 from analyzer.desk import cases
@@ -70,19 +70,8 @@ def page_errors() -> list[str]:
 @pytest.fixture
 def page(browser: object, page_errors: list[str]) -> Iterator[object]:
     """A page that fails the test on any console error, uncaught exception or dialog (an alert = XSS)."""
-    pg = browser.new_page(viewport={"width": 1300, "height": 900})  # type: ignore[attr-defined]
-    errors = page_errors
-    pg.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-
-    def dialog(d: object) -> None:
-        errors.append(f"dialog: {d.message}")  # type: ignore[attr-defined]
-        d.dismiss()  # type: ignore[attr-defined]
-
-    pg.on("dialog", dialog)
-    yield pg
-    pg.close()
-    assert not errors, errors
+    with watched_page(browser, {"width": 1300, "height": 900}, page_errors) as pg:
+        yield pg
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM, watched_page
 from report_fixtures import (
     EVIL_HAND,
     EVIL_PLAYER,
@@ -48,19 +48,8 @@ pytestmark = [
 @pytest.fixture
 def page(browser: object) -> Iterator[object]:
     """A page that fails the test on any console error, uncaught exception or dialog (an alert = XSS)."""
-    pg = browser.new_page(viewport={"width": 1300, "height": 1000})  # type: ignore[attr-defined]
-    errors: list[str] = []
-    pg.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-
-    def dialog(d: object) -> None:
-        errors.append(f"dialog: {d.message}")  # type: ignore[attr-defined]
-        d.dismiss()  # type: ignore[attr-defined]
-
-    pg.on("dialog", dialog)
-    yield pg
-    pg.close()
-    assert not errors, errors
+    with watched_page(browser, {"width": 1300, "height": 1000}) as pg:
+        yield pg
 
 
 @pytest.fixture(scope="module")
