@@ -357,7 +357,7 @@ def label(pairs: pd.DataFrame, truth: dict) -> pd.DataFrame:
 def table(sim: str, room: str, seed: int, outdir: str, jobs: int = 1) -> str:
     """The room's labelled pair table (made, with the room and its decision store, when not there yet)."""
     from analyzer.audit.calibrate import calibrate
-    from analyzer.audit.signals import pair_signals
+    from analyzer.audit.stream import pair_signals
 
     name = f"{sim}-{room}-{seed}"
     out = os.path.join(outdir, name + ".pairs.parquet")
@@ -369,7 +369,7 @@ def table(sim: str, room: str, seed: int, outdir: str, jobs: int = 1) -> str:
     if not os.path.exists(store):
         subprocess.run([*ANALYZER, "decisions", log, "-o", store, "--jobs", str(jobs)], check=True,
                        capture_output=True)
-    pairs = calibrate(pair_signals(pd.read_parquet(store)).pairs)
+    pairs = calibrate(pair_signals(pd.read_parquet(store)))
     with open(tpath) as f:
         pairs = label(pairs, json.load(f))
     pairs["sim"], pairs["room"], pairs["seed"] = sim, room, seed
