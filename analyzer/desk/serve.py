@@ -50,6 +50,20 @@ def host_names(host: str, port: int) -> set[str]:
     return {f"{n}:{port}" for n in names} | (names if port == 80 else set())
 
 
+#: Readable names of a signal's numbers (audit.json's keys); a key not listed is shown as it is.
+NUMBER_NAMES = {"p": "p", "z": "z", "z_mean": "z of the mean", "hands": "hands", "above": "hands above",
+                "expected": "expected", "level": "level", "mean_percentile": "mean percentile", "look": "look",
+                "effect": "effect", "se": "se", "n": "decisions", "ratio": "ratio"}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_shown(x) for x in value)
+    if isinstance(value, float):
+        return f"{value:.3g}" if value != 0 and abs(value) < 1e-3 else f"{value:.4g}"
+    return str(value)
+
+
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     """A signal's numbers as (name, shown) pairs, nested names joined by dots (``ab.z``)."""
     if isinstance(value, Mapping):
@@ -57,12 +71,24 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
         for k, v in value.items():
             out += flatten(v, f"{prefix}{k}.")
         return out
-    if isinstance(value, list):
-        return [(prefix.rstrip("."), ", ".join(str(x) for x in value))]
-    if isinstance(value, float):
-        shown = f"{value:.3g}" if value != 0 and abs(value) < 1e-3 else f"{value:.4g}"
-        return [(prefix.rstrip("."), shown)]
-    return [(prefix.rstrip("."), str(value))]
+    return [(prefix.rstrip("."), _shown(value))]
+
+
+def signal_lines(signal: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A signal's numbers as lines to read: the pair's own numbers first, then one line a direction headed
+    "actor → partner" (audit.json keeps a direction as ``ab``/``ba`` with its actor and partner)."""
+    if not isinstance(signal, Mapping):
+        return [("", flatten(signal))] if signal not in (None, {}) else []
+    own: list[tuple[str, str]] = []
+    lines: list[tuple[str, list[tuple[str, str]]]] = []
+    for key, value in signal.items():
+        if isinstance(value, Mapping) and "actor" in value and "partner" in value:
+            rest = {k: v for k, v in value.items() if k not in ("actor", "partner")}
+            lines.append((f"{value['actor']} → {value['partner']}",
+                          [(NUMBER_NAMES.get(name, name), shown) for name, shown in flatten(rest)]))
+        else:
+            own += [(NUMBER_NAMES.get(name, name), shown) for name, shown in flatten(value, f"{key}.")]
+    return ([("", own)] if own else []) + lines
 
 
 def number(x: Any, digits: int = 4) -> str:
@@ -81,7 +107,7 @@ def make_app(db_path: str | os.PathLike[str], *, token: str | None = None, revie
     app = Flask(__name__)
     app.config.update(DB=str(db_path), TOKEN=token or secrets.token_urlsafe(32), REVIEWER=reviewer or "",
                       HOSTS=None if hosts is None else set(hosts))
-    app.jinja_env.globals.update(number=number, sentence=sentence, flatten=flatten)
+    app.jinja_env.globals.update(number=number, sentence=sentence, signal_lines=signal_lines)
 
     def db() -> desk.Cases:
         if "db" not in g:

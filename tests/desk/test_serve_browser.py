@@ -112,6 +112,9 @@ def test_list_open_dismiss_reload(served: str, db: Path, page: object) -> None:
     expect(pg.locator("[data-role=members]")).to_have_text("p07 + p08")  # type: ignore[attr-defined]
     expect(pg.locator("[data-role=history-row]")).to_have_count(4)  # type: ignore[attr-defined]
     expect(pg.locator("[data-role=lead]")).to_contain_text("p08")  # type: ignore[attr-defined]
+    numbers = pg.locator("[data-role=history-row] td.numbers").first  # type: ignore[attr-defined]
+    expect(numbers).to_contain_text("→")  # a direction's numbers under "actor → partner", not flattened keys
+    expect(numbers).not_to_contain_text("ab.")
 
     reason = "friends from the club <b>not</b> colluding & known"
     form = pg.locator("[data-role=form-dismiss]")  # type: ignore[attr-defined]
