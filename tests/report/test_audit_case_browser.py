@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM, watched_page
 from report_fixtures import AuditRun
 
 from analyzer.report.audit import write_audit_report
@@ -18,6 +18,8 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)"),
 ]
+
+VIEWPORT = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")
@@ -36,34 +38,30 @@ def test_case_file_leads_with_the_signal_and_shows_outcomes_and_marks_the_pair(b
     assert entry["verdict"] == "flagged"  # the planted pair leads the ranking, with its case
     a, b = entry["players"]
     case = entry["case"]
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto((case_site["dir"] / "report.html").as_uri() + f"#pair={k}")
-    detail = page.locator("[data-role=detail-pair]")
-    lead = detail.locator("[data-role=lead]").inner_text()
-    assert case["lead"]["actor"] in lead and case["lead"]["partner"] in lead
-    assert "typical" in lead or "a typical pair" in lead or "such hands" in lead
-    score_row = detail.locator("[data-role=outcome-score]").inner_text()
-    o = case["outcomes"]
-    assert f"{o['score_together']:+.1f}" in score_row  # the pair's combined score per hand together
-    assert detail.locator("[data-role=outcome-tong] td").count() == 4  # together, apart, room
-    assert detail.locator("[data-role=signal-row]").count() == len(case["signals"])
-    assert "standard deviations" in detail.locator("[data-role=glossary]").inner_text()
-    if "burst_directions" in case:  # burst's extreme hands, a table a direction of an actor who could know
-        actors = [d.get_attribute("data-actor") for d in detail.locator("[data-role=burst-direction]").all()]
-        assert actors and set(actors) <= set(case["evidence_actors"])
-        detail.locator("[data-role=burst-hand] [data-role=evidence-link]").first.click()
-    else:
-        directions = detail.locator("[data-role=direction]").all_inner_texts()
-        assert directions and all(d.split(" -> ")[0] in case["evidence_actors"] for d in directions)
-        detail.locator("[data-role=evidence] a").first.click()
-    replay = page.locator("[data-role=detail-hand]")
-    expect(replay.locator("[data-role=suspect-pair]")).to_contain_text(a)
-    marked = replay.locator("[data-role=seat].suspect [data-role=player]").all_inner_texts()
-    assert sorted(marked) == sorted([a, b])
-    assert not errors, errors
-    page.close()
+    with watched_page(browser, VIEWPORT) as page:
+        page.goto((case_site["dir"] / "report.html").as_uri() + f"#pair={k}")
+        detail = page.locator("[data-role=detail-pair]")
+        lead = detail.locator("[data-role=lead]").inner_text()
+        assert case["lead"]["actor"] in lead and case["lead"]["partner"] in lead
+        assert "typical" in lead or "a typical pair" in lead or "such hands" in lead
+        score_row = detail.locator("[data-role=outcome-score]").inner_text()
+        o = case["outcomes"]
+        assert f"{o['score_together']:+.1f}" in score_row  # the pair's combined score per hand together
+        assert detail.locator("[data-role=outcome-tong] td").count() == 4  # together, apart, room
+        assert detail.locator("[data-role=signal-row]").count() == len(case["signals"])
+        assert "standard deviations" in detail.locator("[data-role=glossary]").inner_text()
+        if "burst_directions" in case:  # burst's extreme hands, a table a direction of an actor who could know
+            actors = [d.get_attribute("data-actor") for d in detail.locator("[data-role=burst-direction]").all()]
+            assert actors and set(actors) <= set(case["evidence_actors"])
+            detail.locator("[data-role=burst-hand] [data-role=evidence-link]").first.click()
+        else:
+            directions = detail.locator("[data-role=direction]").all_inner_texts()
+            assert directions and all(d.split(" -> ")[0] in case["evidence_actors"] for d in directions)
+            detail.locator("[data-role=evidence] a").first.click()
+        replay = page.locator("[data-role=detail-hand]")
+        expect(replay.locator("[data-role=suspect-pair]")).to_contain_text(a)
+        marked = replay.locator("[data-role=seat].suspect [data-role=player]").all_inner_texts()
+        assert sorted(marked) == sorted([a, b])
 
 
 @pytest.fixture(scope="module")
@@ -112,42 +110,38 @@ def test_burst_case_lists_its_extreme_hands_and_opens_the_replayer_at_a_move_wit
     assert sorted(entry["players"]) == sorted(burst_site["pair"]) and entry["main_signal"] == "burst"
     case = entry["case"]
     lead_args = case["lead"]["args"]
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto((burst_site["dir"] / "report.html").as_uri() + f"#pair={k}")
-    detail = page.locator("[data-role=detail-pair]")
-    lead = detail.locator("[data-role=lead]").inner_text()
-    # the plain claim: the count of extreme hands, the hands together, against a typical pair's count ± its spread
-    assert case["lead"]["key"] == "lead_burst"
-    assert f"In {lead_args[2]} of their {lead_args[3]} hands together" in lead
-    assert f"{lead_args[5]} ± {lead_args[6]} such hands" in lead
-    # the evidence is burst's own hands: every hand the count counts, in its order, per direction
-    rows = detail.locator("[data-role=burst-hand]")
-    listed = [h for w in case["burst_directions"] for h, _ in w["extreme"]]
-    expect(rows).to_have_count(len(listed))
-    assert [r.get_attribute("data-hand") for r in rows.all()] == listed
-    counted = {d["actor"]: d["above"] for d in case["burst_directions"]}
-    assert counted[case["lead"]["actor"]] == int(lead_args[2])
-    edges = detail.locator("[data-role=burst-hand] [data-role=edge]").all_inner_texts()
-    assert edges and all(e.strip().startswith("+") for e in edges)  # no move against the claim
-    # a move that marks some of the partner's cards: its link opens the replayer there, with the marks
-    pick = next(x for x in entry["evidence"] if _partner_marks(burst_site["records"][x["hand_id"]], x["action"],
-                                                                 x["partner"]))
-    want = _partner_marks(burst_site["records"][pick["hand_id"]], pick["action"], pick["partner"])
-    link = detail.locator("[data-role=burst-hand] [data-role=evidence-link]").filter(
-        has_text=f"move {pick['action'] + 1} ")
-    hrefs = [a.get_attribute("href") for a in link.all()]
-    hand_at = page.evaluate("(id) => HAND_INDEX.get(id)", pick["hand_id"])
-    target = next(h for h in hrefs if f"hand={hand_at}&step={pick['action']}&" in h)
-    detail.locator(f"a[href='{target}']").first.click()
-    replay = page.locator("[data-role=detail-hand]")
-    n = len(burst_site["records"][pick["hand_id"]].actions)
-    expect(replay.locator("[data-role=step]")).to_have_text(f"move {pick['action'] + 1} / {n}")
-    expect(replay.locator("[data-role=move-edge]")).to_contain_text(f"edge {pick['edge_immediate']:+.2f} cards")
-    marked = replay.locator("[data-role=seat] .card.freed, [data-role=seat] .card.blocked")
-    assert {c.inner_text().strip() for c in marked.all()} == want
-    legend = replay.locator("[data-role=legend]").inner_text()
-    assert "made playable" in legend and "unplayable" in legend
-    assert not errors, errors
-    page.close()
+    with watched_page(browser, VIEWPORT) as page:
+        page.goto((burst_site["dir"] / "report.html").as_uri() + f"#pair={k}")
+        detail = page.locator("[data-role=detail-pair]")
+        lead = detail.locator("[data-role=lead]").inner_text()
+        # the plain claim: the count of extreme hands, the hands together, against a typical pair's count ± its spread
+        assert case["lead"]["key"] == "lead_burst"
+        assert f"In {lead_args[2]} of their {lead_args[3]} hands together" in lead
+        assert f"{lead_args[5]} ± {lead_args[6]} such hands" in lead
+        # the evidence is burst's own hands: every hand the count counts, in its order, per direction
+        rows = detail.locator("[data-role=burst-hand]")
+        listed = [h for w in case["burst_directions"] for h, _ in w["extreme"]]
+        expect(rows).to_have_count(len(listed))
+        assert [r.get_attribute("data-hand") for r in rows.all()] == listed
+        counted = {d["actor"]: d["above"] for d in case["burst_directions"]}
+        assert counted[case["lead"]["actor"]] == int(lead_args[2])
+        edges = detail.locator("[data-role=burst-hand] [data-role=edge]").all_inner_texts()
+        assert edges and all(e.strip().startswith("+") for e in edges)  # no move against the claim
+        # a move that marks some of the partner's cards: its link opens the replayer there, with the marks
+        pick = next(x for x in entry["evidence"] if _partner_marks(burst_site["records"][x["hand_id"]], x["action"],
+                                                                     x["partner"]))
+        want = _partner_marks(burst_site["records"][pick["hand_id"]], pick["action"], pick["partner"])
+        link = detail.locator("[data-role=burst-hand] [data-role=evidence-link]").filter(
+            has_text=f"move {pick['action'] + 1} ")
+        hrefs = [a.get_attribute("href") for a in link.all()]
+        hand_at = page.evaluate("(id) => HAND_INDEX.get(id)", pick["hand_id"])
+        target = next(h for h in hrefs if f"hand={hand_at}&step={pick['action']}&" in h)
+        detail.locator(f"a[href='{target}']").first.click()
+        replay = page.locator("[data-role=detail-hand]")
+        n = len(burst_site["records"][pick["hand_id"]].actions)
+        expect(replay.locator("[data-role=step]")).to_have_text(f"move {pick['action'] + 1} / {n}")
+        expect(replay.locator("[data-role=move-edge]")).to_contain_text(f"edge {pick['edge_immediate']:+.2f} cards")
+        marked = replay.locator("[data-role=seat] .card.freed, [data-role=seat] .card.blocked")
+        assert {c.inner_text().strip() for c in marked.all()} == want
+        legend = replay.locator("[data-role=legend]").inner_text()
+        assert "made playable" in legend and "unplayable" in legend
