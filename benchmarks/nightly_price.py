@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.nightly_common import Results  # noqa: E402
 
-N_FIXED = (50, 100, 200, 400, 800)
+N_FIXED = (25, 50, 100, 200, 400, 800)
 RHOS = (1.0, 4.0, 16.0, 64.0)
 
 
@@ -63,10 +63,12 @@ def main() -> None:
               f"+ robust V {parts['full']:.3f}; by rho " + ", ".join(f"{k} {v:.3f}" for k, v in by_rho.items()))
     best = min(min(r[f"rho_{x:g}"] for x in RHOS) for r in rows if r["n_fixed"] >= 100)
     at = {r["n_fixed"]: r["full"] for r in rows}
+    boundary = {r["n_fixed"]: r["boundary"] for r in rows}
     res.figure("price_100", at[100], "x", f"hands to the nightly alarm over the fixed test's, flagged by it at 100 "
                f"hands (rho {RHO:g}, expected path)")
     res.figure("price_400", at[400], "x", "the same, flagged by the fixed test at 400 hands")
-    res.figure("price_boundary_100", rows[1]["boundary"], "x",
+    res.figure("price_25", at[25], "x", "the same, flagged by the fixed test at 25 hands (a short, blatant case)")
+    res.figure("price_boundary_100", boundary[100], "x",
                "of it, the normal mixture's boundary alone (one process, V = N): the price of looking every night")
     res.figure("price_best_rho", round(best, 3), "x",
                f"the least over rho in {', '.join(f'{r:g}' for r in RHOS)} and N_fixed >= 100")
