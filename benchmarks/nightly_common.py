@@ -55,7 +55,8 @@ def cut_days(log: Path, folder: Path, per_day: int, days: int) -> list[Path]:
 #: Titles of the nightly benchmarks' results on the evaluation page.
 TITLES = {"nightly_look_cost": "A nightly look's cost, night 1 and night 20, interleaved",
           "nightly_null": "Honest pairs looked at every night: the share ever alarmed",
-          "nightly_looks": "Twenty nights of one room: the look's cost and when pairs are flagged"}
+          "nightly_looks": "Twenty nights of one room: the look's cost and when pairs are flagged",
+          "nightly_price": "The price of every look, a priori: hands to the nightly alarm over the fixed test's"}
 
 
 class Results(results.Results):

@@ -65,7 +65,7 @@ def _paths_or_store(ctx: click.Context, param: click.Parameter, value: tuple[str
                                   "settings"))
 @click.argument("paths", nargs=-1, callback=_paths_or_store)  # none with --decisions STORE: the nightly look
 @out_option("Folder for audit.json, pairs.csv, players.csv and report.html (with --decisions STORE alone: "
-            "audit.json of the e-values' verdicts and pairs.csv).", folder=True)
+            "audit.json of the e-values' verdicts, pairs.csv and report.html).", folder=True)
 @click.option("--alpha", type=FiniteFloatRange(min=0, max=1, min_open=True), default=DEFAULT_ALPHA, show_default=True,
               help="Flag a pair only when its p-value is at most this (per pair).")
 @click.option("--fdr", type=FiniteFloatRange(min=0, max=1, min_open=True), default=0.05, show_default=True,
@@ -107,7 +107,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], out: str, alpha: float, 
                                   start=True) if dask_address is not None else None
         try:
             _nightly(store_path, out, alpha, fdr, min_hands, since, cases_path,
-                     connection=None if execution is None else execution.connection)
+                     connection=None if execution is None else execution.connection, lang=lang)
         finally:
             if execution is not None and execution.connection is not None:
                 execution.connection.close()
@@ -372,11 +372,11 @@ def _flagged_elsewhere(audit: dict[str, Any]) -> int:
 
 
 #: What the nightly look writes into --out.
-NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv")
+NIGHTLY_OUTPUTS = ("audit.json", "pairs.csv", "report.html")
 
 
 def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int, since: str | None,
-             cases_path: str | None = None, *, connection: Any = None) -> None:
+             cases_path: str | None = None, *, connection: Any = None, lang: str = "en") -> None:
     """The nightly look (``audit.ledger.look``): the store's ledger brought up to date from its new additions' rows,
     the verdicts of every day (or of ``since`` on) written to ``out``; exit 1 when a pair is flagged. With a Dask
     ``connection`` a new day's statistics are made on its workers (``audit.on_dask.day_statistics_on``)."""
@@ -388,6 +388,7 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
     from analyzer.logs import OutputSet, atomic_write_bytes, csv_text
     from analyzer.problems import printable
     from analyzer.progress import Progress
+    from analyzer.report.audit import write_audit_report
     from analyzer.running.dask import DaskUnavailable
 
     if since is not None and not (since.isdigit() or re.fullmatch(r"\d{4}-\d{2}-\d{2}", since)):
@@ -423,6 +424,9 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
             _tick(wrote, 1)
             atomic_write_bytes(tmp / "pairs.csv", csv_text(seen.pairs, float_format="%.6g").encode())
             _tick(wrote, 2)
+            # the pairs, their verdicts and e-values and the ledger's days; no replays: no logs are read
+            write_audit_report(tmp, summary, lang=lang)
+            _tick(wrote, 3)
     bar.close()
     _change_lines(looked)
     w = seen.window
@@ -440,7 +444,7 @@ def _nightly(store_path: str, out: str, alpha: float, fdr: float, min_hands: int
         click.echo(f"  (flagged: the e-value reached 1/alpha = {1 / alpha:g} on some day, for an honest pair a chance "
                    f"of at most {alpha:g} over every look; review: e-BH at {fdr:g} over the current e-values. "
                    f"Exit code 1 only when a pair is flagged.)")
-    click.echo(printable(f"wrote {out}/audit.json, pairs.csv"))
+    click.echo(printable(f"wrote {out}/audit.json, pairs.csv, report.html"))
     sys.exit(1 if summary["flagged"] else 0)
 
 

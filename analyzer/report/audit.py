@@ -60,6 +60,22 @@ def alarm_line(audit: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"score": score, **{k: v for k, v in given.items() if v is not None}}
 
 
+def _players(audit: Mapping[str, Any]) -> list[str]:
+    """The room's players: audit.json's ``players`` table, or (the nightly look's result has none) the players of
+    its pairs."""
+    if "players" in audit:
+        return [str(p["player"]) for p in audit["players"]]
+    return sorted({str(x) for p in audit["pairs"] for x in p["players"]})
+
+
+#: A nightly look's pair figures the page shows beside the fixed-sample ones (``audit.ledger.Look.summary``).
+E_VALUE_KEYS = ("log10_e", "max_log10_e", "flagged_day")
+
+
+def _e_values(pair: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _number(pair[k]) if k != "flagged_day" else pair[k] for k in E_VALUE_KEYS if k in pair}
+
+
 def _room(rows: ReportRows, pieces: list[Piece], table: pd.DataFrame | None) -> Room:
     """The room's figures from the players' pieces (a spill's: every row's regret put back in the rows' order, as
     ``SpilledRows.regret`` does), or from the frame's columns (a frame's, and the player table when not given)."""
@@ -179,15 +195,21 @@ def write_audit_report(out_dir: str | os.PathLike[str], audit: Mapping[str, Any]
     wanted: set[str] = set().union(*(evidence_hands(details[i]) for i in top)) if top else set()
     hand_ids, hands = hand_store(records or [], shown, wanted)
     overview = {
-        "hands": audit["hands"], "players": [str(p["player"]) for p in audit["players"]],
+        "hands": audit["hands"], "players": _players(audit),
         "alarm": alarm_line(audit),
         "pairs": [{"i": i, "players": [str(x) for x in p["players"]], "hands_together": p["hands_together"],
-                   "score": _number(p["score"]), "z": _number(p["z"]), "p_value": p["p_value"],
+                   "score": _number(p["score"]), "z": _number(p.get("z")), "p_value": p["p_value"],
                    "log10_p": _number(p["log10_p"]), "q_value": p["q_value"], "log10_q": _number(p.get("log10_q")),
                    "flagged": p["flagged"],
-                   "verdict": p["verdict"]}
+                   "verdict": p["verdict"], **_e_values(p)}
                   for i, p in enumerate(pairs)],
     }
+    nightly = audit.get("nightly")
+    if nightly:  # the nightly look's ledger: its days and the window read (the pairs carry their e-values)
+        overview["nightly"] = {"days": [{k: d.get(k) for k in ("day", "date", "hands", "parts")}
+                                        for d in nightly.get("days", [])],
+                               "window": nightly.get("window") or {},
+                               **{k: _number(audit.get("alarm", {}).get(k)) for k in ("e_threshold", "fdr")}}
     groups = audit.get("groups") or []
     if groups:  # players joined by marked pairs, each pair linked to its place in the page's order
         place = {tuple(sorted(str(x) for x in p["players"])): i for i, p in enumerate(pairs)}

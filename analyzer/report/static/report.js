@@ -933,8 +933,23 @@ function tiersHelp(alarm) {
   return t("tiers_help_alpha", Number(alpha.toPrecision(2)), alarm.fdr);
 }
 
+/* The nightly look's ledger (audit.json's nightly): the days it holds, the window read and how its verdicts read. */
+function nightlyBox(nightly) {
+  const w = nightly.window || {};
+  const rows = nightly.days.map((d) => el("tr", { dataset: { role: "nightly-day" } },
+    td(String(d.day), true), td(d.date ? raw(d.date, "mono") : "–"), td(String(d.hands), true),
+    td(String((d.parts || []).length), true)));
+  return el("div", { dataset: { role: "nightly" } }, box(t("nightly_days"),
+    w.first_day != null ? el("p", { dataset: { role: "nightly-window" }, text: t("nightly_window", w.first_day, w.last_day) }) : null,
+    el("p", { class: "muted", dataset: { role: "nightly-help" },
+      text: t("nightly_help", typeof nightly.e_threshold === "number" ? Number(nightly.e_threshold.toPrecision(3)) : "–",
+        typeof nightly.fdr === "number" ? nightly.fdr : "–") }),
+    table([[t("col_day"), 1], [t("col_date")], [t("hands"), 1], [t("col_parts"), 1]], rows)));
+}
+
 function renderAudit(root, audit) {
   const pairs = audit.pairs;
+  const nightly = !!audit.nightly;  // the nightly look's pairs carry their e-values
   const flagged = pairs.filter((p) => p.flagged);
   if (audit.hands === 0 && audit.games && audit.games.length) {  // no standard hand: the other games' findings only
     root.append(el("p", { class: "muted", dataset: { role: "pair-audit-empty" }, text: t("pair_audit_empty") }));
@@ -949,23 +964,30 @@ function renderAudit(root, audit) {
   const skipped = skippedLine(audit.skipped_hands);
   if (skipped) root.append(skipped);
   if (audit.lookalikes) root.append(lookalikesBox(audit.lookalikes));
+  if (audit.nightly) root.append(nightlyBox(audit.nightly));
   if (audit.groups && audit.groups.length) root.append(groupsBox(audit.groups));
   for (const g of audit.games || []) root.append(g.kind === "borrow" ? borrowBox(g, audit.alarm) : validatedBox(g));
   const chart = el("div", { class: "plot", dataset: { role: "plot-audit" } });
   const hover = el("div", { class: "muted", dataset: { role: "hover", raw: "1" } });
-  root.append(box(t("score_vs_hands"), chart, hover, audit.alarm ? null : el("p", { class: "muted", text: t("no_alarm") })));
-  const axis = scoreAxis([...pairs.map((p) => p.score), audit.alarm ? audit.alarm.score : 0]);
+  // the nightly look plots each pair's largest e-value (log10) with the alarm at 1/alpha; the one-off audit its score
+  const value = nightly ? (p) => p.max_log10_e : (p) => p.score;
+  const alarmAt = nightly ? (typeof audit.nightly.e_threshold === "number" ? Math.log10(audit.nightly.e_threshold) : null)
+    : audit.alarm ? audit.alarm.score : null;
+  const yTitle = nightly ? t("col_max_log10_e") : t("suspicion");
+  root.append(box(nightly ? t("e_vs_hands") : t("score_vs_hands"), chart, hover,
+    alarmAt !== null ? null : el("p", { class: "muted", text: t("no_alarm") })));
+  const axis = scoreAxis([...pairs.map(value), alarmAt !== null ? alarmAt : 0]);
   const trace = (list, name, color) => ({ type: "scatter", mode: "markers", name, x: list.map((p) => p.hands_together),
-    y: list.map((p) => axis.y(p.score)), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
-    text: list.map((p) => `${plotText(p.players.join(" & "))}<br>${p.hands_together} · ${fmt(p.score, 2)}`),
+    y: list.map((p) => axis.y(value(p))), customdata: list.map((p) => p.i), marker: { color, size: 7, opacity: 0.75 },
+    text: list.map((p) => `${plotText(p.players.join(" & "))}<br>${p.hands_together} · ${fmt(value(p), 2)}`),
     hovertemplate: "%{text}<extra></extra>" });
   const traces = [trace(pairs.filter((p) => !p.flagged), t("not_flagged"), "#78909c"), trace(flagged, t("flagged"), "#c62828")];
   const xs = pairs.map((p) => p.hands_together);
-  if (audit.alarm) {
-    const y = axis.y(audit.alarm.score);
+  if (alarmAt !== null) {
+    const y = axis.y(alarmAt);
     traces.push({ x: [0, Math.max(1, ...xs)], y: [y, y], mode: "lines", name: t("alarm"), line: { color: "#c62828", dash: "dash" }, hoverinfo: "skip" });
   }
-  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: Object.assign({ title: { text: t("suspicion") } }, axis.layout) }).then((gd) => {
+  plot(chart, traces, { xaxis: { title: { text: t("hands_together") } }, yaxis: Object.assign({ title: { text: yTitle } }, axis.layout) }).then((gd) => {
     if (!gd) return;
     gd.on("plotly_click", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) location.hash = `pair=${pt.customdata}`; });
     gd.on("plotly_hover", (ev) => { const pt = ev.points[0]; if (pt && pt.customdata != null) hover.textContent = pairs.find((p) => p.i === pt.customdata).players.join(" & "); });
@@ -981,6 +1003,8 @@ function renderAudit(root, audit) {
       td(String(r + 1), true), td(el("span", {}, playerLink(p.players[0]), " & ", playerLink(p.players[1]))),
       td(String(p.hands_together), true), td(fmt(p.score, 2), true), td(fmt(p.z, 2), true),
       td(pValue(p.p_value, p.log10_p), true), td(pValue(p.q_value, p.log10_q), true),
+      ...(nightly ? [td(fmt(p.log10_e, 2), true), td(fmt(p.max_log10_e, 2), true),
+        td(p.flagged_day ? String(p.flagged_day) : "–", true)] : []),
       td(verdictBadge(verdictOf(p)) || ""),
       td(el("a", { href: `#pair=${p.i}`, text: t("details") })))));
     more.textContent = t("show_all", shown.length);
@@ -989,7 +1013,8 @@ function renderAudit(root, audit) {
   filter.addEventListener("input", draw);
   more.addEventListener("click", () => { limit = Infinity; draw(); });
   root.append(box(t("ranked_pairs"), el("div", { class: "controls" }, filter),
-    table([["#", 1], [t("pair")], [t("hands_together"), 1], [t("suspicion"), 1], ["z", 1], ["p", 1], ["q", 1], [""], [""]], body), more));
+    table([["#", 1], [t("pair")], [t("hands_together"), 1], [t("suspicion"), 1], ["z", 1], ["p", 1], ["q", 1],
+      ...(nightly ? [[t("col_log10_e"), 1], [t("col_max_log10_e"), 1], [t("col_flagged_day"), 1]] : []), [""], [""]], body), more));
   draw();
 }
 
