@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -48,6 +49,39 @@ def _cpu_of(pids: list[int]) -> float:
     return sum(sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids)
 
 
+def start_standing(workers: int, folder: Path, env: dict[str, str]) -> tuple[list[subprocess.Popen[bytes]], str]:
+    """A scheduler and ``workers`` workers on 127.0.0.1 (one thread each, the audit's warm-up preloaded), started as
+    processes of their own and waited for until every worker has finished its warm-up: the processes (the scheduler
+    first) and the scheduler's address. The caller shuts them down."""
+    from distributed import Client
+
+    sched_file = str(folder / f"scheduler-{workers}.json")
+    quiet: dict[str, Any] = {"env": env, "cwd": str(folder), "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", "0", "--no-dashboard", "--scheduler-file", sched_file], **quiet)]
+    try:
+        procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                    sched_file, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard",
+                                    "--no-nanny", "--preload", "analyzer.audit.warm"], **quiet)
+                  for _ in range(workers)]
+        deadline = time.monotonic() + 300
+        while not os.path.exists(sched_file) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with Client(scheduler_file=sched_file, timeout="60s") as client:
+            client.wait_for_workers(workers, timeout=300)
+            while not all(client.run(_warm_over).values()):
+                if time.monotonic() > deadline:
+                    raise SystemExit("the workers' warm-up did not finish")
+                time.sleep(0.1)
+            address = client.scheduler.address
+    except BaseException:
+        for p in procs:
+            p.terminate()
+        raise
+    time.sleep(1.0)  # the client's goodbye settled
+    return procs, address
+
+
 def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float]:
     """One ``analyzer audit --dask ADDRESS`` against a scheduler and ``workers`` workers started (and warmed) before
     it, then shut down: wall s of the command alone, CPU s (the command's, and the scheduler's and workers' while it
@@ -56,26 +90,9 @@ def standing_once(log: Path, workers: int, root: Path = ROOT) -> dict[str, float
 
     env = _env(root)
     with tempfile.TemporaryDirectory() as tmp:
-        sched_file = str(Path(tmp) / "scheduler.json")
-        quiet = {"env": env, "cwd": tmp, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                   "--port", "0", "--no-dashboard", "--scheduler-file", sched_file], **quiet)]
+        procs: list[subprocess.Popen[bytes]] = []
         try:
-            procs += [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                        sched_file, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard",
-                                        "--no-nanny", "--preload", "analyzer.audit.warm"], **quiet)
-                      for _ in range(workers)]
-            deadline = time.monotonic() + 180
-            while not os.path.exists(sched_file) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            with Client(scheduler_file=sched_file, timeout="60s") as client:
-                client.wait_for_workers(workers, timeout=180)
-                while not all(client.run(_warm_over).values()):
-                    if time.monotonic() > deadline:
-                        raise SystemExit("the workers' warm-up did not finish")
-                    time.sleep(0.1)
-                address = client.scheduler.address
-            time.sleep(1.0)  # the client's goodbye settled
+            procs, address = start_standing(workers, Path(tmp), env)
             pids = [p.pid for p in procs]
             before, load = _cpu_of(pids), os.getloadavg()[0]
             out = Path(tmp) / "out"

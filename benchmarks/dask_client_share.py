@@ -77,31 +77,11 @@ class Standing:
     started before the runs and shut down after them."""
 
     def __init__(self, workers: int, folder: Path) -> None:
-        from distributed import Client
+        from benchmarks.bench_dask_workers import start_standing
 
         self.workers = workers
-        sched_file = str(folder / f"scheduler-{workers}.json")
-        quiet: dict[str, Any] = {"env": _env(), "cwd": str(folder), "stdout": subprocess.DEVNULL,
-                                 "stderr": subprocess.DEVNULL}
-        self.scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                           "--port", "0", "--no-dashboard", "--scheduler-file", sched_file], **quiet)
-        self.procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                        sched_file, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard",
-                                        "--no-nanny", "--preload", "analyzer.audit.warm"], **quiet)
-                      for _ in range(workers)]
-        deadline = time.monotonic() + 300
-        while not os.path.exists(sched_file) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        from benchmarks.bench_dask_workers import _warm_over
-
-        with Client(scheduler_file=sched_file, timeout="60s") as client:
-            client.wait_for_workers(workers, timeout=300)
-            while not all(client.run(_warm_over).values()):
-                if time.monotonic() > deadline:
-                    raise SystemExit("the workers' warm-up did not finish")
-                time.sleep(0.2)
-            self.address = client.scheduler.address
-        time.sleep(1.0)  # the client's goodbye settled
+        procs, self.address = start_standing(workers, folder, _env())
+        self.scheduler, self.procs = procs[0], procs[1:]
 
     def run(self, log: Path) -> dict[str, float]:
         """One ``analyzer audit LOG --dask ADDRESS``: wall s, the command's CPU (``client``), the scheduler's and the

@@ -51,9 +51,8 @@ def host_names(host: str, port: int) -> set[str]:
 
 
 #: Readable names of a signal's numbers (audit.json's keys); a key not listed is shown as it is.
-NUMBER_NAMES = {"p": "p", "z": "z", "z_mean": "z of the mean", "hands": "hands", "above": "hands above",
-                "expected": "expected", "level": "level", "mean_percentile": "mean percentile", "look": "look",
-                "effect": "effect", "se": "se", "n": "decisions", "ratio": "ratio"}
+NUMBER_NAMES = {"z_mean": "z of the mean", "above": "hands above", "mean_percentile": "mean percentile",
+                "n": "decisions"}
 
 
 def _shown(value: Any) -> str:
