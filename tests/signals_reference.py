@@ -166,14 +166,18 @@ def _directed(lk: pd.DataFrame, name: str) -> pd.DataFrame:
 
     For the favour signals the z is the smaller of the plain one and the one with the actor's own
     seat-offset habit removed: favour must survive both readings to count, so a habit cannot pass
-    for favour and a noisy habit estimate cannot create any.
+    for favour and a noisy habit estimate cannot create any. The per-hand mean and its error are
+    the reading's whose z counts.
     """
     out, se_sum, total = _per_hand_z(lk, name, with_raw=True)
     out["per_hand"] = total / out["hands"]
     out["se_per_hand"] = se_sum / out["hands"]
-    if f"{name}_habit_free" in lk.columns:
-        z_free = _per_hand_z(lk, f"{name}_habit_free")[0]["z"].reindex(out.index)
-        out["z"] = np.minimum(out["z"], z_free)
+    if f"{name}_habit_free" in lk.columns:  # the smaller reading's z, and its per-hand mean and error with it
+        free_out, free_se, free_total = _per_hand_z(lk, f"{name}_habit_free")
+        free = (free_out["z"].reindex(out.index) < out["z"]).to_numpy()
+        out["z"] = np.where(free, free_out["z"].reindex(out.index), out["z"])
+        out["per_hand"] = np.where(free, free_total.reindex(out.index) / out["hands"], out["per_hand"])
+        out["se_per_hand"] = np.where(free, free_se.reindex(out.index) / out["hands"], out["se_per_hand"])
     return out
 
 

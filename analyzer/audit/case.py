@@ -74,6 +74,8 @@ def signal_rows(row: pd.Series) -> list[dict[str, Any]]:
                 per_hand, se = row.get(f"burst_{tag}_above"), row.get(f"burst_{tag}_expected")
             elif unit == "ratio":
                 per_hand = row.get(f"think_{tag}_ratio")
+                if per_hand is None or not np.isfinite(per_hand):  # times that cannot be read: no row, not "x1.00"
+                    continue
             logp = float(norm_logsf(float(z)))
             out.append({"signal": name, "actor": actor, "partner": partner, "unit": unit,
                         "per_hand": _f(per_hand, 3), "se": _f(se, 3), "z": _f(z),

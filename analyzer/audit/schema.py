@@ -27,11 +27,14 @@ def _directed(think: bool) -> dict[str, Any]:
                              "z": {**_NUM, "description": "z of the actor's treatment of the partner"},
                              "hands": _COUNT}
     if think:
-        props["slower_ratio"] = {**_NUM, "description": "actor's think time with the partner / without, for the difficulty"}
+        props["slower_ratio"] = {**_NUM, "description": "actor's think time with the partner / without, for the "
+                                                        "difficulty; null when the times cannot be read (z is then 0)"}
     else:
         props |= {"decisions": _COUNT,
                   "points_per_hand": {**_NUM, "description": "raw effect per hand together, points"},
-                  "centred_per_hand": {**_NUM, "description": "effect per hand beyond what the room does in the same situations"},
+                  "centred_per_hand": {**_NUM, "description": "effect per hand beyond what the room does in the same "
+                                                            "situations; for the favour signals, of the reading whose "
+                                                            "z counts (plain or without the actor's seat habit)"},
                   "se_per_hand": _NUM}
     return _obj(props)
 

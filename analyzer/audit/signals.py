@@ -695,7 +695,8 @@ def directed(st: PairSums, name: str, room: Room) -> pd.DataFrame:
     The z divides the pair's sum over its hands together by its spread: the pair's own per-hand second moment
     shrunk towards the actor's over all its seats (SHRINK_HANDS; the null mean is 0). For the favour signals the z
     is the smaller of the plain one and the one with the actor's own seat-offset habit removed: favour must survive
-    both readings to count, so a habit cannot pass for favour and a noisy habit estimate cannot create any."""
+    both readings to count, so a habit cannot pass for favour and a noisy habit estimate cannot create any; the
+    per-hand mean and its error are then the smaller reading's, so they never disagree with the z in sign."""
     hands, s2 = st.hands, st.acc
     actor = room.pair_codes >> 32
 
@@ -710,8 +711,10 @@ def directed(st: PairSums, name: str, room: Room) -> pd.DataFrame:
         return z, se_sum, total
 
     z, se_sum, total = z_of(name)
-    if name in HABIT_CHECKED:
-        z = np.minimum(z, z_of(f"{name}_habit_free")[0])
+    if name in HABIT_CHECKED:  # the per-hand mean and its error are those of the reading whose z counts
+        z_h, se_h, total_h = z_of(f"{name}_habit_free")
+        free = z_h < z
+        z, se_sum, total = np.where(free, z_h, z), np.where(free, se_h, se_sum), np.where(free, total_h, total)
     h = np.maximum(hands, 1)
     return pd.DataFrame({"hands": hands, "decisions": st.decisions, "z": z, "per_hand": total / h,
                          "se_per_hand": se_sum / h, "raw_per_hand": st.raw[name] / h})

@@ -21,8 +21,11 @@ MIN_SEPARATE_HANDS = 4.0
 #: Think times that do not move are no evidence: an actor whose hands' mean log think times stray from its pace line
 #: by less than this (root mean square, log units: a millionth of the time) has times a log fixed (a placeholder such
 #: as every action a second after the last, a bot's constant delay), and its residuals are float rounding, whose t
-#: values are noise over noise (once a certain "slower with this player" for every pair of such a room).
+#: values are noise over noise (they would read as a certain "slower with this player" for every pair of such a room).
 FLAT_THINK = 1e-6
+#: The slower ratio of a co-player whose effect cannot be read (flat times, too few hands or tables, a presence the
+#: other co-players' explains): no figure, where its z is 0 (no evidence either way).
+UNREAD = float("nan")
 #: The least residual variance, as a share of the variance around the pace line, that the fit's standard errors
 #: assume: the residual sum of squares comes from the normal equations, where rounding can leave ~0 for a near
 #: perfect fit and make every z infinite.
@@ -247,7 +250,7 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
     rank = int(np.linalg.matrix_rank(xtx, hermitian=True))
     dof = hands - rank
     if dof < 3 or not yty > hands * FLAT_THINK ** 2:  # too few hands, or times that do not move (FLAT_THINK)
-        return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
+        return [(actor, o, 0.0, float(c), UNREAD) for o, c in zip(others, counts)]
     xtx_inv = np.linalg.pinv(xtx, hermitian=True)
     beta = xtx_inv @ xty
     # ||y - X beta||^2 from the normal equations: y'y - 2 beta'X'y + beta'X'X beta
@@ -259,12 +262,12 @@ def _think_fit(actor: str, others: list[str], xtx: np.ndarray, xty: np.ndarray, 
     if mixed is not None:  # each table one observation, with its own spread (a slow table, a drifting pace)
         beta, var, dof, alone = mixed
         if dof == 0:  # too few tables to tell a co-player from a slow table: no evidence either way
-            return [(actor, o, 0.0, float(c), 1.0) for o, c in zip(others, counts)]
+            return [(actor, o, 0.0, float(c), UNREAD) for o, c in zip(others, counts)]
     p = t_sf(beta[:-1] / np.sqrt(np.maximum(var, 1e-300)), dof)
     ok = (counts >= 2) & (hands - counts >= 2) & np.isfinite(var) & (
         alone | (_separable(xtx[:-1, :-1]) >= MIN_SEPARATE_HANDS))
     z = norm_isf(np.clip(p, 1e-300, P_MAX))
-    return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else 1.0)
+    return [(actor, o, float(zz) if k else 0.0, float(cnt), float(np.exp(bb)) if k else UNREAD)
             for o, zz, cnt, bb, k in zip(others, z, counts, beta[:-1], ok)]
 
 

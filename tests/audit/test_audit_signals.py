@@ -253,3 +253,18 @@ def test_a_seat_habit_is_not_taken_for_favour_to_the_friend_who_sits_there() -> 
     assert not pairs.loc[("p01", "p02"), "flagged"] and pairs.loc[("p01", "p02"), "score"] < 3
     assert pairs.loc[("p03", "p07"), "flagged"]
     assert not pairs.drop(index=[("p03", "p07")])["flagged"].any()
+
+
+def test_a_favour_signals_per_hand_mean_is_read_as_its_z_is() -> None:
+    """The z of a favour signal is the smaller of two readings (plain, habit removed); the per-hand mean and its
+    error shown beside it are that reading's, so a habit's positive plain mean never sits beside a negative z."""
+    df = synthetic_room(friends=(("p01", "p02"),), habits={"p01": 2.0, "p05": -2.0}, seed=4)
+    seating = df.drop_duplicates("hand_id")[["hand_id", "p0", "p1", "p2", "p3"]]
+    pairs = pair_signals(df, seating)
+    for name in ("marginal", "dd_marginal", "imm_marginal"):
+        for t in ("ab", "ba"):
+            z, mean, se = (pairs[f"{name}_{t}_{c}"].to_numpy() for c in ("z", "per_hand", "se_per_hand"))
+            moved = np.abs(z) > 1e-9
+            assert moved.sum() > 20
+            assert (np.sign(z[moved]) == np.sign(mean[moved])).all(), name
+            np.testing.assert_allclose(mean[moved] / se[moved], z[moved], rtol=1e-9)

@@ -152,3 +152,14 @@ def test_tong_is_read_from_the_covers_when_the_logged_result_lacks_it() -> None:
     assert [row[f"tong{s}"] for s in range(4)] == [float(s not in covered) for s in range(4)]
     if rec.result.tong is not None:  # the logged 通 where there is one: the same seats
         assert [row[f"tong{s}"] for s in range(4)] == [float(s in set(rec.result.tong)) for s in range(4)]
+
+
+def test_think_time_that_cannot_be_read_gives_no_signal_row() -> None:
+    """A direction whose think times cannot be read (z 0, no ratio) has no row: "x1.00, z 0.00" would read as a
+    measured, typical pace."""
+    from analyzer.audit.case import signal_rows
+
+    row = pd.Series({"a": "p01", "b": "p02", "think_ab_z_adj": 0.0, "think_ab_ratio": np.nan,
+                     "think_ba_z_adj": 1.5, "think_ba_ratio": 1.3, "think_p": 0.2})
+    rows = [r for r in signal_rows(row) if r["signal"] == "think"]
+    assert [(r["actor"], r["partner"], r["per_hand"]) for r in rows] == [("p02", "p01", 1.3)]
