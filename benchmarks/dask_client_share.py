@@ -233,6 +233,66 @@ class LookStores:
         return dest
 
 
+def _noop(*_: Any) -> int:
+    return 0
+
+
+def scheduler_bound(store: Path, workers: int, folder: Path) -> dict[str, Any]:
+    """What Dask's scheduler costs a look's day, against the least it could: the last day of ``store`` made on a
+    standing cluster of ``workers`` workers here (``on_dask.DaskDaySignals``, as ``day_statistics_on`` makes it),
+    its tasks counted by pass and the scheduler's and this client's CPU while it ran; then a no-op graph of the same
+    shape (the same passes in order, as many tasks each, each task depending on one of the pass before, each merge
+    gathered here, as the client gathers them) and its CPU. The no-op's scheduler CPU a task times the tasks is
+    the scheduler's share no change to the work's size removes; the rest grows with what the tasks carry."""
+    from analyzer.analysis.store import open_store
+    from analyzer.audit import ledger, on_dask
+    from analyzer.running.dask import DaskConnection
+
+    st = open_store(store)
+    days: dict[str, list[int]] = {}
+    for i, add in enumerate(st.part_additions):
+        days.setdefault(add["run"] if add else "", []).append(i)
+    last = list(days.values())[-1]
+    cols = [c for c in ledger._row_columns() if c not in ledger.SKIP_COLUMNS]
+    cluster = Standing(workers, folder)
+    try:
+        conn = DaskConnection(cluster.address, workers)
+        client = conn.client
+        s0, c0, t0 = _cpu(cluster.scheduler.pid), time.process_time(), time.monotonic()
+        acc = on_dask.DaskDaySignals(conn)
+        try:
+            for i in last:
+                acc.add_part(ledger._one_part(st, i), cols)
+            acc.sums(ledger.SCORES)
+            acc.together()
+            names = [name for name, _ in acc.tasks]
+        finally:
+            acc.close()
+        day = {"scheduler": _cpu(cluster.scheduler.pid) - s0, "client": time.process_time() - c0,
+               "wall": time.monotonic() - t0}
+        passes: list[list[Any]] = []
+        for name in names:
+            if passes and passes[-1][0] == name:
+                passes[-1][1] += 1
+            else:
+                passes.append([name, 1])
+        s0, c0, t0 = _cpu(cluster.scheduler.pid), time.process_time(), time.monotonic()
+        before: list[Any] = []
+        for g, (name, n) in enumerate(passes):
+            deps = [before[i % len(before)] for i in range(n)] if before else [None] * n
+            before = client.map(_noop, deps, key=[f"noop-{g}-{i}" for i in range(n)])
+            if name.endswith("merge") or name == "edges":
+                client.gather(before)
+        client.gather(before)
+        noop = {"scheduler": _cpu(cluster.scheduler.pid) - s0, "client": time.process_time() - c0,
+                "wall": time.monotonic() - t0}
+        conn.close()
+    finally:
+        cluster.close()
+    return {"parts": len(last), "days": len(days), "tasks": len(names),
+            "by_pass": {n: names.count(n) for n in dict.fromkeys(names)}, "day": day, "noop": noop}
+
+
 def _summarise(res: Results, runs: list[dict[str, Any]], form: str, setups: list[str], workers: list[int]) -> None:
     """The figures and the medians' table of one form's runs (``logs``: the audit with logs; a look: :data:`LOOKS`,
     with the one-process look as the base of its CPU and wall)."""
@@ -374,6 +434,30 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     for form in (["logs"] if "logs" in forms else []) + (list(LOOKS) if "look" in forms else []):
         _summarise(res, runs, form, args.setups, workers)
+    bound_file = args.work / f"dask-share-bound-{args.players}p-s{args.seed}-{args.hands}.json"
+    if not args.report_only and stores is not None and "standing" in args.setups and not bound_file.exists():
+        b = scheduler_bound(stores.store, max(workers), Path(tempfile.mkdtemp(prefix="bieqi-dask-bound-")))
+        bound_file.write_text(json.dumps(b))
+    if "look" in forms and bound_file.exists():
+        b = json.loads(bound_file.read_text())
+        per, noop = b["day"]["scheduler"] / b["tasks"], b["noop"]["scheduler"] / b["tasks"]
+        res.figure("look_day_tasks", b["tasks"], "", f"the look: tasks a day's statistics take ({b['parts']} parts "
+                   "of the store a day)")
+        res.figure("look_day_scheduler_ms_task", 1e3 * per, "ms", "the look: the scheduler's CPU a task, a day's "
+                   f"statistics on a standing cluster of {max(workers)} workers")
+        res.figure("look_noop_scheduler_ms_task", 1e3 * noop, "ms", "the same graph's shape of no-op tasks: the "
+                   "scheduler's CPU a task")
+        res.figure("look_day_client_s", b["day"]["client"], "s", "the look: the client's CPU making one day's "
+                   "statistics (submitting, gathering, merging the last level)")
+        res.table("look_day_tasks", "The tasks of one day of the look, by pass", ["pass", "tasks"],
+                  [[k, v] for k, v in b["by_pass"].items()], page=False)
+        res.note(f"Dask's scheduler on the look: a day's statistics ({b['parts']} parts) take {b['tasks']} tasks; "
+                 f"the scheduler spent {b['day']['scheduler']:.2f} CPU-s on them ({1e3 * per:.1f} ms a task), a "
+                 f"no-op graph of the same shape {b['noop']['scheduler']:.2f} CPU-s ({1e3 * noop:.2f} ms a task): "
+                 f"the floor of the scheduler's CPU is about {b['noop']['scheduler'] * b['days']:.2f} CPU-s over "
+                 f"the {b['days']} days, the rest grows with what the tasks carry. The client made the day in "
+                 f"{b['day']['client']:.2f} CPU-s; the look's client CPU beyond that is its start (the interpreter, "
+                 "its imports) and writing.")
     res.table("runs", "Every run", ["form", "setup", "workers", "round", "wall s", "client s", "scheduler s",
                                     "workers s", "share", "load"],
               [[r.get("form", "logs"), r["setup"], r["workers_n"], r["round"], r["wall"], r["client"], r["scheduler"],
