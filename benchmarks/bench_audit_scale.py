@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,18 +127,20 @@ def _reap_adopted(timeout: float = 60.0) -> tuple[float, float, float, int]:
     return cpu, rss, system, faults
 
 
-def audit_once(log: Path, extra: list[str], root: Path = ROOT) -> dict[str, float]:
-    """One ``analyzer audit`` in a fresh process: wall s, CPU s (with its workers, also those a forkserver of its
-    started: :func:`_adopt_orphans`), the command's own CPU s (``client``: without its worker processes), peak RSS
-    MB of the largest process, and ``workers_mb``: that of the largest adopted one (with ``--dask local``, the
+def audit_once(log: Path | Sequence[str], extra: list[str], root: Path = ROOT) -> dict[str, float]:
+    """One ``analyzer audit LOG --out DIR EXTRA`` in a fresh process (``log``: a log, or the audit's arguments
+    before ``--out``, e.g. ``["--decisions", STORE]``): wall s, CPU s (with its workers, also those a forkserver of
+    its started: :func:`_adopt_orphans`), the command's own CPU s (``client``: without its worker processes), peak
+    RSS MB of the largest process, and ``workers_mb``: that of the largest adopted one (with ``--dask local``, the
     LocalCluster's workers and the forkserver they are forked from; 0 without). ``root``: the checkout whose code
     runs."""
+    before = [str(log)] if isinstance(log, (str, os.PathLike)) else [str(a) for a in log]
     load = os.getloadavg()[0]
     adopted = _adopt_orphans()
     with tempfile.TemporaryDirectory() as out:
         own = Path(out) / "own-cpu.txt"
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-c", _OWN_CPU, str(own), "audit", str(log), "--out", out, *extra],
+        proc = subprocess.Popen([sys.executable, "-c", _OWN_CPU, str(own), "audit", *before, "--out", out, *extra],
                                 cwd=root, env=_env(root), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - t0
