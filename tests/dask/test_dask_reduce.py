@@ -438,7 +438,7 @@ def test_think_sums_merged_in_a_tree_equal_one_accumulator() -> None:
         assert np.allclose(got.sums[actor], one.sums[actor]) and np.allclose(got.pace[actor], one.pace[actor])
     a, b = one.result(), got.result()
     assert a[["actor", "other"]].equals(b[["actor", "other"]])
-    assert np.allclose(a[["z", "hands_with", "slower_ms_ratio"]], b[["z", "hands_with", "slower_ms_ratio"]])
+    assert np.allclose(a[["z", "hands_with", "slower_ms_ratio"]], b[["z", "hands_with", "slower_ms_ratio"]], equal_nan=True)
 
 
 def test_workers_that_do_not_see_the_spill_send_the_rows_back(room: Path, cluster: tuple[str, list[str]],
